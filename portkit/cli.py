@@ -1,0 +1,129 @@
+"""Command line: flags -> API call -> formatter -> exit code; nothing else."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from . import __version__, scan_options
+from .convert import ConvertOptions, convert_paths
+from .errors import PortkitError
+from .report.terminal import render_convert
+
+PROGRESS_MIN_FILES = 6
+
+
+def _convert_parser(sub: argparse._SubParsersAction) -> None:
+    newest = "the newest release the tables know"
+    p = sub.add_parser(
+        "convert", help="convert CUDA sources to HIP",
+        description="Convert CUDA C/C++ sources (one file or whole trees) to HIP. Only CUDA names in "
+                    "code change; every other byte is kept. Exit 0 on success, 1 with --check when "
+                    "something would change, 2 on errors.")
+    p.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="files or directories")
+    out = p.add_argument_group("where the result goes (choose one)")
+    out.add_argument("-o", "--output", type=Path, metavar="OUT",
+                     help="mirror the input tree into OUT (files without CUDA are copied unchanged); "
+                          "'-' writes one converted file to standard output")
+    out.add_argument("--in-place", action="store_true", help="rewrite the files where they are (atomically)")
+    out.add_argument("--backup", action="store_true",
+                     help="with --in-place, keep each original as NAME.orig (an existing one is kept)")
+    out.add_argument("--diff", action="store_true", help="print a unified diff, write nothing")
+    out.add_argument("--check", action="store_true", help="write nothing; exit 1 if any file would change")
+    p.add_argument("--launch-syntax", choices=("cuda", "hip"), default="cuda",
+                   help="keep <<<...>>> launches (cuda, default: HIP compiles them) or rewrite them to "
+                        "hipLaunchKernelGGL (hip)")
+    p.add_argument("--rocm", metavar="X.Y",
+                   help=f"target ROCm release: names HIP only has in later releases are left and "
+                        f"reported (default: {newest})")
+    p.add_argument("--roc", action="store_true", dest="prefer_roc",
+                   help="prefer the roc* libraries (rocBLAS, rocRAND, ...) where the tables have them")
+    p.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)")
+    p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="portkit", description="Port CUDA C/C++ to AMD HIP and tell what will not port.")
+    parser.add_argument("--version", action="version", version=f"portkit {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    _convert_parser(sub)
+    return parser
+
+
+def _progress_factory(console: Console):
+    def start(total: int):
+        if total < PROGRESS_MIN_FILES or not console.is_terminal:
+            return None
+        progress = Progress(TextColumn("converting"), BarColumn(), MofNCompleteColumn(),
+                            TimeRemainingColumn(), console=console, transient=True)
+        task = progress.add_task("convert", total=total)
+        progress.start()
+
+        def advance(n: int) -> None:
+            progress.advance(task, n)
+            if progress.finished:
+                progress.stop()
+        return advance
+    return start
+
+
+def run_convert(args: argparse.Namespace) -> int:
+    opts = ConvertOptions(
+        output=args.output, in_place=args.in_place, backup=args.backup, diff=args.diff,
+        check=args.check, jobs=args.jobs,
+        scan=scan_options(args.launch_syntax, args.rocm, args.prefer_roc))
+    data_on_stdout = args.diff or (args.output is not None and str(args.output) == "-")
+    # the summary goes to stderr whenever stdout carries data (a diff, a converted file)
+    console = Console(stderr=data_on_stdout, highlight=False, soft_wrap=True)
+    result = convert_paths(args.paths, opts, progress_factory=_progress_factory(Console(stderr=True)),
+                           stdout=sys.stdout.buffer)
+    for chunk in result.diff_text:
+        sys.stdout.buffer.write(chunk)
+    sys.stdout.flush()
+    if not args.quiet:
+        mode = ("check" if args.check else "diff" if args.diff else
+                "in-place" if args.in_place else "stdout" if data_on_stdout else "output")
+        render_convert(result, console, mode)
+    else:
+        for s in result.errors:
+            print(f"portkit: {s.rel}: {s.reason}", file=sys.stderr)
+    if result.errors:
+        return 2
+    if args.check and result.changed:
+        return 1
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "convert":
+            return run_convert(args)
+        parser.error(f"unknown command {args.command}")
+    except PortkitError as exc:
+        print(f"portkit: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("portkit: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # an internal error: one line unless PORTKIT_DEBUG asks for the traceback
+        if os.environ.get("PORTKIT_DEBUG"):
+            raise
+        print(f"portkit: internal error: {type(exc).__name__}: {exc} "
+              f"(set PORTKIT_DEBUG=1 for details, and please report it)", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

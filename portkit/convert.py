@@ -1,0 +1,233 @@
+"""convert: scan every file, apply the edits, and write the result the way the user asked.
+
+Only this module writes sources. Writes are atomic (a temporary file in the same directory,
+then rename), keep the file's permissions, and never land outside the output root.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import shutil
+import tempfile
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+from .edits import apply_edits
+from .errors import PortkitError
+from .files import Entry, Skipped, discover, read
+from .findings import Finding
+from .scan import FileScan, Options, scan_source
+from .source import SourceFile
+
+BACKUP_SUFFIX = ".orig"
+
+
+@dataclass(frozen=True)
+class ConvertOptions:
+    output: Path | None = None       # -o: mirror the tree there ("-" = stdout, one file only)
+    in_place: bool = False
+    backup: bool = False
+    diff: bool = False
+    check: bool = False
+    jobs: int = 1
+    scan: Options = Options()
+
+
+@dataclass
+class FileOutcome:
+    entry: Entry
+    scan: FileScan | None = None     # None for files that are only mirrored or were skipped
+    output: bytes | None = None      # converted bytes, when they differ from the input
+    skipped: Skipped | None = None
+
+    @property
+    def changed(self) -> bool:
+        return self.output is not None
+
+
+@dataclass
+class ConvertResult:
+    root: Path
+    outcomes: list[FileOutcome] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    written: int = 0
+    diff_text: list[bytes] = field(default_factory=list)
+
+    @property
+    def scans(self) -> list[FileScan]:
+        return [o.scan for o in self.outcomes if o.scan is not None]
+
+    @property
+    def findings(self) -> list[Finding]:
+        return [f for s in self.scans for f in s.findings]
+
+    @property
+    def changed(self) -> list[FileOutcome]:
+        return [o for o in self.outcomes if o.changed]
+
+    @property
+    def all_skipped(self) -> list[Skipped]:
+        return self.skipped + [o.skipped for o in self.outcomes if o.skipped is not None]
+
+    @property
+    def errors(self) -> list[Skipped]:
+        return [s for s in self.all_skipped if s.error]
+
+    def total(self, metric: str) -> int:
+        return sum(int(getattr(s.metrics, metric)) for s in self.scans)
+
+
+def convert_bytes(rel: str, data: bytes, options: Options) -> tuple[FileScan, bytes | None]:
+    """Scan one file's bytes; the converted bytes, or None when nothing changes."""
+    source = SourceFile.from_bytes(rel, data)
+    scan = scan_source(source, options)
+    if not scan.edits:
+        return scan, None
+    output = apply_edits(data, scan.edits)
+    return scan, (output if output != data else None)
+
+
+def _convert_entry(entry: Entry, options: Options) -> FileOutcome:
+    data, skipped = read(entry)
+    if data is None or skipped is not None or not entry.is_source:
+        return FileOutcome(entry, skipped=skipped)
+    scan, output = convert_bytes(entry.rel, data, options)
+    return FileOutcome(entry, scan=scan, output=output)
+
+
+def _outcomes(entries: list[Entry], options: Options, jobs: int,
+              progress: Callable[[int], None] | None) -> Iterable[FileOutcome]:
+    """Outcomes in the order of `entries`, computed in `jobs` worker processes."""
+    if jobs <= 1 or len(entries) < 2:
+        for entry in entries:
+            yield _convert_entry(entry, options)
+            if progress:
+                progress(1)
+        return
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        chunk = max(1, min(64, len(entries) // (jobs * 8)))
+        for outcome in pool.map(_convert_entry, entries, [options] * len(entries), chunksize=chunk):
+            yield outcome
+            if progress:
+                progress(1)
+
+
+def check_options(paths: list[Path], opts: ConvertOptions) -> None:
+    """Reject contradictory or dangerous requests before touching anything."""
+    if opts.output is not None and opts.in_place:
+        raise PortkitError("-o/--output and --in-place cannot be used together")
+    if opts.backup and not opts.in_place:
+        raise PortkitError("--backup only applies with --in-place")
+    if opts.output is None and not (opts.in_place or opts.diff or opts.check):
+        raise PortkitError("choose an output: -o OUT, --in-place, --diff or --check")
+    if opts.jobs < 1:
+        raise PortkitError(f"--jobs must be at least 1, not {opts.jobs}")
+    if opts.output is not None and str(opts.output) == "-":
+        if len(paths) != 1 or paths[0].is_dir():
+            raise PortkitError("-o - (standard output) takes exactly one input file")
+        return
+    if opts.output is not None:
+        out = opts.output.absolute().resolve()
+        for given in paths:
+            if not given.exists():
+                continue
+            src = given.absolute().resolve()
+            if src.is_dir() and (out == src or src in out.parents):
+                raise PortkitError(f"{opts.output}: the output directory is inside the input tree "
+                                   f"{given}; choose a directory outside it")
+            if src.is_file() and out == src:
+                raise PortkitError(f"{opts.output}: the output is the input file; use --in-place")
+        if out.exists() and not out.is_dir():
+            raise PortkitError(f"{opts.output}: exists and is not a directory")
+
+
+def convert_paths(paths: list[Path], opts: ConvertOptions,
+                  progress_factory: Callable[[int], Callable[[int], None] | None] | None = None,
+                  stdout: "object | None" = None) -> ConvertResult:
+    """Convert files and trees; write, diff or check according to `opts`."""
+    paths = [Path(p) for p in paths]
+    check_options(paths, opts)
+    root, entries, skipped = discover(paths)
+    result = ConvertResult(root=root, skipped=skipped)
+    progress = progress_factory(len(entries)) if progress_factory else None
+    to_stdout = opts.output is not None and str(opts.output) == "-"
+    for outcome in _outcomes(entries, opts.scan, opts.jobs, progress):
+        result.outcomes.append(outcome)
+        if to_stdout:
+            data = outcome.output if outcome.changed else outcome.entry.path.read_bytes()
+            stdout.write(data)  # type: ignore[union-attr]
+        elif opts.output is not None:
+            _mirror(outcome, opts.output, result)
+        elif opts.in_place and outcome.changed:
+            _replace(outcome, opts.backup, result)
+        if opts.diff and outcome.changed:
+            result.diff_text.append(unified_diff(outcome))
+    return result
+
+
+def _mirror(outcome: FileOutcome, out_root: Path, result: ConvertResult) -> None:
+    target = (out_root / outcome.entry.rel).absolute()
+    base = out_root.absolute().resolve()
+    if base not in target.resolve().parents:
+        raise PortkitError(f"{outcome.entry.rel}: would be written outside {out_root}; stopped")
+    if outcome.skipped is not None and outcome.skipped.error:
+        return
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        data = outcome.output if outcome.changed else outcome.entry.path.read_bytes()
+        atomic_write(target, data, mode_from=outcome.entry.path)
+    except OSError as exc:
+        result.skipped.append(Skipped(outcome.entry.rel, f"cannot write {target}: {exc.strerror or exc}", True))
+        return
+    result.written += 1
+
+
+def _replace(outcome: FileOutcome, backup: bool, result: ConvertResult) -> None:
+    path = outcome.entry.path
+    try:
+        if backup:
+            keep = path.with_name(path.name + BACKUP_SUFFIX)
+            if not keep.exists():  # a second run must not overwrite the real original
+                shutil.copy2(path, keep)
+        atomic_write(path, outcome.output or b"", mode_from=path)
+    except OSError as exc:
+        result.skipped.append(Skipped(outcome.entry.rel, f"cannot write: {exc.strerror or exc}", True))
+        return
+    result.written += 1
+
+
+def atomic_write(target: Path, data: bytes, mode_from: Path | None = None) -> None:
+    """Write `data` to `target` so that readers see the old file or the new one, never a part."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".portkit-tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if mode_from is not None and mode_from.exists():
+            os.chmod(tmp, mode_from.stat().st_mode & 0o7777)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def unified_diff(outcome: FileOutcome) -> bytes:
+    """A unified diff of one file; bytes that are not UTF-8 pass through unchanged."""
+    def lines(data: bytes) -> list[str]:
+        out = data.decode("utf-8", "surrogateescape").splitlines(keepends=True)
+        if out and not out[-1].endswith(("\n", "\r")):
+            out[-1] += "\n\\ No newline at end of file\n"
+        return out
+
+    old = lines(outcome.entry.path.read_bytes())
+    new = lines(outcome.output or b"")
+    rel = outcome.entry.rel
+    text = "".join(difflib.unified_diff(old, new, f"a/{rel}", f"b/{rel}"))
+    return text.encode("utf-8", "surrogateescape")

@@ -1,0 +1,94 @@
+"""Finding the files to work on, and reading them without ever failing the whole run."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import PortkitError
+from .source import UTF16_BOMS
+
+# C, C++ and CUDA sources and headers: scanned. Everything else is only mirrored with -o.
+SOURCE_SUFFIXES = frozenset({
+    ".cu", ".cuh", ".c", ".cc", ".cpp", ".cxx", ".c++", ".h", ".hh", ".hpp", ".hxx", ".h++",
+    ".inl", ".inc", ".ipp", ".tpp", ".tcc",
+})
+SKIP_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".portkit", ".pytest_cache"})
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A file found under the root: where it is, and its name relative to the root."""
+
+    path: Path
+    rel: str          # forward slashes, relative to the common root
+    is_source: bool
+
+
+@dataclass(frozen=True)
+class Skipped:
+    rel: str
+    reason: str
+    error: bool       # True: something went wrong (exit 2); False: a note (binary file, symlink)
+
+
+def common_root(paths: list[Path]) -> Path:
+    """The directory every input lies in: a directory argument is its own root."""
+    bases = [p if p.is_dir() else p.parent for p in paths]
+    return Path(os.path.commonpath([str(b) for b in bases]))
+
+
+def discover(paths: list[Path]) -> tuple[Path, list[Entry], list[Skipped]]:
+    """All files under the given paths, sorted by relative name, with what had to be skipped."""
+    resolved = []
+    for given in paths:
+        if not given.exists() and not given.is_symlink():
+            raise PortkitError(f"{given}: no such file or directory")
+        resolved.append(given.absolute())
+    root = common_root(resolved)
+    entries: dict[str, Entry] = {}
+    skipped: list[Skipped] = []
+    for path in resolved:
+        if path.is_dir():
+            _walk(root, path, entries, skipped)
+        else:
+            rel = path.relative_to(root).as_posix()
+            entries[rel] = Entry(path, rel, is_source=True)  # named explicitly: always scanned
+    return root, [entries[k] for k in sorted(entries)], skipped
+
+
+def _walk(root: Path, top: Path, entries: dict[str, Entry], skipped: list[Skipped]) -> None:
+    def on_error(exc: OSError) -> None:
+        rel = Path(exc.filename).relative_to(root).as_posix() if exc.filename else str(top)
+        skipped.append(Skipped(rel, f"cannot read directory: {exc.strerror}", error=True))
+
+    for dirpath, dirnames, filenames in os.walk(top, onerror=on_error):
+        base = Path(dirpath)
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+        for dirname in list(dirnames):
+            if (base / dirname).is_symlink():
+                dirnames.remove(dirname)
+                skipped.append(Skipped((base / dirname).relative_to(root).as_posix(),
+                                       "symbolic link to a directory, not followed", error=False))
+        for name in sorted(filenames):
+            path = base / name
+            rel = path.relative_to(root).as_posix()
+            if path.is_symlink():
+                skipped.append(Skipped(rel, "symbolic link, not followed", error=False))
+                continue
+            entries[rel] = Entry(path, rel, is_source=path.suffix.lower() in SOURCE_SUFFIXES)
+
+
+def read(entry: Entry) -> tuple[bytes | None, Skipped | None]:
+    """The file's bytes, or why it is not converted (unreadable: an error; binary: a note)."""
+    try:
+        data = entry.path.read_bytes()
+    except OSError as exc:
+        return None, Skipped(entry.rel, f"cannot read: {exc.strerror or exc}", error=True)
+    if entry.is_source:
+        if data.startswith(UTF16_BOMS):
+            return data, Skipped(entry.rel, "UTF-16 encoded: not converted", error=False)
+        if b"\0" in data[:8192]:
+            return data, Skipped(entry.rel, "binary file: not converted", error=False)
+    return data, None

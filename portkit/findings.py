@@ -1,0 +1,37 @@
+"""Finding: one thing a user must know about, with a stable code and a line-free fingerprint."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+SEVERITIES = ("blocker", "high", "medium", "low", "info")
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str                 # PKnnn, stable forever
+    name: str                 # kebab-case name of the pattern
+    severity: str             # one of SEVERITIES
+    category: str
+    path: str                 # relative to the scanned root, forward slashes
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    message: str
+    snippet: str = ""
+    fix: str = ""
+    subject: str = ""         # the CUDA name or construct (part of the fingerprint)
+    effort_hours: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    fingerprint: str = field(default="", compare=False)
+
+    def sort_key(self) -> tuple:
+        return (self.path, self.line, self.column, self.code, self.subject)
+
+
+def fingerprint(code: str, path: str, subject: str, snippet: str) -> str:
+    """Hash of what the finding is about, never where: moved or re-indented code keeps it."""
+    norm = " ".join(snippet.split())
+    digest = hashlib.sha256(f"{code}\0{path}\0{subject}\0{norm}".encode("utf-8", "replace"))
+    return digest.hexdigest()[:16]

@@ -1,0 +1,234 @@
+"""Load and validate the mapping tables (mappings/*.toml) and answer "what does this CUDA name become?".
+
+The tables are data; this module only reads them. The format is documented in
+docs/mapping-format.md; every rule there is enforced here, so a typo in a table is an error
+naming the file and the entry instead of a silently wrong conversion.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+from .errors import MappingError
+
+KINDS = ("function", "type", "enum", "macro", "header", "namespace")
+STATUSES = ("supported", "partial", "experimental", "unsupported", "removed")
+NOT_TABLES = {"effort", "ecosystem"}
+FILE_KEYS = {"schema", "family", "title", "source", "prefer_roc", "entries"}
+VERSION_FIELDS = ("hip_since", "hip_deprecated", "hip_removed", "roc_since",
+                  "cuda_since", "cuda_deprecated", "cuda_removed")
+STR_FIELDS = ("cuda", "hip", "roc", "kind", "status", "note") + VERSION_FIELDS
+ENTRY_KEYS = set(STR_FIELDS) | {"symbol_arg", "drop_args"}
+_VERSION_RE = re.compile(r"^\d+\.\d+(\.\d+)?$")
+_IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+Version = tuple[int, int, int]
+
+
+def parse_version(text: str) -> Version:
+    """'5.2' -> (5, 2, 0); raises ValueError on anything else."""
+    if not _VERSION_RE.match(text):
+        raise ValueError(f"not a version: {text!r} (expected X.Y or X.Y.Z)")
+    parts = [int(p) for p in text.split(".")]
+    return (parts[0], parts[1], parts[2] if len(parts) > 2 else 0)
+
+
+def format_version(v: Version) -> str:
+    return f"{v[0]}.{v[1]}" if v[2] == 0 else f"{v[0]}.{v[1]}.{v[2]}"
+
+
+@dataclass(frozen=True)
+class Mapping:
+    """One record of a table: a CUDA name and what HIP has for it."""
+
+    cuda: str
+    kind: str
+    status: str
+    family: str
+    hip: str | None = None
+    roc: str | None = None
+    hip_since: Version | None = None
+    hip_deprecated: Version | None = None
+    hip_removed: Version | None = None
+    roc_since: Version | None = None
+    cuda_since: Version | None = None
+    cuda_deprecated: Version | None = None
+    cuda_removed: Version | None = None
+    note: str = ""
+    symbol_arg: int = 0
+    drop_args: tuple[int, ...] = ()
+
+    def resolve(self, target: Version, prefer_roc: bool = False) -> tuple[str | None, str, str]:
+        """(name to write for ROCm `target`, problem, reason); problem is "" when it converts,
+        else "missing", "newer" or "removed", and the name is None."""
+        if prefer_roc and self.roc and (self.roc_since is None or self.roc_since <= target):
+            return self.roc, "", ""
+        if not self.hip:
+            reason = f"{self.cuda} has no HIP equivalent"
+            return None, "missing", f"{reason}: {self.note}" if self.note else reason
+        if self.hip_removed is not None and self.hip_removed <= target:
+            return None, "removed", (f"{self.hip} (for {self.cuda}) was removed in ROCm "
+                                     f"{format_version(self.hip_removed)}")
+        if self.hip_since is not None and self.hip_since > target:
+            return None, "newer", (f"{self.cuda} -> {self.hip} needs ROCm {format_version(self.hip_since)}, "
+                                   f"the target is ROCm {format_version(target)}")
+        return self.hip, "", ""
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    title: str
+    source: str
+    path: str
+    count: int
+
+
+class MappingDB:
+    """All tables, indexed by CUDA name (identifiers) and by include path (headers)."""
+
+    def __init__(self, names: dict[str, Mapping], headers: dict[str, Mapping], families: list[Family]):
+        self.names = names
+        self.headers = headers
+        # the scanner looks names up by the bytes it slices from the source
+        self.names_by_bytes = {k.encode("ascii"): v for k, v in names.items()}
+        self.families = families
+        versions = [m.hip_since for m in (*names.values(), *headers.values()) if m.hip_since]
+        self.newest: Version = max(versions) if versions else (0, 0, 0)
+
+    def __len__(self) -> int:
+        return len(self.names) + len(self.headers)
+
+
+def _check_entry(where: str, raw: dict) -> None:
+    unknown = set(raw) - ENTRY_KEYS
+    if unknown:
+        raise MappingError(f"{where}: unknown field {sorted(unknown)[0]!r}")
+    for key in STR_FIELDS:
+        if key in raw and not isinstance(raw[key], str):
+            raise MappingError(f"{where}: field {key!r} must be a string")
+    for key in ("cuda", "kind", "status"):
+        if key not in raw:
+            raise MappingError(f"{where}: missing field {key!r}")
+    if raw["kind"] not in KINDS:
+        raise MappingError(f"{where}: bad kind {raw['kind']!r} (one of {', '.join(KINDS)})")
+    if raw["status"] not in STATUSES:
+        raise MappingError(f"{where}: bad status {raw['status']!r} (one of {', '.join(STATUSES)})")
+    if raw["kind"] != "header" and not _IDENT_RE.match(raw["cuda"]):
+        raise MappingError(f"{where}: {raw['cuda']!r} is not an identifier")
+    if raw["kind"] != "header" and "hip" in raw and not _IDENT_RE.match(raw["hip"]):
+        raise MappingError(f"{where}: hip name {raw['hip']!r} is not an identifier")
+    has_hip = "hip" in raw
+    if raw["status"] == "unsupported" and has_hip:
+        raise MappingError(f"{where}: status 'unsupported' but a hip name is given")
+    if raw["status"] != "unsupported" and not has_hip:
+        raise MappingError(f"{where}: status {raw['status']!r} needs a hip name")
+    if raw["status"] == "removed" and "hip_removed" not in raw:
+        raise MappingError(f"{where}: status 'removed' needs hip_removed")
+    if raw["status"] == "partial" and not raw.get("note"):
+        raise MappingError(f"{where}: status 'partial' needs a note saying what differs")
+    if "symbol_arg" in raw and (type(raw["symbol_arg"]) is not int or raw["symbol_arg"] < 1):
+        raise MappingError(f"{where}: symbol_arg must be a positive integer")
+    if "drop_args" in raw:
+        drops = raw["drop_args"]
+        if not isinstance(drops, list) or not drops or any(type(d) is not int or d < 1 for d in drops):
+            raise MappingError(f"{where}: drop_args must be a list of positive integers")
+        if raw["status"] != "partial":
+            raise MappingError(f"{where}: drop_args changes behaviour, so the status must be 'partial'")
+
+
+def _make_mapping(where: str, family: str, raw: dict) -> Mapping:
+    _check_entry(where, raw)
+    versions = {}
+    for key in VERSION_FIELDS:
+        if key in raw:
+            try:
+                versions[key] = parse_version(raw[key])
+            except ValueError as exc:
+                raise MappingError(f"{where}: field {key!r}: {exc}") from None
+    return Mapping(
+        cuda=raw["cuda"], kind=raw["kind"], status=raw["status"], family=family,
+        hip=raw.get("hip"), roc=raw.get("roc"), note=raw.get("note", ""),
+        symbol_arg=raw.get("symbol_arg", 0), drop_args=tuple(raw.get("drop_args", ())),
+        **versions,
+    )
+
+
+def _load_file(path: Path) -> tuple[Family, list[Mapping]]:
+    shown = f"mappings/{path.name}"
+    try:
+        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise MappingError(f"{shown}: {exc}") from None
+    unknown = set(doc) - FILE_KEYS
+    if unknown:
+        raise MappingError(f"{shown}: unknown top-level key {sorted(unknown)[0]!r}")
+    for key in ("schema", "family", "title", "source", "entries"):
+        if key not in doc:
+            raise MappingError(f"{shown}: missing top-level key {key!r}")
+    if doc["schema"] != 1:
+        raise MappingError(f"{shown}: unsupported schema {doc['schema']!r} (this portkit reads 1)")
+    if doc["family"] != path.stem:
+        raise MappingError(f"{shown}: family {doc['family']!r} must equal the file name {path.stem!r}")
+    if not isinstance(doc["entries"], list):
+        raise MappingError(f"{shown}: 'entries' must be a list of records")
+    entries = []
+    for index, raw in enumerate(doc["entries"], start=1):
+        if not isinstance(raw, dict):
+            raise MappingError(f"{shown}: entry {index}: not a record")
+        where = f"{shown}: entry {index} ({raw.get('cuda', '?')})"
+        entries.append(_make_mapping(where, doc["family"], raw))
+    family = Family(doc["family"], doc["title"], doc["source"], shown, len(entries))
+    return family, entries
+
+
+def load_tables(directory: Path) -> MappingDB:
+    """Read and validate every table in `directory`; duplicates within or across files are errors."""
+    names: dict[str, Mapping] = {}
+    headers: dict[str, Mapping] = {}
+    families = []
+    paths = sorted(p for p in directory.glob("*.toml") if p.stem not in NOT_TABLES)
+    if not paths:
+        raise MappingError(f"{directory}: no mapping tables found")
+    for path in paths:
+        family, entries = _load_file(path)
+        families.append(family)
+        for m in entries:
+            index = headers if m.kind == "header" else names
+            if m.cuda in index:
+                raise MappingError(f"{family.path}: duplicate CUDA name {m.cuda!r} "
+                                   f"(also in mappings/{index[m.cuda].family}.toml)")
+            index[m.cuda] = m
+    return MappingDB(names, headers, families)
+
+
+def tables_dir() -> Path:
+    """Where the shipped tables are: inside the package when installed, mappings/ in a checkout."""
+    return data_dir("portkit._mappings", "mappings")
+
+
+def data_dir(package: str, checkout_name: str) -> Path:
+    """A data folder shipped as a package (wheel, editable install) or beside the package (checkout)."""
+    import importlib.util
+    try:
+        spec = importlib.util.find_spec(package)
+    except ModuleNotFoundError:
+        spec = None
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        if Path(location).is_dir():
+            return Path(location)
+    return Path(__file__).resolve().parent.parent / checkout_name
+
+
+@lru_cache(maxsize=None)
+def default_db() -> MappingDB:
+    return load_tables(tables_dir())

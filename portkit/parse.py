@@ -1,0 +1,56 @@
+"""tree-sitter-cuda parsing: one parser per process, and the query the scanner walks with."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import tree_sitter_cuda
+from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
+
+# Node kinds the scanner dispatches on. One query captures them all, so the tree is walked once,
+# in C; Python only sees the nodes some rewriter or rule asked for.
+CAPTURE_KINDS = (
+    "identifier", "type_identifier", "namespace_identifier",
+    "preproc_arg", "preproc_include", "kernel_call_syntax",
+)
+DEVICE_MARKERS = ("__global__", "__device__", "__shared__", "__constant__", "__managed__")
+
+
+@lru_cache(maxsize=1)
+def language() -> Language:
+    return Language(tree_sitter_cuda.language())
+
+
+@lru_cache(maxsize=1)
+def parser() -> Parser:
+    return Parser(language())
+
+
+@lru_cache(maxsize=1)
+def scan_query() -> Query:
+    named = " ".join(f"({kind})" for kind in CAPTURE_KINDS)
+    anonymous = " ".join(f'"{kind}"' for kind in DEVICE_MARKERS)
+    return Query(language(), f"[{named}] @node [{anonymous}] @device")
+
+
+def parse(data: bytes) -> Tree:
+    return parser().parse(data)
+
+
+def captures(node: Node) -> dict[str, list[Node]]:
+    """The scan query's captures under `node`, by capture name."""
+    return QueryCursor(scan_query()).captures(node)
+
+
+def first_error(node: Node) -> Node | None:
+    """The first ERROR or MISSING node under `node` (for the partial-parse note), if any."""
+    if not node.has_error:
+        return None
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.is_error or current.is_missing:
+            return current
+        if current.has_error:
+            stack.extend(reversed(current.children))
+    return None

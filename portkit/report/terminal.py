@@ -1,0 +1,56 @@
+"""The convert summary for people at a terminal (rich; plain text when not a terminal)."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.markup import escape
+
+from ..convert import ConvertResult
+
+LEFT_CODES = ("PK001", "PK002", "PK003")
+SEVERITY_STYLE = {"blocker": "bold red", "high": "red", "medium": "yellow", "low": "cyan", "info": "dim"}
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def render_convert(result: ConvertResult, console: Console, mode: str) -> None:
+    """Summary: counts first, then every reference left unconverted with file:line and reason."""
+    scans = result.scans
+    lines = result.total("lines")
+    partial = sum(1 for s in scans if s.metrics.partially_parsed)
+    notes = [s for s in result.all_skipped if not s.error]
+    console.print(
+        f"[bold]portkit convert[/]: {_plural(len(scans), 'file')} scanned ({lines:,} lines), "
+        f"{len(result.changed):,} {'would change' if mode in ('check', 'diff') else 'changed'}, "
+        f"{partial:,} partially parsed, {len(notes):,} skipped"
+        + (f", {len(result.errors):,} failed" if result.errors else ""))
+    found, converted, left = (result.total("refs_found"), result.total("refs_converted"),
+                              result.total("refs_left"))
+    share = f" ({100.0 * converted / found:.1f}% converted)" if found else ""
+    console.print(f"CUDA references: {found:,} found, {converted:,} converted, {left:,} left{share}")
+    findings = sorted(result.findings, key=lambda f: f.sort_key())
+    groups = (
+        ("Left unconverted", [f for f in findings if f.code in LEFT_CODES]),
+        ("Converted with a caveat", [f for f in findings if f.code not in LEFT_CODES and f.code != "PK005"]),
+        ("Partially parsed", [f for f in findings if f.code == "PK005"]),
+    )
+    for title, items in groups:
+        if not items:
+            continue
+        console.print(f"\n[bold]{title}[/] ({len(items):,}):")
+        for f in items:
+            style = SEVERITY_STYLE.get(f.severity, "")
+            console.print(f"  {escape(f.path)}:{f.line}:{f.column}: [{style}]{f.code}[/] {escape(f.message)}",
+                          highlight=False, soft_wrap=True)
+    if notes:
+        console.print(f"\n[bold]Skipped[/] ({len(notes):,}):")
+        for s in notes:
+            console.print(f"  {escape(s.rel)}: {escape(s.reason)}", highlight=False, soft_wrap=True)
+    for s in result.errors:
+        console.print(f"[red]error[/]: {escape(s.rel)}: {escape(s.reason)}", highlight=False, soft_wrap=True)
+    if mode == "output":
+        console.print(f"\nWrote {_plural(result.written, 'file')}.")
+    elif mode == "in-place":
+        console.print(f"\nRewrote {_plural(result.written, 'file')} in place.")

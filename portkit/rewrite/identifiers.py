@@ -1,0 +1,96 @@
+"""CUDA names in code -> HIP names, plus the two call fixes the tables ask for.
+
+Only identifier nodes are touched, so comments and string literals are never rewritten, and a
+name that merely contains a CUDA name (my_cudaMalloc) is a different identifier.
+"""
+
+from __future__ import annotations
+
+from tree_sitter import Node
+
+from ..mappings import Mapping
+from ..scan import ScanContext, View
+from . import codes
+
+# Families whose converted names mean the file needs the HIP runtime header.
+RUNTIME_FAMILIES = frozenset({"runtime", "driver", "device"})
+PROBLEM_CODES = {
+    "missing": codes.NO_HIP_EQUIVALENT,
+    "newer": codes.NEEDS_NEWER_ROCM,
+    "removed": codes.REMOVED_IN_ROCM,
+}
+
+
+def _matches_kind(node: Node, mapping: Mapping) -> bool:
+    """A namespace entry (cub) only matches `cub::`; types may also appear as `Type::`."""
+    if node.type == "namespace_identifier":
+        return mapping.kind in ("namespace", "type", "enum")
+    return mapping.kind != "namespace"
+
+
+def report(ctx: ScanContext, code: codes.Code, start: int, end: int, message: str, subject: str) -> None:
+    ctx.report(code.code, code.name, code.severity, code.category, start, end, message,
+               subject=subject, fix=code.fix)
+
+
+def handle(ctx: ScanContext, view: View, node: Node) -> None:
+    mapping = ctx.db.names_by_bytes.get(view.text(node))
+    if mapping is None or not _matches_kind(node, mapping):
+        return
+    hip, problem, reason = mapping.resolve(ctx.target, ctx.options.prefer_roc)
+    if hip == mapping.cuda:
+        return
+    start, end = view.start(node), view.end(node)
+    ctx.metrics.refs_found += 1
+    if hip is None:
+        ctx.metrics.refs_left += 1
+        report(ctx, PROBLEM_CODES[problem], start, end, reason, mapping.cuda)
+        return
+    ctx.edit(start, end, hip.encode("ascii"), what=mapping.cuda)
+    ctx.metrics.refs_converted += 1
+    if mapping.family in RUNTIME_FAMILIES:
+        ctx.uses_runtime_api = True
+    if mapping.symbol_arg or mapping.drop_args:
+        args = call_arguments(node)
+        if args is not None:
+            fix_call(ctx, view, mapping, hip, args, start, end)
+
+
+def call_arguments(name: Node) -> list[Node] | None:
+    """The arguments when `name` is the callee of a call expression (`f(...)`, `::f(...)`)."""
+    callee = name
+    while callee.parent is not None and callee.parent.type == "qualified_identifier":
+        callee = callee.parent
+    call = callee.parent
+    if call is None or call.type != "call_expression":
+        return None
+    function = call.child_by_field_name("function")
+    arguments = call.child_by_field_name("arguments")
+    if function is None or function.id != callee.id or arguments is None:
+        return None
+    if arguments.type != "argument_list":
+        return None
+    return [a for a in arguments.named_children if a.type != "comment"]
+
+
+def fix_call(ctx: ScanContext, view: View, mapping: Mapping, hip: str, args: list[Node],
+             start: int, end: int) -> None:
+    """Wrap a device-symbol argument in HIP_SYMBOL(); delete arguments HIP does not take."""
+    if mapping.symbol_arg and len(args) >= mapping.symbol_arg:
+        arg = args[mapping.symbol_arg - 1]
+        if not view.text(arg).startswith(b"HIP_SYMBOL"):
+            ctx.edit(view.start(arg), view.start(arg), b"HIP_SYMBOL(", what="HIP_SYMBOL")
+            ctx.edit(view.end(arg), view.end(arg), b")", what="HIP_SYMBOL")
+    if mapping.drop_args:
+        for index in mapping.drop_args:
+            if index > len(args):
+                continue
+            if index < len(args):
+                drop = (view.start(args[index - 1]), view.start(args[index]))
+            elif index > 1:
+                drop = (view.end(args[index - 2]), view.end(args[index - 1]))
+            else:
+                drop = (view.start(args[0]), view.end(args[0]))
+            ctx.edit(drop[0], drop[1], b"", what=f"{mapping.cuda} argument {index}", covers=True)
+        code = codes.PARTIAL_CONVERSION
+        report(ctx, code, start, end, f"{mapping.cuda} -> {hip}: {mapping.note}", mapping.cuda)

@@ -1,0 +1,122 @@
+"""#include lines: CUDA headers -> HIP headers, no duplicates, and the HIP runtime header when needed."""
+
+from __future__ import annotations
+
+from tree_sitter import Node
+
+from ..scan import IncludeSeen, ScanContext, View
+from . import codes
+from .identifiers import PROBLEM_CODES, report
+
+RUNTIME_HEADER = "hip/hip_runtime.h"
+RUNTIME_API_HEADER = "hip/hip_runtime_api.h"
+
+
+def handle(ctx: ScanContext, view: View, node: Node) -> None:
+    path = node.child_by_field_name("path")
+    if path is None or path.type not in ("system_lib_string", "string_literal"):
+        return  # #include MACRO: nothing to map
+    raw = view.text(path)
+    name = raw[1:-1].decode("utf-8", "replace")
+    parent = node.parent
+    parent_key = (parent.type, parent.start_byte, parent.end_byte) if parent is not None else None
+    seen = IncludeSeen(view.start(node), view.end(node), hash(parent_key), name, converted=False)
+    ctx.includes.append(seen)
+    mapping = ctx.db.headers.get(name)
+    if mapping is None:
+        return
+    hip, problem, reason = mapping.resolve(ctx.target, ctx.options.prefer_roc)
+    if hip == name:
+        return
+    start, end = view.start(path), view.end(path)
+    ctx.metrics.refs_found += 1
+    if hip is None:
+        ctx.metrics.refs_left += 1
+        report(ctx, PROBLEM_CODES[problem], start, end, reason, name)
+        return
+    ctx.edit(start, end, raw[:1] + hip.encode("utf-8") + raw[-1:], what=name)
+    ctx.metrics.refs_converted += 1
+    seen.header = hip
+    seen.converted = True
+
+
+def finish(ctx: ScanContext, root: Node) -> None:
+    """After the walk: drop includes the conversion duplicated, add the runtime header if missing."""
+    _drop_duplicates(ctx)
+    headers = {seen.header for seen in ctx.includes}
+    needs_device = ctx.metrics.has_device_code or ctx.metrics.launches > 0
+    if RUNTIME_HEADER in headers:
+        return
+    if not needs_device and (not ctx.uses_runtime_api or RUNTIME_API_HEADER in headers):
+        return
+    at = insertion_point(ctx, root)
+    line = b"#include <" + RUNTIME_HEADER.encode() + b">" + ctx.source.newline
+    data = ctx.source.data
+    if at > 0 and data[at - 1:at] not in (b"\n", b"\r"):
+        line = ctx.source.newline + line  # the file ends without a newline
+    ctx.edit(at, at, line, what="hip runtime header")
+
+
+def _drop_duplicates(ctx: ScanContext) -> None:
+    """Two CUDA headers can map to one HIP header (cuda.h, cuda_runtime.h): keep one line.
+
+    Only includes the converter rewrote are removed, and only against another include of the
+    same header under the same #if branch, so each preprocessor configuration keeps one.
+    """
+    groups: dict[tuple[int, str], list[IncludeSeen]] = {}
+    for seen in ctx.includes:
+        groups.setdefault((seen.parent_id, seen.header), []).append(seen)
+    for group in groups.values():
+        if len(group) < 2:
+            continue
+        keep_one = all(seen.converted for seen in group)
+        converted = [seen for seen in group if seen.converted]
+        for seen in converted[1:] if keep_one else converted:
+            ctx.edit(seen.node_start, _line_end(ctx.source.data, seen.node_end), b"",
+                     what=f"duplicate {seen.header}", covers=True)
+
+
+def _line_end(data: bytes, pos: int) -> int:
+    """`pos`, moved past the end of its line unless it already stands at a line start."""
+    if pos == 0 or data[pos - 1:pos] == b"\n":
+        return pos
+    nl = data.find(b"\n", pos)
+    return len(data) if nl == -1 else nl + 1
+
+
+def insertion_point(ctx: ScanContext, root: Node) -> int:
+    """After the leading comment block, then after `#pragma once` or the include guard's #define."""
+    data = ctx.source.parse_bytes
+    children = [c for c in root.children]
+    pos = 3 if ctx.source.has_bom else 0
+    index = 0
+    while index < len(children) and children[index].type == "comment":
+        pos = children[index].end_byte
+        index += 1
+    if index < len(children):
+        first = children[index]
+        if first.type == "preproc_call" and _is_pragma_once(data, first):
+            pos = first.end_byte
+        elif first.type == "preproc_ifdef" and data[first.start_byte:first.start_byte + 7] == b"#ifndef":
+            guard = _guard_define(data, first)
+            if guard is not None:
+                pos = guard.end_byte
+    return _line_end(ctx.source.data, pos)
+
+
+def _is_pragma_once(data: bytes, node: Node) -> bool:
+    text = data[node.start_byte:node.end_byte]
+    return text.split() [:2] == [b"#pragma", b"once"]
+
+
+def _guard_define(data: bytes, ifdef: Node) -> Node | None:
+    """The `#define NAME` right after `#ifndef NAME`, if the block is an include guard."""
+    name = ifdef.child_by_field_name("name")
+    named = [c for c in ifdef.named_children if c.type != "comment"]
+    if name is None or len(named) < 2 or named[1].type != "preproc_def":
+        return None
+    define = named[1]
+    define_name = define.child_by_field_name("name")
+    if define_name is None or data[define_name.start_byte:define_name.end_byte] != data[name.start_byte:name.end_byte]:
+        return None
+    return define

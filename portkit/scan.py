@@ -1,0 +1,155 @@
+"""One walk per file: parse, dispatch the captured nodes to the rewriters, collect edits and findings.
+
+Data flows one way: SourceFile -> tree -> (edits, findings, metrics) = FileScan. Rewriters
+return data through the ScanContext and never print or write.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tree_sitter import Node
+
+from . import parse
+from .edits import Edit, normalize
+from .findings import Finding, fingerprint
+from .mappings import MappingDB, Version, default_db
+from .source import SourceFile
+
+
+@dataclass(frozen=True)
+class Options:
+    """What the user asked for; the same options drive convert and audit."""
+
+    launch_syntax: str = "cuda"          # "cuda" keeps <<<>>>, "hip" writes hipLaunchKernelGGL
+    rocm: Version | None = None          # target ROCm release; None = newest in the tables
+    prefer_roc: bool = False             # prefer rocBLAS-style names where the tables have them
+
+
+@dataclass
+class Metrics:
+    lines: int = 0
+    refs_found: int = 0        # CUDA references that need a change to become HIP
+    refs_converted: int = 0    # ... of which the converter changed
+    refs_left: int = 0         # ... of which it left as they are (each one has a finding)
+    kernels: int = 0           # __global__ definitions
+    launches: int = 0          # <<<>>> launches
+    partially_parsed: bool = False
+    has_device_code: bool = False
+
+
+@dataclass
+class FileScan:
+    rel: str
+    edits: list[Edit]
+    findings: list[Finding]
+    metrics: Metrics
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.edits)
+
+
+@dataclass(frozen=True)
+class View:
+    """A tree over some bytes that start at `base` in the original file (macro bodies are re-parsed)."""
+
+    data: bytes
+    base: int = 0
+
+    def start(self, node: Node) -> int:
+        return self.base + node.start_byte
+
+    def end(self, node: Node) -> int:
+        return self.base + node.end_byte
+
+    def text(self, node: Node) -> bytes:
+        return self.data[node.start_byte:node.end_byte]
+
+
+@dataclass
+class IncludeSeen:
+    """An #include after conversion: where it is, what it names, and whether the converter made it."""
+
+    node_start: int
+    node_end: int
+    parent_id: int
+    header: str
+    converted: bool
+
+
+@dataclass
+class ScanContext:
+    source: SourceFile
+    db: MappingDB
+    options: Options
+    target: Version
+    edits: list[Edit] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    metrics: Metrics = field(default_factory=Metrics)
+    includes: list[IncludeSeen] = field(default_factory=list)
+    uses_runtime_api: bool = False
+
+    def edit(self, start: int, end: int, text: bytes, what: str = "", covers: bool = False) -> None:
+        self.edits.append(Edit(start, end, text, what, covers))
+
+    def report(self, code: str, name: str, severity: str, category: str, start: int, end: int,
+               message: str, subject: str, fix: str = "") -> None:
+        """Record a finding at byte range [start, end) of the original file."""
+        line, col = self.source.position(start)
+        end_line, end_col = self.source.position(max(start, end))
+        snippet = self.source.line_text(line).strip()
+        self.findings.append(Finding(
+            code=code, name=name, severity=severity, category=category, path=self.source.rel,
+            line=line, column=col, end_line=end_line, end_column=end_col, message=message,
+            snippet=snippet, fix=fix, subject=subject,
+            fingerprint=fingerprint(code, self.source.rel, subject, snippet),
+        ))
+
+
+def _handlers():
+    # Imported here so that rewrite/* can import ScanContext from this module.
+    from .rewrite import identifiers, includes, launches, macros
+    return {
+        "identifier": identifiers.handle,
+        "type_identifier": identifiers.handle,
+        "namespace_identifier": identifiers.handle,
+        "preproc_include": includes.handle,
+        "kernel_call_syntax": launches.handle,
+        "preproc_arg": macros.handle,
+    }
+
+
+def dispatch(ctx: ScanContext, view: View, root: Node) -> None:
+    """Send every captured node under `root` to its rewriter, in source order."""
+    handlers = _handlers()
+    caps = parse.captures(root)
+    if caps.get("device"):
+        ctx.metrics.has_device_code = True
+        ctx.metrics.kernels += sum(1 for n in caps["device"] if n.type == "__global__")
+    for node in sorted(caps.get("node", ()), key=lambda n: n.start_byte):
+        handlers[node.type](ctx, view, node)
+
+
+def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB | None = None) -> FileScan:
+    """Scan one file: the edits that convert it, the findings, and its metrics."""
+    from .rewrite import includes
+
+    db = db or default_db()
+    ctx = ScanContext(source=source, db=db, options=options, target=options.rocm or db.newest)
+    ctx.metrics.lines = source.line_count
+    tree = parse.parse(source.parse_bytes)
+    root = tree.root_node
+    dispatch(ctx, View(source.parse_bytes), root)
+    error = parse.first_error(root)
+    if error is not None:
+        ctx.metrics.partially_parsed = True
+        ctx.report("PK005", "partially-parsed", "info", "parsing", error.start_byte, error.end_byte,
+                   "tree-sitter could not parse this region; names in it were converted, but "
+                   "constructs spanning it (kernel launches, symbol arguments) may be missed",
+                   subject="parse-error",
+                   fix="check the converted region by hand; deep mode (libclang) sees one configuration")
+    includes.finish(ctx, root)
+    edits = normalize(ctx.edits)
+    findings = sorted(ctx.findings, key=Finding.sort_key)
+    return FileScan(source.rel, edits, findings, ctx.metrics)

@@ -1,0 +1,70 @@
+"""SourceFile: the original bytes of one file plus what is needed to edit them faithfully."""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+
+UTF8_BOM = b"\xef\xbb\xbf"
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def detect_newline(data: bytes) -> bytes:
+    """The file's own line ending, so that inserted lines match it (CRLF files stay CRLF)."""
+    i = data.find(b"\n")
+    j = data.find(b"\r")
+    if j != -1 and (i == -1 or j < i):
+        return b"\r\n" if data[j:j + 2] == b"\r\n" else b"\r"
+    return b"\n"
+
+
+@dataclass
+class SourceFile:
+    """One file's bytes. Edits are byte ranges on `data`; nothing here ever decodes the whole text."""
+
+    rel: str                      # path relative to the root, forward slashes (for reports)
+    data: bytes
+    newline: bytes = b"\n"
+    has_bom: bool = False
+    _line_starts: list[int] | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_bytes(cls, rel: str, data: bytes) -> "SourceFile":
+        return cls(rel=rel, data=data, newline=detect_newline(data), has_bom=data.startswith(UTF8_BOM))
+
+    @property
+    def parse_bytes(self) -> bytes:
+        """Bytes handed to the parser: a UTF-8 BOM becomes three spaces so offsets stay equal."""
+        if self.has_bom:
+            return b"   " + self.data[3:]
+        return self.data
+
+    def line_starts(self) -> list[int]:
+        if self._line_starts is None:
+            starts = [0]
+            data = self.data
+            pos = data.find(b"\n")
+            while pos != -1:
+                starts.append(pos + 1)
+                pos = data.find(b"\n", pos + 1)
+            self._line_starts = starts
+        return self._line_starts
+
+    def position(self, offset: int) -> tuple[int, int]:
+        """1-based (line, column) of a byte offset; the column counts bytes."""
+        starts = self.line_starts()
+        row = bisect.bisect_right(starts, offset) - 1
+        return row + 1, offset - starts[row] + 1
+
+    def line_text(self, line: int) -> str:
+        """The text of a 1-based line without its ending, decoded leniently (for snippets)."""
+        starts = self.line_starts()
+        if line < 1 or line > len(starts):
+            return ""
+        end = starts[line] if line < len(starts) else len(self.data)
+        return self.data[starts[line - 1]:end].rstrip(b"\r\n").decode("utf-8", "replace")
+
+    @property
+    def line_count(self) -> int:
+        n = self.data.count(b"\n")
+        return n + (1 if self.data and not self.data.endswith(b"\n") else 0)
