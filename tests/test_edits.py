@@ -1,0 +1,37 @@
+"""Edits are byte ranges on the original: applied exactly, overlaps caught."""
+
+import pytest
+
+from portkit.edits import Edit, OverlappingEdits, apply_edits, normalize
+
+
+def test_apply_replaces_only_the_ranges():
+    data = b"cudaMalloc(&p); // caf\xe9\r\ncudaFree(p);"
+    edits = [Edit(0, 10, b"hipMalloc"), Edit(25, 33, b"hipFree")]
+    assert apply_edits(data, edits) == b"hipMalloc(&p); // caf\xe9\r\nhipFree(p);"
+
+
+def test_insertion_and_order_independence():
+    data = b"abc"
+    edits = [Edit(3, 3, b"!"), Edit(0, 0, b"<"), Edit(1, 2, b"B")]
+    assert apply_edits(data, edits) == b"<aBc!"
+
+
+def test_identical_duplicates_collapse():
+    assert apply_edits(b"abc", [Edit(0, 1, b"x"), Edit(0, 1, b"x")]) == b"xbc"
+
+
+@pytest.mark.parametrize("edits", [
+    [Edit(0, 2, b"x"), Edit(1, 3, b"y")],
+    [Edit(0, 2, b"x"), Edit(0, 2, b"y")],
+    [Edit(1, 1, b"x"), Edit(1, 1, b"y")],
+])
+def test_overlaps_are_bugs(edits):
+    with pytest.raises(OverlappingEdits):
+        normalize(edits)
+
+
+def test_covering_deletion_swallows_inner_edits():
+    data = b"f(mask(), v)"
+    edits = [Edit(2, 10, b"", covers=True), Edit(2, 6, b"hipMask")]
+    assert apply_edits(data, edits) == b"f(v)"
