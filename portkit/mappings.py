@@ -27,7 +27,8 @@ FILE_KEYS = {"schema", "family", "title", "source", "prefer_roc", "entries"}
 VERSION_FIELDS = ("hip_since", "hip_deprecated", "hip_removed", "roc_since",
                   "cuda_since", "cuda_deprecated", "cuda_removed")
 STR_FIELDS = ("cuda", "hip", "roc", "kind", "status", "note") + VERSION_FIELDS
-ENTRY_KEYS = set(STR_FIELDS) | {"symbol_arg", "drop_args"}
+ENTRY_KEYS = set(STR_FIELDS) | {"symbol_arg", "drop_args", "cast_args"}
+_CAST_RE = re.compile(r"^(const )?void ?\*{1,2}$")
 _VERSION_RE = re.compile(r"^\d+\.\d+(\.\d+)?$")
 _IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -66,6 +67,7 @@ class Mapping:
     note: str = ""
     symbol_arg: int = 0
     drop_args: tuple[int, ...] = ()
+    cast_args: tuple[tuple[int, str], ...] = ()   # (1-based argument, type to reinterpret_cast to)
 
     def resolve(self, target: Version, prefer_roc: bool = False) -> tuple[str | None, str, str]:
         """(name to write for ROCm `target`, problem, reason); problem is "" when it converts,
@@ -144,6 +146,13 @@ def _check_entry(where: str, raw: dict) -> None:
             raise MappingError(f"{where}: drop_args must be a list of positive integers")
         if raw["status"] != "partial":
             raise MappingError(f"{where}: drop_args changes behaviour, so the status must be 'partial'")
+    if "cast_args" in raw:
+        casts = raw["cast_args"]
+        if (not isinstance(casts, dict) or not casts
+                or any(not k.isdigit() or int(k) < 1 or not isinstance(v, str) or not _CAST_RE.match(v)
+                       for k, v in casts.items())):
+            raise MappingError(f"{where}: cast_args must map argument numbers to 'void*', "
+                               f"'void**', 'const void*' or 'const void**'")
 
 
 def _make_mapping(where: str, family: str, raw: dict) -> Mapping:
@@ -159,6 +168,7 @@ def _make_mapping(where: str, family: str, raw: dict) -> Mapping:
         cuda=raw["cuda"], kind=raw["kind"], status=raw["status"], family=family,
         hip=raw.get("hip"), roc=raw.get("roc"), note=raw.get("note", ""),
         symbol_arg=raw.get("symbol_arg", 0), drop_args=tuple(raw.get("drop_args", ())),
+        cast_args=tuple(sorted((int(k), v) for k, v in raw.get("cast_args", {}).items())),
         **versions,
     )
 

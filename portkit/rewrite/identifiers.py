@@ -50,10 +50,20 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
     ctx.metrics.refs_converted += 1
     if mapping.family in RUNTIME_FAMILIES:
         ctx.uses_runtime_api = True
-    if mapping.symbol_arg or mapping.drop_args:
+    if mapping.symbol_arg or mapping.drop_args or mapping.cast_args:
         args = call_arguments(node)
         if args is not None:
-            fix_call(ctx, view, mapping, hip, args, start, end)
+            fix_call(ctx, view, mapping, args)
+    if mapping.status == "partial":
+        report(ctx, codes.PARTIAL_CONVERSION, start, end, f"{mapping.cuda} -> {hip}: {mapping.note}",
+               mapping.cuda)
+
+
+def _already_void(text: bytes) -> bool:
+    """`(void**)&p`, `reinterpret_cast<const void*>(k)`, `NULL`...: no cast needed."""
+    squashed = text.replace(b" ", b"")
+    return squashed.startswith((b"(void*", b"(constvoid*", b"reinterpret_cast<", b"static_cast<void")) \
+        or squashed in (b"NULL", b"nullptr", b"0")
 
 
 def call_arguments(name: Node) -> list[Node] | None:
@@ -73,14 +83,21 @@ def call_arguments(name: Node) -> list[Node] | None:
     return [a for a in arguments.named_children if a.type != "comment"]
 
 
-def fix_call(ctx: ScanContext, view: View, mapping: Mapping, hip: str, args: list[Node],
-             start: int, end: int) -> None:
-    """Wrap a device-symbol argument in HIP_SYMBOL(); delete arguments HIP does not take."""
+def _wrap(ctx: ScanContext, view: View, arg: Node, before: bytes, what: str) -> None:
+    ctx.edit(view.start(arg), view.start(arg), before, what=what)
+    ctx.edit(view.end(arg), view.end(arg), b")", what=what)
+
+
+def fix_call(ctx: ScanContext, view: View, mapping: Mapping, args: list[Node]) -> None:
+    """Wrap a device-symbol argument in HIP_SYMBOL(); cast typed pointers and kernel names to
+    the void pointers HIP's C signatures take; delete arguments HIP does not take."""
     if mapping.symbol_arg and len(args) >= mapping.symbol_arg:
         arg = args[mapping.symbol_arg - 1]
         if not view.text(arg).startswith(b"HIP_SYMBOL"):
-            ctx.edit(view.start(arg), view.start(arg), b"HIP_SYMBOL(", what="HIP_SYMBOL")
-            ctx.edit(view.end(arg), view.end(arg), b")", what="HIP_SYMBOL")
+            _wrap(ctx, view, arg, b"HIP_SYMBOL(", "HIP_SYMBOL")
+    for index, cast in mapping.cast_args:
+        if index <= len(args) and not _already_void(view.text(args[index - 1])):
+            _wrap(ctx, view, args[index - 1], f"reinterpret_cast<{cast}>(".encode(), "cast")
     if mapping.drop_args:
         for index in mapping.drop_args:
             if index > len(args):
@@ -92,5 +109,3 @@ def fix_call(ctx: ScanContext, view: View, mapping: Mapping, hip: str, args: lis
             else:
                 drop = (view.start(args[0]), view.end(args[0]))
             ctx.edit(drop[0], drop[1], b"", what=f"{mapping.cuda} argument {index}", covers=True)
-        code = codes.PARTIAL_CONVERSION
-        report(ctx, code, start, end, f"{mapping.cuda} -> {hip}: {mapping.note}", mapping.cuda)

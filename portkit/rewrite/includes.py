@@ -36,25 +36,43 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
         return
     ctx.edit(start, end, raw[:1] + hip.encode("utf-8") + raw[-1:], what=name)
     ctx.metrics.refs_converted += 1
+    if mapping.status == "partial":
+        report(ctx, codes.PARTIAL_CONVERSION, start, end, f"{name} -> {hip}: {mapping.note}", name)
     seen.header = hip
     seen.converted = True
 
 
 def finish(ctx: ScanContext, root: Node) -> None:
-    """After the walk: drop includes the conversion duplicated, add the runtime header if missing."""
+    """After the walk: make sure the HIP runtime header comes first where needed, drop duplicates."""
+    if _needs_runtime_header(ctx):
+        at, parent_key = insertion_point(ctx, root)
+        line = b"#include <" + RUNTIME_HEADER.encode() + b">" + ctx.source.newline
+        data = ctx.source.data
+        if at > 0 and data[at - 1:at] not in (b"\n", b"\r"):
+            line = ctx.source.newline + line  # the file ends without a newline
+        ctx.edit(at, at, line, what="hip runtime header")
+        # the inserted line takes part in duplicate removal like a converted include
+        ctx.includes.insert(0, IncludeSeen(at, at, hash(parent_key), RUNTIME_HEADER, converted=True))
     _drop_duplicates(ctx)
-    headers = {seen.header for seen in ctx.includes}
-    needs_device = ctx.metrics.has_device_code or ctx.metrics.launches > 0
-    if RUNTIME_HEADER in headers:
-        return
-    if not needs_device and (not ctx.uses_runtime_api or RUNTIME_API_HEADER in headers):
-        return
-    at = insertion_point(ctx, root)
-    line = b"#include <" + RUNTIME_HEADER.encode() + b">" + ctx.source.newline
-    data = ctx.source.data
-    if at > 0 and data[at - 1:at] not in (b"\n", b"\r"):
-        line = ctx.source.newline + line  # the file ends without a newline
-    ctx.edit(at, at, line, what="hip runtime header")
+
+
+def _needs_runtime_header(ctx: ScanContext) -> bool:
+    """Device code or HIP runtime calls, and no hip_runtime.h ahead of the other HIP headers.
+
+    ROCm's hip/*.h headers (cooperative groups among them) expect hip_runtime.h to be included
+    first; nvcc includes cuda_runtime.h implicitly, so CUDA code rarely does it explicitly.
+    """
+    device = ctx.metrics.has_device_code or ctx.metrics.launches > 0
+    if not device and not ctx.uses_runtime_api:
+        return False
+    runtime = [s.node_start for s in ctx.includes if s.header == RUNTIME_HEADER]
+    if not device and any(s.header == RUNTIME_API_HEADER for s in ctx.includes):
+        return False
+    if not runtime:
+        return True
+    other_hip = [s.node_start for s in ctx.includes
+                 if s.converted and s.header.startswith("hip/") and s.header != RUNTIME_HEADER]
+    return bool(other_hip) and min(other_hip) < min(runtime)
 
 
 def _drop_duplicates(ctx: ScanContext) -> None:
@@ -64,7 +82,7 @@ def _drop_duplicates(ctx: ScanContext) -> None:
     same header under the same #if branch, so each preprocessor configuration keeps one.
     """
     groups: dict[tuple[int, str], list[IncludeSeen]] = {}
-    for seen in ctx.includes:
+    for seen in sorted(ctx.includes, key=lambda s: s.node_start):
         groups.setdefault((seen.parent_id, seen.header), []).append(seen)
     for group in groups.values():
         if len(group) < 2:
@@ -84,11 +102,13 @@ def _line_end(data: bytes, pos: int) -> int:
     return len(data) if nl == -1 else nl + 1
 
 
-def insertion_point(ctx: ScanContext, root: Node) -> int:
-    """After the leading comment block, then after `#pragma once` or the include guard's #define."""
+def insertion_point(ctx: ScanContext, root: Node) -> tuple[int, tuple]:
+    """After the leading comment block, then after `#pragma once` or the include guard's #define;
+    with the key of the block the new line lands in (for duplicate removal)."""
     data = ctx.source.parse_bytes
-    children = [c for c in root.children]
+    children = root.children
     pos = 3 if ctx.source.has_bom else 0
+    parent = root
     index = 0
     while index < len(children) and children[index].type == "comment":
         pos = children[index].end_byte
@@ -101,7 +121,8 @@ def insertion_point(ctx: ScanContext, root: Node) -> int:
             guard = _guard_define(data, first)
             if guard is not None:
                 pos = guard.end_byte
-    return _line_end(ctx.source.data, pos)
+                parent = first
+    return _line_end(ctx.source.data, pos), (parent.type, parent.start_byte, parent.end_byte)
 
 
 def _is_pragma_once(data: bytes, node: Node) -> bool:
