@@ -27,7 +27,7 @@ FILE_KEYS = {"schema", "family", "title", "source", "prefer_roc", "entries"}
 VERSION_FIELDS = ("hip_since", "hip_deprecated", "hip_removed", "roc_since",
                   "cuda_since", "cuda_deprecated", "cuda_removed")
 STR_FIELDS = ("cuda", "hip", "roc", "kind", "status", "note") + VERSION_FIELDS
-ENTRY_KEYS = set(STR_FIELDS) | {"symbol_arg", "drop_args", "cast_args"}
+ENTRY_KEYS = set(STR_FIELDS) | {"symbol_arg", "drop_args", "cast_args", "arity_alias"}
 _CAST_RE = re.compile(r"^(const )?void ?\*{1,2}$")
 _VERSION_RE = re.compile(r"^\d+\.\d+(\.\d+)?$")
 _IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -68,6 +68,7 @@ class Mapping:
     symbol_arg: int = 0
     drop_args: tuple[int, ...] = ()
     cast_args: tuple[tuple[int, str], ...] = ()   # (1-based argument, type to reinterpret_cast to)
+    arity_alias: tuple[tuple[int, str], ...] = ()  # (argument count, CUDA entry a call of that arity is)
 
     def resolve(self, target: Version, prefer_roc: bool = False) -> tuple[str | None, str, str]:
         """(name to write for ROCm `target`, problem, reason); problem is "" when it converts,
@@ -153,6 +154,11 @@ def _check_entry(where: str, raw: dict) -> None:
                        for k, v in casts.items())):
             raise MappingError(f"{where}: cast_args must map argument numbers to 'void*', "
                                f"'void**', 'const void*' or 'const void**'")
+    if "arity_alias" in raw:
+        alias = raw["arity_alias"]
+        if (not isinstance(alias, dict) or not alias
+                or any(not k.isdigit() or not isinstance(v, str) for k, v in alias.items())):
+            raise MappingError(f"{where}: arity_alias must map argument counts to CUDA names")
 
 
 def _make_mapping(where: str, family: str, raw: dict) -> Mapping:
@@ -169,6 +175,7 @@ def _make_mapping(where: str, family: str, raw: dict) -> Mapping:
         hip=raw.get("hip"), roc=raw.get("roc"), note=raw.get("note", ""),
         symbol_arg=raw.get("symbol_arg", 0), drop_args=tuple(raw.get("drop_args", ())),
         cast_args=tuple(sorted((int(k), v) for k, v in raw.get("cast_args", {}).items())),
+        arity_alias=tuple(sorted((int(k), v) for k, v in raw.get("arity_alias", {}).items())),
         **versions,
     )
 
@@ -218,6 +225,11 @@ def load_tables(directory: Path) -> MappingDB:
                 raise MappingError(f"{family.path}: duplicate CUDA name {m.cuda!r} "
                                    f"(also in mappings/{index[m.cuda].family}.toml)")
             index[m.cuda] = m
+    for m in names.values():
+        for _, alias in m.arity_alias:
+            if alias not in names:
+                raise MappingError(f"mappings/{m.family}.toml: {m.cuda}: arity_alias names "
+                                   f"{alias!r}, which no table has")
     return MappingDB(names, headers, families)
 
 

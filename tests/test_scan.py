@@ -203,3 +203,20 @@ def test_partial_mappings_convert_with_a_note():
     src = b"#include <cuda_runtime.h>\nvoid f(int* p, cudaMemLocation l) { cudaMemAdvise(p, 4, cudaMemAdviseSetReadMostly, l); }\n"
     assert [(f.code, f.line, f.subject) for f in convert_text(src).findings if f.code == "PK004"] == [
         ("PK004", 2, "cudaMemAdvise")]
+
+
+def test_call_arity_selects_the_hip_api():
+    """CUDA 12's three-argument cudaGraphInstantiate is HIP's hipGraphInstantiateWithFlags."""
+    src = (b"#include <cuda_runtime.h>\nvoid f(cudaGraph_t g, cudaGraphExec_t* e) {\n"
+           b"  cudaGraphInstantiate(e, g, 0);\n  cudaGraphInstantiate(e, g, nullptr, nullptr, 0);\n}\n")
+    assert conv(src, rocm="5.2") == (
+        b"#include <hip/hip_runtime.h>\nvoid f(hipGraph_t g, hipGraphExec_t* e) {\n"
+        b"  hipGraphInstantiateWithFlags(e, g, 0);\n  hipGraphInstantiate(e, g, nullptr, nullptr, 0);\n}\n")
+
+
+def test_cudart_cb_is_reported_with_what_to_do():
+    src = b"#include <cuda_runtime.h>\nvoid CUDART_CB done(void* data) {}\n"
+    [finding] = convert_text(src).findings
+    assert (finding.code, finding.line, finding.subject) == ("PK001", 2, "CUDART_CB")
+    assert finding.message == ("CUDART_CB has no HIP equivalent: HIP callbacks take no calling-convention "
+                               "macro: delete CUDART_CB (it is empty on Linux).")

@@ -37,6 +37,8 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
     mapping = ctx.db.names_by_bytes.get(view.text(node))
     if mapping is None or not _matches_kind(node, mapping):
         return
+    if mapping.arity_alias:
+        mapping = _by_arity(ctx, node, mapping)
     hip, problem, reason = mapping.resolve(ctx.target, ctx.options.prefer_roc)
     if hip == mapping.cuda:
         return
@@ -57,6 +59,16 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
     if mapping.status == "partial":
         report(ctx, codes.PARTIAL_CONVERSION, start, end, f"{mapping.cuda} -> {hip}: {mapping.note}",
                mapping.cuda)
+
+
+def _by_arity(ctx: ScanContext, node: Node, mapping: Mapping) -> Mapping:
+    """A call whose argument count marks it as another CUDA API (CUDA 12's three-argument
+    cudaGraphInstantiate is cudaGraphInstantiateWithFlags) converts as that API."""
+    args = call_arguments(node)
+    if args is None:
+        return mapping
+    alias = dict(mapping.arity_alias).get(len(args))
+    return ctx.db.names[alias] if alias else mapping
 
 
 def _already_void(text: bytes) -> bool:
