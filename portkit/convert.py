@@ -7,6 +7,7 @@ then rename), keep the file's permissions, and never land outside the output roo
 from __future__ import annotations
 
 import difflib
+import multiprocessing
 import os
 import shutil
 import tempfile
@@ -19,6 +20,7 @@ from .edits import apply_edits
 from .errors import PortkitError
 from .files import Entry, Skipped, discover, read
 from .findings import Finding
+from .mappings import default_db
 from .scan import FileScan, Options, scan_source
 from .source import SourceFile
 
@@ -107,7 +109,9 @@ def _outcomes(entries: list[Entry], options: Options, jobs: int,
             if progress:
                 progress(1)
         return
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    default_db()  # loaded once here; forked workers inherit it instead of loading it again
+    context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
         chunk = max(1, min(64, len(entries) // (jobs * 8)))
         for outcome in pool.map(_convert_entry, entries, [options] * len(entries), chunksize=chunk):
             yield outcome

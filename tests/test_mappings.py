@@ -87,3 +87,16 @@ def test_resolve_respects_the_target_release():
     limit = db.names["cudaDeviceSetLimit"]
     assert limit.resolve(parse_version("5.2"))[:2] == (None, "newer")
     assert limit.resolve(db.newest) == ("hipDeviceSetLimit", "", "")
+
+
+def test_cache_is_used_and_invalidated_by_a_table_change(tmp_path, monkeypatch):
+    from portkit.mappings import load_tables_cached
+    monkeypatch.setenv("PORTKIT_CACHE_DIR", str(tmp_path / "cache"))
+    tables = tmp_path / "tables"
+    tables.mkdir()
+    write(tables, "runtime", GOOD)
+    assert load_tables_cached(tables).names["cudaMalloc"].hip == "hipMalloc"
+    assert len(list((tmp_path / "cache").glob("tables-*.pickle"))) == 1
+    assert load_tables_cached(tables).names["cudaMalloc"].hip == "hipMalloc"
+    write(tables, "runtime", GOOD.replace("hipMalloc", "hipMallocX").replace('"1.6"', '"1.7"'))
+    assert load_tables_cached(tables).names["cudaMalloc"].hip == "hipMallocX"
