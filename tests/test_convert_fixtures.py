@@ -1,0 +1,79 @@
+"""The golden corpus: exact output bytes, idempotence, and changes confined to CUDA constructs."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from pathlib import Path
+
+import pytest
+
+from portkit.cli import main
+from portkit.mappings import default_db
+
+from cases import Case, all_cases
+
+CASES = all_cases()
+IDS = [c.name for c in CASES]
+TOKEN = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def convert_case(case: Case, out: Path, source: Path | None = None) -> Path:
+    """Run the real CLI on the case input (or `source`) into `out`; the converted file or tree."""
+    source = source or case.input
+    code = main(["convert", str(source), "-o", str(out), "-q", *case.convert_args()])
+    assert code == 0, f"portkit convert exited {code}"
+    return out if source.is_dir() else out / source.name
+
+
+def tree_bytes(path: Path) -> dict[str, bytes]:
+    if path.is_file():
+        return {"": path.read_bytes()}
+    return {p.relative_to(path).as_posix(): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
+
+
+def test_corpus_is_large_enough():
+    assert len(CASES) >= 40
+    for case in CASES:
+        assert case.expected.exists(), f"{case.name}: no expected output"
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_golden(case: Case, tmp_path: Path):
+    produced = convert_case(case, tmp_path / "out")
+    assert tree_bytes(produced) == tree_bytes(case.expected)
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_idempotent(case: Case, tmp_path: Path):
+    """Converting the expected output again changes nothing."""
+    again = convert_case(case, tmp_path / "again", source=case.expected)
+    assert tree_bytes(again) == tree_bytes(case.expected)
+
+
+def _changed_lines_are_cuda(original: bytes, converted: bytes) -> list[str]:
+    names = default_db().names_by_bytes
+    old, new = original.splitlines(keepends=True), converted.splitlines(keepends=True)
+    problems = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        for line in old[i1:i2]:
+            stripped = line.lstrip()
+            if not (stripped.startswith(b"#include") or b"<<<" in line
+                    or any(t in names for t in TOKEN.findall(line))):
+                problems.append(f"changed a line with no CUDA name: {line!r}")
+        if tag == "insert":
+            for line in new[j1:j2]:
+                if line.strip() != b"#include <hip/hip_runtime.h>":
+                    problems.append(f"inserted an unexpected line: {line!r}")
+    return problems
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_only_cuda_lines_change(case: Case):
+    """Every line that differs held a CUDA name, a launch or an include; nothing else moved."""
+    inputs, expected = tree_bytes(case.input), tree_bytes(case.expected)
+    assert set(inputs) == set(expected)
+    for rel in inputs:
+        assert _changed_lines_are_cuda(inputs[rel], expected[rel]) == [], rel
