@@ -196,21 +196,26 @@ def _replace(outcome: FileOutcome, backup: bool, result: ConvertResult) -> None:
             keep = path.with_name(path.name + BACKUP_SUFFIX)
             if not keep.exists():  # a second run must not overwrite the real original
                 shutil.copy2(path, keep)
-        atomic_write(path, outcome.output or b"", mode_from=path)
+        atomic_write(path, outcome.output or b"", mode_from=path, durable=True)
     except OSError as exc:
         result.skipped.append(Skipped(outcome.entry.rel, f"cannot write: {exc.strerror or exc}", True))
         return
     result.written += 1
 
 
-def atomic_write(target: Path, data: bytes, mode_from: Path | None = None) -> None:
-    """Write `data` to `target` so that readers see the old file or the new one, never a part."""
+def atomic_write(target: Path, data: bytes, mode_from: Path | None = None, durable: bool = False) -> None:
+    """Write `data` to `target` so that readers see the old file or the new one, never a part.
+
+    `durable` also flushes the data to disk before the rename, so that even a system crash
+    cannot leave an empty file where a user's original was (used for --in-place).
+    """
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".portkit-tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
         if mode_from is not None and mode_from.exists():
             os.chmod(tmp, mode_from.stat().st_mode & 0o7777)
         os.replace(tmp, target)

@@ -9,10 +9,8 @@ from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
 
 # Node kinds the scanner dispatches on. One query captures them all, so the tree is walked once,
 # in C; Python only sees the nodes some rewriter or rule asked for.
-CAPTURE_KINDS = (
-    "identifier", "type_identifier", "namespace_identifier",
-    "preproc_arg", "preproc_include", "kernel_call_syntax",
-)
+NAME_KINDS = ("identifier", "type_identifier", "namespace_identifier")
+CAPTURE_KINDS = ("preproc_arg", "preproc_include", "kernel_call_syntax")
 DEVICE_MARKERS = ("__global__", "__device__", "__shared__", "__constant__", "__managed__")
 
 
@@ -28,9 +26,10 @@ def parser() -> Parser:
 
 @lru_cache(maxsize=1)
 def scan_query() -> Query:
+    names = " ".join(f"({kind})" for kind in NAME_KINDS)
     named = " ".join(f"({kind})" for kind in CAPTURE_KINDS)
     anonymous = " ".join(f'"{kind}"' for kind in DEVICE_MARKERS)
-    return Query(language(), f"[{named}] @node [{anonymous}] @device")
+    return Query(language(), f"[{names}] @name [{named}] @node [{anonymous}] @device")
 
 
 def parse(data: bytes) -> Tree:

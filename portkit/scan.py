@@ -7,6 +7,7 @@ return data through the ScanContext and never print or write.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from tree_sitter import Node
 
@@ -107,13 +108,11 @@ class ScanContext:
         ))
 
 
+@lru_cache(maxsize=1)
 def _handlers():
     # Imported here so that rewrite/* can import ScanContext from this module.
     from .rewrite import identifiers, includes, launches, macros
-    return {
-        "identifier": identifiers.handle,
-        "type_identifier": identifiers.handle,
-        "namespace_identifier": identifiers.handle,
+    return identifiers.handle, {
         "preproc_include": includes.handle,
         "kernel_call_syntax": launches.handle,
         "preproc_arg": macros.handle,
@@ -121,13 +120,22 @@ def _handlers():
 
 
 def dispatch(ctx: ScanContext, view: View, root: Node) -> None:
-    """Send every captured node under `root` to its rewriter, in source order."""
-    handlers = _handlers()
+    """Send every captured node under `root` to its rewriter.
+
+    Names are most of the captures and almost none of them are CUDA names, so the table
+    lookup happens here, before any call. Order does not matter: edits and findings are
+    sorted afterwards.
+    """
+    names_handler, handlers = _handlers()
     caps = parse.captures(root)
     if caps.get("device"):
         ctx.metrics.has_device_code = True
         ctx.metrics.kernels += sum(1 for n in caps["device"] if n.type == "__global__")
-    for node in sorted(caps.get("node", ()), key=lambda n: n.start_byte):
+    table = ctx.db.names_by_bytes
+    for node in caps.get("name", ()):
+        if node.text in table:
+            names_handler(ctx, view, node)
+    for node in caps.get("node", ()):
         handlers[node.type](ctx, view, node)
 
 

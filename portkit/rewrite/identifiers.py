@@ -34,7 +34,7 @@ def report(ctx: ScanContext, code: codes.Code, start: int, end: int, message: st
 
 
 def handle(ctx: ScanContext, view: View, node: Node) -> None:
-    mapping = ctx.db.names_by_bytes.get(view.text(node))
+    mapping = ctx.db.names_by_bytes.get(node.text)
     if mapping is None or not _matches_kind(node, mapping):
         return
     if mapping.arity_alias:
