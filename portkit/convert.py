@@ -161,8 +161,9 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
     for outcome in _outcomes(entries, opts.scan, opts.jobs, progress):
         result.outcomes.append(outcome)
         if to_stdout:
-            data = outcome.output if outcome.changed else outcome.entry.path.read_bytes()
-            stdout.write(data)  # type: ignore[union-attr]
+            if outcome.skipped is None or not outcome.skipped.error:
+                data = outcome.output if outcome.changed else outcome.entry.path.read_bytes()
+                stdout.write(data)  # type: ignore[union-attr]
         elif opts.output is not None:
             _mirror(outcome, opts.output, result)
         elif opts.in_place and outcome.changed:
