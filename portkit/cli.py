@@ -47,6 +47,17 @@ def _convert_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
 
 
+def _mappings_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "mappings", help="coverage of the mapping tables, one name, or a full export",
+        description="Without NAME: coverage by family (names known, with a HIP target, with a ROC "
+                    "target, unsupported). With NAME: that CUDA name's record (or the CUDA names that "
+                    "become a HIP NAME); exit 1 if unknown. --format exports every record.")
+    p.add_argument("name", nargs="?", metavar="NAME", help="a CUDA name or header, e.g. cudaMallocAsync")
+    p.add_argument("--format", choices=("text", "json", "csv", "markdown"), default="text")
+    p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write the export to FILE")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="portkit", description="Port CUDA C/C++ to AMD HIP and tell what will not port.")
@@ -54,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     _convert_parser(sub)
+    _mappings_parser(sub)
     return parser
 
 
@@ -101,12 +113,49 @@ def run_convert(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_mappings(args: argparse.Namespace) -> int:
+    from .coverage import lookup
+    from .mappings import default_db
+    from .report import mappings as report
+
+    db = default_db()
+    console = Console(highlight=False, soft_wrap=True)
+    if args.name:
+        found = lookup(db, args.name)
+        if not found:
+            print(f"portkit: {args.name}: not in the mapping tables", file=sys.stderr)
+            return 1
+        for index, m in enumerate(found):
+            if index:
+                console.print()
+            report.render_record(m, console)
+        return 0
+    if args.format == "text":
+        report.render_coverage(db, console)
+        return 0
+    render = report.EXPORTS[args.format]
+    if args.output is None:
+        render(db, sys.stdout)
+        return 0
+    import io
+    buffer = io.StringIO()
+    render(db, buffer)
+    from .convert import atomic_write
+    try:
+        atomic_write(args.output, buffer.getvalue().encode("utf-8"))
+    except OSError as exc:
+        raise PortkitError(f"{args.output}: cannot write: {exc.strerror or exc}") from None
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         if args.command == "convert":
             return run_convert(args)
+        if args.command == "mappings":
+            return run_mappings(args)
         parser.error(f"unknown command {args.command}")
     except PortkitError as exc:
         print(f"portkit: error: {exc}", file=sys.stderr)

@@ -14,7 +14,7 @@ from conftest import CUDA_LIB_INCLUDE, NVCC, require_dir, require_tool
 CASES = all_cases()
 IDS = [c.name for c in CASES]
 COMPILED = (".cu", ".cpp", ".cc", ".cuh", ".h", ".hpp")
-LIBRARY_HEADERS = (b"cublas", b"curand", b"cufft", b"cusparse", b"cusolver")
+LIBRARY_HEADERS = (b"cublas", b"curand", b"cufft", b"cusparse", b"cusolver", b"nccl")
 
 
 def translation_units(case: Case, files: list[Path]) -> list[Path]:

@@ -66,7 +66,7 @@ def due_by_target(entry: dict) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mappings", type=Path, default=Path("mappings"))
+    parser.add_argument("--mappings", type=Path, default=Path(__file__).resolve().parent.parent / "mappings")
     parser.add_argument("--include", action="append", default=None)
     args = parser.parse_args(argv)
     words = header_words(args.include or DEFAULT_DIRS, sorted(glob.glob(CLANG_WRAPPERS)))

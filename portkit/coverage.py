@@ -1,0 +1,81 @@
+"""What the mapping tables know: coverage per family, one record as plain data, lookups.
+
+Feeds `portkit mappings` (report/mappings.py renders it) and docs/mappings.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .mappings import Mapping, MappingDB, format_version
+
+VERSION_FIELDS = ("hip_since", "hip_deprecated", "hip_removed", "roc_since",
+                  "cuda_since", "cuda_deprecated", "cuda_removed")
+
+
+@dataclass(frozen=True)
+class FamilyCoverage:
+    family: str
+    title: str
+    known: int
+    with_hip: int
+    with_roc: int
+    unsupported: int
+    partial: int
+
+
+def _count(family: str, title: str, records: list[Mapping]) -> FamilyCoverage:
+    return FamilyCoverage(
+        family=family, title=title, known=len(records),
+        with_hip=sum(1 for m in records if m.hip),
+        with_roc=sum(1 for m in records if m.roc),
+        unsupported=sum(1 for m in records if m.status == "unsupported"),
+        partial=sum(1 for m in records if m.status == "partial"),
+    )
+
+
+def all_records(db: MappingDB) -> list[Mapping]:
+    """Every record, ordered by family then CUDA name (stable for exports and diffs)."""
+    return sorted((*db.names.values(), *db.headers.values()), key=lambda m: (m.family, m.cuda))
+
+
+def coverage(db: MappingDB) -> tuple[list[FamilyCoverage], FamilyCoverage]:
+    """Per-family coverage and the total."""
+    by_family: dict[str, list[Mapping]] = {}
+    for m in all_records(db):
+        by_family.setdefault(m.family, []).append(m)
+    titles = {f.name: f.title for f in db.families}
+    rows = [_count(name, titles.get(name, name), records) for name, records in sorted(by_family.items())]
+    return rows, _count("total", "All families", all_records(db))
+
+
+def record(m: Mapping) -> dict:
+    """One record as JSON-ready data; versions as "X.Y[.Z]", absent fields left out."""
+    out: dict = {"cuda": m.cuda, "family": m.family, "kind": m.kind, "status": m.status}
+    if m.hip:
+        out["hip"] = m.hip
+    if m.roc:
+        out["roc"] = m.roc
+    for name in VERSION_FIELDS:
+        value = getattr(m, name)
+        if value is not None:
+            out[name] = format_version(value)
+    if m.symbol_arg:
+        out["symbol_arg"] = m.symbol_arg
+    if m.drop_args:
+        out["drop_args"] = list(m.drop_args)
+    if m.cast_args:
+        out["cast_args"] = {str(k): v for k, v in m.cast_args}
+    if m.arity_alias:
+        out["arity_alias"] = {str(k): v for k, v in m.arity_alias}
+    if m.note:
+        out["note"] = m.note
+    return out
+
+
+def lookup(db: MappingDB, name: str) -> list[Mapping]:
+    """Records for a CUDA name or header; failing that, the CUDA names that become `name`."""
+    found = db.names.get(name) or db.headers.get(name)
+    if found:
+        return [found]
+    return [m for m in all_records(db) if name in (m.hip, m.roc)]
