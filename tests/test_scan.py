@@ -221,3 +221,18 @@ def test_cudart_cb_is_reported_with_what_to_do():
     assert (finding.code, finding.line, finding.column, finding.subject) == ("PK001", 2, 6, "CUDART_CB")
     assert finding.message == ("CUDART_CB has no HIP equivalent: HIP callbacks take no calling-convention "
                                "macro: delete CUDART_CB (it is empty on Linux).")
+
+
+def test_roc_prefers_the_roc_libraries_where_the_tables_have_them():
+    src = (b"#include <cublas_v2.h>\n#include <curand.h>\n"
+           b"void f(cublasHandle_t h, curandGenerator_t* g, cudaStream_t s) {\n"
+           b"  cublasSetStream(h, s);\n  curandCreateGenerator(g, CURAND_RNG_PSEUDO_DEFAULT);\n}\n")
+    # cudaStream_t is a runtime name, so the runtime header comes first in both styles
+    assert conv(src, prefer_roc=True) == (
+        b"#include <hip/hip_runtime.h>\n#include <rocblas/rocblas.h>\n#include <rocrand/rocrand.h>\n"
+        b"void f(rocblas_handle h, rocrand_generator* g, hipStream_t s) {\n"
+        b"  rocblas_set_stream(h, s);\n  rocrand_create_generator(g, ROCRAND_RNG_PSEUDO_DEFAULT);\n}\n")
+    assert conv(src) == (
+        b"#include <hip/hip_runtime.h>\n#include <hipblas/hipblas.h>\n#include <hiprand/hiprand.h>\n"
+        b"void f(hipblasHandle_t h, hiprandGenerator_t* g, hipStream_t s) {\n"
+        b"  hipblasSetStream(h, s);\n  hiprandCreateGenerator(g, HIPRAND_RNG_PSEUDO_DEFAULT);\n}\n")
