@@ -71,7 +71,8 @@ def test_shipped_tables_load_and_cover_the_core():
     assert tables_dir().is_dir()
     families = {f.name for f in db.families}
     assert {"runtime", "driver", "device", "headers", "complex", "cublas", "curand", "cufft",
-            "cusparse"} <= families
+            "cusparse", "cusolver", "cudnn", "cub", "rtc", "nccl", "nvtx", "coop_groups", "cutensor",
+            "nvml", "libcu", "thrust"} <= families
     with_hip = [m for m in db.names.values() if m.hip]
     assert len(with_hip) >= 500
     assert db.names["cudaMalloc"].hip == "hipMalloc"
@@ -80,6 +81,9 @@ def test_shipped_tables_load_and_cover_the_core():
     assert db.headers["cuda_runtime.h"].hip == "hip/hip_runtime.h"
     assert len(db.headers) >= 60
     assert db.newest >= parse_version("6.0")
+    assert db.names["ncclAllReduce"].hip == "ncclAllReduce"         # RCCL keeps NCCL's names
+    assert db.names["nvtxRangePushA"].hip == "roctxRangePushA"
+    assert db.names["nvmlInit_v2"].status == "unsupported"
 
 
 def test_resolve_respects_the_target_release():

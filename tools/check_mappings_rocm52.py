@@ -2,7 +2,7 @@
 
 Usage: python tools/check_mappings_rocm52.py [--mappings mappings/] [--include DIR ...]
 
-For every entry of runtime, device, complex, curand and cusparse whose hip_since is 5.2 or
+For every entry of runtime, device, complex, curand, cusparse and coop_groups whose hip_since is 5.2 or
 older and that is not removed by 5.2, the HIP name must occur as a word in the HIP headers
 (default: /usr/include/hip, /usr/include/hiprand, /usr/include/hipsparse, plus clang's
 __clang_hip_*.h wrappers, which provide part of HIP's device math on hipcc's clang). A
@@ -27,7 +27,7 @@ if sys.version_info >= (3, 11):
 else:  # Python 3.10: the tomli backport has the same API
     import tomli as tomllib
 
-FAMILIES = ["runtime", "device", "complex", "curand", "cusparse"]
+FAMILIES = ["runtime", "device", "complex", "curand", "cusparse", "coop_groups"]
 DEFAULT_DIRS = ["/usr/include/hip", "/usr/include/hiprand", "/usr/include/hipsparse"]
 CLANG_WRAPPERS = "/usr/lib/llvm-*/lib/clang/*/include/__clang_hip_*.h"
 TARGET = (5, 2)
