@@ -236,3 +236,13 @@ def test_roc_prefers_the_roc_libraries_where_the_tables_have_them():
         b"#include <hip/hip_runtime.h>\n#include <hipblas/hipblas.h>\n#include <hiprand/hiprand.h>\n"
         b"void f(hipblasHandle_t h, hiprandGenerator_t* g, hipStream_t s) {\n"
         b"  hipblasSetStream(h, s);\n  hiprandCreateGenerator(g, HIPRAND_RNG_PSEUDO_DEFAULT);\n}\n")
+
+
+def test_same_name_with_different_behaviour_is_noted_not_changed():
+    src = (b"#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n"
+           b"__device__ void f() { auto t = cg::this_thread(); t.sync(); }\n")
+    out = convert_text(src)
+    assert out.output == (b"#include <hip/hip_runtime.h>\n#include <hip/hip_cooperative_groups.h>\n"
+                          b"namespace cg = cooperative_groups;\n"
+                          b"__device__ void f() { auto t = cg::this_thread(); t.sync(); }\n")
+    assert [(f.code, f.line, f.column, f.subject) for f in out.findings] == [("PK004", 3, 36, "this_thread")]

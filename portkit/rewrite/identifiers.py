@@ -40,9 +40,11 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
     if mapping.arity_alias:
         mapping = _by_arity(ctx, node, mapping)
     hip, problem, reason = mapping.resolve(ctx.target, ctx.options.prefer_roc)
-    if hip == mapping.cuda:
-        return
     start, end = view.start(node), view.end(node)
+    if hip == mapping.cuda:
+        if mapping.status == "partial":  # same name, different behaviour: say so, change nothing
+            report(ctx, codes.PARTIAL_CONVERSION, start, end, f"{mapping.cuda}: {mapping.note}", mapping.cuda)
+        return
     ctx.metrics.refs_found += 1
     if hip is None:
         ctx.metrics.refs_left += 1
