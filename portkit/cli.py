@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import sys
 from pathlib import Path
@@ -11,7 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from . import __version__, scan_options
-from .convert import ConvertOptions, convert_paths
+from .convert import ConvertOptions, atomic_write, convert_paths
 from .errors import PortkitError
 from .report.terminal import render_convert
 
@@ -137,10 +138,8 @@ def run_mappings(args: argparse.Namespace) -> int:
     if args.output is None:
         render(db, sys.stdout)
         return 0
-    import io
     buffer = io.StringIO()
     render(db, buffer)
-    from .convert import atomic_write
     try:
         atomic_write(args.output, buffer.getvalue().encode("utf-8"))
     except OSError as exc:

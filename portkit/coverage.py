@@ -7,10 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .mappings import Mapping, MappingDB, format_version
-
-VERSION_FIELDS = ("hip_since", "hip_deprecated", "hip_removed", "roc_since",
-                  "cuda_since", "cuda_deprecated", "cuda_removed")
+from .mappings import VERSION_FIELDS, Mapping, MappingDB, format_version
 
 
 @dataclass(frozen=True)
@@ -39,14 +36,23 @@ def all_records(db: MappingDB) -> list[Mapping]:
     return sorted((*db.names.values(), *db.headers.values()), key=lambda m: (m.family, m.cuda))
 
 
+def by_family(db: MappingDB) -> dict[str, list[Mapping]]:
+    """Records grouped by family, families and records in name order."""
+    groups: dict[str, list[Mapping]] = {}
+    for m in all_records(db):
+        groups.setdefault(m.family, []).append(m)
+    return groups
+
+
+def titles(db: MappingDB) -> dict[str, str]:
+    return {f.name: f.title for f in db.families}
+
+
 def coverage(db: MappingDB) -> tuple[list[FamilyCoverage], FamilyCoverage]:
     """Per-family coverage and the total."""
-    by_family: dict[str, list[Mapping]] = {}
-    for m in all_records(db):
-        by_family.setdefault(m.family, []).append(m)
-    titles = {f.name: f.title for f in db.families}
-    rows = [_count(name, titles.get(name, name), records) for name, records in sorted(by_family.items())]
-    return rows, _count("total", "All families", all_records(db))
+    groups, names = by_family(db), titles(db)
+    rows = [_count(name, names.get(name, name), records) for name, records in groups.items()]
+    return rows, _count("total", "All families", [m for records in groups.values() for m in records])
 
 
 def record(m: Mapping) -> dict:

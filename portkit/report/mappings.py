@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .. import __version__
-from ..coverage import FamilyCoverage, all_records, coverage, record
+from ..coverage import FamilyCoverage, all_records, by_family, coverage, record, titles
 from ..mappings import Mapping, MappingDB, format_version
 
 CSV_FIELDS = ("cuda", "family", "kind", "status", "hip", "roc", "hip_since", "hip_deprecated",
@@ -74,12 +74,9 @@ def render_markdown(db: MappingDB, stream: TextIO) -> None:
     for row in [*rows, total]:
         name = f"**{row.family}**" if row is total else f"[{row.family}](#{row.family})"
         stream.write(f"| {name} | " + " | ".join(f"{getattr(row, f):,}" for f in COVERAGE_FIELDS) + " |\n")
-    by_family: dict[str, list[Mapping]] = {}
-    for m in all_records(db):
-        by_family.setdefault(m.family, []).append(m)
-    titles = {f.name: f.title for f in db.families}
-    for family, records in sorted(by_family.items()):
-        stream.write(f"\n## {family}\n\n{titles.get(family, family)}\n\n"
+    names = titles(db)
+    for family, records in by_family(db).items():
+        stream.write(f"\n## {family}\n\n{names.get(family, family)}\n\n"
                      "| CUDA | HIP | ROC | kind | status | ROCm | note |\n|---|---|---|---|---|---|---|\n")
         for m in records:
             since = format_version(m.hip_since) if m.hip_since else ""

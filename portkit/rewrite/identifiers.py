@@ -40,11 +40,12 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
     if mapping.arity_alias:
         mapping = _by_arity(ctx, node, mapping)
     hip, problem, reason = mapping.resolve(ctx.target, ctx.options.prefer_roc)
-    start, end = view.start(node), view.end(node)
     if hip == mapping.cuda:
         if mapping.status == "partial":  # same name, different behaviour: say so, change nothing
-            report(ctx, codes.PARTIAL_CONVERSION, start, end, f"{mapping.cuda}: {mapping.note}", mapping.cuda)
+            report(ctx, codes.PARTIAL_CONVERSION, view.start(node), view.end(node),
+                   f"{mapping.cuda}: {mapping.note}", mapping.cuda)
         return
+    start, end = view.start(node), view.end(node)
     ctx.metrics.refs_found += 1
     if hip is None:
         ctx.metrics.refs_left += 1
