@@ -7,11 +7,9 @@ then rename), keep the file's permissions, and never land outside the output roo
 from __future__ import annotations
 
 import difflib
-import multiprocessing
 import os
 import shutil
 import tempfile
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
@@ -20,9 +18,9 @@ from .edits import apply_edits
 from .errors import PortkitError
 from .files import Entry, Skipped, discover, read
 from .findings import Finding
-from .mappings import default_db
 from .scan import FileScan, Options, scan_source
 from .source import SourceFile
+from .workers import ordered_map
 
 BACKUP_SUFFIX = ".orig"
 
@@ -103,20 +101,7 @@ def _convert_entry(entry: Entry, options: Options) -> FileOutcome:
 def _outcomes(entries: list[Entry], options: Options, jobs: int,
               progress: Callable[[int], None] | None) -> Iterable[FileOutcome]:
     """Outcomes in the order of `entries`, computed in `jobs` worker processes."""
-    if jobs <= 1 or len(entries) < 2:
-        for entry in entries:
-            yield _convert_entry(entry, options)
-            if progress:
-                progress(1)
-        return
-    default_db()  # loaded once here; forked workers inherit it instead of loading it again
-    context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        chunk = max(1, min(64, len(entries) // (jobs * 8)))
-        for outcome in pool.map(_convert_entry, entries, [options] * len(entries), chunksize=chunk):
-            yield outcome
-            if progress:
-                progress(1)
+    return ordered_map(_convert_entry, entries, options, jobs, progress)
 
 
 def check_options(paths: list[Path], opts: ConvertOptions) -> None:

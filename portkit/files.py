@@ -14,6 +14,12 @@ SOURCE_SUFFIXES = frozenset({
     ".cu", ".cuh", ".c", ".cc", ".cpp", ".cxx", ".c++", ".h", ".hh", ".hpp", ".hxx", ".h++",
     ".inl", ".inc", ".ipp", ".tpp", ".tcc",
 })
+# Build, dependency and Python files where CUDA hides: read by the audit's text rules.
+BUILD_NAMES = {
+    "cmakelists.txt": "cmake", "makefile": "make", "gnumakefile": "make", "pyproject.toml": "pyproject",
+    "environment.yml": "conda", "environment.yaml": "conda", "pipfile": "requirements",
+}
+BUILD_SUFFIXES = {".cmake": "cmake", ".mk": "make", ".mak": "make", ".py": "python", ".sh": "shell"}
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".portkit", ".pytest_cache"})
 
 
@@ -23,7 +29,26 @@ class Entry:
 
     path: Path
     rel: str          # forward slashes, relative to the common root
-    is_source: bool
+    kind: str | None  # "source" (C/C++/CUDA), a build/dependency kind (see kind_of), or None
+
+    @property
+    def is_source(self) -> bool:
+        return self.kind == "source"
+
+
+def kind_of(name: str) -> str | None:
+    """What a file is, from its name: C/C++/CUDA source, a build or dependency file, or None."""
+    lower = name.lower()
+    suffix = lower[lower.rfind("."):] if "." in lower else ""
+    if suffix in SOURCE_SUFFIXES:
+        return "source"
+    if lower in BUILD_NAMES:
+        return BUILD_NAMES[lower]
+    if lower.startswith("requirements") and lower.endswith((".txt", ".in")) or lower.endswith("-requirements.txt"):
+        return "requirements"
+    if lower.startswith("environment") and lower.endswith((".yml", ".yaml")):
+        return "conda"
+    return BUILD_SUFFIXES.get(suffix)
 
 
 @dataclass(frozen=True)
@@ -54,7 +79,7 @@ def discover(paths: list[Path]) -> tuple[Path, list[Entry], list[Skipped]]:
             _walk(root, path, entries, skipped)
         else:
             rel = path.relative_to(root).as_posix()
-            entries[rel] = Entry(path, rel, is_source=True)  # named explicitly: always scanned
+            entries[rel] = Entry(path, rel, kind_of(path.name) or "source")  # named: always scanned
     return root, [entries[k] for k in sorted(entries)], skipped
 
 
@@ -77,7 +102,7 @@ def _walk(root: Path, top: Path, entries: dict[str, Entry], skipped: list[Skippe
             if path.is_symlink():
                 skipped.append(Skipped(rel, "symbolic link, not followed", error=False))
                 continue
-            entries[rel] = Entry(path, rel, is_source=path.suffix.lower() in SOURCE_SUFFIXES)
+            entries[rel] = Entry(path, rel, kind_of(name))
 
 
 def read(entry: Entry) -> tuple[bytes | None, Skipped | None]:
@@ -86,7 +111,7 @@ def read(entry: Entry) -> tuple[bytes | None, Skipped | None]:
         data = entry.path.read_bytes()
     except OSError as exc:
         return None, Skipped(entry.rel, f"cannot read: {exc.strerror or exc}", error=True)
-    if entry.is_source:
+    if entry.kind is not None:
         if data.startswith(UTF16_BOMS):
             return data, Skipped(entry.rel, "UTF-16 encoded: not converted", error=False)
         if b"\0" in data[:8192]:

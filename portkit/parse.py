@@ -24,21 +24,26 @@ def parser() -> Parser:
     return Parser(language())
 
 
-@lru_cache(maxsize=1)
-def scan_query() -> Query:
+@lru_cache(maxsize=4)
+def scan_query(with_rules: tuple[str, ...] = ()) -> Query:
+    """The converter's query, plus `@rule` captures for the node kinds audit rules inspect."""
     names = " ".join(f"({kind})" for kind in NAME_KINDS)
     named = " ".join(f"({kind})" for kind in CAPTURE_KINDS)
     anonymous = " ".join(f'"{kind}"' for kind in DEVICE_MARKERS)
-    return Query(language(), f"[{names}] @name [{named}] @node [{anonymous}] @device")
+    text = f"[{names}] @name [{named}] @node [{anonymous}] @device"
+    extra = [kind for kind in with_rules if kind not in CAPTURE_KINDS and kind not in NAME_KINDS]
+    if extra:
+        text += " [" + " ".join(f"({kind})" for kind in extra) + "] @rule"
+    return Query(language(), text)
 
 
 def parse(data: bytes) -> Tree:
     return parser().parse(data)
 
 
-def captures(node: Node) -> dict[str, list[Node]]:
+def captures(node: Node, with_rules: tuple[str, ...] = ()) -> dict[str, list[Node]]:
     """The scan query's captures under `node`, by capture name."""
-    return QueryCursor(scan_query()).captures(node)
+    return QueryCursor(scan_query(with_rules)).captures(node)
 
 
 def first_error(node: Node) -> Node | None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from tree_sitter import Node
 
@@ -17,6 +18,9 @@ from .findings import Finding, fingerprint
 from .mappings import MappingDB, Version, default_db
 from .source import SourceFile
 
+if TYPE_CHECKING:
+    from .rules._rule import Rule
+
 
 @dataclass(frozen=True)
 class Options:
@@ -25,6 +29,7 @@ class Options:
     launch_syntax: str = "cuda"          # "cuda" keeps <<<>>>, "hip" writes hipLaunchKernelGGL
     rocm: Version | None = None          # target ROCm release; None = newest in the tables
     prefer_roc: bool = False             # prefer rocBLAS-style names where the tables have them
+    audit: bool = False                  # also run the audit rules (portkit/rules/), not only the converter
 
 
 @dataclass
@@ -37,6 +42,11 @@ class Metrics:
     launches: int = 0          # <<<>>> launches
     partially_parsed: bool = False
     has_device_code: bool = False
+    kind: str = "source"       # source, cmake, make, python, requirements, pyproject, conda, shell
+    libraries: set[str] = field(default_factory=set)   # ecosystem library ids used (includes, links)
+    imports: set[str] = field(default_factory=set)     # top-level Python modules imported
+    triton_kernels: int = 0    # @triton.jit functions
+    cuda_extension: bool = False   # a torch.utils.cpp_extension CUDAExtension build
 
 
 @dataclass
@@ -90,9 +100,23 @@ class ScanContext:
     metrics: Metrics = field(default_factory=Metrics)
     includes: list[IncludeSeen] = field(default_factory=list)
     uses_runtime_api: bool = False
+    memo: dict = field(default_factory=dict)   # per-file scratch for rules (first use per function...)
+
+    def first(self, key: object) -> bool:
+        """True the first time `key` is seen in this file (rules that report once per function)."""
+        if key in self.memo:
+            return False
+        self.memo[key] = True
+        return True
 
     def edit(self, start: int, end: int, text: bytes, what: str = "", covers: bool = False) -> None:
         self.edits.append(Edit(start, end, text, what, covers))
+
+    def flag(self, rule: "Rule", start: int, end: int, message: str, subject: str,
+             severity: str | None = None) -> None:
+        """Record a finding of `rule` at byte range [start, end) (severity: the rule's unless given)."""
+        self.report(rule.code, rule.name, severity or rule.severity, rule.category, start, end,
+                    message, subject=subject, fix=rule.fix)
 
     def report(self, code: str, name: str, severity: str, category: str, start: int, end: int,
                message: str, subject: str, fix: str = "") -> None:
@@ -119,29 +143,46 @@ def _handlers():
     }
 
 
+@lru_cache(maxsize=1)
+def _rule_hooks():
+    from . import rules
+    return rules.tree_hooks()
+
+
 def dispatch(ctx: ScanContext, view: View, root: Node) -> None:
-    """Send every captured node under `root` to its rewriter.
+    """Send every captured node under `root` to its rewriter, and in audit mode to the rules.
 
     Names are most of the captures and almost none of them are CUDA names, so the table
-    lookup happens here, before any call. Order does not matter: edits and findings are
+    lookups happen here, before any call. Order does not matter: edits and findings are
     sorted afterwards.
     """
     names_handler, handlers = _handlers()
-    caps = parse.captures(root)
+    audit = ctx.options.audit
+    rule_nodes, rule_names = _rule_hooks() if audit else ({}, {})
+    caps = parse.captures(root, with_rules=tuple(sorted(rule_nodes)) if audit else ())
     if caps.get("device"):
         ctx.metrics.has_device_code = True
         ctx.metrics.kernels += sum(1 for n in caps["device"] if n.type == "__global__")
     table = ctx.db.names_by_bytes
     for node in caps.get("name", ()):
-        if node.text in table:
+        text = node.text
+        if text in table:
             names_handler(ctx, view, node)
+        if text in rule_names:
+            for check in rule_names[text]:
+                check(ctx, view, node)
     for node in caps.get("node", ()):
         handlers[node.type](ctx, view, node)
+        for check in rule_nodes.get(node.type, ()):
+            check(ctx, view, node)
+    for node in caps.get("rule", ()):
+        for check in rule_nodes[node.type]:
+            check(ctx, view, node)
 
 
 def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB | None = None) -> FileScan:
     """Scan one file: the edits that convert it, the findings, and its metrics."""
-    from .rewrite import includes
+    from .rewrite import codes, includes
 
     db = db or default_db()
     ctx = ScanContext(source=source, db=db, options=options, target=options.rocm or db.newest)
@@ -152,12 +193,25 @@ def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB 
     error = parse.first_error(root)
     if error is not None:
         ctx.metrics.partially_parsed = True
-        ctx.report("PK005", "partially-parsed", "info", "parsing", error.start_byte, error.end_byte,
-                   "tree-sitter could not parse this region; names in it were converted, but "
-                   "constructs spanning it (kernel launches, symbol arguments) may be missed",
-                   subject="parse-error",
-                   fix="check the converted region by hand; deep mode (libclang) sees one configuration")
+        ctx.flag(codes.PARTIALLY_PARSED, error.start_byte, error.end_byte,
+                 "tree-sitter could not parse this region; names in it were converted, but "
+                 "constructs spanning it (kernel launches, symbol arguments) may be missed",
+                 subject="parse-error")
     includes.finish(ctx, root)
     edits = normalize(ctx.edits)
-    findings = sorted(ctx.findings, key=Finding.sort_key)
-    return FileScan(source.rel, edits, findings, ctx.metrics)
+    return FileScan(source.rel, edits, finish_findings(ctx.findings), ctx.metrics)
+
+
+def finish_findings(findings: list[Finding]) -> list[Finding]:
+    """Sorted, with converter findings dropped where a rule says more about the same spot.
+
+    A rule module may list the codes it REFINES: `__syncwarp` is PK001 for the converter
+    (no HIP name in ROCm 5.2) and PK206 for the audit, which explains the real hazard; the
+    user sees the specific finding once, not both.
+    """
+    from . import rules
+
+    refined = {(f.line, f.column, code) for f in findings
+               for code in rules.refines().get(f.code, ())}
+    kept = [f for f in findings if (f.line, f.column, f.code) not in refined]
+    return sorted(kept, key=Finding.sort_key)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from ..mappings import Mapping
+from ..rules._rule import Rule
 from ..scan import ScanContext, View
 from . import codes
 
@@ -24,13 +25,38 @@ PROBLEM_CODES = {
 def _matches_kind(node: Node, mapping: Mapping) -> bool:
     """A namespace entry (cub) only matches `cub::`; types may also appear as `Type::`."""
     if node.type == "namespace_identifier":
+        if mapping.kind == "namespace" and _nested_scope(node):
+            return False  # at::cuda::, thrust::cuda::: someone else's namespace called cuda
         return mapping.kind in ("namespace", "type", "enum")
     return mapping.kind != "namespace"
 
 
-def report(ctx: ScanContext, code: codes.Code, start: int, end: int, message: str, subject: str) -> None:
-    ctx.report(code.code, code.name, code.severity, code.category, start, end, message,
-               subject=subject, fix=code.fix)
+def _nested_scope(node: Node) -> bool:
+    """`x::NAME::y`: NAME is a namespace inside another one, not a top-level library namespace."""
+    qualified = node.parent
+    outer = qualified.parent if qualified is not None else None
+    if qualified is None or outer is None or outer.type != "qualified_identifier":
+        return False
+    name = outer.child_by_field_name("name")
+    scope = outer.child_by_field_name("scope")
+    return name is not None and name.id == qualified.id and scope is not None and scope.text != b""
+
+
+def report(ctx: ScanContext, rule: Rule, start: int, end: int, message: str, subject: str) -> None:
+    ctx.flag(rule, start, end, message, subject)
+
+
+def audit_notes(ctx: ScanContext, mapping: Mapping, start: int, end: int) -> None:
+    """PK101/PK102, audit only: a CUDA API on its way out, or a HIP counterpart still experimental."""
+    if mapping.cuda_deprecated or mapping.cuda_removed:
+        when = [f"deprecated in CUDA {mapping.cuda_deprecated}" if mapping.cuda_deprecated else "",
+                f"removed in CUDA {mapping.cuda_removed}" if mapping.cuda_removed else ""]
+        report(ctx, codes.DEPRECATED_CUDA_API, start, end,
+               f"{mapping.cuda} is {' and '.join(w for w in when if w)}", mapping.cuda)
+    if mapping.status == "experimental":
+        note = f": {mapping.note}" if mapping.note else ""
+        report(ctx, codes.EXPERIMENTAL_HIP_API, start, end,
+               f"{mapping.cuda}: the HIP counterpart is experimental{note}", mapping.cuda)
 
 
 def handle(ctx: ScanContext, view: View, node: Node) -> None:
@@ -39,6 +65,8 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
         return
     if mapping.arity_alias:
         mapping = _by_arity(ctx, node, mapping)
+    if ctx.options.audit:
+        audit_notes(ctx, mapping, view.start(node), view.end(node))
     hip, problem, reason = mapping.resolve(ctx.target, ctx.options.prefer_roc)
     if hip == mapping.cuda:
         if mapping.status == "partial":  # same name, different behaviour: say so, change nothing

@@ -1,0 +1,125 @@
+"""audit: scan every file with the rules on, aggregate findings and metrics, estimate the port.
+
+The audit runs the converter's own scan (with the rules switched on), so its "converted
+automatically" figures are the edits `portkit convert` would apply. Nothing here prints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from . import ecosystem, effort, rules, suppress
+from .errors import PortkitError
+from .files import Entry, Skipped, discover, read
+from .findings import SEVERITIES, Finding
+from .scan import FileScan, Options, scan_source
+from .source import SourceFile
+from .textscan import scan_text
+from .workers import ordered_map
+
+FAIL_ON = ("blocker", "high", "medium", "low", "info")
+
+
+@dataclass(frozen=True)
+class AuditOptions:
+    scan: Options = Options(audit=True)
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    fail_on: str | None = None
+    team_size: int = 1
+    focus_hours: float | None = None
+    jobs: int = 1
+
+
+@dataclass(frozen=True)
+class _Job:
+    scan: Options
+    enabled: frozenset[str]
+
+
+@dataclass
+class FileAudit:
+    entry: Entry
+    scan: FileScan | None = None
+    skipped: Skipped | None = None
+
+
+@dataclass
+class AuditResult:
+    root: Path
+    options: AuditOptions
+    files: list[FileAudit] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    estimate: effort.Estimate | None = None
+
+    @property
+    def scans(self) -> list[FileScan]:
+        return [f.scan for f in self.files if f.scan is not None]
+
+    @property
+    def findings(self) -> list[Finding]:
+        return [x for s in self.scans for x in s.findings]
+
+    @property
+    def all_skipped(self) -> list[Skipped]:
+        return self.skipped + [f.skipped for f in self.files if f.skipped is not None]
+
+    @property
+    def errors(self) -> list[Skipped]:
+        return [s for s in self.all_skipped if s.error]
+
+    def failed(self) -> bool:
+        """True when a finding is at or above --fail-on."""
+        if self.options.fail_on is None:
+            return False
+        limit = SEVERITIES.index(self.options.fail_on)
+        return any(SEVERITIES.index(f.severity) <= limit for f in self.findings)
+
+
+def audit_bytes(rel: str, data: bytes, kind: str, job: _Job) -> FileScan:
+    """The findings of one file, filtered by the enabled codes and its suppression comments."""
+    source = SourceFile.from_bytes(rel, data)
+    scan = scan_source(source, job.scan) if kind == "source" else scan_text(source, kind, job.scan)
+    model = effort.default_model()
+    kept = [f for f in scan.findings if f.code in job.enabled]
+    kept = suppress.apply(source, kept, job.enabled)
+    scan.findings = [_with_hours(f, model) for f in kept]
+    return scan
+
+
+def _with_hours(f: Finding, model: effort.CostModel) -> Finding:
+    from dataclasses import replace
+    return replace(f, effort_hours=model.finding_hours(f))
+
+
+def _audit_entry(entry: Entry, job: _Job) -> FileAudit:
+    if entry.kind is None:
+        return FileAudit(entry)
+    data, skipped = read(entry)
+    if data is None or skipped is not None:
+        return FileAudit(entry, skipped=skipped)
+    return FileAudit(entry, scan=audit_bytes(entry.rel, data, entry.kind, job))
+
+
+def audit_paths(paths: list[Path], opts: AuditOptions,
+                progress_factory: Callable[[int], Callable[[int], None] | None] | None = None) -> AuditResult:
+    """Audit files and trees: findings per file, then the estimate over all of them."""
+    if opts.jobs < 1:
+        raise PortkitError(f"--jobs must be at least 1, not {opts.jobs}")
+    if opts.fail_on is not None and opts.fail_on not in FAIL_ON:
+        raise PortkitError(f"--fail-on must be one of {', '.join(FAIL_ON)}")
+    enabled = rules.selected(list(opts.select), list(opts.ignore))
+    model = effort.default_model()
+    eco = ecosystem.default()
+    root, entries, skipped = discover([Path(p) for p in paths])
+    entries = [e for e in entries if e.kind is not None]
+    result = AuditResult(root=root, options=opts, skipped=skipped)
+    progress = progress_factory(len(entries)) if progress_factory else None
+    job = _Job(opts.scan if opts.scan.audit else Options(audit=True, rocm=opts.scan.rocm), enabled)
+    for outcome in ordered_map(_audit_entry, entries, job, opts.jobs, progress):
+        result.files.append(outcome)
+    metrics = [(s.rel, s.metrics) for s in result.scans]
+    result.estimate = effort.estimate(metrics, result.findings, eco, model, opts.team_size, opts.focus_hours)
+    return result

@@ -1,0 +1,30 @@
+"""A region of the file could not be parsed.
+
+Reported by the converter (portkit/rewrite/), from the mapping tables.
+
+What it finds:
+    A region tree-sitter could not parse: an #if branch that cuts a construct in two, an unusual
+    macro. Names inside it are still converted and audited; larger constructs (kernel launches,
+    symbol arguments) spanning it may be missed.
+
+Why it matters on AMD GPUs:
+    Findings and conversions inside the region are less complete than elsewhere.
+
+Example:
+    #if USE_FAST
+    foo(a,
+    #else
+    foo(b,
+    #endif
+       c);
+
+Instead:
+    Review the region by hand after conversion; deep mode (libclang) sees one configuration.
+
+Effort:
+    Nothing in itself: a note on the quality of the scan.
+"""
+
+from ._rule import define
+
+RULE = define(__doc__, code="PK005", name="partially-parsed", severity="info", category="parsing")

@@ -1,0 +1,105 @@
+"""A literal warp size of 32 in lane or warp arithmetic.
+
+What it finds:
+    32, 31 and shifts by 5 used with thread, lane or warp indices: `threadIdx.x % 32`,
+    `tid & 31`, `threadIdx.x >> 5`, `blockDim.x / 32`, `warp_id * 32`, `if (tid < 32)`, and
+    constants that name a warp size (`#define WARP_SIZE 32`, `constexpr int kWarpSize = 32`).
+    Thirty-twos with nothing to do with warps (`dim3 block(32, 8)`, `char buf[32]`, `n * 32`)
+    are not reported.
+
+Why it matters on AMD GPUs:
+    CDNA GPUs (MI100 to MI355) run 64-lane wavefronts. Lane ids computed modulo 32 repeat
+    inside a wavefront, warp counts double, and "the first warp" (tid < 32) is half a
+    wavefront: results are silently wrong, nothing fails to compile.
+
+Example:
+    int lane = threadIdx.x % 32;
+    int warp = threadIdx.x / 32;
+
+Instead:
+    Use the built-in `warpSize` (a run-time value on HIP) or a constant chosen per target
+    (`#if defined(__HIP_PLATFORM_AMD__)` 64), and review the algorithm for 64 lanes.
+
+Effort:
+    An hour or two per site; more where shared-memory layouts depend on the warp count.
+"""
+
+from tree_sitter import Node
+
+from ..scan import ScanContext, View
+from . import _tree
+from ._rule import define
+
+RULE = define(__doc__, code="PK201", name="hardcoded-warp-size", severity="high", category="warp")
+NODES = ("number_literal", "preproc_def")
+
+# operator -> literal values that mean "warp size" next to a thread/lane/warp index
+_ARITHMETIC = {
+    b"%": (32,), b"/": (32,), b"*": (32,), b"&": (31,), b">>": (5,), b"<<": (5,),
+    b"<": (32,), b"<=": (31,), b">=": (32,), b">": (31,), b"==": (32,), b"!=": (32,),
+}
+
+
+def check(ctx: ScanContext, view: View, node: Node) -> None:
+    if node.type == "preproc_def":
+        _check_define(ctx, view, node)
+        return
+    value = _tree.int_value(node)
+    if value not in (5, 31, 32):
+        return
+    parent = _tree.up(node)
+    if parent is None:
+        return
+    if parent.type == "binary_expression":
+        op = _tree.operator(parent)
+        other = _tree.other_operand(parent, node)
+        if other is None or value not in _ARITHMETIC.get(op, ()):
+            return
+        if op in (b">>", b"<<") and parent.child_by_field_name("right").id != _outer(node, parent).id:
+            return  # `5 >> x` is not a shift by five
+        if _tree.threadish(other.text):
+            ctx.flag(RULE, view.start(parent), view.end(parent),
+                     f"`{_squash(view.text(parent))}` assumes 32-lane warps; an AMD wavefront has 64 lanes",
+                     subject=_squash(view.text(parent)))
+        return
+    if value == 32 and parent.type in ("init_declarator", "enumerator", "optional_parameter_declaration",
+                                       "assignment_expression"):
+        name = parent.child_by_field_name("declarator") or parent.child_by_field_name("name") \
+            or parent.child_by_field_name("left")
+        if name is not None and _tree.warpish_name(name.text) and _is_constant_declaration(parent):
+            ctx.flag(RULE, view.start(node), view.end(node),
+                     f"{name.text.decode(errors='replace')} = 32 fixes the warp size; an AMD wavefront has 64 lanes",
+                     subject=name.text.decode(errors="replace"))
+
+
+def _check_define(ctx: ScanContext, view: View, node: Node) -> None:
+    name = node.child_by_field_name("name")
+    value = node.child_by_field_name("value")
+    if name is None or value is None or not _tree.warpish_name(name.text):
+        return
+    if value.text.strip().strip(b"()").rstrip(b"uU") != b"32":
+        return
+    ctx.flag(RULE, view.start(value), view.end(value),
+             f"#define {name.text.decode(errors='replace')} 32 fixes the warp size; an AMD wavefront has 64 lanes",
+             subject=name.text.decode(errors="replace"))
+
+
+def _is_constant_declaration(parent: Node) -> bool:
+    """`const int kWarp = 32`, an enumerator or a default template/parameter value: a constant."""
+    if parent.type in ("enumerator", "optional_parameter_declaration"):
+        return True
+    if parent.type == "assignment_expression":
+        return False
+    declaration = parent.parent
+    return declaration is not None and (b"const" in _tree.declaration_type(declaration)
+                                        or b"constexpr" in _tree.declaration_type(declaration))
+
+
+def _outer(node: Node, binary: Node) -> Node:
+    while node.parent is not None and node.parent.id != binary.id:
+        node = node.parent
+    return node
+
+
+def _squash(text: bytes) -> str:
+    return " ".join(text.decode("utf-8", "replace").split())

@@ -1,0 +1,77 @@
+"""A full 32-bit lane mask (0xffffffff).
+
+What it finds:
+    0xffffffff passed as the mask of a `*_sync` warp intrinsic, compared with the result of
+    `__ballot_sync`/`__activemask`, or defined as a named mask constant (`#define FULL_MASK
+    0xffffffff`).
+
+Why it matters on AMD GPUs:
+    A wavefront has 64 lanes, so a full mask is 64 bits wide. A 32-bit "all lanes" mask names
+    only lanes 0-31: comparisons with it fail when all 64 lanes are active, and HIP's
+    `*_sync` intrinsics (ROCm 6.2+) given it leave half the wavefront out.
+
+Example:
+    if (__ballot_sync(0xffffffff, pred) == 0xffffffff) { ... }
+
+Instead:
+    Compare with the active mask of the wavefront (`__ballot(1)` in HIP, a 64-bit value), use
+    `__all`/`__any` for "every lane"/"some lane", and drop masks HIP does not need.
+
+Effort:
+    Under an hour per site.
+"""
+
+from tree_sitter import Node
+
+from ..scan import ScanContext, View
+from . import _tree
+from ._rule import define
+
+RULE = define(__doc__, code="PK203", name="full-warp-mask", severity="medium", category="warp")
+NODES = ("number_literal", "preproc_def")
+REFINES = ("PK004",)
+FULL = 0xFFFFFFFF
+
+
+def check(ctx: ScanContext, view: View, node: Node) -> None:
+    if node.type == "preproc_def":
+        name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+        if name is not None and value is not None and b"mask" in name.text.lower() \
+                and value.text.strip().strip(b"()").lower().rstrip(b"u") == b"0xffffffff":
+            ctx.flag(RULE, view.start(value), view.end(value),
+                     f"{name.text.decode(errors='replace')} is a 32-lane mask; an AMD wavefront has 64 lanes",
+                     subject=name.text.decode(errors="replace"))
+        return
+    if _tree.int_value(node) != FULL or not node.text.lower().startswith(b"0x"):
+        return
+    found = _tree.call_of_argument(node)
+    if found is not None:
+        call, index = found
+        name = _tree.callee_name(call)
+        if index == 0 and name.startswith(b"__") and name.endswith(b"_sync"):
+            # reported at the call, where it replaces the converter's "mask dropped" note (PK004)
+            function = call.child_by_field_name("function")
+            ctx.flag(RULE, view.start(function), view.end(call),
+                     f"{name.decode()} with mask 0xffffffff names 32 lanes; an AMD wavefront has 64 "
+                     "(the converter drops the mask: check that every lane takes part)",
+                     subject=name.decode())
+        return
+    parent = _tree.up(node)
+    if parent is None:
+        return
+    if parent.type == "binary_expression" and _tree.operator(parent) in (b"==", b"!="):
+        other = _tree.other_operand(parent, node)
+        if other is not None and (b"ballot" in other.text.lower() or b"activemask" in other.text.lower()
+                                  or b"mask" in other.text.lower()):
+            ctx.flag(RULE, view.start(parent), view.end(parent),
+                     "comparing a lane mask with 0xffffffff assumes 32 lanes; an AMD wavefront has 64",
+                     subject="compare")
+        return
+    if parent.type == "init_declarator":
+        name = parent.child_by_field_name("declarator")
+        declaration = parent.parent
+        if name is not None and b"mask" in name.text.lower() and declaration is not None \
+                and b"const" in _tree.declaration_type(declaration):
+            ctx.flag(RULE, view.start(node), view.end(node),
+                     f"{_tree.declared_name(name).decode(errors='replace')} is a 32-lane mask; "
+                     "an AMD wavefront has 64 lanes", subject=name.text.decode(errors="replace"))

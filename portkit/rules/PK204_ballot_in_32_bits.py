@@ -1,0 +1,57 @@
+"""A ballot or active-lane mask kept in 32 bits.
+
+What it finds:
+    The result of `__ballot_sync`, `__ballot` or `__activemask` stored in a 32-bit variable
+    (`unsigned`, `int`, `uint32_t`) or counted and searched with the 32-bit bit intrinsics
+    (`__popc`, `__ffs`, `__clz`, `__brev`).
+
+Why it matters on AMD GPUs:
+    HIP's `__ballot` returns a 64-bit mask, one bit per lane of a 64-lane wavefront. Kept in 32
+    bits, lanes 32-63 vanish: vote counts are halved and leader election skips half the lanes.
+
+Example:
+    unsigned int votes = __ballot_sync(0xffffffff, x > 0);
+    int n = __popc(votes);
+
+Instead:
+    Keep masks in `unsigned long long` (or `uint64_t`) and use `__popcll`, `__ffsll`, `__clzll`.
+
+Effort:
+    Under an hour per site.
+"""
+
+from tree_sitter import Node
+
+from ..scan import ScanContext, View
+from . import _tree
+from ._rule import define
+
+RULE = define(__doc__, code="PK204", name="ballot-in-32-bits", severity="high", category="warp")
+NAMES = (b"__ballot_sync", b"__ballot", b"__activemask")
+NARROW_BIT_OPS = (b"__popc", b"__ffs", b"__clz", b"__brev")
+_WIDE = (b"long long", b"uint64_t", b"int64_t", b"size_t", b"unsigned long", b"auto", b"lanemask")
+
+
+def check_name(ctx: ScanContext, view: View, node: Node) -> None:
+    call = node.parent
+    if call is None or call.type != "call_expression" or call.child_by_field_name("function") != node:
+        return
+    name = node.text.decode()
+    outer = _tree.call_of_argument(call)
+    if outer is not None and _tree.callee_name(outer[0]) in NARROW_BIT_OPS:
+        op = _tree.callee_name(outer[0]).decode()
+        ctx.flag(RULE, view.start(outer[0]), view.end(outer[0]),
+                 f"{op}({name}(...)) counts 32 lanes; the mask has 64 bits on AMD (use {op}ll)",
+                 subject=f"{op}({name})")
+        return
+    parent = _tree.up(call)
+    if parent is not None and parent.type == "init_declarator":
+        declaration = parent.parent
+        if declaration is None or declaration.type != "declaration":
+            return
+        type_text = _tree.declaration_type(declaration)
+        if type_text and not any(w in type_text for w in _WIDE):
+            var = _tree.declared_name(parent.child_by_field_name("declarator")).decode(errors="replace")
+            ctx.flag(RULE, view.start(parent), view.end(parent),
+                     f"{name} result stored in `{type_text.decode(errors='replace')} {var}`: "
+                     "32 bits, the AMD mask has 64", subject=f"{name}:{var}")

@@ -1,0 +1,56 @@
+"""A shared array of 32 indexed by lane or warp.
+
+What it finds:
+    `__shared__` arrays declared with 32 elements (or a warp-size constant) that the same
+    function indexes with a lane or warp index (`shared[lane]`, `partial[warp_id]`).
+
+Why it matters on AMD GPUs:
+    With 64-lane wavefronts, a lane index runs to 63 and overruns a 32-element array; the
+    per-warp partial-sum layout (one slot per warp, read back by "lane < 32") no longer matches
+    the number of wavefronts in the block.
+
+Example:
+    __shared__ float partial[32];
+    if (lane == 0) partial[warp_id] = sum;
+    sum = (threadIdx.x < blockDim.x / 32) ? partial[lane] : 0;
+
+Instead:
+    Size the array for the smallest wavefront count and the largest lane count you support
+    (`partial[1024 / 32]` read by `lane < blockDim.x / warpSize`), with the warp size from
+    `warpSize`.
+
+Effort:
+    One to two hours per kernel, with validation.
+"""
+
+import re
+
+from tree_sitter import Node
+
+from ..scan import ScanContext, View
+from . import _tree
+from ._rule import define
+
+RULE = define(__doc__, code="PK205", name="warp-sized-array", severity="medium", category="warp")
+NODES = ("array_declarator",)
+_INDEX = re.compile(rb"\[\s*([^\]]*)\]")
+_LANE_OR_WARP = re.compile(rb"\b(?:lane\w*|Lane\w*|warp\w*|Warp\w*|wid|lid)\b")
+
+
+def check(ctx: ScanContext, view: View, node: Node) -> None:
+    size = node.child_by_field_name("size")
+    if size is None or not (size.text.strip() == b"32" or _tree.warpish_name(size.text)):
+        return
+    declaration = _tree.enclosing(node, "declaration")
+    if declaration is None or b"__shared__" not in _tree.declaration_type(declaration):
+        return
+    name = _tree.declared_name(node)
+    scope = _tree.enclosing(node, "function_definition")
+    if not name or scope is None:
+        return
+    uses = re.finditer(rb"\b" + re.escape(name) + rb"\s*\[\s*([^\]]*)\]", scope.text)
+    if any(_LANE_OR_WARP.search(m.group(1)) for m in uses):
+        ctx.flag(RULE, view.start(node), view.end(node),
+                 f"__shared__ {name.decode(errors='replace')}[{size.text.decode(errors='replace')}] is "
+                 "indexed by lane or warp: sized for 32-lane warps, an AMD wavefront has 64 lanes",
+                 subject=name.decode(errors="replace"))

@@ -1,0 +1,80 @@
+"""Inline PTX assembly.
+
+What it finds:
+    Every `asm`/`asm volatile` statement in device code (or whose text is PTX), with what it
+    does when the instruction is recognisable: lane id, cp.async, wgmma, mma, ldmatrix,
+    ld.global.nc, shuffles, votes, fences, clocks.
+
+Why it matters on AMD GPUs:
+    PTX is NVIDIA's virtual instruction set; no AMD compiler accepts it. Every block must be
+    rewritten, with a HIP built-in or AMDGCN intrinsic where one exists, or with a different
+    algorithm where the instruction drives NVIDIA-only hardware (Hopper wgmma and TMA,
+    Blackwell tcgen05): those are reported as blockers.
+
+Example:
+    asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
+
+Instead:
+    Use the HIP equivalent: `__lane_id()`, `__builtin_nontemporal_load`, `__shfl*`, `__ballot`,
+    `__threadfence*`, `clock64()`/`wall_clock64()`; rocWMMA or composable_kernel for matrix
+    instructions; keep the PTX behind `#if !defined(__HIP_PLATFORM_AMD__)` when both vendors
+    are built from one source.
+
+Effort:
+    An hour for a recognisable one-liner; days for matrix-core and asynchronous-copy code.
+"""
+
+import re
+
+from tree_sitter import Node
+
+from ..scan import ScanContext, View
+from . import _tree
+from ._rule import define
+
+RULE = define(__doc__, code="PK301", name="inline-ptx-asm", severity="high", category="kernel")
+NODES = ("gnu_asm_expression",)
+
+# (pattern in the PTX text, what it does, blocker?) - the first match describes the block.
+KNOWN = (
+    (r"\bwgmma\.", "Hopper warpgroup matrix multiply (wgmma)", True),
+    (r"\btcgen05\.", "Blackwell tensor-core instruction (tcgen05)", True),
+    (r"\bcp\.async\.bulk", "Hopper bulk/tensor memory copy (TMA, cp.async.bulk)", True),
+    (r"\bsetmaxnreg\.", "Hopper register reallocation (setmaxnreg)", True),
+    (r"\bmbarrier\.", "asynchronous transaction barrier (mbarrier)", False),
+    (r"\bcp\.async\b", "asynchronous global-to-shared copy (cp.async)", False),
+    (r"\bldmatrix\.|\bstmatrix\.", "tensor-core fragment load (ldmatrix)", False),
+    (r"\bmma\.|\bwmma\.", "tensor-core matrix multiply-accumulate (mma)", False),
+    (r"%%laneid", "reads the lane id", False),
+    (r"%%warpid|%%smid|%%nsmid", "reads hardware warp/SM ids", False),
+    (r"%%clock|%%globaltimer", "reads a clock", False),
+    (r"\bld\.global\.nc|\bld\.global\.L", "read-only/cache-hinted global load", False),
+    (r"\bshfl\.", "warp shuffle", False),
+    (r"\bvote\.", "warp vote", False),
+    (r"\bbar\.|\bbarrier\.", "barrier", False),
+    (r"\bmembar\.|\bfence\.", "memory fence", False),
+    (r"\bred\.|\batom\.", "atomic operation", False),
+    (r"\bprmt\.", "byte permute (prmt)", False),
+    (r"\blop3\.", "three-input logic op (lop3)", False),
+    (r"\bbf[ei]\.", "bit-field extract/insert", False),
+    (r"\bcvt\.", "type conversion", False),
+    (r"\bst\.|\bld\.", "load/store with cache hints", False),
+)
+_KNOWN = tuple((re.compile(p), what, blocker) for p, what, blocker in KNOWN)
+_PTX_LOOK = re.compile(r"\.(?:[usbf](?:8|16|32|64)|pred|global|shared)\b|%%\w+")
+
+
+def check(ctx: ScanContext, view: View, node: Node) -> None:
+    text = b"".join(s.text for s in node.children if s.type in ("string_literal", "concatenated_string"))
+    ptx = text.decode("utf-8", "replace")
+    if not _tree.in_device_code(node) and not _PTX_LOOK.search(ptx):
+        return  # host assembly (x86 cpuid, rdtsc ...) is not ours to judge
+    what, blocker = "PTX", False
+    for pattern, description, is_blocker in _KNOWN:
+        if pattern.search(ptx):
+            what, blocker = description, is_blocker
+            break
+    first = ptx.strip().strip('"').split(";")[0].strip()[:60]
+    ctx.flag(RULE, view.start(node), view.end(node),
+             f"inline PTX ({what}): `{first}` - PTX does not compile for AMD GPUs",
+             subject=what, severity="blocker" if blocker else None)

@@ -1,0 +1,41 @@
+"""Warp matrix functions (WMMA, `mma.h`): tensor cores through nvcuda::wmma.
+
+What it finds:
+    Uses of the `nvcuda::wmma` API (fragments, load_matrix_sync, mma_sync), once per function.
+
+Why it matters on AMD GPUs:
+    HIP has no `nvcuda::wmma`. AMD's matrix cores are reached through rocWMMA, whose API is
+    close to WMMA but differs in fragment shapes, types and layouts supported per GPU (and runs
+    on 64-lane wavefronts), or through composable_kernel and hipBLASLt for whole GEMMs.
+
+Example:
+    wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> a;
+    wmma::mma_sync(acc, a, b, acc);
+
+Instead:
+    Port to rocWMMA (`rocwmma::fragment`, `rocwmma::mma_sync`), checking the shapes the target
+    GPU supports, or call hipBLASLt/composable_kernel for the whole operation.
+
+Effort:
+    One to three days per kernel, including performance tuning.
+"""
+
+from tree_sitter import Node
+
+from ..scan import ScanContext, View
+from . import _tree
+from ._rule import define
+
+RULE = define(__doc__, code="PK305", name="wmma-tensor-cores", severity="high", category="kernel")
+NAMES = (b"wmma",)
+REFINES = ("PK001",)
+
+
+def check_name(ctx: ScanContext, view: View, node: Node) -> None:
+    if node.type != "namespace_identifier":
+        return
+    scope = _tree.enclosing(node, "function_definition")
+    if not ctx.first(("PK305", scope.start_byte if scope is not None else -1)):
+        return
+    ctx.flag(RULE, view.start(node), view.end(node),
+             "nvcuda::wmma (tensor cores): HIP has no WMMA; port to rocWMMA", subject="wmma")

@@ -1,0 +1,75 @@
+"""Hopper and Blackwell features: clusters, TMA, distributed shared memory, async barriers.
+
+What it finds:
+    Thread block clusters (`__cluster_dims__`, `this_cluster()`, `cluster_group`, cluster launch
+    attributes), the Tensor Memory Accelerator (`CUtensorMap`, `cuTensorMapEncode*`), distributed
+    shared memory (`map_shared_rank`), and libcu++'s `cuda::barrier` / `cuda::pipeline`
+    asynchronous-copy machinery. Reported once per function and construct.
+
+Why it matters on AMD GPUs:
+    AMD GPUs have no clusters, no TMA unit and no distributed shared memory: kernels built on
+    them need a different decomposition (a blocker, it needs a design decision). `cuda::barrier`
+    and `cuda::pipeline` have no HIP counterpart; block-scope uses become `__syncthreads()` and
+    ordinary loads.
+
+Example:
+    __global__ void __cluster_dims__(2, 1, 1) k(float* out) { ... }
+
+Instead:
+    Re-tile the kernel for one workgroup (64 KiB of LDS, 64-lane wavefronts), exchange data
+    through global memory or split the kernel; use composable_kernel for tuned AMD GEMM and
+    attention kernels.
+
+Effort:
+    One to several weeks per kernel family: a redesign, not a translation.
+"""
+
+from tree_sitter import Node
+
+from ..scan import ScanContext, View
+from . import _tree
+from ._rule import define
+
+RULE = define(__doc__, code="PK306", name="hopper-features", severity="blocker", category="kernel")
+# name -> (what it is, severity override or None)
+FEATURES = {
+    b"__cluster_dims__": ("thread block clusters", None),
+    b"this_cluster": ("thread block clusters", None),
+    b"cluster_group": ("thread block clusters", None),
+    b"cudaLaunchAttributeClusterDimension": ("thread block clusters", None),
+    b"cudaFuncAttributeRequiredClusterWidth": ("thread block clusters", None),
+    b"cudaFuncAttributeNonPortableClusterSizeAllowed": ("thread block clusters", None),
+    b"cudaOccupancyMaxActiveClusters": ("thread block clusters", None),
+    b"map_shared_rank": ("distributed shared memory", None),
+    b"CUtensorMap": ("the Tensor Memory Accelerator (TMA)", None),
+    b"cuTensorMapEncodeTiled": ("the Tensor Memory Accelerator (TMA)", None),
+    b"cuTensorMapEncodeIm2col": ("the Tensor Memory Accelerator (TMA)", None),
+    b"barrier": ("cuda::barrier", "high"),
+    b"pipeline": ("cuda::pipeline", "high"),
+}
+NAMES = tuple(FEATURES)
+REFINES = ("PK001", "PK002")
+LIBCU = (b"barrier", b"pipeline")
+
+
+def check_name(ctx: ScanContext, view: View, node: Node) -> None:
+    what, severity = FEATURES[node.text]
+    if node.text in LIBCU and not _in_cuda_namespace(node):
+        return
+    scope = _tree.enclosing(node, "function_definition")
+    if not ctx.first(("PK306", what, scope.start_byte if scope is not None else node.start_byte)):
+        return
+    ctx.flag(RULE, view.start(node), view.end(node),
+             f"{node.text.decode()}: {what} - AMD GPUs have no counterpart", subject=what,
+             severity=severity)
+
+
+def _in_cuda_namespace(node: Node) -> bool:
+    """`cuda::barrier<...>`, `cuda::pipeline<...>` (not a user's own `barrier`)."""
+    current = node.parent
+    while current is not None and current.type in ("template_type", "qualified_identifier"):
+        scope = current.child_by_field_name("scope")
+        if scope is not None and scope.text in (b"cuda", b"std") and current.type == "qualified_identifier":
+            return current.text.startswith(b"cuda::")
+        current = current.parent
+    return False

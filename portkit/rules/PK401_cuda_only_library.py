@@ -1,0 +1,71 @@
+"""A CUDA library with no drop-in ROCm counterpart.
+
+What it finds:
+    Includes of the headers (and, in CMake and Makefiles, links to the libraries) of CUDA
+    libraries that mappings/ecosystem.toml marks as having no ROCm counterpart (TensorRT,
+    cuFFTDx, OptiX: blockers), a counterpart with a different API (cuDNN -> MIOpen, CUTLASS ->
+    composable_kernel, NVML -> AMD SMI, NVSHMEM -> rocSHMEM ...), or only a partial one. Drop-in
+    libraries (cuBLAS, cuFFT, NCCL ...) are converted and only listed as dependencies.
+
+Why it matters on AMD GPUs:
+    A library without a drop-in counterpart is not a renaming: the code that calls it is
+    rewritten against another API, or, for the blockers, the design has to change (TensorRT
+    engines become MIGraphX or ONNX Runtime models).
+
+Example:
+    #include <NvInfer.h>
+    #include <cudnn.h>
+
+Instead:
+    The ROCm counterpart named in the finding (from mappings/ecosystem.toml), behind a thin
+    interface so both vendors can be built.
+
+Effort:
+    Per library (mappings/effort.toml): days for NVML, weeks for cuDNN or CUTLASS; TensorRT is a
+    decision before it is a cost.
+"""
+
+import re
+
+from tree_sitter import Node
+
+from .. import ecosystem
+from ..scan import ScanContext, View
+from ..textscan import lines
+from ._rule import define
+
+RULE = define(__doc__, code="PK401", name="cuda-only-library", severity="high", category="library")
+NODES = ("preproc_include",)
+FILE_KINDS = ("cmake", "make")
+REFINES = ("PK001",)
+_LINKS = re.compile(r"(?<![\w-])-l([A-Za-z_][\w+-]*)|\bCUDA::([A-Za-z_]\w*)|\btarget_link_libraries\s*\(([^)]*)")
+
+
+def check(ctx: ScanContext, view: View, node: Node) -> None:
+    path = node.child_by_field_name("path")
+    if path is None or path.type not in ("system_lib_string", "string_literal"):
+        return
+    name = path.text[1:-1].decode("utf-8", "replace").strip()
+    library = ecosystem.default().header(name)
+    if library is not None:
+        _use(ctx, library, view.start(path), view.end(path), f"#include <{name}>")
+
+
+def check_text(ctx: ScanContext) -> None:
+    eco = ecosystem.default()
+    for line in lines(ctx):
+        for match in _LINKS.finditer(line.code):
+            names = [match.group(1) or match.group(2)] if not match.group(3) else match.group(3).split()
+            for name in names:
+                library = eco.link(name.strip('"'))
+                if library is not None and ctx.first(("PK401", library.id, line.number)):
+                    _use(ctx, library, line.offset(match.start()), line.offset(match.end()), f"links {name}")
+
+
+def _use(ctx: ScanContext, library: ecosystem.Library, start: int, end: int, what: str) -> None:
+    ctx.metrics.libraries.add(library.id)
+    if library.status == "drop-in":
+        return
+    instead = f"; ROCm: {library.rocm}" if library.rocm else ""
+    ctx.flag(RULE, start, end, f"{what}: {library.name} {library.phrase}{instead}",
+             subject=library.id, severity=library.severity)

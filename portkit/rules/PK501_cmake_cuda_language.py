@@ -1,0 +1,37 @@
+"""CMake builds CUDA as a language.
+
+What it finds:
+    `project(... LANGUAGES CUDA)`, `enable_language(CUDA)`, `LANGUAGE CUDA` source properties
+    in CMakeLists.txt and *.cmake files.
+
+Why it matters on AMD GPUs:
+    CMake compiles HIP as its own language (`enable_language(HIP)`, CMake 3.21+), with hipcc's
+    clang and `CMAKE_HIP_ARCHITECTURES`; the CUDA language needs nvcc, which a ROCm machine
+    does not have.
+
+Example:
+    project(solver LANGUAGES CXX CUDA)
+
+Instead:
+    `project(solver LANGUAGES CXX HIP)` and mark the .cu sources `LANGUAGE HIP`
+    (`set_source_files_properties(... PROPERTIES LANGUAGE HIP)`), or build them as C++ with
+    `hip::device` linked.
+
+Effort:
+    An hour or two per CMake project (counted once with the build-system cost).
+"""
+
+import re
+
+from ..scan import ScanContext
+from ._rule import define
+from ._text import flag_matches
+
+RULE = define(__doc__, code="PK501", name="cmake-cuda-language", severity="medium", category="build")
+FILE_KINDS = ("cmake",)
+PATTERN = re.compile(r"\benable_language\s*\(\s*CUDA\b|\bLANGUAGES?\b[^)]*?\bCUDA\b|"
+                     r"\bproject\s*\([^)]*\bCUDA\b", re.I)
+
+
+def check_text(ctx: ScanContext) -> None:
+    flag_matches(ctx, RULE, PATTERN, "CUDA is a CMake language here ({}); HIP is its own language")

@@ -1,0 +1,41 @@
+"""nvcc and its flags in build files.
+
+What it finds:
+    nvcc invocations and nvcc-only flags (`-arch=sm_XX`, `-gencode`, `--generate-code`,
+    `-Xptxas`, `-Xcompiler`, `--use_fast_math`, `-rdc=true`, `--expt-relaxed-constexpr`,
+    `--expt-extended-lambda`, `-maxrregcount`, `-lineinfo`) in Makefiles, CMake and Python
+    builds (`extra_compile_args`).
+
+Why it matters on AMD GPUs:
+    hipcc (clang) rejects or ignores nvcc's flags. Each has a clang spelling or none:
+    `--offload-arch=gfx90a`, `-ffast-math`, `-fgpu-rdc`, `-Xcompiler` dropped, `-Xptxas` and
+    `-maxrregcount` without counterpart (launch bounds instead).
+
+Example:
+    NVCCFLAGS = -O3 -arch=sm_80 --use_fast_math -Xptxas -v
+
+Instead:
+    `HIPFLAGS = -O3 --offload-arch=gfx90a -ffast-math`; PyTorch extensions: keep the `nvcc` key
+    (PyTorch for ROCm passes it to hipcc) but remove nvcc-only flags.
+
+Effort:
+    Minutes per line (counted with the build-system cost).
+"""
+
+import re
+
+from ..scan import ScanContext
+from ._rule import define
+from ._text import flag_matches
+
+RULE = define(__doc__, code="PK505", name="nvcc-flags", severity="medium", category="build")
+FILE_KINDS = ("cmake", "make", "python", "shell")
+PATTERN = re.compile(
+    r"(?<![\w/.-])nvcc(?![\w.-]|['\"]\s*:)|-arch[= ]+(?:sm|compute)_\d+\w*|--gpu-architecture[= ]\S+|-gencode\b|"
+    r"--generate-code\b|-Xptxas\b|--ptxas-options\b|-Xcompiler\b|--compiler-options\b|-?-use_fast_math\b|"
+    r"-rdc[= ]true|--relocatable-device-code\b|--expt-relaxed-constexpr\b|--expt-extended-lambda\b|"
+    r"-maxrregcount\b|(?<![\w-])-lineinfo\b")
+
+
+def check_text(ctx: ScanContext) -> None:
+    flag_matches(ctx, RULE, PATTERN, "nvcc-only: {}; hipcc (clang) spells these differently or not at all")

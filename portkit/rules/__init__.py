@@ -1,0 +1,115 @@
+"""The audit rules: an explicit registry, one module per rule, named by its code.
+
+A rule module defines RULE (its metadata and documentation) and any of three hooks:
+
+- NODES + check(ctx, view, node): tree-sitter node types the rule inspects in C/C++/CUDA files;
+- NAMES + check_name(ctx, view, node): identifiers (bytes) the rule inspects;
+- FILE_KINDS + check_text(ctx): build, dependency and Python files, read line by line.
+
+The PK0xx rules have no hook: the converter reports them while it rewrites.
+To add a rule: write rules/PKnnn_name.py, add it to MODULES, add its cases under
+fixtures/rules/PKnnn/ and its cost to mappings/effort.toml (CONTRIBUTING.md has the recipe).
+"""
+
+from __future__ import annotations
+
+import importlib
+from functools import lru_cache
+from types import ModuleType
+from typing import Callable
+
+from ..errors import PortkitError
+from ._rule import Rule
+
+MODULES = (
+    "PK001_no_hip_equivalent", "PK002_needs_newer_rocm", "PK003_removed_in_rocm",
+    "PK004_partial_conversion", "PK005_partially_parsed", "PK006_launch_not_converted",
+    "PK101_deprecated_cuda_api", "PK102_experimental_hip_api",
+    "PK201_hardcoded_warp_size", "PK202_shuffle_offset_from_16", "PK203_full_warp_mask",
+    "PK204_ballot_in_32_bits", "PK205_warp_sized_array", "PK206_warp_synchronous_code",
+    "PK301_inline_ptx_asm", "PK302_dynamic_parallelism", "PK303_cooperative_launch_needed",
+    "PK304_texture_surface_reference", "PK305_wmma_tensor_cores", "PK306_hopper_features",
+    "PK307_large_shared_memory", "PK308_nanosleep", "PK309_threadfence_system",
+    "PK401_cuda_only_library",
+    "PK501_cmake_cuda_language", "PK502_cuda_architectures", "PK503_find_package_cuda",
+    "PK504_cmake_cuda_targets", "PK505_nvcc_flags", "PK506_torch_cuda_extension",
+    "PK507_cuda_visible_devices",
+    "PK601_cuda_only_python_package",
+    "PK901_unused_suppression",
+)
+
+TreeCheck = Callable[..., None]
+
+
+@lru_cache(maxsize=1)
+def modules() -> tuple[ModuleType, ...]:
+    return tuple(importlib.import_module(f"{__name__}.{name}") for name in MODULES)
+
+
+@lru_cache(maxsize=1)
+def all_rules() -> tuple[Rule, ...]:
+    return tuple(m.RULE for m in modules())
+
+
+@lru_cache(maxsize=1)
+def by_code() -> dict[str, Rule]:
+    return {r.code: r for r in all_rules()}
+
+
+def get(code: str) -> Rule:
+    try:
+        return by_code()[code.upper()]
+    except KeyError:
+        raise PortkitError(f"{code}: no such rule (portkit rules lists them)") from None
+
+
+@lru_cache(maxsize=1)
+def tree_hooks() -> tuple[dict[str, tuple[TreeCheck, ...]], dict[bytes, tuple[TreeCheck, ...]]]:
+    """Checks by node type, and checks by identifier, over all rules with tree hooks."""
+    nodes: dict[str, list[TreeCheck]] = {}
+    names: dict[bytes, list[TreeCheck]] = {}
+    for m in modules():
+        for kind in getattr(m, "NODES", ()):
+            nodes.setdefault(kind, []).append(m.check)
+        for name in getattr(m, "NAMES", ()):
+            names.setdefault(name, []).append(m.check_name)
+    return ({k: tuple(v) for k, v in nodes.items()}, {k: tuple(v) for k, v in names.items()})
+
+
+@lru_cache(maxsize=1)
+def text_hooks() -> dict[str, tuple[TreeCheck, ...]]:
+    """Checks by file kind (cmake, make, python, requirements, pyproject, conda, shell)."""
+    kinds: dict[str, list[TreeCheck]] = {}
+    for m in modules():
+        for kind in getattr(m, "FILE_KINDS", ()):
+            kinds.setdefault(kind, []).append(m.check_text)
+    return {k: tuple(v) for k, v in kinds.items()}
+
+
+@lru_cache(maxsize=1)
+def refines() -> dict[str, tuple[str, ...]]:
+    """For each rule code, the converter codes its findings replace at the same position."""
+    return {m.RULE.code: tuple(getattr(m, "REFINES", ())) for m in modules() if getattr(m, "REFINES", ())}
+
+
+def expand(prefixes: list[str] | tuple[str, ...]) -> set[str]:
+    """The codes a list of prefixes names (`PK3`, `PK301`, `all`); unknown prefixes are errors."""
+    codes: set[str] = set()
+    for raw in prefixes:
+        prefix = raw.strip().upper()
+        if not prefix:
+            continue
+        if prefix == "ALL":
+            codes.update(by_code())
+            continue
+        matched = {c for c in by_code() if c.startswith(prefix)}
+        if not matched:
+            raise PortkitError(f"{raw}: matches no rule code (portkit rules lists them)")
+        codes |= matched
+    return codes
+
+
+def selected(select: list[str] | None, ignore: list[str] | None) -> frozenset[str]:
+    """The enabled codes: everything (or `select`) minus `ignore`."""
+    chosen = expand(select) if select else set(by_code())
+    return frozenset(chosen - expand(ignore or []))

@@ -1,0 +1,22 @@
+"""Shared helper for the text rules: report every match of some patterns, one finding per line."""
+
+from __future__ import annotations
+
+import re
+
+from ..scan import ScanContext
+from ..textscan import lines
+from ._rule import Rule
+
+
+def flag_matches(ctx: ScanContext, rule: Rule, pattern: re.Pattern[str], message: str,
+                 severity: str | None = None) -> None:
+    """One finding per line where `pattern` matches: spans the matches, names them in the message."""
+    for line in lines(ctx):
+        found = list(pattern.finditer(line.code))
+        if not found:
+            continue
+        names = sorted({" ".join(m.group(0).split()) for m in found}, key=lambda n: line.code.find(n))
+        ctx.flag(rule, line.offset(found[0].start()), line.offset(found[-1].end()),
+                 message.format(", ".join(f"`{n}`" for n in names)), subject=" ".join(names),
+                 severity=severity)

@@ -1,0 +1,153 @@
+"""Small questions rules ask about the tree: where a node is, what it is compared with, what it names.
+
+The warp rules decide by context, not by the number alone: 32 next to `threadIdx` or a
+variable called `lane` is a warp size, 32 in `dim3 block(32, 8)` is not.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tree_sitter import Node
+
+FUNCTION_QUALIFIERS = frozenset({b"__global__", b"__device__", b"__host__"})
+# Names that say "this value is a thread, lane or warp index" (threadIdx.x, tid, laneId, warp_id...).
+_THREADISH = re.compile(
+    rb"threadIdx|blockDim|__lane_id|\b(?:l?tid|t_?id|lane\w*|Lane\w*|warp\w*|Warp\w*|WARP\w*|"
+    rb"wid|thread_?[iI]d\w*|thread_?[iI]dx|local_?id|lid)\b")
+_WARPISH_NAME = re.compile(rb"warp|wavefront|lanes", re.I)
+
+
+def threadish(text: bytes) -> bool:
+    return _THREADISH.search(text) is not None
+
+
+def warpish_name(text: bytes) -> bool:
+    """A constant's name that says it is a warp size (WARP_SIZE, kWarpSize, NUM_LANES...)."""
+    return _WARPISH_NAME.search(text) is not None
+
+
+def int_value(node: Node) -> int | None:
+    """The value of a number_literal, or None (floats, odd suffixes)."""
+    text = node.text.decode("ascii", "replace").lower().replace("'", "").rstrip("ul")
+    try:
+        return int(text, 0)
+    except ValueError:
+        return None
+
+
+def unparen(node: Node) -> Node:
+    while node.type == "parenthesized_expression" and node.named_child_count == 1:
+        node = node.named_children[0]
+    return node
+
+
+def up(node: Node) -> Node | None:
+    """The parent, skipping parentheses and casts around an expression."""
+    parent = node.parent
+    while parent is not None and parent.type in ("parenthesized_expression", "cast_expression"):
+        parent = parent.parent
+    return parent
+
+
+def other_operand(binary: Node, operand: Node) -> Node | None:
+    left = binary.child_by_field_name("left")
+    right = binary.child_by_field_name("right")
+    if left is None or right is None:
+        return None
+    return right if left.start_byte <= operand.start_byte < left.end_byte else left
+
+
+def operator(binary: Node) -> bytes:
+    op = binary.child_by_field_name("operator")
+    return op.text if op is not None else b""
+
+
+def enclosing(node: Node, *types: str) -> Node | None:
+    current = node.parent
+    while current is not None:
+        if current.type in types:
+            return current
+        current = current.parent
+    return None
+
+
+def function_qualifiers(function: Node) -> set[bytes]:
+    """__global__/__device__/__host__ written on a function definition."""
+    found = set()
+    for child in function.children:
+        if child.type in ("compound_statement", "function_declarator"):
+            break
+        for token in (child, *child.children):
+            if token.text in FUNCTION_QUALIFIERS:
+                found.add(token.text)
+    return found
+
+
+def in_device_code(node: Node) -> bool:
+    """Inside a __global__ or __device__ function (a __host__ __device__ one counts)."""
+    function = enclosing(node, "function_definition")
+    while function is not None:
+        quals = function_qualifiers(function)
+        if quals & {b"__global__", b"__device__"}:
+            return True
+        function = enclosing(function, "function_definition")  # a lambda inside a kernel, etc.
+    return False
+
+
+def call_of_argument(node: Node) -> tuple[Node, int] | None:
+    """(call_expression, 0-based index) when `node` is directly one argument of a call."""
+    arg = node
+    parent = arg.parent
+    while parent is not None and parent.type in ("parenthesized_expression", "cast_expression"):
+        arg, parent = parent, parent.parent
+    if parent is None or parent.type != "argument_list":
+        return None
+    call = parent.parent
+    if call is None or call.type != "call_expression":
+        return None
+    args = [a for a in parent.named_children if a.type != "comment"]
+    for index, a in enumerate(args):
+        if a.id == arg.id:
+            return call, index
+    return None
+
+
+def callee_name(call: Node) -> bytes:
+    """The last name of a call's function: `__shfl_down_sync`, `sync` for `grid.sync()`."""
+    function = call.child_by_field_name("function")
+    if function is None:
+        return b""
+    while function.type in ("qualified_identifier", "field_expression", "template_function"):
+        nxt = (function.child_by_field_name("name") or function.child_by_field_name("field"))
+        if nxt is None:
+            break
+        function = nxt
+    return function.text
+
+
+def declared_name(declarator: Node) -> bytes:
+    """The identifier a (possibly nested) declarator declares."""
+    node = declarator
+    while node is not None and node.type not in ("identifier", "field_identifier"):
+        nxt = node.child_by_field_name("declarator")
+        if nxt is None:
+            return b""
+        node = nxt
+    return node.text if node is not None else b""
+
+
+def declaration_type(declaration: Node) -> bytes:
+    """The written type of a declaration, qualifiers included (`const unsigned int`)."""
+    parts = []
+    for child in declaration.children:
+        if child.type in ("init_declarator", "identifier", "array_declarator", "pointer_declarator",
+                          "reference_declarator", ";", ","):
+            break
+        parts.append(child.text)
+    return b" ".join(parts)
+
+
+def is_call_to(node: Node, names: tuple[bytes, ...] | frozenset[bytes]) -> bool:
+    node = unparen(node)
+    return node.type == "call_expression" and callee_name(node) in names

@@ -1,0 +1,81 @@
+"""Suppression comments: `portkit: ignore[PK301] reason` and `portkit: file-ignore[PK4]`.
+
+`ignore` applies to its own line, or to the next line when the comment stands alone on its
+line; `file-ignore` to the whole file. Codes are prefixes (PK3 = every PK3xx); no brackets
+means every code. C-family files write `//` or `/* */` comments, the others `#`. A
+suppression that matched nothing is itself reported (PK901).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .findings import Finding, fingerprint
+from .source import SourceFile
+
+_DIRECTIVE = re.compile(rb"(//|/\*|#)[ \t]*portkit:[ \t]*(file-ignore|ignore)\b(?:\[([^\]]*)\])?")
+
+
+@dataclass
+class Suppression:
+    line: int           # where the comment is
+    target: int | None  # the line it covers (None: the whole file)
+    codes: tuple[str, ...]
+    start: int
+    end: int
+    used: bool = field(default=False)
+
+    def covers(self, finding: Finding) -> bool:
+        if self.target is not None and finding.line != self.target:
+            return False
+        return not self.codes or finding.code.startswith(self.codes)
+
+
+def find(source: SourceFile) -> list[Suppression]:
+    data = source.data
+    if b"portkit:" not in data:
+        return []
+    found = []
+    for match in _DIRECTIVE.finditer(data):
+        line, _ = source.position(match.start())
+        before = data[source.line_starts()[line - 1]:match.start()]
+        codes = tuple(c.strip().upper() for c in (match.group(3) or b"").decode("ascii", "replace").split(",")
+                      if c.strip())
+        if match.group(2) == b"file-ignore":
+            target = None
+        else:
+            target = line + 1 if not before.strip() else line
+        found.append(Suppression(line, target, codes, match.start(), match.end()))
+    return found
+
+
+def apply(source: SourceFile, findings: list[Finding], enabled: frozenset[str]) -> list[Finding]:
+    """Findings minus the suppressed ones, plus PK901 for suppressions that matched nothing."""
+    from .rules import get
+
+    suppressions = find(source)
+    if not suppressions:
+        return findings
+    kept = []
+    for f in findings:
+        hits = [s for s in suppressions if s.covers(f)]
+        for s in hits:
+            s.used = True
+        if not hits:
+            kept.append(f)
+    rule = get("PK901")
+    if rule.code not in enabled:
+        return kept
+    for s in suppressions:
+        if s.used or (s.codes and not any(c.startswith(s.codes) for c in enabled if c != rule.code)):
+            continue
+        line, col = source.position(s.start)
+        end_line, end_col = source.position(s.end)
+        snippet = source.line_text(line).strip()
+        subject = ",".join(s.codes) or "all"
+        kept.append(Finding(
+            rule.code, rule.name, rule.severity, rule.category, source.rel, line, col, end_line, end_col,
+            f"suppression of {subject} matched no finding", snippet, rule.fix, subject,
+            fingerprint=fingerprint(rule.code, source.rel, subject, snippet)))
+    return sorted(kept, key=Finding.sort_key)
