@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from . import __version__, scan_options
+from .scan import Options
 from .convert import ConvertOptions, atomic_write, convert_paths
 from .errors import PortkitError
 from .report.terminal import render_convert
@@ -59,6 +60,45 @@ def _mappings_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write the export to FILE")
 
 
+def _codes(value: str) -> list[str]:
+    return [v for v in value.split(",") if v.strip()]
+
+
+def _audit_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "audit", help="find what will not port and estimate the migration",
+        description="Audit CUDA sources, build files and Python dependencies for what will not port "
+                    "to AMD GPUs, and estimate the migration in person-weeks (P10/P50/P90). Exit 0, "
+                    "or 1 when a finding is at or above --fail-on; 2 on errors.")
+    p.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="files or directories")
+    p.add_argument("--format", choices=("text", "json", "sarif", "csv"), default="text",
+                   help="output format (default text)")
+    p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write the report to FILE")
+    p.add_argument("--select", type=_codes, action="extend", default=[], metavar="CODES",
+                   help="only these rule codes or prefixes, comma-separated (PK2,PK301)")
+    p.add_argument("--ignore", type=_codes, action="extend", default=[], metavar="CODES",
+                   help="skip these rule codes or prefixes")
+    p.add_argument("--fail-on", choices=("blocker", "high", "medium", "low", "info"),
+                   help="exit 1 when a finding is at or above this severity")
+    p.add_argument("--team-size", type=int, default=1, metavar="N", help="engineers on the port (default 1)")
+    p.add_argument("--focus-hours", type=float, metavar="H",
+                   help="focused engineering hours per person per week (default 30, from effort.toml)")
+    p.add_argument("--rocm", metavar="X.Y", help="target ROCm release (default: the newest the tables know)")
+    p.add_argument("--statistics", action="store_true", help="add counts per rule (text and csv)")
+    p.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)")
+    p.add_argument("-q", "--quiet", action="store_true", help="text format: print nothing; use the exit code")
+
+
+def _rules_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("rules", help="list the audit rules",
+                       description="List every rule: code, name, default severity, category, summary.")
+    p.add_argument("--format", choices=("text", "markdown"), default="text")
+    e = sub.add_parser("explain", help="show one rule's documentation",
+                       description="Print a rule's documentation: what it finds, why it matters on AMD "
+                                   "GPUs, an example, what to do instead, and the effort.")
+    e.add_argument("code", metavar="CODE", help="a rule code, e.g. PK201")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="portkit", description="Port CUDA C/C++ to AMD HIP and tell what will not port.")
@@ -66,15 +106,17 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     _convert_parser(sub)
+    _audit_parser(sub)
+    _rules_parser(sub)
     _mappings_parser(sub)
     return parser
 
 
-def _progress_factory(console: Console):
+def _progress_factory(console: Console, verb: str = "converting"):
     def start(total: int):
         if total < PROGRESS_MIN_FILES or not console.is_terminal:
             return None
-        progress = Progress(TextColumn("converting"), BarColumn(), MofNCompleteColumn(),
+        progress = Progress(TextColumn(verb), BarColumn(), MofNCompleteColumn(),
                             TimeRemainingColumn(), console=console, transient=True)
         task = progress.add_task("convert", total=total)
         progress.start()
@@ -111,6 +153,65 @@ def run_convert(args: argparse.Namespace) -> int:
         return 2
     if args.check and result.changed:
         return 1
+    return 0
+
+
+def run_audit(args: argparse.Namespace) -> int:
+    from .audit import AuditOptions, audit_paths
+    from .report import csv as csv_format, json as json_format, sarif, text
+    from .report.model import audit_document
+
+    scan = scan_options(rocm=args.rocm)
+    opts = AuditOptions(scan=Options(audit=True, rocm=scan.rocm), select=tuple(args.select),
+                        ignore=tuple(args.ignore), fail_on=args.fail_on, team_size=args.team_size,
+                        focus_hours=args.focus_hours, jobs=args.jobs)
+    result = audit_paths(args.paths, opts, progress_factory=_progress_factory(Console(stderr=True), "auditing"))
+    doc = audit_document(result)
+    buffer = io.StringIO()
+    if args.format == "text":
+        if args.quiet:
+            buffer = None
+        else:
+            console = Console(file=buffer, highlight=False, soft_wrap=True, width=120) if args.output \
+                else Console(highlight=False, soft_wrap=True)
+            text.render(doc, console, statistics=args.statistics)
+            if not args.output:
+                buffer = None
+    elif args.format == "json":
+        json_format.render(doc, buffer)
+    elif args.format == "sarif":
+        sarif.render(doc, buffer)
+    else:
+        csv_format.render(doc, buffer, statistics=args.statistics)
+    if buffer is not None:
+        _emit(buffer.getvalue(), args.output)
+    for s in result.errors:
+        if args.format != "text" or args.quiet:
+            print(f"portkit: {s.rel}: {s.reason}", file=sys.stderr)
+    if result.errors:
+        return 2
+    return 1 if result.failed() else 0
+
+
+def _emit(text: str, output: Path | None) -> None:
+    if output is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    try:
+        atomic_write(output, text.encode("utf-8"))
+    except OSError as exc:
+        raise PortkitError(f"{output}: cannot write: {exc.strerror or exc}") from None
+
+
+def run_rules(args: argparse.Namespace) -> int:
+    from . import rules
+    from .report import rules as report
+
+    if args.command == "explain":
+        report.render_rule(rules.get(args.code), sys.stdout)
+        return 0
+    report.render_list(rules.all_rules(), sys.stdout, args.format)
     return 0
 
 
@@ -155,6 +256,10 @@ def main(argv: list[str] | None = None) -> int:
             return run_convert(args)
         if args.command == "mappings":
             return run_mappings(args)
+        if args.command == "audit":
+            return run_audit(args)
+        if args.command in ("rules", "explain"):
+            return run_rules(args)
         parser.error(f"unknown command {args.command}")
     except PortkitError as exc:
         print(f"portkit: error: {exc}", file=sys.stderr)

@@ -1,0 +1,140 @@
+"""The audit result as one plain document: the JSON schema, and the only input of every format.
+
+docs/json-schema.md documents it and docs/audit.schema.json validates it. Formatters (text,
+json, sarif, csv, html) render this document and compute nothing of their own, so a JSON file
+saved by CI renders to the same report later.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+from collections import Counter
+
+from .. import __version__, ecosystem, rules
+from ..audit import AuditResult
+from ..effort import Estimate
+from ..findings import SEVERITIES, Finding
+from ..mappings import default_db
+
+SCHEMA_VERSION = 1
+
+
+def _generated() -> str:
+    """UTC time of the run; SOURCE_DATE_EPOCH pins it for reproducible output."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    moment = (_dt.datetime.fromtimestamp(int(epoch), _dt.timezone.utc) if epoch and epoch.isdigit()
+              else _dt.datetime.now(_dt.timezone.utc))
+    return moment.replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def finding_record(f: Finding) -> dict:
+    low, likely, high = f.effort_hours
+    return {
+        "code": f.code, "name": f.name, "severity": f.severity, "category": f.category,
+        "path": f.path, "line": f.line, "column": f.column, "end_line": f.end_line,
+        "end_column": f.end_column, "message": f.message, "snippet": f.snippet, "fix": f.fix,
+        "effort_hours": {"low": low, "likely": likely, "high": high}, "fingerprint": f.fingerprint,
+    }
+
+
+def _estimate_record(e: Estimate) -> dict:
+    from ..effort import default_model
+    model = default_model()
+    return {
+        "archetype": e.archetype,
+        "signals": e.signals,
+        "hours": e.hours,
+        "person_weeks": e.person_weeks,
+        "calendar_weeks": e.calendar_weeks,
+        "team_size": e.team_size,
+        "focus_hours_per_week": e.focus_hours_per_week,
+        "blockers": e.blockers,
+        "by_category": [{"name": k, "hours": round(v, 1)} for k, v in e.by("category")],
+        "by_directory": [{"name": k, "hours": round(v, 1)} for k, v in e.by("directory")],
+        "items": [{
+            "kind": i.kind, "key": i.key, "label": i.label, "category": i.category,
+            "directory": i.directory, "count": i.count,
+            "hours": {"low": i.hours[0], "likely": i.hours[1], "high": i.hours[2]},
+            "expected_hours": round(i.expected, 2),
+        } for i in e.items],
+        "model": {"samples": model.samples, "seed": model.seed,
+                  "uncertainty": {"low": model.uncertainty[0], "likely": model.uncertainty[1],
+                                  "high": model.uncertainty[2]},
+                  "source": "mappings/effort.toml"},
+    }
+
+
+def _dependencies(result: AuditResult) -> list[dict]:
+    eco = ecosystem.default()
+    out = []
+    libraries = sorted({lib for s in result.scans for lib in s.metrics.libraries})
+    for lib_id in libraries:
+        lib = eco.by_id.get(lib_id)
+        if lib is not None:
+            out.append({"kind": "library", "id": lib.id, "name": lib.name, "status": lib.status,
+                        "rocm": lib.rocm, "note": lib.note})
+    packages = sorted({f.subject for f in result.findings if f.code == "PK601" and ":" not in f.subject})
+    imports = sorted({m for s in result.scans for m in s.metrics.imports})
+    named = set(packages) | {p.name for p in (eco.module(m) for m in imports) if p is not None}
+    for name in sorted(named):
+        pkg = eco.package(name)
+        if pkg is not None:
+            out.append({"kind": "package", "id": pkg.name, "name": pkg.name, "status": pkg.status,
+                        "rocm": pkg.rocm, "note": pkg.note})
+    return out
+
+
+def audit_document(result: AuditResult) -> dict:
+    """Everything the formatters show, as JSON-ready data."""
+    findings = result.findings
+    scans = result.scans
+    found = sum(s.metrics.refs_found for s in scans)
+    converted = sum(s.metrics.refs_converted for s in scans)
+    severity = Counter(f.severity for f in findings)
+    db = default_db()
+    opts = result.options
+    rule_index = rules.by_code()
+    return {
+        "tool": {"name": "portkit", "version": __version__,
+                 "mappings": {"names": len(db.names), "newest_rocm": str(db.newest)}},
+        "version": SCHEMA_VERSION,
+        "generated": _generated(),
+        "root": result.root.as_posix(),
+        "options": {
+            "rocm": str(opts.scan.rocm) if opts.scan.rocm else None,
+            "select": list(opts.select), "ignore": list(opts.ignore),
+            "fail_on": opts.fail_on, "team_size": opts.team_size,
+        },
+        "summary": {
+            "files": len(scans),
+            "lines": sum(s.metrics.lines for s in scans),
+            "findings": len(findings),
+            "by_severity": {s: severity.get(s, 0) for s in SEVERITIES},
+            "by_category": dict(sorted(Counter(f.category for f in findings).items())),
+            "by_code": dict(sorted(Counter(f.code for f in findings).items())),
+            "blockers": severity.get("blocker", 0),
+            "cuda_refs": found,
+            "refs_converted": converted,
+            "refs_left": sum(s.metrics.refs_left for s in scans),
+            "converted_share": round(converted / found, 4) if found else 1.0,
+            "kernels": sum(s.metrics.kernels for s in scans),
+            "launches": sum(s.metrics.launches for s in scans),
+            "partially_parsed_files": sum(1 for s in scans if s.metrics.partially_parsed),
+            "skipped": [{"path": s.rel, "reason": s.reason, "error": s.error} for s in result.all_skipped],
+        },
+        "estimate": _estimate_record(result.estimate) if result.estimate else None,
+        "dependencies": _dependencies(result),
+        "rules": [{"code": c, "name": rule_index[c].name, "severity": rule_index[c].severity,
+                   "category": rule_index[c].category, "summary": rule_index[c].summary}
+                  for c in sorted({f.code for f in findings})],
+        "files": [{
+            "path": s.rel, "kind": s.metrics.kind, "lines": s.metrics.lines,
+            "cuda_refs": s.metrics.refs_found, "refs_converted": s.metrics.refs_converted,
+            "refs_left": s.metrics.refs_left, "kernels": s.metrics.kernels,
+            "launches": s.metrics.launches, "partially_parsed": s.metrics.partially_parsed,
+            "findings": len(s.findings),
+            "effort_hours": round(sum(sum(f.effort_hours) / 3 for f in s.findings), 2),
+        } for s in scans],
+        "findings": [finding_record(f) for f in findings],
+    }

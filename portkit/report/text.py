@@ -1,0 +1,140 @@
+"""The audit for people at a terminal: the estimate first, then blockers, then where the work is.
+
+Renders the audit document (report/model.py) with rich; plain text when not a terminal.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from .csv import statistics_rows
+from .terminal import SEVERITY_STYLE, _plural
+
+TOP_FILES = 10
+TOP_DIRECTORIES = 10
+MAX_BLOCKERS_SHOWN = 20
+MAX_FINDINGS_LISTED = 40
+
+
+def _weeks(value: float) -> str:
+    return f"{value:.1f}"
+
+
+def render(doc: dict, console: Console, statistics: bool = False) -> None:
+    _estimate(doc, console)
+    _blockers(doc, console)
+    _findings(doc, console)
+    _listing(doc, console)
+    _where(doc, console)
+    if statistics:
+        _statistics(doc, console)
+    for s in doc["summary"]["skipped"]:
+        style = "red" if s["error"] else "dim"
+        console.print(f"[{style}]{escape(s['path'])}: {escape(s['reason'])}[/]")
+
+
+def _estimate(doc: dict, console: Console) -> None:
+    e, s = doc["estimate"], doc["summary"]
+    arche = e["archetype"]
+    console.print(f"[bold]portkit audit[/] of {escape(doc['root'])}: {_plural(s['files'], 'file')}, "
+                  f"{s['lines']:,} lines, {_plural(s['findings'], 'finding')}")
+    pw, cw = e["person_weeks"], e["calendar_weeks"]
+    console.print(f"[bold]Estimate:[/] {_weeks(pw['p50'])} person-weeks (P50), {_weeks(pw['p90'])} (P90); "
+                  f"range P10-P90 {_weeks(pw['p10'])}-{_weeks(pw['p90'])}; "
+                  f"{_weeks(cw['p50'])}-{_weeks(cw['p90'])} calendar weeks for a team of {e['team_size']} "
+                  f"at {e['focus_hours_per_week']:g} focus hours a week")
+    console.print(f"Project: {escape(arche['label'])} (published range: {escape(arche['reference'])})")
+    if not arche.get("feasible", True):
+        console.print("[bold red]Not currently feasible as a port: the blockers below need a decision first.[/]")
+    share = s["converted_share"] * 100
+    console.print(f"Converted automatically: {s['refs_converted']:,} of {s['cuda_refs']:,} CUDA references "
+                  f"({share:.1f}%); {s['refs_left']:,} left for people; blockers: {s['blockers']}")
+
+
+def _blockers(doc: dict, console: Console) -> None:
+    blockers = [f for f in doc["findings"] if f["severity"] == "blocker"]
+    if not blockers:
+        return
+    console.print()
+    console.print(f"[bold red]Blockers ({len(blockers)})[/] - each needs a decision, not only hours:")
+    for f in blockers[:MAX_BLOCKERS_SHOWN]:
+        console.print(f"  {escape(f['path'])}:{f['line']}:{f['column']}: [bold]{f['code']}[/] {escape(f['message'])}")
+        if f["fix"]:
+            console.print(f"      instead: {escape(f['fix'])}", style="dim")
+    if len(blockers) > MAX_BLOCKERS_SHOWN:
+        console.print(f"  ... and {len(blockers) - MAX_BLOCKERS_SHOWN} more (see --format json)")
+
+
+def _findings(doc: dict, console: Console) -> None:
+    if not doc["findings"]:
+        console.print("No findings.")
+        return
+    table = Table(title="Findings by category and severity", title_justify="left", show_edge=False)
+    table.add_column("category")
+    severities = [k for k, v in doc["summary"]["by_severity"].items()]
+    for sev in severities:
+        table.add_column(sev, justify="right", style=SEVERITY_STYLE.get(sev, ""))
+    counts: dict[str, Counter] = defaultdict(Counter)
+    for f in doc["findings"]:
+        counts[f["category"]][f["severity"]] += 1
+    for category in sorted(counts):
+        table.add_row(category, *[str(counts[category][s] or "") for s in severities])
+    console.print()
+    console.print(table)
+
+
+def _listing(doc: dict, console: Console) -> None:
+    rest = [f for f in doc["findings"] if f["severity"] not in ("blocker", "info")]
+    if not rest:
+        return
+    console.print()
+    for f in rest[:MAX_FINDINGS_LISTED]:
+        style = SEVERITY_STYLE.get(f["severity"], "")
+        console.print(f"{escape(f['path'])}:{f['line']}:{f['column']}: [{style}]{f['code']}[/] {escape(f['message'])}")
+    if len(rest) > MAX_FINDINGS_LISTED:
+        console.print(f"... and {len(rest) - MAX_FINDINGS_LISTED} more (all of them: --format json, sarif or csv)")
+
+
+def _where(doc: dict, console: Console) -> None:
+    e = doc["estimate"]
+    console.print()
+    table = Table(title="Where the hours come from (expected hours)", title_justify="left", show_edge=False)
+    table.add_column("category")
+    table.add_column("hours", justify="right")
+    for row in e["by_category"]:
+        table.add_row(row["name"], f"{row['hours']:.1f}")
+    console.print(table)
+    dirs = e["by_directory"]
+    console.print()
+    table = Table(title="By directory", title_justify="left", show_edge=False)
+    table.add_column("directory")
+    table.add_column("hours", justify="right")
+    for row in dirs[:TOP_DIRECTORIES]:
+        table.add_row(escape(row["name"]), f"{row['hours']:.1f}")
+    if len(dirs) > TOP_DIRECTORIES:
+        table.add_row(f"{len(dirs) - TOP_DIRECTORIES} more", f"{sum(r['hours'] for r in dirs[TOP_DIRECTORIES:]):.1f}")
+    console.print(table)
+    files = sorted((f for f in doc["files"] if f["findings"]), key=lambda f: (-f["effort_hours"], f["path"]))
+    if files:
+        console.print()
+        table = Table(title="Top files", title_justify="left", show_edge=False)
+        table.add_column("file")
+        table.add_column("findings", justify="right")
+        table.add_column("hours", justify="right")
+        for f in files[:TOP_FILES]:
+            table.add_row(escape(f["path"]), str(f["findings"]), f"{f['effort_hours']:.1f}")
+        console.print(table)
+
+
+def _statistics(doc: dict, console: Console) -> None:
+    console.print()
+    table = Table(title="Statistics", title_justify="left", show_edge=False)
+    table.add_column("statistic")
+    table.add_column("value", justify="right")
+    for name, value in statistics_rows(doc):
+        table.add_row(name, str(value))
+    console.print(table)
