@@ -22,11 +22,12 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 STATUSES = ("drop-in", "different-api", "partial", "none")
-SEVERITY = {"none": "blocker", "different-api": "high", "partial": "medium", "drop-in": "info"}
+SEVERITY = {"none": "high", "different-api": "high", "partial": "medium", "drop-in": "info"}
 PHRASE = {"none": "has no ROCm counterpart", "different-api": "has a ROCm counterpart with a different API",
           "partial": "is only partly supported on ROCm", "drop-in": "has a drop-in ROCm counterpart"}
-LIBRARY_FIELDS = {"id", "name", "status", "rocm", "headers", "namespaces", "link", "python", "note", "source"}
-PACKAGE_FIELDS = {"name", "match", "imports", "status", "rocm", "note", "source"}
+LIBRARY_FIELDS = {"id", "name", "status", "rocm", "headers", "namespaces", "link", "python", "note", "source",
+                  "blocker"}
+PACKAGE_FIELDS = {"name", "match", "imports", "status", "rocm", "note", "source", "blocker"}
 
 
 @dataclass(frozen=True)
@@ -41,10 +42,11 @@ class Library:
     python: tuple[str, ...]
     note: str
     source: str
+    blocker: bool = False
 
     @property
     def severity(self) -> str:
-        return SEVERITY[self.status]
+        return "blocker" if self.blocker else SEVERITY[self.status]
 
     @property
     def phrase(self) -> str:
@@ -60,10 +62,11 @@ class Package:
     rocm: str
     note: str
     source: str
+    blocker: bool = False
 
     @property
     def severity(self) -> str:
-        return SEVERITY[self.status]
+        return "blocker" if self.blocker else SEVERITY[self.status]
 
     @property
     def phrase(self) -> str:
@@ -148,7 +151,8 @@ def load(path: Path) -> Ecosystem:
             id=record["id"], name=record["name"], status=record["status"], rocm=record.get("rocm", ""),
             headers=tuple(record.get("headers", ())), namespaces=tuple(record.get("namespaces", ())),
             link=tuple(record.get("link", ())), python=tuple(record.get("python", ())),
-            note=record.get("note", ""), source=record.get("source", "")))
+            note=record.get("note", ""), source=record.get("source", ""),
+            blocker=bool(record.get("blocker", False))))
     for record in data.get("package", []):
         _check(path, record, PACKAGE_FIELDS, "name")
         if record.get("match", "exact") not in ("exact", "prefix"):
@@ -156,7 +160,7 @@ def load(path: Path) -> Ecosystem:
         packages.append(Package(
             name=record["name"], match=record.get("match", "exact"), imports=tuple(record.get("imports", ())),
             status=record["status"], rocm=record.get("rocm", ""), note=record.get("note", ""),
-            source=record.get("source", "")))
+            source=record.get("source", ""), blocker=bool(record.get("blocker", False))))
     for kind, keys in (("library", [l.id for l in libraries]), ("package", [p.name for p in packages])):
         dupes = sorted({k for k in keys if keys.count(k) > 1})
         if dupes:

@@ -195,7 +195,7 @@ def dependencies(files: list[tuple[str, Metrics]], findings: list[Finding],
         for lib_id in m.libraries:
             lib = eco.by_id.get(lib_id)
             if lib is not None:
-                seen.setdefault(lib.id, (lib.status, lib.name))
+                seen.setdefault(lib.id, ("blocker" if lib.blocker else lib.status, lib.name))
     for f in findings:
         if f.code == "PK601" and ":" not in f.subject:
             package = eco.package(f.subject)
@@ -204,7 +204,8 @@ def dependencies(files: list[tuple[str, Metrics]], findings: list[Finding],
             lib_id = python_of.get(package.name)
             if lib_id in seen:
                 continue
-            seen.setdefault(lib_id or package.name, (package.status, package.name))
+            seen.setdefault(lib_id or package.name,
+                            ("blocker" if package.blocker else package.status, package.name))
     return sorted((k, status, name) for k, (status, name) in seen.items())
 
 

@@ -44,7 +44,7 @@ def kind_of(name: str) -> str | None:
         return "source"
     if lower in BUILD_NAMES:
         return BUILD_NAMES[lower]
-    if lower.startswith("requirements") and lower.endswith((".txt", ".in")) or lower.endswith("-requirements.txt"):
+    if "requirements" in lower and lower.endswith((".txt", ".in")):
         return "requirements"
     if lower.startswith("environment") and lower.endswith((".yml", ".yaml")):
         return "conda"

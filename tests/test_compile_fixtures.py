@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from cases import Case, all_cases
-from conftest import CUDA_LIB_INCLUDE, NVCC, require_dir, require_tool
+from conftest import CUDA_LIB_INCLUDE, NVCC, REPO, require_dir, require_tool
 
 CASES = all_cases()
+REPO_FIXTURES = REPO / "fixtures"
 IDS = [c.name for c in CASES]
 COMPILED = (".cu", ".cpp", ".cc", ".cuh", ".h", ".hpp")
 LIBRARY_HEADERS = (b"cublas", b"curand", b"cufft", b"cusparse", b"cusolver", b"nccl")
@@ -50,3 +52,26 @@ def test_expected_compiles_with_hipcc(case: Case):
     for unit in translation_units(case, case.expected_files()):
         run([hipcc, "-x", "hip", "--offload-arch=gfx90a", "-c", str(unit), "-o", os.devnull,
              "-I", str(base), *case.hipcc_flags], env=env)
+
+
+# The audit's cases (fixtures/rules, fixtures/audit) are real code too. A file may ask for extra
+# nvcc flags in its first lines (`// nvcc-flags: -rdc=true`), or, only where CUDA 13 itself can no
+# longer compile the construct (texture references), say why it is not compiled (`// nvcc-skip:`).
+AUDIT_SOURCES = sorted(p for d in ("rules", "audit") for p in (REPO_FIXTURES / d).rglob("*.cu"))
+NVCC_FLAGS = re.compile(r"//\s*nvcc-flags:\s*(.+)")
+NVCC_SKIP = re.compile(r"//\s*nvcc-skip:\s*(.+)")
+
+
+@pytest.mark.parametrize("path", AUDIT_SOURCES, ids=[p.relative_to(REPO_FIXTURES).as_posix() for p in AUDIT_SOURCES])
+def test_audit_case_compiles_with_nvcc(path: Path):
+    head = "\n".join(path.read_text(encoding="utf-8").splitlines()[:5])
+    skip = NVCC_SKIP.search(head)
+    if skip:
+        pytest.skip(f"not compiled with nvcc: {skip.group(1).strip()}")
+    nvcc = require_tool(NVCC, "nvcc (CUDA toolkit)")
+    flags = NVCC_FLAGS.search(head)
+    includes = []
+    if any(h in path.read_bytes() for h in LIBRARY_HEADERS):
+        includes = ["-I", str(require_dir(CUDA_LIB_INCLUDE, "CUDA library headers (set CUDA_LIB_INCLUDE)"))]
+    run([nvcc, "-std=c++17", "-x", "cu", "-c", str(path), "-o", os.devnull, "-I", str(path.parent),
+         *includes, *(flags.group(1).split() if flags else [])])

@@ -21,10 +21,12 @@ def readme_commands() -> list[str]:
 def test_readme_starts_with_exactly_two_commands_and_ci_runs_them():
     main_job, tests = readme_commands()
     assert "portkit convert fixtures/sample_project" in main_job
+    assert "portkit audit fixtures/sample_project" in main_job
     assert tests == "python -m pytest -q"
     ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
     assert tests in ci.splitlines()
     assert "portkit convert fixtures/sample_project" in ci
+    assert "portkit audit fixtures/sample_project" in ci
     assert "PORTKIT_REQUIRE_TOOLS=1" in ci
     assert "apt-get install -y -qq hipcc libamdhip64-dev rocm-device-libs" in ci
 

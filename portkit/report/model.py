@@ -15,7 +15,7 @@ from .. import __version__, ecosystem, rules
 from ..audit import AuditResult
 from ..effort import Estimate
 from ..findings import SEVERITIES, Finding
-from ..mappings import default_db
+from ..mappings import default_db, format_version
 
 SCHEMA_VERSION = 1
 
@@ -97,12 +97,12 @@ def audit_document(result: AuditResult) -> dict:
     rule_index = rules.by_code()
     return {
         "tool": {"name": "portkit", "version": __version__,
-                 "mappings": {"names": len(db.names), "newest_rocm": str(db.newest)}},
+                 "mappings": {"names": len(db.names), "newest_rocm": format_version(db.newest)}},
         "version": SCHEMA_VERSION,
         "generated": _generated(),
         "root": result.root.as_posix(),
         "options": {
-            "rocm": str(opts.scan.rocm) if opts.scan.rocm else None,
+            "rocm": format_version(opts.scan.rocm) if opts.scan.rocm else None,
             "select": list(opts.select), "ignore": list(opts.ignore),
             "fail_on": opts.fail_on, "team_size": opts.team_size,
         },

@@ -47,7 +47,7 @@ def _estimate(doc: dict, console: Console) -> None:
                   f"range P10-P90 {_weeks(pw['p10'])}-{_weeks(pw['p90'])}; "
                   f"{_weeks(cw['p50'])}-{_weeks(cw['p90'])} calendar weeks for a team of {e['team_size']} "
                   f"at {e['focus_hours_per_week']:g} focus hours a week")
-    console.print(f"Project: {escape(arche['label'])} (published range: {escape(arche['reference'])})")
+    console.print(f"Project: {escape(arche['label'])} ({escape(arche['reference'])})")
     if not arche.get("feasible", True):
         console.print("[bold red]Not currently feasible as a port: the blockers below need a decision first.[/]")
     share = s["converted_share"] * 100

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from ..mappings import Mapping
+from ..mappings import Mapping, format_version
 from ..rules._rule import Rule
 from ..scan import ScanContext, View
 from . import codes
@@ -47,10 +47,11 @@ def report(ctx: ScanContext, rule: Rule, start: int, end: int, message: str, sub
 
 
 def audit_notes(ctx: ScanContext, mapping: Mapping, start: int, end: int) -> None:
-    """PK101/PK102, audit only: a CUDA API on its way out, or a HIP counterpart still experimental."""
+    """PK101/PK102, audit only, for names that do convert (the others already have a PK00x):
+    a CUDA API on its way out, or a HIP counterpart still experimental."""
     if mapping.cuda_deprecated or mapping.cuda_removed:
-        when = [f"deprecated in CUDA {mapping.cuda_deprecated}" if mapping.cuda_deprecated else "",
-                f"removed in CUDA {mapping.cuda_removed}" if mapping.cuda_removed else ""]
+        when = [f"deprecated in CUDA {format_version(mapping.cuda_deprecated)}" if mapping.cuda_deprecated else "",
+                f"removed in CUDA {format_version(mapping.cuda_removed)}" if mapping.cuda_removed else ""]
         report(ctx, codes.DEPRECATED_CUDA_API, start, end,
                f"{mapping.cuda} is {' and '.join(w for w in when if w)}", mapping.cuda)
     if mapping.status == "experimental":
@@ -65,9 +66,9 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
         return
     if mapping.arity_alias:
         mapping = _by_arity(ctx, node, mapping)
-    if ctx.options.audit:
-        audit_notes(ctx, mapping, view.start(node), view.end(node))
     hip, problem, reason = mapping.resolve(ctx.target, ctx.options.prefer_roc)
+    if ctx.options.audit and hip is not None:
+        audit_notes(ctx, mapping, view.start(node), view.end(node))
     if hip == mapping.cuda:
         if mapping.status == "partial":  # same name, different behaviour: say so, change nothing
             report(ctx, codes.PARTIAL_CONVERSION, view.start(node), view.end(node),

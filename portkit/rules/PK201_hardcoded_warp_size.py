@@ -74,12 +74,12 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
 
 def _check_define(ctx: ScanContext, view: View, node: Node) -> None:
     name = node.child_by_field_name("name")
-    value = node.child_by_field_name("value")
+    text, value = _tree.define_value(node)
     if name is None or value is None or not _tree.warpish_name(name.text):
         return
-    if value.text.strip().strip(b"()").rstrip(b"uU") != b"32":
+    if text.rstrip(b"uU") != b"32":
         return
-    ctx.flag(RULE, view.start(value), view.end(value),
+    ctx.flag(RULE, view.start(value), view.start(value) + len(value.text.split()[0]),
              f"#define {name.text.decode(errors='replace')} 32 fixes the warp size; an AMD wavefront has 64 lanes",
              subject=name.text.decode(errors="replace"))
 

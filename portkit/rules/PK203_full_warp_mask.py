@@ -35,10 +35,11 @@ FULL = 0xFFFFFFFF
 
 def check(ctx: ScanContext, view: View, node: Node) -> None:
     if node.type == "preproc_def":
-        name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+        name = node.child_by_field_name("name")
+        text, value = _tree.define_value(node)
         if name is not None and value is not None and b"mask" in name.text.lower() \
-                and value.text.strip().strip(b"()").lower().rstrip(b"u") == b"0xffffffff":
-            ctx.flag(RULE, view.start(value), view.end(value),
+                and text.lower().rstrip(b"u") == b"0xffffffff":
+            ctx.flag(RULE, view.start(value), view.start(value) + len(value.text.split()[0]),
                      f"{name.text.decode(errors='replace')} is a 32-lane mask; an AMD wavefront has 64 lanes",
                      subject=name.text.decode(errors="replace"))
         return

@@ -130,8 +130,8 @@ def _constants(ctx: ScanContext, node: Node) -> dict[bytes, int]:
         table: dict[bytes, int] = {}
         for child in root.children:
             if child.type == "preproc_def":
-                name, value = child.child_by_field_name("name"), child.child_by_field_name("value")
-                text = value.text.strip().strip(b"()").rstrip(b"uUlL") if value is not None else b""
+                name = child.child_by_field_name("name")
+                text = _tree.define_value(child)[0].rstrip(b"uUlL")
                 if name is not None and text.isdigit():
                     table[name.text] = int(text)
             elif child.type == "declaration":

@@ -151,3 +151,17 @@ def declaration_type(declaration: Node) -> bytes:
 def is_call_to(node: Node, names: tuple[bytes, ...] | frozenset[bytes]) -> bool:
     node = unparen(node)
     return node.type == "call_expression" and callee_name(node) in names
+
+
+_MACRO_COMMENT = re.compile(rb"//.*|/\*.*?\*/", re.S)
+
+
+def define_value(define: Node) -> tuple[bytes, Node | None]:
+    """The value of `#define NAME value` without comments or parentheses, and its node."""
+    value = define.child_by_field_name("value")
+    if value is None:
+        return b"", None
+    text = _MACRO_COMMENT.sub(b" ", value.text).strip()
+    while text.startswith(b"(") and text.endswith(b")"):
+        text = text[1:-1].strip()
+    return text, value

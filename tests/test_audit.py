@@ -1,0 +1,201 @@
+"""portkit audit end to end: precision on clean code, the estimate's calibration and arithmetic,
+the output formats against their schemas, exit codes."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from conftest import REPO
+from portkit.audit import AuditOptions, audit_paths
+from portkit.cli import main
+from portkit.convert import ConvertOptions, convert_paths
+from portkit.effort import default_model
+from portkit.report.model import audit_document
+from portkit.scan import Options
+
+AUDIT = REPO / "fixtures" / "audit"
+ARCHETYPES = AUDIT / "archetypes"
+SARIF_SCHEMA = REPO.parent / "shared" / "schemas" / "sarif-schema-2.1.0.json"
+JSON_SCHEMA = REPO / "docs" / "audit.schema.json"
+ROCM52 = Options(audit=True, rocm=(5, 2, 0))
+
+
+def audit(path: Path, **kw) -> dict:
+    return audit_document(audit_paths([path], AuditOptions(scan=ROCM52, **kw)))
+
+
+def test_portable_code_has_no_finding_above_info():
+    doc = audit(AUDIT / "clean")
+    assert doc["summary"]["files"] >= 6
+    assert [(f["path"], f["line"], f["code"]) for f in doc["findings"] if f["severity"] != "info"] == []
+
+
+# (project, archetype, bounds on P50 in the published unit, unit)
+CALIBRATION = [
+    ("pytorch_standard", "pytorch", (1, 3), "days"),
+    ("pytorch_triton", "pytorch-triton", (1, 2), "weeks"),
+    ("pytorch_cuda_ext", "pytorch-cuda-extensions", (2, 6), "weeks"),
+    ("jax_project", "jax", (1, 5), "days"),
+]
+
+
+@pytest.mark.parametrize("project, archetype, bounds, unit", CALIBRATION, ids=[c[0] for c in CALIBRATION])
+def test_estimate_falls_in_the_published_range(project, archetype, bounds, unit):
+    e = audit(ARCHETYPES / project)["estimate"]
+    assert e["archetype"]["id"] == archetype
+    hours_per_unit = e["focus_hours_per_week"] / 5 if unit == "days" else e["focus_hours_per_week"]
+    p50 = e["hours"]["p50"] / hours_per_unit
+    assert bounds[0] <= p50 <= bounds[1], f"P50 {p50:.2f} {unit} outside {bounds}"
+    assert e["hours"]["p10"] < e["hours"]["p50"] < e["hours"]["p90"]
+
+
+def test_tensorrt_pipeline_is_labelled_not_feasible_with_blockers():
+    doc = audit(ARCHETYPES / "tensorrt_pipeline")
+    e = doc["estimate"]
+    assert e["archetype"]["id"] == "tensorrt-inference" and e["archetype"]["feasible"] is False
+    blockers = sorted((f["path"], f["line"], f["code"]) for f in doc["findings"] if f["severity"] == "blocker")
+    assert blockers == [("build_engine.py", 5, "PK601"), ("infer.py", 4, "PK601"), ("requirements.txt", 1, "PK601")]
+    assert e["blockers"] == 3
+
+
+def test_cuda_extension_findings_are_exact():
+    doc = audit(ARCHETYPES / "pytorch_cuda_ext")
+    got = [(f["path"], f["line"], f["code"]) for f in doc["findings"]]
+    assert got == [
+        ("csrc/reduce.cu", 6, "PK201"), ("csrc/reduce.cu", 7, "PK203"), ("csrc/reduce.cu", 10, "PK202"),
+        ("csrc/reduce.cu", 11, "PK203"), ("csrc/reduce.cu", 17, "PK205"), ("csrc/reduce.cu", 18, "PK201"),
+        ("csrc/reduce.cu", 19, "PK201"), ("setup.py", 9, "PK506"), ("setup.py", 19, "PK505"),
+    ]
+
+
+def test_every_hour_is_traceable_to_an_item():
+    """The simulated mean equals the items' expected hours times the mean uncertainty factor."""
+    e = audit(ARCHETYPES / "pytorch_cuda_ext")["estimate"]
+    low, likely, high = default_model().uncertainty
+    expected = sum(i["expected_hours"] for i in e["items"]) * (low + likely + high) / 3
+    assert e["hours"]["mean"] == pytest.approx(expected, rel=0.03)
+    assert sum(c["hours"] for c in e["by_category"]) == pytest.approx(sum(i["expected_hours"] for i in e["items"]), abs=0.5)
+    assert sum(d["hours"] for d in e["by_directory"]) == pytest.approx(sum(c["hours"] for c in e["by_category"]), abs=0.5)
+    kinds = {i["kind"] for i in e["items"]}
+    assert kinds == {"finding", "unit", "fixed", "dependency"}
+
+
+def test_estimate_is_deterministic_and_scales_with_team_size():
+    one = audit(ARCHETYPES / "pytorch_cuda_ext")["estimate"]
+    again = audit(ARCHETYPES / "pytorch_cuda_ext")["estimate"]
+    four = audit(ARCHETYPES / "pytorch_cuda_ext", team_size=4)["estimate"]
+    assert one["hours"] == again["hours"]
+    assert four["person_weeks"] == one["person_weeks"]
+    assert four["calendar_weeks"]["p50"] == pytest.approx(one["person_weeks"]["p50"] / 4, abs=0.01)
+
+
+def test_audit_counts_what_convert_converts(tmp_path: Path):
+    """One scan: the audit's converted references are the converter's edits."""
+    sample = REPO / "fixtures" / "sample_project"
+    doc = audit(sample)
+    converted = convert_paths([sample], ConvertOptions(output=tmp_path / "out", scan=Options(rocm=(5, 2, 0))))
+    assert doc["summary"]["refs_converted"] == converted.total("refs_converted") > 0
+    assert doc["summary"]["cuda_refs"] == converted.total("refs_found")
+
+
+def test_fingerprints_survive_moved_lines(tmp_path: Path):
+    source = (ARCHETYPES / "pytorch_cuda_ext" / "csrc" / "reduce.cu").read_text()
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "reduce.cu").write_text(source)
+    (tmp_path / "b" / "reduce.cu").write_text("// moved down\n\n\n" + source.replace("\n", "\n  ", 3))
+    before = audit(tmp_path / "a")["findings"]
+    after = audit(tmp_path / "b")["findings"]
+    assert [f["line"] + 3 for f in before] == [f["line"] for f in after]
+    assert [f["fingerprint"] for f in before] == [f["fingerprint"] for f in after]
+
+
+def test_json_output_matches_the_documented_schema(tmp_path: Path):
+    out = tmp_path / "audit.json"
+    assert main(["audit", str(ARCHETYPES), str(REPO / "fixtures" / "rules"), "--format", "json", "-o", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    jsonschema.validate(doc, json.loads(JSON_SCHEMA.read_text()))
+    first = doc["findings"][0]
+    assert set(first) == {"code", "name", "severity", "category", "path", "line", "column", "end_line",
+                          "end_column", "message", "snippet", "fix", "effort_hours", "fingerprint"}
+    assert all("\\" not in f["path"] and not f["path"].startswith("/") for f in doc["findings"])
+
+
+def test_sarif_output_is_valid_sarif_2_1_0(tmp_path: Path):
+    schema = json.loads(SARIF_SCHEMA.read_text())
+    out = tmp_path / "audit.sarif"
+    assert main(["audit", str(REPO / "fixtures" / "rules"), "--format", "sarif", "-o", str(out)]) == 0
+    log = json.loads(out.read_text())
+    jsonschema.validate(log, schema)
+    run = log["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    assert all(r["shortDescription"]["text"] and r["fullDescription"]["text"] and r["help"]["text"] for r in rules)
+    assert run["results"] and all(r["partialFingerprints"]["portkitFingerprint/v1"] for r in run["results"])
+    assert all(rules[r["ruleIndex"]]["id"] == r["ruleId"] for r in run["results"])
+    broken = json.loads(out.read_text())
+    del broken["runs"][0]["tool"]
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, schema)
+
+
+def test_csv_has_one_row_per_finding_and_statistics(tmp_path: Path, capsys):
+    assert main(["audit", str(ARCHETYPES / "pytorch_cuda_ext"), "--format", "csv", "--statistics"]) == 0
+    text = capsys.readouterr().out
+    findings, _, stats = text.partition("\n\n")
+    rows = list(csv.DictReader(io.StringIO(findings)))
+    assert [(r["path"], r["line"], r["code"]) for r in rows][:2] == [("csrc/reduce.cu", "6", "PK201"),
+                                                                      ("csrc/reduce.cu", "7", "PK203")]
+    assert len(rows) == 9
+    table = dict(csv.reader(io.StringIO(stats)))
+    assert table["rule PK201"] == "3" and table["findings"] == "9" and table["kernels"] == "4"
+
+
+def test_text_output_starts_with_the_estimate(capsys):
+    assert main(["audit", str(ARCHETYPES / "pytorch_cuda_ext"), "--rocm", "5.2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("portkit audit of ") and lines[1].startswith("Estimate: ")
+    assert "PyTorch with custom CUDA extensions (published range: 2-6 weeks)" in lines[2]
+
+
+@pytest.mark.parametrize("fail_on, code", [("blocker", 0), ("high", 1), ("medium", 1)])
+def test_fail_on_sets_the_exit_code(fail_on, code, capsys):
+    assert main(["audit", str(ARCHETYPES / "pytorch_cuda_ext"), "--fail-on", fail_on, "-q"]) == code
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["audit", "no/such/dir"], "no/such/dir: no such file or directory"),
+    (["audit", "fixtures/audit/clean", "--select", "PK7"], "PK7: matches no rule code"),
+    (["audit", "fixtures/audit/clean", "--team-size", "0"], "--team-size must be at least 1"),
+    (["explain", "PK999"], "PK999: no such rule"),
+])
+def test_usage_errors_are_one_line_and_exit_2(argv, message, capsys, monkeypatch):
+    monkeypatch.chdir(REPO)
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1
+
+
+def test_rules_and_explain_print_the_rule_documentation(capsys):
+    assert main(["rules"]) == 0
+    listing = capsys.readouterr().out
+    assert "PK201  hardcoded-warp-size" in listing and "PK2xx warp" in listing
+    assert main(["explain", "pk301"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("PK301 inline-ptx-asm (high, kernel)\n")
+    for section in ("What it finds:", "Why it matters on AMD GPUs:", "Example:", "Instead:", "Effort:"):
+        assert f"\n{section}\n" in text
+
+
+def test_rule_codes_and_names_are_unique_and_every_rule_has_a_cost():
+    from portkit import rules
+    all_rules = rules.all_rules()
+    assert len({r.code for r in all_rules}) == len({r.name for r in all_rules}) == len(all_rules)
+    assert sorted(default_model().finding) == sorted(r.code for r in all_rules)
+    assert all(r.code.startswith("PK") and r.summary.endswith(".") for r in all_rules)
+
