@@ -6,7 +6,7 @@ automatically" figures are the edits `portkit convert` would apply. Nothing here
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
@@ -82,16 +82,11 @@ def audit_bytes(rel: str, data: bytes, kind: str, job: _Job) -> FileScan:
     """The findings of one file, filtered by the enabled codes and its suppression comments."""
     source = SourceFile.from_bytes(rel, data)
     scan = scan_source(source, job.scan) if kind == "source" else scan_text(source, kind, job.scan)
-    model = effort.default_model()
     kept = [f for f in scan.findings if f.code in job.enabled]
     kept = suppress.apply(source, kept, job.enabled)
-    scan.findings = [_with_hours(f, model) for f in kept]
+    hours = effort.default_model().file_finding_hours(kept)
+    scan.findings = [replace(f, effort_hours=h) for f, h in zip(kept, hours)]
     return scan
-
-
-def _with_hours(f: Finding, model: effort.CostModel) -> Finding:
-    from dataclasses import replace
-    return replace(f, effort_hours=model.finding_hours(f))
 
 
 def _audit_entry(entry: Entry, job: _Job) -> FileAudit:

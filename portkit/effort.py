@@ -39,6 +39,7 @@ class CostModel:
     seed: int
     uncertainty: Range
     exact_draws_up_to: int
+    repeat_in_file: float
     units: dict[str, dict]
     fixed: dict[str, dict]
     finding: dict[str, Range]
@@ -48,7 +49,21 @@ class CostModel:
     archetypes: tuple[dict, ...]
 
     def finding_hours(self, f: Finding) -> Range:
+        """The cost range of a finding met for the first time in its file."""
         return self.finding_by_severity.get(f"{f.code}:{f.severity}") or self.finding.get(f.code, (0.0, 0.0, 0.0))
+
+    def file_finding_hours(self, findings: list[Finding]) -> list[Range]:
+        """The cost of each finding of one file, in order: repeats of a rule cost `repeat_in_file`."""
+        seen: set[str] = set()
+        out = []
+        for f in findings:
+            low, likely, high = self.finding_hours(f)
+            if f.code in seen:
+                k = self.repeat_in_file
+                low, likely, high = round(low * k, 3), round(likely * k, 3), round(high * k, 3)
+            seen.add(f.code)
+            out.append((low, likely, high))
+        return out
 
 
 def _range(where: str, value) -> Range:
@@ -71,6 +86,7 @@ def load(path: Path) -> CostModel:
         samples=int(model.get("samples", 4000)), seed=int(model.get("seed", 1)),
         uncertainty=_range("model.uncertainty", model.get("uncertainty", [1, 1, 1])),
         exact_draws_up_to=int(model.get("exact_draws_up_to", 30)),
+        repeat_in_file=float(model.get("repeat_in_file", 1.0)),
         units=units, fixed=fixed,
         finding={k: _range(f"finding.{k}", v) for k, v in data.get("finding", {}).items()},
         finding_by_severity={k: _range(k, v) for k, v in data.get("finding_by_severity", {}).items()},
@@ -166,7 +182,9 @@ def items(files: list[tuple[str, Metrics]], findings: list[Finding], present: se
             counts[k] = counts.get(k, 0) + n
 
     for f in findings:
-        add("finding", f.code, f.name, f.category, _directory(f.path), model.finding_hours(f))
+        repeat = f.effort_hours != model.finding_hours(f)
+        add("finding", f.code, f"{f.name} (again in the same file)" if repeat else f.name, f.category,
+            _directory(f.path), f.effort_hours)
     review, kernel, triton = (model.units.get(k) for k in
                               ("review_converted_ref", "validate_kernel", "validate_triton_kernel"))
     for path, m in files:
