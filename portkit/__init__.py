@@ -4,6 +4,7 @@ The public API:
 
     convert_text(source, filename="input.cu", launch_syntax="cuda", rocm=None) -> Converted
     convert_paths(paths, output=..., in_place=..., ...) -> ConvertResult
+    audit_paths(paths, rocm=None, select=(), ignore=(), team_size=1) -> dict (docs/json-schema.md)
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from .mappings import parse_version
 from .scan import Metrics, Options
 
 __version__ = "0.1.0"
-__all__ = ["convert_text", "convert_paths", "Converted", "ConvertResult", "Edit", "Finding",
+__all__ = ["convert_text", "convert_paths", "audit_paths", "Converted", "ConvertResult", "Edit", "Finding",
            "Metrics", "PortkitError", "__version__"]
 
 
@@ -66,3 +67,16 @@ def convert_paths(paths: list[str | Path], *, output: str | Path | None = None, 
                           backup=backup, diff=diff, check=check, jobs=jobs,
                           scan=scan_options(launch_syntax, rocm, prefer_roc))
     return _convert_paths([Path(p) for p in paths], opts)
+
+
+def audit_paths(paths: list[str | Path], *, rocm: str | None = None, select: tuple[str, ...] = (),
+                ignore: tuple[str, ...] = (), team_size: int = 1, focus_hours: float | None = None,
+                jobs: int = 1) -> dict:
+    """Audit files and trees as `portkit audit` does; the result is the JSON document."""
+    from .audit import AuditOptions
+    from .audit import audit_paths as _audit_paths
+    from .report.model import audit_document
+
+    opts = AuditOptions(scan=Options(audit=True, rocm=scan_options(rocm=rocm).rocm), select=tuple(select),
+                        ignore=tuple(ignore), team_size=team_size, focus_hours=focus_hours, jobs=jobs)
+    return audit_document(_audit_paths([Path(p) for p in paths], opts))

@@ -203,7 +203,8 @@ def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB 
 
 
 def finish_findings(findings: list[Finding]) -> list[Finding]:
-    """Sorted, with converter findings dropped where a rule says more about the same spot.
+    """Sorted, with converter findings dropped where a rule says more about the same spot, and
+    one finding per rule, subject and line.
 
     A rule module may list the codes it REFINES: `__syncwarp` is PK001 for the converter
     (no HIP name in ROCm 5.2) and PK206 for the audit, which explains the real hazard; the
@@ -213,5 +214,11 @@ def finish_findings(findings: list[Finding]) -> list[Finding]:
 
     refined = {(f.line, f.column, code) for f in findings
                for code in rules.refines().get(f.code, ())}
-    kept = [f for f in findings if (f.line, f.column, f.code) not in refined]
-    return sorted(kept, key=Finding.sort_key)
+    kept, seen = [], set()
+    for f in sorted(findings, key=Finding.sort_key):
+        key = (f.line, f.code, f.subject)   # the same construct twice on a line is one finding
+        if (f.line, f.column, f.code) in refined or key in seen:
+            continue
+        seen.add(key)
+        kept.append(f)
+    return kept

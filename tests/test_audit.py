@@ -199,3 +199,18 @@ def test_rule_codes_and_names_are_unique_and_every_rule_has_a_cost():
     assert sorted(default_model().finding) == sorted(r.code for r in all_rules)
     assert all(r.code.startswith("PK") and r.summary.endswith(".") for r in all_rules)
 
+
+
+def test_rules_doc_is_current(capsys):
+    assert main(["rules", "--format", "markdown"]) == 0
+    assert capsys.readouterr().out == (REPO / "docs" / "rules.md").read_text(encoding="utf-8"), \
+        "regenerate: portkit rules --format markdown > docs/rules.md"
+
+
+def test_library_api_returns_the_same_document(tmp_path: Path, monkeypatch):
+    import portkit
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    out = tmp_path / "a.json"
+    sample = REPO / "fixtures" / "sample_project"
+    assert main(["audit", str(sample), "--rocm", "5.2", "--format", "json", "-o", str(out)]) == 0
+    assert portkit.audit_paths([sample], rocm="5.2") == json.loads(out.read_text())

@@ -37,7 +37,7 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
     if node.type == "preproc_def":
         name = node.child_by_field_name("name")
         text, value = _tree.define_value(node)
-        if name is not None and value is not None and b"mask" in name.text.lower() \
+        if name is not None and value is not None and _lane_mask_name(name.text) \
                 and text.lower().rstrip(b"u") == b"0xffffffff":
             ctx.flag(RULE, view.start(value), view.start(value) + len(value.text.split()[0]),
                      f"{name.text.decode(errors='replace')} is a 32-lane mask; an AMD wavefront has 64 lanes",
@@ -71,8 +71,14 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
     if parent.type == "init_declarator":
         name = parent.child_by_field_name("declarator")
         declaration = parent.parent
-        if name is not None and b"mask" in name.text.lower() and declaration is not None \
+        if name is not None and _lane_mask_name(_tree.declared_name(name)) and declaration is not None \
                 and b"const" in _tree.declaration_type(declaration):
             ctx.flag(RULE, view.start(node), view.end(node),
                      f"{_tree.declared_name(name).decode(errors='replace')} is a 32-lane mask; "
                      "an AMD wavefront has 64 lanes", subject=name.text.decode(errors="replace"))
+
+
+def _lane_mask_name(name: bytes) -> bool:
+    """FULL_MASK, kFullWarpMask, ALL_LANES_MASK, LANE_MASK: a lane mask (TAG_MASK is data)."""
+    lower = name.lower()
+    return b"mask" in lower and any(w in lower for w in (b"full", b"warp", b"lane", b"all", b"active"))

@@ -61,7 +61,9 @@ KNOWN = (
     (r"\bst\.|\bld\.", "load/store with cache hints", False),
 )
 _KNOWN = tuple((re.compile(p), what, blocker) for p, what, blocker in KNOWN)
-_PTX_LOOK = re.compile(r"\.(?:[usbf](?:8|16|32|64)|pred|global|shared)\b|%%\w+")
+# Type suffixes and special registers only PTX has (SPARC's `%%fsr` or x86's `%%eax` are not PTX).
+_PTX_LOOK = re.compile(r"\.(?:[usbf](?:8|16|32|64)|pred|global|shared)\b|%%(?:laneid|lanemask\w*|tid|ntid|ctaid|"
+                       r"nctaid|warpid|nwarpid|smid|nsmid|clock\w*|globaltimer\w*|\w*smem_size)\b")
 
 
 def check(ctx: ScanContext, view: View, node: Node) -> None:
