@@ -32,11 +32,12 @@ from ._rule import define
 
 RULE = define(__doc__, code="PK201", name="hardcoded-warp-size", severity="high", category="warp")
 NODES = ("number_literal", "preproc_def")
+RUNTIME_WARP_SIZE = (b"warpSize",)   # `warpSize == 32` asks the hardware: portable
 
 # operator -> literal values that mean "warp size" next to a thread/lane/warp index
 _ARITHMETIC = {
     b"%": (32,), b"/": (32,), b"*": (32,), b"&": (31,), b">>": (5,), b"<<": (5,),
-    b"<": (32,), b"<=": (31,), b">=": (32,), b">": (31,), b"==": (32,), b"!=": (32,),
+    b"<": (32,), b"<=": (31,), b">=": (32,), b">": (31,), b"==": (32, 31), b"!=": (32, 31),
 }
 
 
@@ -57,13 +58,13 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
             return
         if op in (b">>", b"<<") and parent.child_by_field_name("right").id != _outer(node, parent).id:
             return  # `5 >> x` is not a shift by five
-        if _tree.threadish(other.text):
+        if _tree.threadish(other.text) and other.text not in RUNTIME_WARP_SIZE:
             ctx.flag(RULE, view.start(parent), view.end(parent),
                      f"`{_squash(view.text(parent))}` assumes 32-lane warps; an AMD wavefront has 64 lanes",
                      subject=_squash(view.text(parent)))
         return
     if value == 32 and parent.type in ("init_declarator", "enumerator", "optional_parameter_declaration",
-                                       "assignment_expression"):
+                                       "assignment_expression", "field_declaration"):
         name = parent.child_by_field_name("declarator") or parent.child_by_field_name("name") \
             or parent.child_by_field_name("left")
         if name is not None and _tree.warpish_name(name.text) and _is_constant_declaration(parent):
@@ -90,6 +91,8 @@ def _is_constant_declaration(parent: Node) -> bool:
         return True
     if parent.type == "assignment_expression":
         return False
+    if parent.type == "field_declaration":   # `static constexpr int kWarpSize = 32;` in a class
+        return b"const" in _tree.declaration_type(parent)
     declaration = parent.parent
     return declaration is not None and (b"const" in _tree.declaration_type(declaration)
                                         or b"constexpr" in _tree.declaration_type(declaration))

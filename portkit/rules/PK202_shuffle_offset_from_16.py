@@ -40,15 +40,10 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
     if parent is None:
         return
     if parent.type in ("init_declarator", "assignment_expression"):
-        loop = parent.parent if parent.type == "assignment_expression" else parent.parent
-        if loop is not None and loop.type == "declaration":
-            loop = loop.parent
-        if loop is not None and loop.type == "for_statement" and _initializes(loop, parent):
-            body = loop.child_by_field_name("body")
-            if body is not None and b"__shfl" in body.text:
-                ctx.flag(RULE, view.start(node), view.end(node),
-                         "shuffle loop starts at offset 16: it reduces 32 lanes, an AMD wavefront has 64",
-                         subject="loop-from-16")
+        if _starts_shuffle_loop(parent):
+            ctx.flag(RULE, view.start(node), view.end(node),
+                     "shuffle loop starts at offset 16: it reduces 32 lanes, an AMD wavefront has 64",
+                     subject="loop-from-16")
         return
     found = _tree.call_of_argument(node)
     if found is None:
@@ -59,6 +54,25 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
         ctx.flag(RULE, view.start(node), view.end(node),
                  f"{name.decode()} with offset 16 covers 32 lanes; an AMD wavefront has 64",
                  subject=name.decode())
+
+
+def _starts_shuffle_loop(part: Node) -> bool:
+    """`for (int offset = 16; ...) __shfl...`, or `int offset = 16; while (offset > 0) {__shfl...}`."""
+    holder = part.parent
+    if holder is not None and holder.type == "declaration":
+        if holder.parent is not None and holder.parent.type == "for_statement":
+            holder = holder.parent
+        else:   # a declaration right before a loop that shuffles with the variable
+            loop = holder.next_named_sibling
+            while loop is not None and loop.type == "comment":
+                loop = loop.next_named_sibling
+            name = _tree.declared_name(part.child_by_field_name("declarator")) if part.type == "init_declarator" else b""
+            return (loop is not None and loop.type in ("while_statement", "do_statement", "for_statement")
+                    and b"__shfl" in loop.text and bool(name) and name in loop.text)
+    if holder is None or holder.type != "for_statement" or not _initializes(holder, part):
+        return False
+    body = holder.child_by_field_name("body")
+    return body is not None and b"__shfl" in body.text
 
 
 def _initializes(loop: Node, part: Node) -> bool:

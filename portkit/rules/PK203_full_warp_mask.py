@@ -79,6 +79,8 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
 
 
 def _lane_mask_name(name: bytes) -> bool:
-    """FULL_MASK, kFullWarpMask, ALL_LANES_MASK, LANE_MASK: a lane mask (TAG_MASK is data)."""
+    """FULL_MASK, kFullWarpMask, ALL_LANES, LANE_MASK: a lane mask (TAG_MASK is data)."""
     lower = name.lower()
+    if b"lanes" in lower and (b"all" in lower or b"full" in lower):
+        return True   # ALL_LANES, kFullLanes
     return b"mask" in lower and any(w in lower for w in (b"full", b"warp", b"lane", b"all", b"active"))

@@ -37,7 +37,11 @@ def check_name(ctx: ScanContext, view: View, node: Node) -> None:
     if call is None or call.type != "call_expression" or call.child_by_field_name("function") != node:
         return
     name = node.text.decode()
-    outer = _tree.call_of_argument(call)
+    operand = call   # `__popc(__ballot_sync(m, p) & below)`: the ballot inside the count's argument
+    while operand.parent is not None and operand.parent.type in ("binary_expression", "parenthesized_expression",
+                                                                 "cast_expression"):
+        operand = operand.parent
+    outer = _tree.call_of_argument(operand)
     if outer is not None and _tree.callee_name(outer[0]) in NARROW_BIT_OPS:
         op = _tree.callee_name(outer[0]).decode()
         ctx.flag(RULE, view.start(outer[0]), view.end(outer[0]),

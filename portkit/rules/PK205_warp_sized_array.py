@@ -34,7 +34,7 @@ from ._rule import define
 RULE = define(__doc__, code="PK205", name="warp-sized-array", severity="medium", category="warp")
 NODES = ("array_declarator",)
 _INDEX = re.compile(rb"\[\s*([^\]]*)\]")
-_LANE_OR_WARP = re.compile(rb"\b(?:lane\w*|Lane\w*|warp\w*|Warp\w*|wid|lid)\b")
+_LANE_OR_WARP = re.compile(rb"\b(?:lane\w*|Lane\w*|warp\w*|Warp\w*|wid|lid)\b|>>\s*5\b|/\s*32\b|%\s*32\b|&\s*31\b")
 
 
 def check(ctx: ScanContext, view: View, node: Node) -> None:
