@@ -33,7 +33,7 @@ def scan_query(with_rules: tuple[str, ...] = ()) -> Query:
     text = f"[{names}] @name [{named}] @node [{anonymous}] @device"
     extra = [kind for kind in with_rules if kind not in CAPTURE_KINDS and kind not in NAME_KINDS]
     if extra:
-        text += " [" + " ".join(f"({kind})" for kind in extra) + "] @rule"
+        text += " [" + " ".join(f"({kind})" for kind in extra) + "] @rule (field_identifier) @field"
     return Query(language(), text)
 
 

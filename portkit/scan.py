@@ -160,6 +160,9 @@ def dispatch(ctx: ScanContext, view: View, root: Node) -> None:
     audit = ctx.options.audit
     rule_nodes, rule_names = _rule_hooks() if audit else ({}, {})
     caps = parse.captures(root, with_rules=tuple(sorted(rule_nodes)) if audit else ())
+    if audit:  # rules that report once per function need the first use in source order
+        for nodes in caps.values():
+            nodes.sort(key=lambda n: n.start_byte)
     if caps.get("device"):
         ctx.metrics.has_device_code = True
         ctx.metrics.kernels += sum(1 for n in caps["device"] if n.type == "__global__")
@@ -175,6 +178,9 @@ def dispatch(ctx: ScanContext, view: View, root: Node) -> None:
         handlers[node.type](ctx, view, node)
         for check in rule_nodes.get(node.type, ()):
             check(ctx, view, node)
+    for node in caps.get("field", ()):   # member names (cluster.map_shared_rank), audit only
+        for check in rule_names.get(node.text, ()):
+            check(ctx, view, node)
     for node in caps.get("rule", ()):
         for check in rule_nodes[node.type]:
             check(ctx, view, node)
@@ -187,9 +193,15 @@ def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB 
     db = db or default_db()
     ctx = ScanContext(source=source, db=db, options=options, target=options.rocm or db.newest)
     ctx.metrics.lines = source.line_count
-    tree = parse.parse(source.parse_bytes)
+    data = source.parse_bytes
+    tree = parse.parse(data)
     root = tree.root_node
-    dispatch(ctx, View(source.parse_bytes), root)
+    dispatch(ctx, View(data), root)
+    if options.audit:
+        from . import rules
+        for start, end, name in source.masked():
+            for check in rules.masked_hooks().get(name, ()):
+                check(ctx, start, end, name)
     error = parse.first_error(root)
     if error is not None:
         ctx.metrics.partially_parsed = True
@@ -203,8 +215,8 @@ def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB 
 
 
 def finish_findings(findings: list[Finding]) -> list[Finding]:
-    """Sorted, with converter findings dropped where a rule says more about the same spot, and
-    one finding per rule, subject and line.
+    """Sorted, with converter findings dropped inside the span of a rule's finding that says more
+    about the same construct, and one finding per rule, subject and line.
 
     A rule module may list the codes it REFINES: `__syncwarp` is PK001 for the converter
     (no HIP name in ROCm 5.2) and PK206 for the audit, which explains the real hazard; the
@@ -212,12 +224,19 @@ def finish_findings(findings: list[Finding]) -> list[Finding]:
     """
     from . import rules
 
-    refined = {(f.line, f.column, code) for f in findings
-               for code in rules.refines().get(f.code, ())}
+    spans: dict[str, list[tuple[tuple[int, int], tuple[int, int]]]] = {}
+    for f in findings:
+        for code in rules.refines().get(f.code, ()):
+            spans.setdefault(code, []).append(((f.line, f.column), (f.end_line, max(f.end_column, f.column + 1))))
+
+    def refined(f: Finding) -> bool:
+        at = (f.line, f.column)
+        return any(start <= at < end for start, end in spans.get(f.code, ()))
+
     kept, seen = [], set()
     for f in sorted(findings, key=Finding.sort_key):
         key = (f.line, f.code, f.subject)   # the same construct twice on a line is one finding
-        if (f.line, f.column, f.code) in refined or key in seen:
+        if key in seen or refined(f):
             continue
         seen.add(key)
         kept.append(f)

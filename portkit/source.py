@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import bisect
+import re
 from dataclasses import dataclass, field
 
 UTF8_BOM = b"\xef\xbb\xbf"
 UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+# Kernel attributes tree-sitter-cuda does not know: with them a kernel's body parses as a
+# separate, unqualified function. The parser sees spaces instead; rules that care about them
+# get their positions (SourceFile.masked).
+MASKED_ATTRIBUTES = re.compile(rb"\b(__cluster_dims__|__maxnreg__)\s*\([^()]*\)")
 
 
 def detect_newline(data: bytes) -> bytes:
@@ -34,10 +39,25 @@ class SourceFile:
 
     @property
     def parse_bytes(self) -> bytes:
-        """Bytes handed to the parser: a UTF-8 BOM becomes three spaces so offsets stay equal."""
-        if self.has_bom:
-            return b"   " + self.data[3:]
-        return self.data
+        """Bytes handed to the parser, at the same offsets as `data`: a UTF-8 BOM becomes three
+        spaces, and so do the attributes the grammar does not know (MASKED_ATTRIBUTES)."""
+        data = b"   " + self.data[3:] if self.has_bom else self.data
+        masked = self.masked()
+        if masked:
+            parts, last = [], 0
+            for start, end, _ in masked:
+                parts.append(data[last:start])
+                parts.append(re.sub(rb"[^\r\n]", b" ", data[start:end]))
+                last = end
+            parts.append(data[last:])
+            data = b"".join(parts)
+        return data
+
+    def masked(self) -> list[tuple[int, int, bytes]]:
+        """(start, end, name) of each attribute hidden from the parser."""
+        if b"__cluster_dims__" not in self.data and b"__maxnreg__" not in self.data:
+            return []
+        return [(m.start(), m.end(), m.group(1)) for m in MASKED_ATTRIBUTES.finditer(self.data)]
 
     def line_starts(self) -> list[int]:
         if self._line_starts is None:

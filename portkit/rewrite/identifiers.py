@@ -28,6 +28,8 @@ def _matches_kind(node: Node, mapping: Mapping) -> bool:
         if mapping.kind == "namespace" and _nested_scope(node):
             return False  # at::cuda::, thrust::cuda::: someone else's namespace called cuda
         return mapping.kind in ("namespace", "type", "enum")
+    if mapping.kind == "type" and mapping.cuda.isalpha() and mapping.cuda.islower():
+        return node.type == "type_identifier"  # `texture<...>` is the type, a variable `texture` is not
     return mapping.kind != "namespace"
 
 

@@ -32,16 +32,21 @@ from ._rule import define
 
 RULE = define(__doc__, code="PK303", name="cooperative-launch-needed", severity="medium",
               category="kernel")
-NAMES = (b"this_grid", b"this_multi_grid", b"multi_grid_group")
+NAMES = (b"this_grid", b"grid_group", b"this_multi_grid", b"multi_grid_group")
+REFINES = ("PK101",)
 
 
 def check_name(ctx: ScanContext, view: View, node: Node) -> None:
     name = node.text.decode()
     multi = "multi" in name
-    if not multi and (node.parent is None or node.parent.type not in ("call_expression", "qualified_identifier")):
+    if name == "this_grid" and (node.parent is None or node.parent.type not in ("call_expression",
+                                                                                 "qualified_identifier")):
         return
+    if name == "grid_group" and node.type != "type_identifier":
+        return
+    # one subject per kind: `cg::grid_group g = cg::this_grid();` is one finding
     ctx.flag(RULE, view.start(node), view.end(node),
-             f"{name}: multi-device cooperative groups are deprecated in HIP and removed from CUDA 12"
+             f"{name}: multi-device cooperative groups are deprecated in HIP and removed from CUDA 13"
              if multi else
-             f"{name}(): grid-wide sync needs hipLaunchCooperativeKernel and a grid that fits the GPU at once",
-             subject=name, severity="high" if multi else None)
+             f"{name}: grid-wide sync needs hipLaunchCooperativeKernel and a grid that fits the GPU at once",
+             subject="multi-grid" if multi else "grid", severity="high" if multi else None)

@@ -48,28 +48,41 @@ FEATURES = {
     b"pipeline": ("cuda::pipeline", "high"),
 }
 NAMES = tuple(FEATURES)
+MASKED = (b"__cluster_dims__",)
 REFINES = ("PK001", "PK002")
 LIBCU = (b"barrier", b"pipeline")
 
 
 def check_name(ctx: ScanContext, view: View, node: Node) -> None:
     what, severity = FEATURES[node.text]
-    if node.text in LIBCU and not _in_cuda_namespace(node):
-        return
+    at = node
+    if node.text in LIBCU:
+        at = _cuda_qualified(node)
+        if at is None:
+            return
     scope = _tree.enclosing(node, "function_definition")
-    if not ctx.first(("PK306", what, scope.start_byte if scope is not None else node.start_byte)):
+    if not ctx.first(("PK306", what, view.base + (scope.start_byte if scope is not None else node.start_byte))):
         return
-    ctx.flag(RULE, view.start(node), view.end(node),
+    ctx.flag(RULE, view.start(at), view.end(at),
              f"{node.text.decode()}: {what} - AMD GPUs have no counterpart", subject=what,
              severity=severity)
 
 
-def _in_cuda_namespace(node: Node) -> bool:
-    """`cuda::barrier<...>`, `cuda::pipeline<...>` (not a user's own `barrier`)."""
+def check_masked(ctx: ScanContext, start: int, end: int, name: bytes) -> None:
+    """`__cluster_dims__(x, y, z)` on a kernel (hidden from the parser, see source.py)."""
+    ctx.flag(RULE, start, end, f"{name.decode()}: thread block clusters - AMD GPUs have no counterpart",
+             subject="thread block clusters")
+
+
+def _cuda_qualified(node: Node) -> Node | None:
+    """The `cuda::...` qualified name around `barrier`/`pipeline`, or None (a user's own type).
+
+    The finding spans `cuda::barrier<cuda::thread_scope_block>`, where the converter notes the
+    libcu++ namespace (PK001), so it replaces those notes instead of doubling them."""
     current = node.parent
+    found = None
     while current is not None and current.type in ("template_type", "qualified_identifier"):
-        scope = current.child_by_field_name("scope")
-        if scope is not None and scope.text in (b"cuda", b"std") and current.type == "qualified_identifier":
-            return current.text.startswith(b"cuda::")
+        if current.type == "qualified_identifier" and current.text.startswith(b"cuda::"):
+            found = current
         current = current.parent
-    return False
+    return found

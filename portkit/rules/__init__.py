@@ -1,9 +1,10 @@
 """The audit rules: an explicit registry, one module per rule, named by its code.
 
-A rule module defines RULE (its metadata and documentation) and any of three hooks:
+A rule module defines RULE (its metadata and documentation) and any of four hooks:
 
 - NODES + check(ctx, view, node): tree-sitter node types the rule inspects in C/C++/CUDA files;
-- NAMES + check_name(ctx, view, node): identifiers (bytes) the rule inspects;
+- NAMES + check_name(ctx, view, node): identifiers (bytes, member names included) it inspects;
+- MASKED + check_masked(ctx, start, end, name): attributes hidden from the parser (source.py);
 - FILE_KINDS + check_text(ctx): build, dependency and Python files, read line by line.
 
 The PK0xx rules have no hook: the converter reports them while it rewrites.
@@ -74,6 +75,16 @@ def tree_hooks() -> tuple[dict[str, tuple[TreeCheck, ...]], dict[bytes, tuple[Tr
         for name in getattr(m, "NAMES", ()):
             names.setdefault(name, []).append(m.check_name)
     return ({k: tuple(v) for k, v in nodes.items()}, {k: tuple(v) for k, v in names.items()})
+
+
+@lru_cache(maxsize=1)
+def masked_hooks() -> dict[bytes, tuple[TreeCheck, ...]]:
+    """Checks by attribute name, for the attributes the parser does not see."""
+    found: dict[bytes, list[TreeCheck]] = {}
+    for m in modules():
+        for name in getattr(m, "MASKED", ()):
+            found.setdefault(name, []).append(m.check_masked)
+    return {k: tuple(v) for k, v in found.items()}
 
 
 @lru_cache(maxsize=1)
