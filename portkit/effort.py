@@ -190,8 +190,16 @@ def items(files: list[tuple[str, Metrics]], findings: list[Finding], present: se
     for path, m in files:
         directory = _directory(path)
         for unit, n in ((review, m.refs_converted), (kernel, m.kernels), (triton, m.triton_kernels)):
-            if unit is not None:
+            if unit is None or n <= 0:
+                continue
+            repeat = float(unit.get("repeat_in_file", 1.0))
+            if repeat == 1.0 or n == 1:
                 add("unit", unit["label"], unit["label"], unit["category"], directory, unit["hours"], n)
+                continue
+            add("unit", unit["label"], unit["label"], unit["category"], directory, unit["hours"], 1)
+            again = tuple(round(h * repeat, 3) for h in unit["hours"])
+            add("unit", unit["label"], f"{unit['label']} (more in the same file)", unit["category"], directory,
+                again, n - 1)  # type: ignore[arg-type]
     for name, cost in model.fixed.items():
         if _holds(list(cost.get("when", [])), present):
             add("fixed", name, cost["label"], cost["category"], PROJECT, cost["hours"])

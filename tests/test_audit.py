@@ -217,3 +217,11 @@ def test_library_api_returns_the_same_document(tmp_path: Path, monkeypatch):
     sample = REPO / "fixtures" / "sample_project"
     assert main(["audit", str(sample), "--rocm", "5.2", "--format", "json", "-o", str(out)]) == 0
     assert portkit.audit_paths([sample], rocm="5.2") == json.loads(out.read_text())
+
+
+def test_output_does_not_depend_on_jobs(monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    tree = REPO / "fixtures" / "rules"
+    one = audit_document(audit_paths([tree], AuditOptions(scan=ROCM52, jobs=1)))
+    two = audit_document(audit_paths([tree], AuditOptions(scan=ROCM52, jobs=2)))
+    assert one == two and len(one["findings"]) > 100

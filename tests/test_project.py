@@ -40,6 +40,8 @@ def test_wheel_ships_the_mapping_tables(tmp_path: Path):
     names = set(zipfile.ZipFile(wheel).namelist())
     tables = sorted(p.name for p in (REPO / "mappings").glob("*.toml"))
     assert tables and all(f"portkit/_mappings/{t}" in names for t in tables)
+    modules = sorted(p.relative_to(REPO).as_posix() for p in (REPO / "portkit").rglob("*.py"))
+    assert [m for m in modules if m not in names] == [], "every module ships (pyproject packages)"
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)
     probe = ("import sys; sys.path.insert(0, sys.argv[1]); import portkit.mappings as m; "

@@ -58,7 +58,8 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
             return
         if op in (b">>", b"<<") and parent.child_by_field_name("right").id != _outer(node, parent).id:
             return  # `5 >> x` is not a shift by five
-        if _tree.threadish(other.text) and other.text not in RUNTIME_WARP_SIZE:
+        index = _tree.lane_or_warp_index(other.text) if op == b"*" else _tree.index_expression(other)
+        if index and other.text not in RUNTIME_WARP_SIZE:
             ctx.flag(RULE, view.start(parent), view.end(parent),
                      f"`{_squash(view.text(parent))}` assumes 32-lane warps; an AMD wavefront has 64 lanes",
                      subject=_squash(view.text(parent)))

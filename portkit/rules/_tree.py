@@ -16,10 +16,28 @@ _THREADISH = re.compile(
     rb"threadIdx|blockDim|__lane_id|\b(?:l?tid|t_?id|lane\w*|Lane\w*|warp\w*|Warp\w*|WARP\w*|"
     rb"wid|thread_?[iI]d\w*|thread_?[iI]dx|local_?id|lid)\b")
 _WARPISH_NAME = re.compile(rb"warp|wavefront|lanes", re.I)
+# Lane and warp indices only (not threadIdx): `warp_id * 32` is a warp size, `threadIdx.y * 32`
+# is usually a tile stride.
+_LANE_OR_WARP_INDEX = re.compile(rb"\b(?:lane\w*|Lane\w*|warp\w*|Warp\w*|WARP\w*|wid)\b")
 
 
 def threadish(text: bytes) -> bool:
     return _THREADISH.search(text) is not None
+
+
+def lane_or_warp_index(text: bytes) -> bool:
+    return _LANE_OR_WARP_INDEX.search(text) is not None
+
+
+def index_expression(node: Node) -> bool:
+    """A thread, lane or warp index, possibly offset by constants or scaled by block sizes:
+    `threadIdx.x`, `(blockDim.x + 31)`, `blockIdx.x * blockDim.x + threadIdx.x`; not
+    `(si + threadIdx.x)`, where another variable is mixed in (a tile coordinate)."""
+    node = unparen(node)
+    if node.type == "binary_expression" and operator(node) in (b"+", b"-"):
+        parts = [node.child_by_field_name("left"), node.child_by_field_name("right")]
+        return all(p is not None and (unparen(p).type == "number_literal" or index_expression(p)) for p in parts)
+    return threadish(node.text)
 
 
 def warpish_name(text: bytes) -> bool:
