@@ -158,7 +158,7 @@ def run_convert(args: argparse.Namespace) -> int:
 
 def run_audit(args: argparse.Namespace) -> int:
     from .audit import AuditOptions, audit_paths
-    from .report import csv as csv_format, json as json_format, sarif, text
+    from .report import audit_formats
     from .report.model import audit_document
 
     scan = scan_options(rocm=args.rocm)
@@ -167,37 +167,23 @@ def run_audit(args: argparse.Namespace) -> int:
                         focus_hours=args.focus_hours, jobs=args.jobs)
     result = audit_paths(args.paths, opts, progress_factory=_progress_factory(Console(stderr=True), "auditing"))
     doc = audit_document(result)
-    buffer = io.StringIO()
-    if args.format == "text":
-        if args.quiet:
-            buffer = None
-        else:
-            console = Console(file=buffer, highlight=False, soft_wrap=True, width=120) if args.output \
-                else Console(highlight=False, soft_wrap=True)
-            text.render(doc, console, statistics=args.statistics)
-            if not args.output:
-                buffer = None
-    elif args.format == "json":
-        json_format.render(doc, buffer)
-    elif args.format == "sarif":
-        sarif.render(doc, buffer)
-    else:
-        csv_format.render(doc, buffer, statistics=args.statistics)
-    if buffer is not None:
+    formatter = audit_formats()[args.format]
+    if args.output is not None:
+        buffer = io.StringIO()
+        formatter.render(doc, buffer, statistics=args.statistics)
         _emit(buffer.getvalue(), args.output)
-    for s in result.errors:
-        if args.format != "text" or args.quiet:
+    elif not (args.quiet and args.format == "text"):
+        formatter.render(doc, sys.stdout, statistics=args.statistics)
+        sys.stdout.flush()
+    if args.format != "text" or args.quiet or args.output is not None:
+        for s in result.errors:  # the text report lists them itself
             print(f"portkit: {s.rel}: {s.reason}", file=sys.stderr)
     if result.errors:
         return 2
     return 1 if result.failed() else 0
 
 
-def _emit(text: str, output: Path | None) -> None:
-    if output is None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        return
+def _emit(text: str, output: Path) -> None:
     try:
         atomic_write(output, text.encode("utf-8"))
     except OSError as exc:

@@ -6,6 +6,6 @@ import json
 from typing import TextIO
 
 
-def render(document: dict, stream: TextIO) -> None:
+def render(document: dict, stream: TextIO, statistics: bool = False) -> None:
     json.dump(document, stream, indent=2, ensure_ascii=False)
     stream.write("\n")

@@ -79,6 +79,6 @@ def document(doc: dict) -> dict:
     }
 
 
-def render(doc: dict, stream: TextIO) -> None:
+def render(doc: dict, stream: TextIO, statistics: bool = False) -> None:
     json.dump(document(doc), stream, indent=2, ensure_ascii=False)
     stream.write("\n")

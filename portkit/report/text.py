@@ -6,6 +6,7 @@ Renders the audit document (report/model.py) with rich; plain text when not a te
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from typing import TextIO
 
 from rich.console import Console
 from rich.markup import escape
@@ -24,7 +25,14 @@ def _weeks(value: float) -> str:
     return f"{value:.1f}"
 
 
-def render(doc: dict, console: Console, statistics: bool = False) -> None:
+def render(doc: dict, stream: TextIO, statistics: bool = False) -> None:
+    """Colours on a terminal; plain text, 120 columns wide, into files and pipes."""
+    terminal = stream.isatty() if hasattr(stream, "isatty") else False
+    console = Console(file=stream, highlight=False, soft_wrap=True, width=None if terminal else 120)
+    render_console(doc, console, statistics)
+
+
+def render_console(doc: dict, console: Console, statistics: bool = False) -> None:
     _estimate(doc, console)
     _blockers(doc, console)
     _findings(doc, console)
@@ -43,10 +51,9 @@ def _estimate(doc: dict, console: Console) -> None:
     console.print(f"[bold]portkit audit[/] of {escape(doc['root'])}: {_plural(s['files'], 'file')}, "
                   f"{s['lines']:,} lines, {_plural(s['findings'], 'finding')}")
     pw, cw = e["person_weeks"], e["calendar_weeks"]
-    console.print(f"[bold]Estimate:[/] {_weeks(pw['p50'])} person-weeks (P50), {_weeks(pw['p90'])} (P90); "
-                  f"range P10-P90 {_weeks(pw['p10'])}-{_weeks(pw['p90'])}; "
-                  f"{_weeks(cw['p50'])}-{_weeks(cw['p90'])} calendar weeks for a team of {e['team_size']} "
-                  f"at {e['focus_hours_per_week']:g} focus hours a week")
+    console.print(f"[bold]Estimate:[/] {_weeks(pw['p50'])} person-weeks (P50), {_weeks(pw['p10'])}-"
+                  f"{_weeks(pw['p90'])} (P10-P90); {_weeks(cw['p50'])}-{_weeks(cw['p90'])} calendar weeks "
+                  f"(P50-P90) for a team of {e['team_size']} at {e['focus_hours_per_week']:g} focus hours a week")
     console.print(f"Project: {escape(arche['label'])} ({escape(arche['reference'])})")
     if not arche.get("feasible", True):
         console.print("[bold red]Not currently feasible as a port: the blockers below need a decision first.[/]")
