@@ -12,39 +12,23 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from convert_bench import count_lines, generate  # noqa: E402
+from convert_bench import count_lines, generate, run_portkit  # noqa: E402
 
 
 def run_once(tree: Path, jobs: int) -> dict:
+    """One fresh `portkit audit` process over `tree`, writing JSON."""
     with tempfile.TemporaryDirectory(prefix="portkit-audit-bench-") as tmp:
         out = Path(tmp) / "audit.json"
-        script = (
-            "import resource, sys, time\n"
-            "from portkit.cli import main\n"
-            "t = time.perf_counter()\n"
-            f"code = main(['audit', {str(tree)!r}, '--format', 'json', '-o', {str(out)!r}, '--jobs', '{jobs}'])\n"
-            "el = time.perf_counter() - t\n"
-            "me = resource.getrusage(resource.RUSAGE_SELF)\n"
-            "kids = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
-            "cpu = me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime\n"
-            "print(code, el, max(me.ru_maxrss, kids.ru_maxrss), cpu)\n")
-        start = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
-        wall = time.perf_counter() - start
-        code, inner, rss_kb, cpu = proc.stdout.split()
-        assert code == "0", proc.stderr
+        run = run_portkit(["audit", str(tree), "--format", "json", "-o", str(out), "--jobs", str(jobs)])
         doc = json.loads(out.read_text())
-    return {"jobs": jobs, "wall_s": round(wall, 3), "audit_s": round(float(inner), 3),
-            "cpu_s": round(float(cpu), 3), "peak_rss_mb": round(int(rss_kb) / 1024, 1),
-            "files": doc["summary"]["files"], "findings": doc["summary"]["findings"],
-            "p50_person_weeks": doc["estimate"]["person_weeks"]["p50"]}
+    return {"jobs": jobs, "wall_s": run["wall_s"], "audit_s": run["inner_s"], "cpu_s": run["cpu_s"],
+            "peak_rss_mb": run["peak_rss_mb"], "files": doc["summary"]["files"],
+            "findings": doc["summary"]["findings"], "p50_person_weeks": doc["estimate"]["person_weeks"]["p50"]}
 
 
 def main() -> None:

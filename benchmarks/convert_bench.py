@@ -206,14 +206,14 @@ def count_lines(root: Path) -> int:
                if p.is_file() and p.suffix.lower() in SOURCE_SUFFIXES)
 
 
-def run_once(tree: Path, jobs: int) -> dict:
-    """One fresh `portkit convert` process; wall time and peak RSS of it and its workers."""
-    out = Path(tempfile.mkdtemp(prefix="portkit-bench-out-"))
+def run_portkit(argv: list[str]) -> dict:
+    """One fresh `portkit ARGV...` process: its wall time, the command's own time, the CPU time
+    and peak RSS of it and its workers."""
     script = (
         "import resource, sys, time\n"
         "from portkit.cli import main\n"
         "t = time.perf_counter()\n"
-        f"code = main(['convert', {str(tree)!r}, '-o', {str(out / 'o')!r}, '-q', '--jobs', '{jobs}'])\n"
+        f"code = main({argv!r})\n"
         "el = time.perf_counter() - t\n"
         "me = resource.getrusage(resource.RUSAGE_SELF)\n"
         "kids = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
@@ -223,10 +223,20 @@ def run_once(tree: Path, jobs: int) -> dict:
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     wall = time.perf_counter() - start
     code, inner, rss_kb, cpu = proc.stdout.split()
-    shutil.rmtree(out)
     assert code == "0", proc.stderr
-    return {"jobs": jobs, "wall_s": round(wall, 3), "convert_s": round(float(inner), 3),
-            "cpu_s": round(float(cpu), 3), "peak_rss_mb": round(int(rss_kb) / 1024, 1)}
+    return {"wall_s": round(wall, 3), "inner_s": round(float(inner), 3), "cpu_s": round(float(cpu), 3),
+            "peak_rss_mb": round(int(rss_kb) / 1024, 1)}
+
+
+def run_once(tree: Path, jobs: int) -> dict:
+    """One fresh `portkit convert` process over `tree`."""
+    out = Path(tempfile.mkdtemp(prefix="portkit-bench-out-"))
+    try:
+        run = run_portkit(["convert", str(tree), "-o", str(out / "o"), "-q", "--jobs", str(jobs)])
+    finally:
+        shutil.rmtree(out)
+    return {"jobs": jobs, "wall_s": run["wall_s"], "convert_s": run["inner_s"], "cpu_s": run["cpu_s"],
+            "peak_rss_mb": run["peak_rss_mb"]}
 
 
 def reference_density(tree: Path) -> float:

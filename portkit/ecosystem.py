@@ -30,8 +30,23 @@ LIBRARY_FIELDS = {"id", "name", "status", "rocm", "headers", "namespaces", "link
 PACKAGE_FIELDS = {"name", "match", "imports", "status", "rocm", "note", "source", "blocker"}
 
 
+class _Status:
+    """What a library's or package's ROCm status means for a finding."""
+
+    status: str
+    blocker: bool
+
+    @property
+    def severity(self) -> str:
+        return "blocker" if self.blocker else SEVERITY[self.status]
+
+    @property
+    def phrase(self) -> str:
+        return PHRASE[self.status]
+
+
 @dataclass(frozen=True)
-class Library:
+class Library(_Status):
     id: str
     name: str
     status: str
@@ -44,17 +59,9 @@ class Library:
     source: str
     blocker: bool = False
 
-    @property
-    def severity(self) -> str:
-        return "blocker" if self.blocker else SEVERITY[self.status]
-
-    @property
-    def phrase(self) -> str:
-        return PHRASE[self.status]
-
 
 @dataclass(frozen=True)
-class Package:
+class Package(_Status):
     name: str
     match: str
     imports: tuple[str, ...]
@@ -63,14 +70,6 @@ class Package:
     note: str
     source: str
     blocker: bool = False
-
-    @property
-    def severity(self) -> str:
-        return "blocker" if self.blocker else SEVERITY[self.status]
-
-    @property
-    def phrase(self) -> str:
-        return PHRASE[self.status]
 
 
 def normalize(name: str) -> str:

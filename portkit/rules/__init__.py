@@ -64,37 +64,31 @@ def get(code: str) -> Rule:
         raise PortkitError(f"{code}: no such rule (portkit rules lists them)") from None
 
 
+def _hooks(keys: str, check: str) -> dict:
+    """{key: (checks...)} over the rules that list keys in attribute `keys` (NODES, NAMES ...)."""
+    found: dict = {}
+    for m in modules():
+        for key in getattr(m, keys, ()):
+            found.setdefault(key, []).append(getattr(m, check))
+    return {k: tuple(v) for k, v in found.items()}
+
+
 @lru_cache(maxsize=1)
 def tree_hooks() -> tuple[dict[str, tuple[TreeCheck, ...]], dict[bytes, tuple[TreeCheck, ...]]]:
     """Checks by node type, and checks by identifier, over all rules with tree hooks."""
-    nodes: dict[str, list[TreeCheck]] = {}
-    names: dict[bytes, list[TreeCheck]] = {}
-    for m in modules():
-        for kind in getattr(m, "NODES", ()):
-            nodes.setdefault(kind, []).append(m.check)
-        for name in getattr(m, "NAMES", ()):
-            names.setdefault(name, []).append(m.check_name)
-    return ({k: tuple(v) for k, v in nodes.items()}, {k: tuple(v) for k, v in names.items()})
+    return _hooks("NODES", "check"), _hooks("NAMES", "check_name")
 
 
 @lru_cache(maxsize=1)
 def masked_hooks() -> dict[bytes, tuple[TreeCheck, ...]]:
     """Checks by attribute name, for the attributes the parser does not see."""
-    found: dict[bytes, list[TreeCheck]] = {}
-    for m in modules():
-        for name in getattr(m, "MASKED", ()):
-            found.setdefault(name, []).append(m.check_masked)
-    return {k: tuple(v) for k, v in found.items()}
+    return _hooks("MASKED", "check_masked")
 
 
 @lru_cache(maxsize=1)
 def text_hooks() -> dict[str, tuple[TreeCheck, ...]]:
     """Checks by file kind (cmake, make, python, requirements, pyproject, conda, shell)."""
-    kinds: dict[str, list[TreeCheck]] = {}
-    for m in modules():
-        for kind in getattr(m, "FILE_KINDS", ()):
-            kinds.setdefault(kind, []).append(m.check_text)
-    return {k: tuple(v) for k, v in kinds.items()}
+    return _hooks("FILE_KINDS", "check_text")
 
 
 @lru_cache(maxsize=1)
