@@ -225,3 +225,14 @@ def test_output_does_not_depend_on_jobs(monkeypatch):
     one = audit_document(audit_paths([tree], AuditOptions(scan=ROCM52, jobs=1)))
     two = audit_document(audit_paths([tree], AuditOptions(scan=ROCM52, jobs=2)))
     assert one == two and len(one["findings"]) > 100
+
+
+def test_ecosystem_table_is_sorted_and_sourced():
+    from portkit import ecosystem
+    eco = ecosystem.load(REPO / "mappings" / "ecosystem.toml")
+    assert [lib.id for lib in eco.libraries] == sorted(lib.id for lib in eco.libraries)
+    assert [p.name for p in eco.packages] == sorted(p.name for p in eco.packages)
+    records = [*eco.libraries, *eco.packages]
+    assert all(r.note and r.source.startswith("https://") for r in records)
+    assert eco.header("NvInfer.h").severity == "blocker" and eco.header("cutlass/gemm/gemm.h").id == "cutlass"
+    assert eco.package("Flash_Attn").name == "flash-attn" and eco.package("nvidia-cublas-cu12").name == "nvidia-"
