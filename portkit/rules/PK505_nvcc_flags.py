@@ -30,12 +30,17 @@ from ._text import flag_matches
 
 RULE = define(__doc__, code="PK505", name="nvcc-flags", severity="medium", category="build")
 FILE_KINDS = ("cmake", "make", "python", "shell")
-PATTERN = re.compile(
-    r"(?<![\w/.-])nvcc(?![\w.-]|['\"]\s*:)|-arch[= ]+(?:sm|compute)_\d+\w*|--gpu-architecture[= ]\S+|-gencode\b|"
-    r"--generate-code\b|-Xptxas\b|--ptxas-options\b|-Xcompiler\b|--compiler-options\b|-?-use_fast_math\b|"
-    r"-rdc[= ]true|--relocatable-device-code\b|--expt-relaxed-constexpr\b|--expt-extended-lambda\b|"
-    r"-maxrregcount\b|(?<![\w-])-lineinfo\b")
+NVCC_WORD = r"(?<![\w/.-])nvcc(?![\w.-]|['\"]\s*:)"
+FLAGS = (r"-arch[= ]+(?:sm|compute)_\d+\w*|--gpu-architecture[= ]\S+|-gencode\b|--generate-code\b|-Xptxas\b|"
+         r"--ptxas-options\b|-Xcompiler\b|--compiler-options\b|-?-use_fast_math\b|-rdc[= ]true|"
+         r"--relocatable-device-code\b|--expt-relaxed-constexpr\b|--expt-extended-lambda\b|-maxrregcount\b|"
+         r"(?<![\w-])-lineinfo\b")
+PATTERN = re.compile(f"{NVCC_WORD}|{FLAGS}")
+# In Python only the flags count: the word nvcc there is usually PyTorch's extra_compile_args key
+# or prose in a string.
+FLAGS_ONLY = re.compile(FLAGS)
 
 
 def check_text(ctx: ScanContext) -> None:
-    flag_matches(ctx, RULE, PATTERN, "nvcc-only: {}; hipcc (clang) spells these differently or not at all")
+    pattern = FLAGS_ONLY if ctx.metrics.kind == "python" else PATTERN
+    flag_matches(ctx, RULE, pattern, "nvcc-only: {}; hipcc (clang) spells these differently or not at all")

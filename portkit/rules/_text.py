@@ -9,10 +9,16 @@ from ..textscan import lines
 from ._rule import Rule
 
 
+# Lines that only print a message (`$(info nvcc not found)`, `echo "using nvcc"`): not build logic.
+_MESSAGE = re.compile(r"^\s*(?:@?echo\b|\$\((?:info|warning|error)\b|message\s*\(|print\s*\()")
+
+
 def flag_matches(ctx: ScanContext, rule: Rule, pattern: re.Pattern[str], message: str,
                  severity: str | None = None) -> None:
     """One finding per line where `pattern` matches: spans the matches, names them in the message."""
     for line in lines(ctx):
+        if _MESSAGE.match(line.code):
+            continue
         found = list(pattern.finditer(line.code))
         if not found:
             continue
