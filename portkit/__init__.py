@@ -9,74 +9,17 @@ The public API:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
-
-from .convert import ConvertOptions, ConvertResult, convert_bytes
-from .convert import convert_paths as _convert_paths
-from .edits import Edit
-from .errors import PortkitError
-from .findings import Finding
-from .mappings import parse_version
-from .scan import Metrics, Options
-
 __version__ = "0.1.0"
 __all__ = ["convert_text", "convert_paths", "audit_paths", "Converted", "ConvertResult", "Edit", "Finding",
            "Metrics", "PortkitError", "__version__"]
 
-
-@dataclass(frozen=True)
-class Converted:
-    """The result of converting one text: the new bytes, the edits that made them, the findings."""
-
-    output: bytes
-    edits: list[Edit]
-    findings: list[Finding]
-    metrics: Metrics
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.edits)
+_API = ("convert_text", "convert_paths", "audit_paths", "scan_options", "Converted", "ConvertResult",
+        "Edit", "Finding", "Metrics", "PortkitError")
 
 
-def scan_options(launch_syntax: str = "cuda", rocm: str | None = None, prefer_roc: bool = False) -> Options:
-    """Options from user-level values; bad values raise PortkitError."""
-    if launch_syntax not in ("cuda", "hip"):
-        raise PortkitError(f"--launch-syntax must be 'cuda' or 'hip', not {launch_syntax!r}")
-    try:
-        target = parse_version(rocm) if rocm else None
-    except ValueError as exc:
-        raise PortkitError(f"--rocm: {exc}") from None
-    return Options(launch_syntax=launch_syntax, rocm=target, prefer_roc=prefer_roc)
-
-
-def convert_text(source: str | bytes, *, filename: str = "input.cu", launch_syntax: str = "cuda",
-                 rocm: str | None = None, prefer_roc: bool = False) -> Converted:
-    """Convert one CUDA source held in memory. `str` input is encoded as UTF-8."""
-    data = source.encode("utf-8") if isinstance(source, str) else bytes(source)
-    options = scan_options(launch_syntax, rocm, prefer_roc)
-    scan, output = convert_bytes(filename, data, options)
-    return Converted(output if output is not None else data, scan.edits, scan.findings, scan.metrics)
-
-
-def convert_paths(paths: list[str | Path], *, output: str | Path | None = None, in_place: bool = False,
-                  backup: bool = False, diff: bool = False, check: bool = False, jobs: int = 1,
-                  launch_syntax: str = "cuda", rocm: str | None = None, prefer_roc: bool = False) -> ConvertResult:
-    """Convert files and trees on disk, as `portkit convert` does (without printing)."""
-    opts = ConvertOptions(output=Path(output) if output is not None else None, in_place=in_place,
-                          backup=backup, diff=diff, check=check, jobs=jobs,
-                          scan=scan_options(launch_syntax, rocm, prefer_roc))
-    return _convert_paths([Path(p) for p in paths], opts)
-
-
-def audit_paths(paths: list[str | Path], *, rocm: str | None = None, select: tuple[str, ...] = (),
-                ignore: tuple[str, ...] = (), team_size: int = 1, focus_hours: float | None = None,
-                jobs: int = 1) -> dict:
-    """Audit files and trees as `portkit audit` does; the result is the JSON document."""
-    from .audit import AuditOptions
-    from .audit import audit_paths as _audit_paths
-    from .report.model import audit_document
-
-    opts = AuditOptions(scan=Options(audit=True, rocm=scan_options(rocm=rocm).rocm), select=tuple(select),
-                        ignore=tuple(ignore), team_size=team_size, focus_hours=focus_hours, jobs=jobs)
-    return audit_document(_audit_paths([Path(p) for p in paths], opts))
+def __getattr__(name: str):
+    """The API is imported on first use, so that `portkit check` (a pre-commit hook) starts fast."""
+    if name in _API:
+        from . import api
+        return getattr(api, name)
+    raise AttributeError(f"module 'portkit' has no attribute {name!r}")

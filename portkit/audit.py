@@ -31,6 +31,7 @@ class AuditOptions:
     team_size: int = 1
     focus_hours: float | None = None
     jobs: int = 1
+    exclude: tuple[str, ...] = ()     # glob patterns on root-relative paths (config `exclude`)
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,10 @@ def audit_paths(paths: list[Path], opts: AuditOptions,
     model = effort.default_model()
     eco = ecosystem.default()
     root, entries, skipped = discover([Path(p) for p in paths])
+    if opts.exclude:
+        from .config import Config
+        excluded = Config(exclude=opts.exclude).excluded
+        entries = [e for e in entries if not excluded(e.rel)]
     entries = [e for e in entries if e.kind is not None]
     result = AuditResult(root=root, options=opts, skipped=skipped)
     progress = progress_factory(len(entries)) if progress_factory else None

@@ -8,14 +8,11 @@ import os
 import sys
 from pathlib import Path
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-from . import __version__, scan_options
-from .scan import Options
-from .convert import ConvertOptions, atomic_write, convert_paths
+from . import __version__, cli_gate
 from .errors import PortkitError
-from .report.terminal import render_convert
+
+# rich, the converter and the report modules are imported by the commands that use them: the
+# pre-commit hook (`portkit check`) must start fast.
 
 PROGRESS_MIN_FILES = 6
 
@@ -108,14 +105,16 @@ def build_parser() -> argparse.ArgumentParser:
     _convert_parser(sub)
     _audit_parser(sub)
     _rules_parser(sub)
+    cli_gate.add_parsers(sub, _codes)
     _mappings_parser(sub)
     return parser
 
 
-def _progress_factory(console: Console, verb: str = "converting"):
+def _progress_factory(console, verb: str = "converting"):
     def start(total: int):
         if total < PROGRESS_MIN_FILES or not console.is_terminal:
             return None
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
         progress = Progress(TextColumn(verb), BarColumn(), MofNCompleteColumn(),
                             TimeRemainingColumn(), console=console, transient=True)
         task = progress.add_task("convert", total=total)
@@ -130,6 +129,11 @@ def _progress_factory(console: Console, verb: str = "converting"):
 
 
 def run_convert(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from . import scan_options
+    from .convert import ConvertOptions, convert_paths
+    from .report.terminal import render_convert
     opts = ConvertOptions(
         output=args.output, in_place=args.in_place, backup=args.backup, diff=args.diff,
         check=args.check, jobs=args.jobs,
@@ -157,14 +161,20 @@ def run_convert(args: argparse.Namespace) -> int:
 
 
 def run_audit(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from . import config, scan_options
     from .audit import AuditOptions, audit_paths
     from .report import audit_formats
     from .report.model import audit_document
+    from .scan import Options
 
-    scan = scan_options(rocm=args.rocm)
-    opts = AuditOptions(scan=Options(audit=True, rocm=scan.rocm), select=tuple(args.select),
-                        ignore=tuple(args.ignore), fail_on=args.fail_on, team_size=args.team_size,
-                        focus_hours=args.focus_hours, jobs=args.jobs)
+    cfg = config.find()   # [tool.portkit] / portkit.toml; flags win
+    scan = scan_options(rocm=args.rocm or cfg.rocm)
+    opts = AuditOptions(scan=Options(audit=True, rocm=scan.rocm), select=tuple(args.select) or cfg.select,
+                        ignore=tuple(args.ignore) or cfg.ignore, fail_on=args.fail_on or cfg.fail_on,
+                        team_size=args.team_size, focus_hours=args.focus_hours, jobs=args.jobs,
+                        exclude=cfg.exclude)
     result = audit_paths(args.paths, opts, progress_factory=_progress_factory(Console(stderr=True), "auditing"))
     doc = audit_document(result)
     formatter = audit_formats()[args.format]
@@ -184,6 +194,7 @@ def run_audit(args: argparse.Namespace) -> int:
 
 
 def _emit(text: str, output: Path) -> None:
+    from .convert import atomic_write
     try:
         atomic_write(output, text.encode("utf-8"))
     except OSError as exc:
@@ -202,6 +213,9 @@ def run_rules(args: argparse.Namespace) -> int:
 
 
 def run_mappings(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from .convert import atomic_write
     from .coverage import lookup
     from .mappings import default_db
     from .report import mappings as report
@@ -246,6 +260,8 @@ def main(argv: list[str] | None = None) -> int:
             return run_audit(args)
         if args.command in ("rules", "explain"):
             return run_rules(args)
+        if args.command in ("check", "baseline", "hook"):
+            return cli_gate.run(args)
         parser.error(f"unknown command {args.command}")
     except PortkitError as exc:
         print(f"portkit: error: {exc}", file=sys.stderr)

@@ -1,0 +1,47 @@
+"""The baseline: fingerprints of the findings a team has accepted, so `check` reports only new ones.
+
+`.portkit-baseline.json` is written sorted and indented so that accepting a finding is a
+reviewable one-entry diff. Fingerprints hold no line numbers (findings.fingerprint): legacy
+code that moves or is re-indented stays accepted. Each entry counts how many findings share
+its fingerprint, so a copy of an accepted hazard in the same file is still new.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+from .errors import PortkitError
+from .findings import Finding
+
+VERSION = 1
+
+
+def document(findings: list[Finding]) -> dict:
+    counts = Counter(f.fingerprint for f in findings)
+    first: dict[str, Finding] = {}
+    for f in findings:
+        first.setdefault(f.fingerprint, f)
+    entries = [{"path": f.path, "code": f.code, "fingerprint": fp, "count": counts[fp], "snippet": f.snippet}
+               for fp, f in first.items()]
+    entries.sort(key=lambda e: (e["path"], e["code"], e["fingerprint"]))
+    return {"tool": "portkit", "version": VERSION, "findings": entries}
+
+
+def dumps(findings: list[Finding]) -> str:
+    return json.dumps(document(findings), indent=2, ensure_ascii=False) + "\n"
+
+
+def load(path: Path) -> Counter:
+    """Fingerprint -> accepted count; an absent file is an empty baseline."""
+    if not path.is_file():
+        return Counter()
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        entries = data["findings"]
+        if data.get("version") != VERSION:
+            raise ValueError(f"version {data.get('version')!r}, expected {VERSION}")
+        return Counter({e["fingerprint"]: int(e.get("count", 1)) for e in entries})
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise PortkitError(f"{path}: not a portkit baseline ({exc}); write one with `portkit baseline`") from None

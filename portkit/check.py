@@ -1,0 +1,169 @@
+"""check: the pre-commit gate. Fails only on findings that are new: on a line the change adds
+(staged diff, or against --diff-base) AND not accepted in the baseline.
+
+Only the files given or staged are scanned, never the whole tree, so a commit of a few files in
+a large repository is checked in well under a second.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import baseline as baseline_file
+from . import git, rules
+from .audit import _Job, audit_bytes
+from .config import Config
+from .errors import PortkitError
+from .files import kind_of
+from .findings import SEVERITIES, Finding
+from .mappings import parse_version
+from .scan import Options
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    files: tuple[Path, ...] = ()      # given by pre-commit or the user; empty: the staged files
+    staged: bool = False              # compare with the index (default in a repository, no files)
+    diff_base: str | None = None      # compare the working tree with this revision
+    fail_on: str = "high"
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    baseline: Path | None = None
+    rocm: str | None = None
+    config: Config = Config()
+
+
+@dataclass
+class CheckResult:
+    root: Path
+    files: list[str] = field(default_factory=list)   # checked, relative to root
+    blocking: list[Finding] = field(default_factory=list)
+    accepted: int = 0        # in the baseline
+    untouched: int = 0       # on lines the change does not touch
+    below: int = 0           # new, but under --fail-on
+    mode: str = ""
+
+
+def _relative(root: Path, path: Path) -> str:
+    try:
+        return path.absolute().relative_to(root).as_posix()
+    except ValueError:
+        raise PortkitError(f"{path}: outside the project root {root}") from None
+
+
+def _sources(opts: CheckOptions, cwd: Path) -> tuple[Path, dict[str, bytes], dict[str, set[int]] | None, str]:
+    """(root, {path: bytes}, changed lines per path or None for "every line", mode)."""
+    root = git.toplevel(cwd)
+    if root is None:
+        if not opts.files:
+            raise PortkitError("not in a git repository: name the files to check")
+        if opts.staged or opts.diff_base:
+            raise PortkitError("--staged and --diff-base need a git repository")
+        base = opts.config.root or cwd
+        return base, _read_files(base, opts.files), None, "files (no git: baseline only)"
+    if opts.files and not opts.staged:
+        against = [opts.diff_base] if opts.diff_base else (["HEAD"] if git.has_head(root) else [git.EMPTY_TREE])
+        rels = [_relative(root, p) for p in opts.files]
+        contents = _read_files(root, opts.files)
+        lines = git.added_lines(root, against, list(contents))
+        known = git.tracked(root, list(contents)) if not opts.diff_base else set(contents)
+        for rel in contents:   # an untracked file is new in every line
+            if rel not in known and rel not in lines:
+                lines[rel] = set(range(1, contents[rel].count(b"\n") + 2))
+        return root, {r: contents[r] for r in rels if r in contents}, lines, \
+            f"changes against {opts.diff_base or 'HEAD'}"
+    if opts.diff_base:
+        rels = git.changed_files(root, [opts.diff_base])
+        contents = _read_files(root, [root / r for r in rels])
+        return root, contents, git.added_lines(root, [opts.diff_base], list(contents)), \
+            f"changes against {opts.diff_base}"
+    against = ["--cached"] + ([] if git.has_head(root) else [git.EMPTY_TREE])
+    rels = git.changed_files(root, against)
+    if opts.files:
+        wanted = {_relative(root, p) for p in opts.files}
+        rels = [r for r in rels if r in wanted]
+    rels = [r for r in rels if kind_of(r.rsplit("/", 1)[-1]) is not None]
+    contents = git.staged_contents(root, rels)
+    return root, contents, git.added_lines(root, against, list(contents)), "staged changes"
+
+
+def _read_files(root: Path, paths) -> dict[str, bytes]:
+    out = {}
+    for path in paths:
+        path = Path(path)
+        if not path.is_file():
+            if path.exists() or path.is_symlink():
+                continue
+            raise PortkitError(f"{path}: no such file")
+        if kind_of(path.name) is None:
+            continue
+        try:
+            out[_relative(root, path)] = path.read_bytes()
+        except OSError as exc:
+            raise PortkitError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    return out
+
+
+def run_check(opts: CheckOptions, cwd: Path | None = None) -> CheckResult:
+    cwd = cwd or Path.cwd()
+    if opts.fail_on not in SEVERITIES:
+        raise PortkitError(f"--fail-on must be one of {', '.join(SEVERITIES)}")
+    root, contents, changed, mode = _sources(opts, cwd)
+    enabled = rules.selected(list(opts.select), list(opts.ignore))
+    try:
+        target = parse_version(opts.rocm) if opts.rocm else None
+    except ValueError as exc:
+        raise PortkitError(f"--rocm: {exc}") from None
+    job = _Job(Options(audit=True, rocm=target), enabled)
+    accepted = baseline_file.load(opts.baseline or root / opts.config.baseline)
+    result = CheckResult(root=root, mode=mode)
+    limit = SEVERITIES.index(opts.fail_on)
+    for rel in sorted(contents):
+        if opts.config.excluded(rel):
+            continue
+        kind = kind_of(rel.rsplit("/", 1)[-1]) or "source"
+        data = contents[rel]
+        if b"\0" in data[:8192]:
+            continue
+        result.files.append(rel)
+        findings = audit_bytes(rel, data, kind, job).findings
+        touched = changed.get(rel, set()) if changed is not None else None
+        on_changed = [f for f in findings if touched is None or _touches(f, touched)]
+        result.untouched += len(findings) - len(on_changed)
+        # accepted fingerprints go first to findings on untouched lines, so that a copy of an
+        # accepted hazard on a new line is the one reported
+        for f in findings:
+            if f not in on_changed and accepted[f.fingerprint] > 0:
+                accepted[f.fingerprint] -= 1
+        for f in on_changed:
+            if accepted[f.fingerprint] > 0:
+                accepted[f.fingerprint] -= 1
+                result.accepted += 1
+            elif SEVERITIES.index(f.severity) <= limit:
+                result.blocking.append(f)
+            else:
+                result.below += 1
+    return result
+
+
+def _touches(f: Finding, lines: set[int]) -> bool:
+    return any(line in lines for line in range(f.line, f.end_line + 1))
+
+
+def write_baseline(root: Path, target: Path, opts: CheckOptions) -> tuple[int, int]:
+    """Audit the whole project and accept every current finding; (findings, files)."""
+    from .audit import AuditOptions, audit_paths
+
+    scan = Options(audit=True, rocm=parse_version(opts.rocm) if opts.rocm else None)
+    result = audit_paths([root], AuditOptions(scan=scan, select=opts.select, ignore=opts.ignore,
+                                              exclude=opts.config.exclude))
+    findings = result.findings
+    from .convert import atomic_write
+    try:
+        atomic_write(target, baseline_file.dumps(findings).encode("utf-8"))
+    except OSError as exc:
+        raise PortkitError(f"{target}: cannot write: {exc.strerror or exc}") from None
+    return len(findings), len(result.scans)
+
+

@@ -1,0 +1,153 @@
+"""Command line of the commit gate: `portkit check`, `portkit baseline`, `portkit hook install`.
+
+Kept apart from cli.py's other commands so that the pre-commit hook imports nothing it does not
+use (no rich, no process pool): its whole run must fit in half a second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import stat
+import sys
+from pathlib import Path
+
+from .errors import PortkitError
+
+HOOK = """#!/bin/sh
+# Installed by `portkit hook install`: blocks new non-portable CUDA code at commit time.
+# Remove this file (or run `portkit hook uninstall`) to stop it; `git commit --no-verify` skips it once.
+exec "{python}" -m portkit check --staged
+"""
+
+
+def add_parsers(sub: argparse._SubParsersAction, codes) -> None:
+    p = sub.add_parser(
+        "check", help="pre-commit gate: fail on NEW non-portable code only",
+        description="Scan the files given (or the staged files) and fail (exit 1) on findings that are "
+                    "new - on lines the change adds, and not accepted in the baseline - at or above "
+                    "--fail-on. Exit 0 otherwise, 2 on errors.")
+    p.add_argument("files", nargs="*", type=Path, metavar="FILE",
+                   help="files to check (pre-commit passes the staged ones); default: the staged files")
+    p.add_argument("--staged", action="store_true",
+                   help="new = added in the staged diff, contents from the index (default without FILEs)")
+    p.add_argument("--diff-base", metavar="REV", help="new = added since REV (working tree against REV)")
+    p.add_argument("--fail-on", choices=("blocker", "high", "medium", "low", "info"),
+                   help="lowest severity that fails (default high, or fail-on in the configuration)")
+    p.add_argument("--baseline", type=Path, metavar="FILE",
+                   help="accepted findings (default .portkit-baseline.json at the project root)")
+    _common(p, codes)
+    b = sub.add_parser(
+        "baseline", help="accept every current finding (write .portkit-baseline.json)",
+        description="Audit the whole project and write the fingerprints of all its findings, sorted, to "
+                    ".portkit-baseline.json at its root; `portkit check` then reports only new ones.")
+    b.add_argument("path", nargs="?", type=Path, metavar="PATH",
+                   help="the project root (default: the git repository root, or the current directory)")
+    b.add_argument("-o", "--output", type=Path, metavar="FILE", help="write the baseline to FILE instead")
+    _common(b, codes)
+    h = sub.add_parser("hook", help="install the git pre-commit hook",
+                       description="Manage a plain .git/hooks/pre-commit that runs `portkit check --staged` "
+                                   "(for repositories that do not use the pre-commit framework).")
+    h.add_argument("action", choices=("install", "uninstall"))
+    h.add_argument("--force", action="store_true", help="replace an existing hook (kept as pre-commit.portkit-backup)")
+
+
+def _common(p: argparse.ArgumentParser, codes) -> None:
+    p.add_argument("--select", type=codes, action="extend", default=[], metavar="CODES",
+                   help="only these rule codes or prefixes (PK2,PK301)")
+    p.add_argument("--ignore", type=codes, action="extend", default=[], metavar="CODES",
+                   help="skip these rule codes or prefixes")
+    p.add_argument("--rocm", metavar="X.Y", help="target ROCm release (default: the newest the tables know)")
+
+
+def _options(args: argparse.Namespace):
+    from . import config
+    from .check import CheckOptions
+
+    cfg = config.find()
+    return CheckOptions(
+        files=tuple(getattr(args, "files", ()) or ()), staged=getattr(args, "staged", False),
+        diff_base=getattr(args, "diff_base", None),
+        fail_on=getattr(args, "fail_on", None) or cfg.fail_on or "high",
+        select=tuple(args.select) or cfg.select, ignore=tuple(args.ignore) or cfg.ignore,
+        baseline=getattr(args, "baseline", None), rocm=args.rocm or cfg.rocm, config=cfg)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.command == "check":
+        return _check(args)
+    if args.command == "baseline":
+        return _baseline(args)
+    return _hook(args)
+
+
+def _check(args: argparse.Namespace) -> int:
+    from .check import run_check
+
+    opts = _options(args)
+    result = run_check(opts)
+    out = sys.stdout
+    for f in result.blocking:
+        out.write(f"{f.path}:{f.line}:{f.column}: {f.code} {f.message}\n")
+        if f.fix:
+            out.write(f"    fix: {f.fix}\n")
+    known = result.accepted + result.untouched
+    if result.blocking:
+        n = len(result.blocking)
+        out.write(f"portkit check: {n} new finding{'s' if n != 1 else ''} at or above {opts.fail_on} "
+                  f"({result.mode}). Fix {'them' if n != 1 else 'it'}, or suppress one on its line with "
+                  f"`// portkit: ignore[CODE] reason` (`#` in build and Python files), or accept all "
+                  f"current findings with `portkit baseline`.\n")
+        return 1
+    out.write(f"portkit check: {len(result.files)} file{'s' if len(result.files) != 1 else ''} checked "
+              f"({result.mode}), no new findings at or above {opts.fail_on}"
+              f"{f'; {known} known' if known else ''}{f', {result.below} below {opts.fail_on}' if result.below else ''}\n")
+    return 0
+
+
+def _baseline(args: argparse.Namespace) -> int:
+    from . import git
+    from .check import write_baseline
+
+    opts = _options(args)
+    root = (args.path or git.toplevel(Path.cwd()) or opts.config.root or Path.cwd()).absolute()
+    if not root.is_dir():
+        raise PortkitError(f"{root}: not a directory")
+    target = args.output or root / opts.config.baseline
+    findings, files = write_baseline(root, target, opts)
+    print(f"portkit baseline: {findings} finding{'s' if findings != 1 else ''} in {files} files accepted "
+          f"-> {target}")
+    return 0
+
+
+def _hook(args: argparse.Namespace) -> int:
+    from . import git
+
+    root = git.toplevel(Path.cwd())
+    if root is None:
+        raise PortkitError("not in a git repository")
+    hook = git.hooks_dir(root) / "pre-commit"
+    backup = hook.with_name("pre-commit.portkit-backup")
+    ours = hook.is_file() and "portkit hook install" in hook.read_text(encoding="utf-8", errors="replace")
+    if args.action == "uninstall":
+        if not ours:
+            raise PortkitError(f"{hook}: not installed by portkit; left as it is")
+        hook.unlink()
+        if backup.exists():
+            backup.rename(hook)
+            print(f"portkit hook: removed; restored the previous hook from {backup.name}")
+        else:
+            print(f"portkit hook: removed {hook}")
+        return 0
+    if hook.exists() and not ours:
+        if not args.force:
+            raise PortkitError(f"{hook} exists and is not portkit's; use --force to replace it "
+                               f"(it is kept as {backup.name})")
+        os.replace(hook, backup)
+        print(f"portkit hook: kept the existing hook as {backup}")
+    hook.parent.mkdir(parents=True, exist_ok=True)
+    hook.write_text(HOOK.format(python=sys.executable), encoding="utf-8")
+    hook.chmod(hook.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    print(f"portkit hook: {'updated' if ours else 'installed'} {hook} (runs `portkit check --staged` "
+          f"before each commit)")
+    return 0

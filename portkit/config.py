@@ -1,0 +1,99 @@
+"""Project configuration: `[tool.portkit]` in pyproject.toml, or portkit.toml, shared by audit and check.
+
+Found by walking up from the working directory to the repository root (the first directory
+holding either file, stopping at a `.git`). Keys (all optional; command-line flags override):
+
+    fail-on = "high"                 # check's and audit's --fail-on
+    select = ["PK2", "PK301"]        # --select
+    ignore = ["PK203"]               # --ignore
+    baseline = ".portkit-baseline.json"
+    exclude = ["third_party/**", "*.pb.cc"]   # glob patterns on paths relative to the root
+    rocm = "6.2"                     # --rocm
+
+An unknown key or a wrong type is an error (exit 2), so a typo never silently disables a rule.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import PortkitError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+DEFAULT_BASELINE = ".portkit-baseline.json"
+SEVERITY_NAMES = ("blocker", "high", "medium", "low", "info")
+
+
+@dataclass(frozen=True)
+class Config:
+    root: Path | None = None          # where the configuration file is (None: no file)
+    source: str = ""                  # "pyproject.toml [tool.portkit]" or "portkit.toml"
+    fail_on: str | None = None
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    baseline: str = DEFAULT_BASELINE
+    exclude: tuple[str, ...] = field(default_factory=tuple)
+    rocm: str | None = None
+
+    def excluded(self, rel: str) -> bool:
+        """True when a root-relative path matches an `exclude` pattern (`dir/**` covers the tree)."""
+        return any(fnmatch.fnmatchcase(rel, pattern) or
+                   (pattern.endswith("/**") and (rel + "/").startswith(pattern[:-2]))
+                   for pattern in self.exclude)
+
+
+def find(start: Path | None = None) -> Config:
+    """The configuration that applies at `start` (default: the working directory)."""
+    here = (start or Path.cwd()).absolute()
+    for directory in (here, *here.parents):
+        portkit_toml = directory / "portkit.toml"
+        pyproject = directory / "pyproject.toml"
+        if portkit_toml.is_file():
+            return _parse(directory, portkit_toml, _read(portkit_toml), "portkit.toml")
+        if pyproject.is_file():
+            table = _read(pyproject).get("tool", {}).get("portkit")
+            if table is not None:
+                return _parse(directory, pyproject, table, "pyproject.toml [tool.portkit]")
+        if (directory / ".git").exists():
+            break
+    return Config()
+
+
+def _read(path: Path) -> dict:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise PortkitError(f"{path}: cannot read the configuration: {exc}") from None
+
+
+def _parse(root: Path, path: Path, table: dict, source: str) -> Config:
+    known = {"fail-on", "select", "ignore", "baseline", "exclude", "rocm"}
+    unknown = sorted(set(table) - known)
+    if unknown:
+        raise PortkitError(f"{path}: unknown portkit setting {', '.join(unknown)} "
+                           f"(known: {', '.join(sorted(known))})")
+
+    def strings(key: str) -> tuple[str, ...]:
+        value = table.get(key, [])
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise PortkitError(f"{path}: `{key}` must be a list of strings")
+        return tuple(value)
+
+    fail_on = table.get("fail-on")
+    if fail_on is not None and fail_on not in SEVERITY_NAMES:
+        raise PortkitError(f"{path}: `fail-on` must be one of {', '.join(SEVERITY_NAMES)}")
+    for key in ("baseline", "rocm"):
+        if key in table and not isinstance(table[key], str):
+            raise PortkitError(f"{path}: `{key}` must be a string")
+    return Config(root=root, source=source, fail_on=fail_on, select=strings("select"),
+                  ignore=strings("ignore"), baseline=table.get("baseline", DEFAULT_BASELINE),
+                  exclude=strings("exclude"), rocm=table.get("rocm"))
