@@ -38,6 +38,7 @@ class AuditOptions:
 class _Job:
     scan: Options
     enabled: frozenset[str]
+    hours: bool = True       # attach each finding's effort range (check does not need it)
 
 
 @dataclass
@@ -85,8 +86,10 @@ def audit_bytes(rel: str, data: bytes, kind: str, job: _Job) -> FileScan:
     scan = scan_source(source, job.scan) if kind == "source" else scan_text(source, kind, job.scan)
     kept = [f for f in scan.findings if f.code in job.enabled]
     kept = suppress.apply(source, kept, job.enabled)
-    hours = effort.default_model().file_finding_hours(kept)
-    scan.findings = [replace(f, effort_hours=h) for f, h in zip(kept, hours)]
+    if job.hours:
+        hours = effort.default_model().file_finding_hours(kept)
+        kept = [replace(f, effort_hours=h) for f, h in zip(kept, hours)]
+    scan.findings = kept
     return scan
 
 

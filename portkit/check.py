@@ -115,7 +115,7 @@ def run_check(opts: CheckOptions, cwd: Path | None = None) -> CheckResult:
         target = parse_version(opts.rocm) if opts.rocm else None
     except ValueError as exc:
         raise PortkitError(f"--rocm: {exc}") from None
-    job = _Job(Options(audit=True, rocm=target), enabled)
+    job = _Job(Options(audit=True, rocm=target), enabled, hours=False)
     accepted = baseline_file.load(opts.baseline or root / opts.config.baseline)
     result = CheckResult(root=root, mode=mode)
     limit = SEVERITIES.index(opts.fail_on)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import multiprocessing
-from concurrent.futures import ProcessPoolExecutor
 from typing import Callable, Iterable, TypeVar
 
 from .mappings import default_db
@@ -21,6 +19,9 @@ def ordered_map(fn: Callable[[T, object], R], items: list[T], options: object, j
             if progress:
                 progress(1)
         return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     default_db()  # loaded once here; forked workers inherit it instead of loading it again
     context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
