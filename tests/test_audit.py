@@ -236,3 +236,20 @@ def test_ecosystem_table_is_sorted_and_sourced():
     assert all(r.note and r.source.startswith("https://") for r in records)
     assert eco.header("NvInfer.h").severity == "blocker" and eco.header("cutlass/gemm/gemm.h").id == "cutlass"
     assert eco.package("Flash_Attn").name == "flash-attn" and eco.package("nvidia-cublas-cu12").name == "nvidia-"
+
+
+def test_audit_reads_the_project_configuration(tmp_path: Path, monkeypatch, capsys):
+    (tmp_path / "pyproject.toml").write_text('[tool.portkit]\nexclude = ["vendor/**"]\nselect = ["PK2"]\n')
+    (tmp_path / "vendor").mkdir()
+    reduce = (ARCHETYPES / "pytorch_cuda_ext" / "csrc" / "reduce.cu").read_text()
+    (tmp_path / "vendor" / "reduce.cu").write_text(reduce)
+    (tmp_path / "mine.cu").write_text(reduce)
+    monkeypatch.chdir(tmp_path)
+    assert main(["audit", ".", "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert {r["path"] for r in rows} == {"mine.cu"} and {r["code"][:3] for r in rows} == {"PK2"}
+    assert main(["audit", ".", "--format", "csv", "--select", "PK5"]) == 0   # the flag wins
+    assert list(csv.DictReader(io.StringIO(capsys.readouterr().out))) == []
+    (tmp_path / "portkit.toml").write_text('fail-on = "severe"\n')
+    assert main(["audit", "."]) == 2
+    assert "`fail-on` must be one of" in capsys.readouterr().err
