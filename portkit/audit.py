@@ -19,9 +19,6 @@ from .source import SourceFile
 from .textscan import scan_text
 from .workers import ordered_map
 
-FAIL_ON = ("blocker", "high", "medium", "low", "info")
-
-
 @dataclass(frozen=True)
 class AuditOptions:
     scan: Options = Options(audit=True)
@@ -35,7 +32,9 @@ class AuditOptions:
 
 
 @dataclass(frozen=True)
-class _Job:
+class ScanJob:
+    """What every file of one run is scanned with (picklable: it travels to worker processes)."""
+
     scan: Options
     enabled: frozenset[str]
     hours: bool = True       # attach each finding's effort range (check does not need it)
@@ -80,7 +79,7 @@ class AuditResult:
         return any(SEVERITIES.index(f.severity) <= limit for f in self.findings)
 
 
-def audit_bytes(rel: str, data: bytes, kind: str, job: _Job) -> FileScan:
+def audit_bytes(rel: str, data: bytes, kind: str, job: ScanJob) -> FileScan:
     """The findings of one file, filtered by the enabled codes and its suppression comments."""
     source = SourceFile.from_bytes(rel, data)
     scan = scan_source(source, job.scan) if kind == "source" else scan_text(source, kind, job.scan)
@@ -93,7 +92,7 @@ def audit_bytes(rel: str, data: bytes, kind: str, job: _Job) -> FileScan:
     return scan
 
 
-def _audit_entry(entry: Entry, job: _Job) -> FileAudit:
+def _audit_entry(entry: Entry, job: ScanJob) -> FileAudit:
     if entry.kind is None:
         return FileAudit(entry)
     data, skipped = read(entry)
@@ -107,8 +106,8 @@ def audit_paths(paths: list[Path], opts: AuditOptions,
     """Audit files and trees: findings per file, then the estimate over all of them."""
     if opts.jobs < 1:
         raise PortkitError(f"--jobs must be at least 1, not {opts.jobs}")
-    if opts.fail_on is not None and opts.fail_on not in FAIL_ON:
-        raise PortkitError(f"--fail-on must be one of {', '.join(FAIL_ON)}")
+    if opts.fail_on is not None and opts.fail_on not in SEVERITIES:
+        raise PortkitError(f"--fail-on must be one of {', '.join(SEVERITIES)}")
     enabled = rules.selected(list(opts.select), list(opts.ignore))
     model = effort.default_model()
     eco = ecosystem.default()
@@ -120,7 +119,7 @@ def audit_paths(paths: list[Path], opts: AuditOptions,
     entries = [e for e in entries if e.kind is not None]
     result = AuditResult(root=root, options=opts, skipped=skipped)
     progress = progress_factory(len(entries)) if progress_factory else None
-    job = _Job(opts.scan if opts.scan.audit else Options(audit=True, rocm=opts.scan.rocm), enabled)
+    job = ScanJob(opts.scan if opts.scan.audit else Options(audit=True, rocm=opts.scan.rocm), enabled)
     for outcome in ordered_map(_audit_entry, entries, job, opts.jobs, progress):
         result.files.append(outcome)
     metrics = [(s.rel, s.metrics) for s in result.scans]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from . import baseline as baseline_file
 from . import git, rules
-from .audit import _Job, audit_bytes
+from .audit import ScanJob, audit_bytes
 from .config import Config
 from .errors import PortkitError
 from .files import kind_of
@@ -115,7 +115,7 @@ def run_check(opts: CheckOptions, cwd: Path | None = None) -> CheckResult:
         target = parse_version(opts.rocm) if opts.rocm else None
     except ValueError as exc:
         raise PortkitError(f"--rocm: {exc}") from None
-    job = _Job(Options(audit=True, rocm=target), enabled, hours=False)
+    job = ScanJob(Options(audit=True, rocm=target), enabled, hours=False)
     accepted = baseline_file.load(opts.baseline or root / opts.config.baseline)
     result = CheckResult(root=root, mode=mode)
     limit = SEVERITIES.index(opts.fail_on)

@@ -165,7 +165,9 @@ def dispatch(ctx: ScanContext, view: View, root: Node) -> None:
             nodes.sort(key=lambda n: n.start_byte)
     if caps.get("device"):
         ctx.metrics.has_device_code = True
-        ctx.metrics.kernels += sum(1 for n in caps["device"] if n.type == "__global__")
+        ctx.metrics.kernels += sum(1 for n in caps["device"]   # definitions, not prototypes
+                                   if n.type == "__global__" and n.parent is not None
+                                   and n.parent.type == "function_definition")
     table = ctx.db.names_by_bytes
     for node in caps.get("name", ()):
         text = node.text

@@ -246,3 +246,10 @@ def test_same_name_with_different_behaviour_is_noted_not_changed():
                           b"namespace cg = cooperative_groups;\n"
                           b"__device__ void f() { auto t = cg::this_thread(); t.sync(); }\n")
     assert [(f.code, f.line, f.column, f.subject) for f in out.findings] == [("PK004", 3, 36, "this_thread")]
+
+
+def test_kernels_are_counted_once_per_definition_not_per_prototype():
+    source = ("__global__ void k(float*);\n"
+              "template <typename T> __global__ void t(T* x) { x[0] = 0; }\n"
+              "__global__ void k(float* x) { x[0] = 1; }\n")
+    assert convert_text(source).metrics.kernels == 2
