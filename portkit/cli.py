@@ -82,8 +82,23 @@ def _audit_parser(sub: argparse._SubParsersAction) -> None:
                    help="focused engineering hours per person per week (default 30, from effort.toml)")
     p.add_argument("--rocm", metavar="X.Y", help="target ROCm release (default: the newest the tables know)")
     p.add_argument("--statistics", action="store_true", help="add counts per rule (text and csv)")
+    p.add_argument("--html", type=Path, metavar="FILE",
+                   help="also write the HTML report for managers (one self-contained file)")
+    p.add_argument("--record", action="store_true",
+                   help="append this run's summary to the history (the HTML report shows the trend)")
+    p.add_argument("--history", type=Path, metavar="PATH",
+                   help="the history database (default: .portkit/history.sqlite under the audited root)")
     p.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)")
     p.add_argument("-q", "--quiet", action="store_true", help="text format: print nothing; use the exit code")
+
+
+def _report_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("report", help="render a saved JSON audit as the HTML report",
+                       description="Render an audit saved with `portkit audit --format json` as the "
+                                   "self-contained HTML report (so CI can archive JSON and render later).")
+    p.add_argument("audit", type=Path, metavar="AUDIT_JSON")
+    p.add_argument("-o", "--output", type=Path, metavar="FILE", required=True, help="the HTML file to write")
+    p.add_argument("--history", type=Path, metavar="PATH", help="a history database to draw the trend from")
 
 
 def _rules_parser(sub: argparse._SubParsersAction) -> None:
@@ -104,6 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
     _convert_parser(sub)
     _audit_parser(sub)
+    _report_parser(sub)
     _rules_parser(sub)
     cli_gate.add_parsers(sub, _codes)
     _mappings_parser(sub)
@@ -163,7 +179,7 @@ def run_convert(args: argparse.Namespace) -> int:
 def run_audit(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from . import config, scan_options
+    from . import config, history, scan_options
     from .audit import AuditOptions, audit_paths
     from .report import audit_formats
     from .report.model import audit_document
@@ -177,6 +193,11 @@ def run_audit(args: argparse.Namespace) -> int:
                         exclude=cfg.exclude)
     result = audit_paths(args.paths, opts, progress_factory=_progress_factory(Console(stderr=True), "auditing"))
     doc = audit_document(result)
+    history_path = args.history or result.root / history.DEFAULT
+    if args.record:
+        history.record(doc, history_path)
+    if args.html is not None:
+        _write_html(doc, args.html, history.load(history_path, doc["root"]))
     formatter = audit_formats()[args.format]
     if args.output is not None:
         buffer = io.StringIO()
@@ -193,9 +214,32 @@ def run_audit(args: argparse.Namespace) -> int:
     return 1 if result.failed() else 0
 
 
+def _write_html(doc: dict, output: Path, runs: list[dict]) -> None:
+    from .report import html
+    buffer = io.StringIO()
+    html.render(doc, buffer, history=runs)
+    _emit(buffer.getvalue(), output)
+
+
+def run_report(args: argparse.Namespace) -> int:
+    import json
+
+    from . import history
+    try:
+        doc = json.loads(args.audit.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise PortkitError(f"{args.audit}: cannot read the audit JSON: {exc}") from None
+    if not isinstance(doc, dict) or doc.get("version") != 1 or "estimate" not in doc:
+        raise PortkitError(f"{args.audit}: not a portkit audit (write one with `portkit audit --format json`)")
+    runs = history.load(args.history, doc["root"]) if args.history else []
+    _write_html(doc, args.output, runs)
+    return 0
+
+
 def _emit(text: str, output: Path) -> None:
     from .convert import atomic_write
     try:
+        output.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(output, text.encode("utf-8"))
     except OSError as exc:
         raise PortkitError(f"{output}: cannot write: {exc.strerror or exc}") from None
@@ -258,6 +302,8 @@ def main(argv: list[str] | None = None) -> int:
             return run_mappings(args)
         if args.command == "audit":
             return run_audit(args)
+        if args.command == "report":
+            return run_report(args)
         if args.command in ("rules", "explain"):
             return run_rules(args)
         if args.command in ("check", "baseline", "hook"):

@@ -204,6 +204,12 @@ def atomic_write(target: Path, data: bytes, mode_from: Path | None = None, durab
                 os.fsync(handle.fileno())
         if mode_from is not None and mode_from.exists():
             os.chmod(tmp, mode_from.stat().st_mode & 0o7777)
+        elif target.exists():
+            os.chmod(tmp, target.stat().st_mode & 0o7777)
+        else:   # mkstemp makes 0600; a new report or table export gets the usual 0666 - umask
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, target)
     except BaseException:
         try:

@@ -21,7 +21,7 @@ def readme_commands() -> list[str]:
 def test_readme_starts_with_exactly_two_commands_and_ci_runs_them():
     main_job, tests = readme_commands()
     assert "portkit convert fixtures/sample_project" in main_job
-    assert "portkit audit fixtures/sample_project" in main_job
+    assert "portkit audit fixtures/sample_project" in main_job and "--html out/" in main_job
     assert tests == "python -m pytest -q"
     ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
     assert tests in ci.splitlines()
@@ -29,6 +29,7 @@ def test_readme_starts_with_exactly_two_commands_and_ci_runs_them():
     assert "portkit audit fixtures/sample_project" in ci
     assert "PORTKIT_REQUIRE_TOOLS=1" in ci
     assert "apt-get install -y -qq hipcc libamdhip64-dev rocm-device-libs" in ci
+    assert "chromium chromium-driver" in ci
 
 
 def test_wheel_ships_the_mapping_tables(tmp_path: Path):
@@ -42,6 +43,8 @@ def test_wheel_ships_the_mapping_tables(tmp_path: Path):
     assert tables and all(f"portkit/_mappings/{t}" in names for t in tables)
     modules = sorted(p.relative_to(REPO).as_posix() for p in (REPO / "portkit").rglob("*.py"))
     assert [m for m in modules if m not in names] == [], "every module ships (pyproject packages)"
+    templates = sorted(p.name for p in (REPO / "reports").iterdir())
+    assert templates and all(f"portkit/_reports/{t}" in names for t in templates)
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)
     probe = ("import sys; sys.path.insert(0, sys.argv[1]); import portkit.mappings as m; "
