@@ -213,3 +213,14 @@ def test_real_pre_commit_framework(repo: Path, pre_commit_home: Path, content: s
     assert proc.returncode == expected, proc.stdout + proc.stderr
     if expected:
         assert f"src/reduce.cu:{LEGACY.count(chr(10)) + 2}:{HAZARD_COLUMN}: PK201" in proc.stdout
+
+
+def test_first_commit_of_a_repository(tmp_path: Path, capsys, monkeypatch):
+    require_tool("git", "git")
+    git(tmp_path, "init", "-q")
+    (tmp_path / "k.cu").write_text(NEW_HAZARD)
+    git(tmp_path, "add", "k.cu")
+    monkeypatch.chdir(tmp_path)
+    code, out = check(capsys)
+    assert code == 1 and out.startswith(f"k.cu:2:{HAZARD_COLUMN}: PK201")
+    assert check(capsys, "k.cu")[0] == 1
