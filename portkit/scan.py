@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from .rules._rule import Rule
 
 
+SNIPPET_MAX = 240   # characters of the source line kept with a finding
+
+
 @dataclass(frozen=True)
 class Options:
     """What the user asked for; the same options drive convert and audit."""
@@ -123,7 +126,12 @@ class ScanContext:
         """Record a finding at byte range [start, end) of the original file."""
         line, col = self.source.position(start)
         end_line, end_col = self.source.position(max(start, end))
-        snippet = self.source.line_text(line).strip()
+        snippet = self.memo.get(("snippet", line))
+        if snippet is None:   # once per line: a generated file may put thousands of findings on one
+            snippet = self.source.line_text(line).strip()
+            if len(snippet) > SNIPPET_MAX:
+                snippet = snippet[:SNIPPET_MAX] + "…"
+            self.memo[("snippet", line)] = snippet
         self.findings.append(Finding(
             code=code, name=name, severity=severity, category=category, path=self.source.rel,
             line=line, column=col, end_line=end_line, end_column=end_col, message=message,
