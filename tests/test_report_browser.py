@@ -7,6 +7,7 @@ out/test-artifacts/ (not committed) for a person to look at.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 from pathlib import Path
@@ -20,9 +21,7 @@ ARTIFACTS = REPO / "out" / "test-artifacts"
 
 
 def _selenium():
-    try:
-        from selenium import webdriver  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("selenium") is None:
         if os.environ.get("PORTKIT_REQUIRE_TOOLS") == "1":
             pytest.fail("selenium is not installed (pip install '.[test]') and PORTKIT_REQUIRE_TOOLS=1")
         pytest.skip("selenium is not installed")
