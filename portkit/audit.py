@@ -6,6 +6,7 @@ automatically" figures are the edits `portkit convert` would apply. Nothing here
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
@@ -98,7 +99,15 @@ def _audit_entry(entry: Entry, job: ScanJob) -> FileAudit:
     data, skipped = read(entry)
     if data is None or skipped is not None:
         return FileAudit(entry, skipped=skipped)
-    return FileAudit(entry, scan=audit_bytes(entry.rel, data, entry.kind, job))
+    try:
+        return FileAudit(entry, scan=audit_bytes(entry.rel, data, entry.kind, job))
+    except RecursionError:
+        return FileAudit(entry, skipped=Skipped(entry.rel, "nested too deeply to audit", error=True))
+    except Exception as exc:  # a bug in one rule must not cost the user the other files' results
+        if os.environ.get("PORTKIT_DEBUG"):
+            raise
+        return FileAudit(entry, skipped=Skipped(
+            entry.rel, f"internal error while auditing ({type(exc).__name__}: {exc}); please report it", error=True))
 
 
 def audit_paths(paths: list[Path], opts: AuditOptions,

@@ -253,3 +253,26 @@ def test_audit_reads_the_project_configuration(tmp_path: Path, monkeypatch, caps
     (tmp_path / "portkit.toml").write_text('fail-on = "severe"\n')
     assert main(["audit", "."]) == 2
     assert "`fail-on` must be one of" in capsys.readouterr().err
+
+
+def test_a_failing_rule_costs_one_file_not_the_run(tmp_path: Path, monkeypatch, capsys):
+    from portkit.rules import PK201_hardcoded_warp_size as rule
+
+    def broken(ctx, view, node):
+        if b"boom" in ctx.source.data:
+            raise ValueError("rule bug")
+    monkeypatch.setattr(rule, "check", broken)
+    from portkit import rules
+    rules.tree_hooks.cache_clear()
+    from portkit import scan
+    scan._rule_hooks.cache_clear()
+    try:
+        (tmp_path / "a.cu").write_text("// boom\n__global__ void k(int* o) { o[threadIdx.x % 32] = 1; }\n")
+        (tmp_path / "b.cu").write_text("__global__ void k(int* o) { o[0] = __popc(__ballot_sync(~0u, 1)); }\n")
+        assert main(["audit", str(tmp_path), "--format", "csv"]) == 2
+        out, err = capsys.readouterr()
+        assert "b.cu" in out and "a.cu" not in out
+        assert err.strip() == "portkit: a.cu: internal error while auditing (ValueError: rule bug); please report it"
+    finally:
+        rules.tree_hooks.cache_clear()
+        scan._rule_hooks.cache_clear()
