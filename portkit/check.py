@@ -130,11 +130,12 @@ def run_check(opts: CheckOptions, cwd: Path | None = None) -> CheckResult:
         findings = audit_bytes(rel, data, kind, job).findings
         touched = changed.get(rel, set()) if changed is not None else None
         on_changed = [f for f in findings if touched is None or _touches(f, touched)]
-        result.untouched += len(findings) - len(on_changed)
+        untouched = [f for f in findings if touched is not None and not _touches(f, touched)]
+        result.untouched += len(untouched)
         # accepted fingerprints go first to findings on untouched lines, so that a copy of an
         # accepted hazard on a new line is the one reported
-        for f in findings:
-            if f not in on_changed and accepted[f.fingerprint] > 0:
+        for f in untouched:
+            if accepted[f.fingerprint] > 0:
                 accepted[f.fingerprint] -= 1
         for f in on_changed:
             if accepted[f.fingerprint] > 0:

@@ -44,6 +44,11 @@ class _Status:
     def phrase(self) -> str:
         return PHRASE[self.status]
 
+    @property
+    def cost_status(self) -> str:
+        """The key of its adoption cost in effort.toml: `blocker` for records marked so, else the status."""
+        return "blocker" if self.blocker else self.status
+
 
 @dataclass(frozen=True)
 class Library(_Status):

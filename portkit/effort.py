@@ -57,13 +57,16 @@ class CostModel:
         seen: set[str] = set()
         out = []
         for f in findings:
-            low, likely, high = self.finding_hours(f)
-            if f.code in seen:
-                k = self.repeat_in_file
-                low, likely, high = round(low * k, 3), round(likely * k, 3), round(high * k, 3)
+            hours = self.finding_hours(f)
+            out.append(scaled(hours, self.repeat_in_file) if f.code in seen else hours)
             seen.add(f.code)
-            out.append((low, likely, high))
         return out
+
+
+def scaled(hours: Range, factor: float) -> Range:
+    """A cost range times `factor` (the discount for repeats within one file)."""
+    low, likely, high = hours
+    return round(low * factor, 3), round(likely * factor, 3), round(high * factor, 3)
 
 
 def _range(where: str, value) -> Range:
@@ -139,7 +142,7 @@ class Estimate:
         return sorted(totals.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
-def signals(files: Iterable[tuple[str, Metrics]], findings: list[Finding], eco: Ecosystem) -> set[str]:
+def signals(files: Iterable[tuple[str, Metrics]], findings: list[Finding]) -> set[str]:
     """What kind of project this is: the facts the fixed costs and archetypes are chosen by."""
     found: set[str] = set()
     for _, m in files:
@@ -197,9 +200,8 @@ def items(files: list[tuple[str, Metrics]], findings: list[Finding], present: se
                 add("unit", unit["label"], unit["label"], unit["category"], directory, unit["hours"], n)
                 continue
             add("unit", unit["label"], unit["label"], unit["category"], directory, unit["hours"], 1)
-            again = tuple(round(h * repeat, 3) for h in unit["hours"])
             add("unit", unit["label"], f"{unit['label']} (more in the same file)", unit["category"], directory,
-                again, n - 1)  # type: ignore[arg-type]
+                scaled(unit["hours"], repeat), n - 1)
     for name, cost in model.fixed.items():
         if _holds(list(cost.get("when", [])), present):
             add("fixed", name, cost["label"], cost["category"], PROJECT, cost["hours"])
@@ -221,7 +223,7 @@ def dependencies(files: list[tuple[str, Metrics]], findings: list[Finding],
         for lib_id in m.libraries:
             lib = eco.by_id.get(lib_id)
             if lib is not None:
-                seen.setdefault(lib.id, ("blocker" if lib.blocker else lib.status, lib.name))
+                seen.setdefault(lib.id, (lib.cost_status, lib.name))
     for f in findings:
         if f.code == "PK601" and ":" not in f.subject:
             package = eco.package(f.subject)
@@ -230,8 +232,7 @@ def dependencies(files: list[tuple[str, Metrics]], findings: list[Finding],
             lib_id = python_of.get(package.name)
             if lib_id in seen:
                 continue
-            seen.setdefault(lib_id or package.name,
-                            ("blocker" if package.blocker else package.status, package.name))
+            seen.setdefault(lib_id or package.name, (package.cost_status, package.name))
     return sorted((k, status, name) for k, (status, name) in seen.items())
 
 
@@ -290,7 +291,7 @@ def estimate(files: list[tuple[str, Metrics]], findings: list[Finding], eco: Eco
     focus = focus_hours or model.focus_hours_per_week
     if focus <= 0 or focus > 80:
         raise PortkitError(f"--focus-hours must be between 1 and 80, not {focus}")
-    present = signals(files, findings, eco)
+    present = signals(files, findings)
     work = items(files, findings, present, model, eco)
     samples = simulate(work, model)
     hours = {f"p{p}": round(_percentile(samples, p), 1) for p in (10, 50, 90)}
