@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,7 +32,27 @@ class Converted:
         return bool(self.edits)
 
 
-def scan_options(launch_syntax: str = "cuda", rocm: str | None = None, prefer_roc: bool = False) -> Options:
+# An AMD GPU target as clang's --offload-arch takes it: gfx90a, gfx942:xnack-, gfx1100, gfx9-generic.
+OFFLOAD_ARCH = re.compile(r"gfx[0-9a-f]{3,4}(?::(?:sramecc|xnack)[+-])*|gfx[0-9]+(?:-[0-9]+)*-generic")
+
+
+def offload_archs(value: str | list[str] | tuple[str, ...] | None) -> tuple[str, ...]:
+    """GPU targets from "gfx90a,gfx942" (or a list of such strings); bad names raise PortkitError."""
+    if value is None:
+        return Options().offload_arch
+    items = [value] if isinstance(value, str) else list(value)
+    archs = [a.strip() for item in items for a in item.replace(";", ",").split(",") if a.strip()]
+    for arch in archs:
+        if not OFFLOAD_ARCH.fullmatch(arch):
+            raise PortkitError(f"--offload-arch: {arch!r} is not an AMD GPU target (e.g. gfx90a for MI200, "
+                               "gfx942 for MI300, gfx950 for MI350/MI355, gfx1100 for Radeon RX 7900)")
+    if not archs:
+        raise PortkitError("--offload-arch: give at least one AMD GPU target, e.g. gfx90a")
+    return tuple(dict.fromkeys(archs))
+
+
+def scan_options(launch_syntax: str = "cuda", rocm: str | None = None, prefer_roc: bool = False,
+                 offload_arch: str | list[str] | None = None, build_files: bool = True) -> Options:
     """Options from user-level values; bad values raise PortkitError."""
     if launch_syntax not in ("cuda", "hip"):
         raise PortkitError(f"--launch-syntax must be 'cuda' or 'hip', not {launch_syntax!r}")
@@ -39,25 +60,32 @@ def scan_options(launch_syntax: str = "cuda", rocm: str | None = None, prefer_ro
         target = parse_version(rocm) if rocm else None
     except ValueError as exc:
         raise PortkitError(f"--rocm: {exc}") from None
-    return Options(launch_syntax=launch_syntax, rocm=target, prefer_roc=prefer_roc)
+    return Options(launch_syntax=launch_syntax, rocm=target, prefer_roc=prefer_roc,
+                   offload_arch=offload_archs(offload_arch), build_files=build_files)
 
 
 def convert_text(source: str | bytes, *, filename: str = "input.cu", launch_syntax: str = "cuda",
-                 rocm: str | None = None, prefer_roc: bool = False) -> Converted:
-    """Convert one CUDA source held in memory. `str` input is encoded as UTF-8."""
+                 rocm: str | None = None, prefer_roc: bool = False,
+                 offload_arch: str | list[str] | None = None) -> Converted:
+    """Convert one CUDA source, or one build file (named CMakeLists.txt, Makefile, setup.py ...),
+    held in memory. `str` input is encoded as UTF-8."""
+    from .build import FORMATS
+    from .files import kind_of
     data = source.encode("utf-8") if isinstance(source, str) else bytes(source)
-    options = scan_options(launch_syntax, rocm, prefer_roc)
-    scan, output = convert_bytes(filename, data, options)
+    options = scan_options(launch_syntax, rocm, prefer_roc, offload_arch)
+    kind = kind_of(filename.rsplit("/", 1)[-1])
+    scan, output = convert_bytes(filename, data, options, kind if kind in FORMATS else "source")
     return Converted(output if output is not None else data, scan.edits, scan.findings, scan.metrics)
 
 
 def convert_paths(paths: list[str | Path], *, output: str | Path | None = None, in_place: bool = False,
                   backup: bool = False, diff: bool = False, check: bool = False, jobs: int = 1,
-                  launch_syntax: str = "cuda", rocm: str | None = None, prefer_roc: bool = False) -> ConvertResult:
+                  launch_syntax: str = "cuda", rocm: str | None = None, prefer_roc: bool = False,
+                  offload_arch: str | list[str] | None = None, build_files: bool = True) -> ConvertResult:
     """Convert files and trees on disk, as `portkit convert` does (without printing)."""
     opts = ConvertOptions(output=Path(output) if output is not None else None, in_place=in_place,
                           backup=backup, diff=diff, check=check, jobs=jobs,
-                          scan=scan_options(launch_syntax, rocm, prefer_roc))
+                          scan=scan_options(launch_syntax, rocm, prefer_roc, offload_arch, build_files))
     return _convert_paths([Path(p) for p in paths], opts)
 
 

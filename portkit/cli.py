@@ -21,8 +21,10 @@ def _convert_parser(sub: argparse._SubParsersAction) -> None:
     newest = "the newest release the tables know"
     p = sub.add_parser(
         "convert", help="convert CUDA sources to HIP",
-        description="Convert CUDA C/C++ sources (one file or whole trees) to HIP. Only CUDA names in "
-                    "code change; every other byte is kept. Exit 0 on success, 1 with --check when "
+        description="Convert CUDA C/C++ sources (one file or whole trees) to HIP, and their build files "
+                    "(CMakeLists.txt and *.cmake to CMake's HIP language, Makefiles from nvcc to hipcc, "
+                    "setup.py CUDAExtension flags; see docs/build.md). Only CUDA names and nvcc options "
+                    "change; every other byte is kept. Exit 0 on success, 1 with --check when "
                     "something would change, 2 on errors.")
     p.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="files or directories")
     out = p.add_argument_group("where the result goes (choose one)")
@@ -42,6 +44,11 @@ def _convert_parser(sub: argparse._SubParsersAction) -> None:
                         f"reported (default: {newest})")
     p.add_argument("--roc", action="store_true", dest="prefer_roc",
                    help="prefer the roc* libraries (rocBLAS, rocRAND, ...) where the tables have them")
+    p.add_argument("--offload-arch", action="append", metavar="GFX",
+                   help="AMD GPU targets for the build files, comma-separated or repeated (default gfx90a = "
+                        "MI200; gfx942 = MI300, gfx950 = MI350/MI355). CUDA's sm_XX are never mapped to a chip")
+    p.add_argument("--no-build-files", action="store_false", dest="build_files",
+                   help="leave CMake files, Makefiles and setup.py as they are (they are still copied with -o)")
     p.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
 
@@ -153,7 +160,7 @@ def run_convert(args: argparse.Namespace) -> int:
     opts = ConvertOptions(
         output=args.output, in_place=args.in_place, backup=args.backup, diff=args.diff,
         check=args.check, jobs=args.jobs,
-        scan=scan_options(args.launch_syntax, args.rocm, args.prefer_roc))
+        scan=scan_options(args.launch_syntax, args.rocm, args.prefer_roc, args.offload_arch, args.build_files))
     data_on_stdout = args.diff or (args.output is not None and str(args.output) == "-")
     # the summary goes to stderr whenever stdout carries data (a diff, a converted file)
     console = Console(stderr=data_on_stdout, highlight=False, soft_wrap=True)

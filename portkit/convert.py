@@ -14,12 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
+from .build import FORMATS as BUILD_FORMATS
 from .edits import apply_edits
 from .errors import PortkitError
 from .files import Entry, Skipped, discover, read
 from .findings import Finding
 from .scan import FileScan, Options, scan_source
 from .source import SourceFile
+from .textscan import scan_text
 from .workers import ordered_map
 
 BACKUP_SUFFIX = ".orig"
@@ -80,10 +82,11 @@ class ConvertResult:
         return sum(int(getattr(s.metrics, metric)) for s in self.scans)
 
 
-def convert_bytes(rel: str, data: bytes, options: Options) -> tuple[FileScan, bytes | None]:
-    """Scan one file's bytes; the converted bytes, or None when nothing changes."""
+def convert_bytes(rel: str, data: bytes, options: Options, kind: str = "source") -> tuple[FileScan, bytes | None]:
+    """Scan one file's bytes (a source, or a build file of a kind in build.FORMATS); the converted
+    bytes, or None when nothing changes."""
     source = SourceFile.from_bytes(rel, data)
-    scan = scan_source(source, options)
+    scan = scan_source(source, options) if kind == "source" else scan_text(source, kind, options)
     if not scan.edits:
         return scan, None
     output = apply_edits(data, scan.edits)
@@ -92,9 +95,9 @@ def convert_bytes(rel: str, data: bytes, options: Options) -> tuple[FileScan, by
 
 def _convert_entry(entry: Entry, options: Options) -> FileOutcome:
     data, skipped = read(entry)
-    if data is None or skipped is not None or not entry.is_source:
+    if data is None or skipped is not None or not (entry.is_source or entry.kind in BUILD_FORMATS):
         return FileOutcome(entry, skipped=skipped)
-    scan, output = convert_bytes(entry.rel, data, options)
+    scan, output = convert_bytes(entry.rel, data, options, entry.kind or "source")
     return FileOutcome(entry, scan=scan, output=output)
 
 

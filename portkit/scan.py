@@ -33,6 +33,8 @@ class Options:
     rocm: Version | None = None          # target ROCm release; None = newest in the tables
     prefer_roc: bool = False             # prefer rocBLAS-style names where the tables have them
     audit: bool = False                  # also run the audit rules (portkit/rules/), not only the converter
+    offload_arch: tuple[str, ...] = ("gfx90a",)   # AMD GPU targets for build files (never from sm_XX)
+    build_files: bool = True             # migrate CMake/Make/setup.py files (portkit/build/)
 
 
 @dataclass

@@ -57,13 +57,18 @@ def _blank_comment(text: str) -> str:
 
 
 def scan_text(source: SourceFile, kind: str, options: Options, db: MappingDB | None = None) -> FileScan:
-    """Run the text rules for `kind` over one file; no edits (build files convert in a later step)."""
-    from . import rules
+    """Migrate one build file (CMake, Make, setup.py: portkit/build/) and, in audit mode, run the
+    text rules for `kind` over it. The audit keeps the migration's findings: PK508 says what
+    `convert` will leave for a person."""
+    from . import build, rules
 
     ctx = ScanContext(source=source, db=db or default_db(), options=options,
                       target=options.rocm or (db or default_db()).newest)
     ctx.metrics.kind = kind
     ctx.metrics.lines = source.line_count
-    for check in rules.text_hooks().get(kind, ()):
-        check(ctx)
-    return FileScan(source.rel, [], finish_findings(ctx.findings), ctx.metrics)
+    if kind in build.FORMATS and options.build_files:
+        build.migrate(ctx, kind)
+    if options.audit:
+        for check in rules.text_hooks().get(kind, ()):
+            check(ctx)
+    return FileScan(source.rel, ctx.edits, finish_findings(ctx.findings), ctx.metrics)

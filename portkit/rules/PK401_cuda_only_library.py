@@ -37,7 +37,7 @@ from ._rule import define
 RULE = define(__doc__, code="PK401", name="cuda-only-library", severity="high", category="library")
 NODES = ("preproc_include",)
 FILE_KINDS = ("cmake", "make")
-REFINES = ("PK001",)
+REFINES = ("PK001", "PK508")   # a CUDA-only library: this says more than "not migrated"
 _LINKS = re.compile(r"(?<![\w-])-l([A-Za-z_][\w+-]*)|\bCUDA::([A-Za-z_]\w*)|\btarget_link_libraries\s*\(([^)]*)")
 
 

@@ -7,7 +7,8 @@ A rule module defines RULE (its metadata and documentation) and any of four hook
 - MASKED + check_masked(ctx, start, end, name): attributes hidden from the parser (source.py);
 - FILE_KINDS + check_text(ctx): build, dependency and Python files, read line by line.
 
-The PK0xx rules have no hook: the converter reports them while it rewrites.
+The PK0xx rules have no hook: the converter reports them while it rewrites; PK508/PK509
+likewise come from the build-file migration (portkit/build/).
 To add a rule: write rules/PKnnn_name.py, add it to MODULES, add its cases under
 fixtures/rules/PKnnn/ and its cost to mappings/effort.toml (CONTRIBUTING.md has the recipe).
 """
@@ -34,7 +35,7 @@ MODULES = (
     "PK401_cuda_only_library",
     "PK501_cmake_cuda_language", "PK502_cuda_architectures", "PK503_find_package_cuda",
     "PK504_cmake_cuda_targets", "PK505_nvcc_flags", "PK506_torch_cuda_extension",
-    "PK507_cuda_visible_devices",
+    "PK507_cuda_visible_devices", "PK508_build_step_not_migrated", "PK509_build_migration_choice",
     "PK601_cuda_only_python_package",
     "PK901_unused_suppression",
 )
