@@ -222,3 +222,33 @@ def test_no_build_files_leaves_them(tmp_path: Path):
     src = CASES_DIR / "make_project" / "input"
     assert main(["convert", str(src), "-o", str(tmp_path / "out"), "--no-build-files", "-q"]) == 0
     assert (tmp_path / "out" / "Makefile").read_bytes() == (src / "Makefile").read_bytes()
+
+
+def test_library_names_follow_the_target_rocm():
+    """hiprtc has its own CMake package from ROCm 5.4; before, it is part of amdhip64 (hip::host)."""
+    text = "find_package(CUDAToolkit REQUIRED)\ntarget_link_libraries(app PRIVATE CUDA::nvrtc)\n"
+    old = api.convert_text(text, filename="CMakeLists.txt", rocm="5.2").output.decode()
+    new = api.convert_text(text, filename="CMakeLists.txt", rocm="6.0").output.decode()
+    assert old == "find_package(hip REQUIRED)\ntarget_link_libraries(app PRIVATE hip::host)\n"
+    assert new == ("find_package(hip REQUIRED)\nfind_package(hiprtc REQUIRED)\n"
+                   "target_link_libraries(app PRIVATE hiprtc::hiprtc)\n")
+
+
+def test_cmake_options_nvcc_reads_only_and_custom_nvcc_steps():
+    text = ("target_compile_options(app PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--extended-lambda>)\n"
+            "target_compile_options(app PRIVATE -O2 $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr>)\n"
+            "list(APPEND GENCODE \"-gencode=arch=compute_${a},code=sm_${a}\")\n"
+            "add_custom_command(OUTPUT k.fatbin COMMAND ${CMAKE_CUDA_COMPILER} -fatbin -o k.fatbin k.cu)\n")
+    out = api.convert_text(text, filename="CMakeLists.txt", rocm="5.2")
+    assert out.output.decode() == ("target_compile_options(app PRIVATE -O2)\n"
+                                   "list(APPEND GENCODE \"--offload-arch=gfx90a\")\n"
+                                   "add_custom_command(OUTPUT k.fatbin COMMAND ${CMAKE_HIP_COMPILER} -fatbin -o k.fatbin k.cu)\n")
+    assert [(f.line, f.code) for f in out.findings] == [(1, "PK509"), (2, "PK509"), (3, "PK509"), (4, "PK508"),
+                                                        (4, "PK508")]
+
+
+def test_project_variables_named_cuda_are_left_alone():
+    text = 'set(CUDA_PTX_FILE "${CMAKE_BINARY_DIR}/k.ptx")\nmessage(${CUDA_PTX_FILE} ${CUDAToolkit_VERSION})\n'
+    out = api.convert_text(text, filename="CMakeLists.txt", rocm="5.2")
+    assert out.output.decode() == text
+    assert [(f.line, f.code, f.subject) for f in out.findings] == [(2, "PK508", "CUDAToolkit_VERSION")]

@@ -1,0 +1,157 @@
+"""nvcc command-line words to hipcc words: the one translator every build format uses.
+
+A build format (CMake, Make, setup.py) finds the words that reach nvcc, with their byte
+positions, and hands them here; it gets back changes (replace words i..j by these words) and
+notes. It never guesses: GPU targets are the ones the user chose (--offload-arch), an option
+clang does not need is dropped with the reason, and an option with no counterpart or one the
+table does not know is left in place and reported.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .table import BuildTable, Flag
+
+# Words that nvcc and clang spell alike; never reported as unknown (prefix match).
+SHARED_PREFIXES = ("-I", "-D", "-U", "-L", "-std=", "--std=", "-isystem", "-include", "-W", "-O", "-M")
+# Words that are not options at all: make/cmake variable references, file names, values.
+_ARCH_NUMBER = re.compile(r"(?:sm|compute|lto)_([0-9]+[a-z]?|\$\(\w+\)|\$\{\w+\})")
+
+
+@dataclass(frozen=True)
+class Word:
+    text: str
+    start: int
+    end: int
+
+
+@dataclass
+class Change:
+    """Replace words[first:last] by `words` (None: leave them, only report)."""
+
+    first: int
+    last: int
+    words: list[str] | None
+    code: str = ""         # "PK508" (not migrated) or "PK509" (a choice made for the user), or ""
+    message: str = ""
+    subject: str = ""
+
+
+@dataclass
+class Translation:
+    changes: list[Change] = field(default_factory=list)
+    archs: list[str] = field(default_factory=list)     # the CUDA targets that were replaced
+
+
+def _unquote(text: str) -> str:
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
+        return text[1:-1]
+    return text
+
+
+def _split_flag(word: str, table: BuildTable) -> tuple[Flag | None, str, str | None]:
+    """(the flag, the spelling used, its value when written with '=')."""
+    text = _unquote(word)
+    if text in table.flags:
+        return table.flags[text], text, None
+    if "=" in text:
+        name, _, value = text.partition("=")
+        flag = table.flags.get(name)
+        if flag is not None and flag.value:
+            return flag, name, value
+    return None, text, None
+
+
+def is_unknown_option(text: str) -> bool:
+    """An option-looking word nvcc takes that clang may not (reported when the table lacks it)."""
+    text = _unquote(text)
+    if not text.startswith("-") or text in ("-", "--") or text.startswith(("-l", "-Wl,")):
+        return False
+    return not text.startswith(SHARED_PREFIXES)
+
+
+def translate(words: list[Word], table: BuildTable, targets: tuple[str, ...],
+              nvcc_context: bool = True) -> Translation:
+    """Changes that turn nvcc words into hipcc words.
+
+    `nvcc_context`: the words certainly reach nvcc (its command line, a CUDA flags variable);
+    only there are unknown options reported. Elsewhere only what is unambiguously nvcc's
+    (GPU architectures, -Xcompiler ...) and -l libraries change.
+    """
+    out = Translation()
+    arch_change: Change | None = None
+    i = 0
+    while i < len(words):
+        word = words[i].text
+        lib = _library(word, table)
+        if lib is not None:
+            out.changes.append(lib(i))
+            i += 1
+            continue
+        flag, name, value = _split_flag(word, table)
+        if flag is None:
+            if nvcc_context and is_unknown_option(word):
+                out.changes.append(Change(i, i + 1, None, "PK508", f"`{_unquote(word)}`: not an option portkit "
+                                          "knows for nvcc; kept as is, check that hipcc accepts it",
+                                          _unquote(word)))
+            i += 1
+            continue
+        if not nvcc_context and flag.action in ("keep", "drop", "translate") and name in _AMBIGUOUS:
+            i += 1
+            continue
+        last = i + 1
+        if flag.value and value is None:
+            if i + 1 < len(words):
+                value = _unquote(words[i + 1].text)
+                last = i + 2
+            else:
+                value = ""
+        shown = " ".join(_unquote(w.text) for w in words[i:last])
+        if flag.action == "keep":
+            pass
+        elif flag.action == "arch":
+            out.archs += [m.group(1) for m in _ARCH_NUMBER.finditer(value or name)]
+            if arch_change is None:
+                arch_change = Change(i, last, [f"--offload-arch={t}" for t in targets], "PK509", "", shown)
+                out.changes.append(arch_change)
+            else:
+                out.changes.append(Change(i, last, []))
+        elif flag.action == "drop":
+            out.changes.append(Change(i, last, [], "PK509", f"`{shown}` dropped: {flag.why}", shown))
+        elif flag.action == "report":
+            out.changes.append(Change(i, last, None, "PK508", f"`{shown}` has no hipcc counterpart: {flag.why}",
+                                      shown))
+        elif flag.action == "split":
+            parts = [p for p in re.split(r"[,\s]+", value or "") if p]
+            out.changes.append(Change(i, last, parts))
+        elif flag.when_value is not None and (value or "").lower() != flag.when_value:
+            out.changes.append(Change(i, last, [], "PK509", f"`{shown}` dropped: it is the default", shown))
+        else:
+            out.changes.append(Change(i, last, [h.replace("{value}", value or "") for h in flag.hip]))
+        i = last
+    if arch_change is not None:
+        found = ", ".join(dict.fromkeys(f"sm_{a}" for a in out.archs)) or arch_change.subject
+        chosen = ", ".join(targets)
+        arch_change.message = (f"GPU targets {found} replaced by {chosen} (--offload-arch); "
+                               "AMD chips do not correspond to sm_XX, choose them with --offload-arch")
+    return out
+
+
+# Options whose spelling means something else to gcc/clang: only changed where nvcc reads them.
+_AMBIGUOUS = {"-G", "-c", "-o", "-keep", "-t", "-code", "-dc", "-E", "-M"}
+
+
+def _library(word: str, table: BuildTable):
+    """A factory for the change of an `-lNAME` word naming a CUDA library, or None."""
+    text = _unquote(word)
+    if not text.startswith("-l") or text[2:] not in table.by_link:
+        return None
+    lib = table.by_link[text[2:]]
+
+    def change(i: int) -> Change:
+        if lib.hip_link:
+            return Change(i, i + 1, [f"-l{lib.hip_link}"])
+        return Change(i, i + 1, None, "PK508", f"`{text}`: {lib.why}", text)
+    return change

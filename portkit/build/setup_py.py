@@ -1,0 +1,151 @@
+"""PyTorch extension builds (setup.py with CUDAExtension, or torch.utils.cpp_extension.load).
+
+PyTorch for ROCm builds a CUDAExtension by hipifying its sources itself and passing the
+`extra_compile_args["nvcc"]` list to hipcc almost as written (it only renames CUDA to HIP
+inside -D flags), so the class name, the "nvcc" key and the .cu sources stay. What must change
+is what hipcc (clang) cannot take: nvcc-only options (translated or dropped, per
+mappings/build.toml), GPU architectures (an `--offload-arch` in the list also makes PyTorch skip
+its PYTORCH_ROCM_ARCH default), and CUDA libraries in `libraries=[...]`. TORCH_CUDA_ARCH_LIST
+has no effect on ROCm (PYTORCH_ROCM_ARCH does) and is reported.
+
+The file is read with Python's own parser; nothing is executed.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from ..scan import ScanContext
+from .nvcc import Word, translate
+from .table import BuildTable
+from .words import apply, note
+
+FLAG_KEYWORDS = ("extra_cuda_cflags",)     # torch.utils.cpp_extension.load(..., extra_cuda_cflags=[...])
+
+
+def migrate(ctx: ScanContext, table: BuildTable) -> None:
+    data = ctx.source.data
+    if b"nvcc" not in data and b"cuda_cflags" not in data and b"libraries" not in data \
+            and b"TORCH_CUDA_ARCH_LIST" not in data:
+        return
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError):
+        return      # not Python we can read: the audit's text rules still report what they see
+    offsets = _line_offsets(data)
+    lists, names = _flag_lists(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, (ast.List, ast.Tuple)):
+            if any(isinstance(t, ast.Name) and t.id in names for t in node.targets):
+                lists.append(node.value)
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id in names \
+                and isinstance(node.value, (ast.List, ast.Tuple)):
+            lists.append(node.value)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and isinstance(node.func.value, ast.Name) and node.func.value.id in names:
+            if node.func.attr == "extend" and node.args and isinstance(node.args[0], (ast.List, ast.Tuple)):
+                lists.append(node.args[0])
+            elif node.func.attr == "append" and node.args:
+                _single(ctx, table, node, offsets)
+        elif isinstance(node, ast.Constant) and node.value == "TORCH_CUDA_ARCH_LIST":
+            start, end = _span(node, offsets)
+            note(ctx, "PK508", start, end, "TORCH_CUDA_ARCH_LIST has no effect on ROCm: PyTorch for ROCm builds "
+                 "for PYTORCH_ROCM_ARCH (e.g. gfx90a;gfx942)", "TORCH_CUDA_ARCH_LIST")
+    seen: set[int] = set()
+    for value in lists:
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        words = _words(value, data, offsets)
+        if words:
+            apply(ctx, words, translate(words, table, ctx.options.offload_arch), style="python")
+    for value in _library_lists(tree):
+        _libraries(ctx, table, value, data, offsets)
+
+
+def _flag_lists(tree: ast.AST) -> tuple[list[ast.AST], set[str]]:
+    """List literals given as nvcc flags, and names of variables holding them."""
+    lists: list[ast.AST] = []
+    names: set[str] = set()
+
+    def take(value: ast.AST) -> None:
+        if isinstance(value, (ast.List, ast.Tuple)):
+            lists.append(value)
+        elif isinstance(value, ast.Name):
+            names.add(value.id)
+        elif isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
+            take(value.left)
+            take(value.right)
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values):
+                if isinstance(key, ast.Constant) and key.value == "nvcc":
+                    take(value)
+        elif isinstance(node, ast.Call):
+            for kw in node.keywords:
+                if kw.arg in FLAG_KEYWORDS:
+                    take(kw.value)
+                elif kw.arg == "extra_compile_args" and isinstance(kw.value, ast.Call) \
+                        and isinstance(kw.value.func, ast.Name) and kw.value.func.id == "dict":
+                    for inner in kw.value.keywords:
+                        if inner.arg == "nvcc":
+                            take(inner.value)
+    return lists, names
+
+
+def _library_lists(tree: ast.AST) -> list[ast.AST]:
+    return [kw.value for node in ast.walk(tree) if isinstance(node, ast.Call)
+            for kw in node.keywords if kw.arg == "libraries" and isinstance(kw.value, (ast.List, ast.Tuple))]
+
+
+def _libraries(ctx: ScanContext, table: BuildTable, value: ast.AST, data: bytes, offsets: list[int]) -> None:
+    for element in value.elts:   # type: ignore[attr-defined]
+        if not (isinstance(element, ast.Constant) and isinstance(element.value, str)):
+            continue
+        lib = table.by_link.get(element.value)
+        if lib is None:
+            continue
+        start, end = _span(element, offsets)
+        if lib.hip_link:
+            quote = data[start:start + 1].decode("latin-1")
+            ctx.edit(start, end, f"{quote}{lib.hip_link}{quote}".encode(), "build")
+        else:
+            note(ctx, "PK508", start, end, f"library `{element.value}`: {lib.why}", element.value)
+
+
+def _single(ctx: ScanContext, table: BuildTable, call: ast.Call, offsets: list[int]) -> None:
+    """flags.append("--use_fast_math"): a one-word list; a dropped word removes nothing but is noted."""
+    words = _words(ast.List(elts=call.args[:1]), ctx.source.data, offsets)
+    if not words:
+        return
+    result = translate(words, table, ctx.options.offload_arch)
+    for change in result.changes:
+        if change.words == []:   # deleting the argument would leave append(): keep it, say so
+            message = change.message.replace(" dropped: ", " is not for hipcc: ", 1)
+            note(ctx, "PK508", words[0].start, words[0].end, f"{message}; remove this append",
+                 change.subject or words[0].text)
+            change.words, change.code = None, ""
+    apply(ctx, words, result, style="python")
+
+
+def _words(value: ast.AST, data: bytes, offsets: list[int]) -> list[Word]:
+    words = []
+    for element in getattr(value, "elts", []):
+        if isinstance(element, ast.Constant) and isinstance(element.value, str):
+            start, end = _span(element, offsets)
+            raw = data[start:end].decode("utf-8", "replace")
+            if raw[:1] in "\"'" and raw[1:2] != raw[:1]:     # plain one-line literals only
+                words.append(Word(raw, start, end))
+    return words
+
+
+def _line_offsets(data: bytes) -> list[int]:
+    """offsets[n] = byte offset of line n (1-based, as ast counts)."""
+    return [0, 0] + [m.end() for m in re.finditer(rb"\n", data)]
+
+
+def _span(node: ast.AST, offsets: list[int]) -> tuple[int, int]:
+    return (offsets[node.lineno] + node.col_offset,               # type: ignore[attr-defined]
+            offsets[node.end_lineno] + node.end_col_offset)       # type: ignore[attr-defined]

@@ -1,0 +1,82 @@
+"""Turning the translator's changes on a list of words into byte edits, and reporting its notes.
+
+Each build format lays out its words differently: CMake arguments and Make words are separated
+by blanks, the inside of a generator expression by `;`, a Python list by commas. Replacing a
+word keeps its place; deleting words takes one separator with them so that the result stays
+valid in that format (never a dangling comma, never a joined continuation line).
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..scan import ScanContext
+from .nvcc import Change, Translation, Word
+
+
+def rule(code: str):
+    from ..rules import get
+    return get(code)
+
+
+def note(ctx: ScanContext, code: str, start: int, end: int, message: str, subject: str) -> None:
+    """A PK508 (not migrated) or PK509 (a choice made for you) finding at [start, end).
+
+    The audit keeps PK508 only: a choice convert would make is news when converting, not a hazard."""
+    if code == "PK509" and ctx.options.audit:
+        return
+    ctx.flag(rule(code), start, end, message, subject=subject)
+
+
+def apply(ctx: ScanContext, words: list[Word], translation: Translation, style: str = "space") -> None:
+    """Edits and findings for `translation` over `words`; style: "space", "semicolon" or "python"."""
+    deleted: set[int] = set()
+    for change in translation.changes:
+        span_start, span_end = words[change.first].start, words[change.last - 1].end
+        if change.code:
+            note(ctx, change.code, span_start, span_end, change.message, change.subject)
+        if change.words is None:
+            continue
+        if not change.words:
+            deleted.update(range(change.first, change.last))
+            continue
+        ctx.edit(span_start, span_end, render(change.words, words[change.first], style).encode("utf-8"),
+                 "build")
+    for first, last in _runs(sorted(deleted)):
+        start, end = _deletion(ctx.source.data, words, first, last, style)
+        ctx.edit(start, end, b"", "build")
+
+
+def render(new: list[str], like: Word, style: str) -> str:
+    if style == "python":
+        quote = like.text[0] if like.text[:1] in ("'", '"') else '"'
+        return ", ".join(quote + w + quote if quote not in w and "\\" not in w else json.dumps(w) for w in new)
+    return (";" if style == "semicolon" else " ").join(new)
+
+
+def _runs(indices: list[int]) -> list[tuple[int, int]]:
+    runs: list[tuple[int, int]] = []
+    for i in indices:
+        if runs and runs[-1][1] == i:
+            runs[-1] = (runs[-1][0], i + 1)
+        else:
+            runs.append((i, i + 1))
+    return runs
+
+
+def _deletion(data: bytes, words: list[Word], first: int, last: int, style: str) -> tuple[int, int]:
+    """The byte range that removes words[first:last] and one separator."""
+    start, end = words[first].start, words[last - 1].end
+    multiline = style != "python"
+    if first > 0:
+        gap = data[words[first - 1].end:start]
+        if not (multiline and b"\n" in gap):
+            return words[first - 1].end, end
+    elif last < len(words):
+        gap = data[end:words[last].start]
+        if not (multiline and b"\n" in gap):
+            return start, words[last].start
+    # The words open a line of their own: take them and the blanks after them on that line.
+    while end < len(data) and data[end:end + 1] in (b" ", b"\t"):
+        end += 1
+    return start, end
