@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from portkit import api
-from portkit.build import cmake_lexer, make as make_migrator
+from portkit.build import cmake_lexer
+from portkit.build import make as make_migrator
 from portkit.build.nvcc import Word, translate
 from portkit.build.table import default_table
 from portkit.cli import main
@@ -44,7 +45,7 @@ def tree(path: Path) -> dict[str, bytes]:
     return {p.relative_to(path).as_posix(): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
 
 
-def convert(source: Path, out: Path, *extra: str) -> api.ConvertResult:
+def convert(source: Path, out: Path) -> api.ConvertResult:
     return api.convert_paths([source], output=out, rocm="5.2")
 
 

@@ -25,11 +25,11 @@ endif()
 if(NOT CMAKE_HIP_COMPILER)
   file(GLOB _pk_clangs "/usr/lib/llvm-*/bin/clang++")
   list(SORT _pk_clangs COMPARE NATURAL ORDER DESCENDING)
-  foreach(_pk_clang IN LISTS _pk_clangs)
-    # the clang hipcc itself runs (hipcc -v prints it) is the one to use; the newest otherwise
-    set(CMAKE_HIP_COMPILER "${_pk_clang}")
-    break()
-  endforeach()
+  # The newest installed clang. If several are installed, pass -DCMAKE_HIP_COMPILER=... with the
+  # one hipcc runs (HIPCC_VERBOSE=1 hipcc --version prints it): the device libraries match it.
+  if(_pk_clangs)
+    list(GET _pk_clangs 0 CMAKE_HIP_COMPILER)
+  endif()
 endif()
 
 if(NOT CMAKE_HIP_COMPILER_ROCM_ROOT AND EXISTS "${_pk_multiarch}/cmake/hip-lang")

@@ -145,6 +145,24 @@ def _targets(f: _File, cmd: Command) -> None:
     sources = _sources(f, cmd, cmd.args[1:])
     if sources:
         _insert_after(f, cmd, f"set_source_files_properties({' '.join(sources)} PROPERTIES LANGUAGE HIP)")
+        _host_sources_need_hip(f, cmd)
+
+
+def _host_sources_need_hip(f: _File, cmd: Command) -> None:
+    """C++ files beside the .cu files of a target: with CUDA they saw the runtime headers through
+    the toolkit's include path; as plain C++ next to HIP sources they need hip::host (its headers
+    and the __HIP_PLATFORM_AMD__ define) unless the target links it already."""
+    target = cmd.args[0].value
+    cxx = [a for a in cmd.args[1:] if re.search(r"\.(?:cpp|cc|cxx|c\+\+|C)$", a.value)]
+    if not cxx:
+        return
+    links = [c for c in f.cmds if c.lower == "target_link_libraries" and c.args and c.args[0].value == target]
+    if any(re.search(r"CUDA::cudart|CUDA::cuda_driver|hip::host|hip::device|CUDA_LIBRARIES", a.value)
+           for c in links for a in c.args[1:]):
+        return
+    plain = any(c.args[1].value not in ("PRIVATE", "PUBLIC", "INTERFACE") for c in links if len(c.args) > 1)
+    _insert_after(f, cmd, f"target_link_libraries({cmd.args[0].text}{'' if plain else ' PRIVATE'} hip::host)")
+    _need(f, "hip", cmd.start)
 
 
 def _target_sources(f: _File, cmd: Command) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 from ..scan import ScanContext
-from .nvcc import Change, Translation, Word
+from .nvcc import Translation, Word
 
 
 def rule(code: str):
