@@ -246,7 +246,7 @@ def _set(f: _File, cmd: Command) -> None:
         else:
             _replace_command(f, cmd, [])
     elif var == "CUDA_NVCC_FLAGS":
-        _nvcc_flags_variable(f, cmd, cmd.args[1:_value_end(cmd.args, 1)], append=False)
+        _nvcc_flags_variable(f, cmd, cmd.args[1:_value_end(cmd.args, 1)])
     elif var in ("CMAKE_CUDA_FLAGS",) or var.startswith("CMAKE_CUDA_FLAGS_"):
         _flags_in_strings(f, cmd.args[1:], cmd)
     else:
@@ -261,7 +261,7 @@ def _list(f: _File, cmd: Command) -> None:
         if cu:
             f.cu_vars[var] = f.cu_vars.get(var, []) + cu
         if var == "CUDA_NVCC_FLAGS":
-            _nvcc_flags_variable(f, cmd, cmd.args[2:], append=True)
+            _nvcc_flags_variable(f, cmd, cmd.args[2:])
         else:
             _loose_flags(f, cmd.args[2:])
 
@@ -281,7 +281,7 @@ def _file(f: _File, cmd: Command) -> None:
             f.whole_vars.add(values[1])
 
 
-def _nvcc_flags_variable(f: _File, cmd: Command, args: list[Arg], append: bool) -> None:
+def _nvcc_flags_variable(f: _File, cmd: Command, args: list[Arg]) -> None:
     """FindCUDA's CUDA_NVCC_FLAGS (a list) becomes words appended to CMAKE_HIP_FLAGS (a string)."""
     words = [Word(a.value, a.start, a.end) for a in args if a.value not in ("${CUDA_NVCC_FLAGS}",)]
     expanded: list[Word] = []
