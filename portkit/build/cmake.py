@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 
 from ..scan import ScanContext
 from .cmake_lexer import Arg, Command, commands
-from .nvcc import Word, translate
+from .nvcc import Translation, Word, translate
 from .table import BuildTable
-from .words import apply, note
+from .words import apply, note, report, rewritten
 
 HIP_LANGUAGE_MIN = (3, 21)
 # CMAKE_CUDA_<X> variables with a CMAKE_HIP_<X> twin; other CMAKE_CUDA_* names are reported.
@@ -210,16 +210,8 @@ def _findcuda_options(f: _File, cmd: Command) -> None:
     if "OPTIONS" not in names:
         return
     at = names.index("OPTIONS")
-    flags = cmd.args[at + 1:]
-    words = [Word(a.value, a.start, a.end) for a in flags]
-    result = translate(words, f.table, f.targets)
-    new = [a.value for a in flags]
-    for change in sorted(result.changes, key=lambda c: -c.first):
-        if change.code:
-            note(f.ctx, change.code, words[change.first].start, words[change.last - 1].end, change.message,
-                 change.subject)
-        if change.words is not None:
-            new[change.first:change.last] = change.words
+    words = [Word(a.value, a.start, a.end) for a in cmd.args[at + 1:]]
+    new = rewritten(f.ctx, words, translate(words, f.table, f.targets))
     start = cmd.args[at - 1].end
     f.ctx.edit(start, cmd.args[-1].end, b"", "build", covers=True)
     f.done.update(a.start for a in cmd.args[at:])
@@ -283,22 +275,8 @@ def _file(f: _File, cmd: Command) -> None:
 
 def _nvcc_flags_variable(f: _File, cmd: Command, args: list[Arg]) -> None:
     """FindCUDA's CUDA_NVCC_FLAGS (a list) becomes words appended to CMAKE_HIP_FLAGS (a string)."""
-    words = [Word(a.value, a.start, a.end) for a in args if a.value not in ("${CUDA_NVCC_FLAGS}",)]
-    expanded: list[Word] = []
-    for w in words:     # "a;b" list syntax inside one argument
-        pos = w.start
-        for part in w.text.split(";"):
-            if part:
-                expanded.append(Word(part, pos, pos + len(part)))
-            pos += len(part) + 1
-    result = translate(expanded, f.table, f.targets)
-    new = [w.text for w in expanded]
-    for change in sorted(result.changes, key=lambda c: -c.first):
-        if change.code:
-            note(f.ctx, change.code, expanded[change.first].start, expanded[change.last - 1].end,
-                 change.message, change.subject)
-        if change.words is not None:
-            new[change.first:change.last] = change.words
+    words = [w for a in args if a.value != "${CUDA_NVCC_FLAGS}" for w in _list_items(a.value, a.start)]
+    new = rewritten(f.ctx, words, translate(words, f.table, f.targets))
     _replace_command(f, cmd, [f'string(APPEND CMAKE_HIP_FLAGS " {" ".join(new)}")'] if new else [])
 
 
@@ -309,21 +287,13 @@ def _flags_in_strings(f: _File, args: list[Arg], cmd: Command | None = None) -> 
     the command would only assign the variable to itself: it is removed, with its notes kept."""
     plans = []
     for arg in args:
-        if arg.kind not in ("quoted", "unquoted") or arg.value in ("CACHE", "PARENT_SCOPE", "FORCE"):
-            continue
-        offset = arg.start + (1 if arg.kind == "quoted" else 0)
-        words = [Word(m.group(0), offset + m.start(), offset + m.end()) for m in re.finditer(r"\S+", arg.value)]
-        plans.append((arg, words, translate(words, f.table, f.targets)))
-    options = [(k, w) for _, words, result in plans for k, w in enumerate(words) if not w.text.startswith("${")]
-    deleted = {(id(words), k) for _, words, result in plans for c in result.changes if c.words == []
-               for k in range(c.first, c.last)}
-    if cmd is not None and options and all((id(w_list), k) in deleted
-                                           for _, w_list, _ in plans for k, w in enumerate(w_list)
-                                           if not w.text.startswith("${")):
+        if arg.kind in ("quoted", "unquoted") and arg.value not in ("CACHE", "PARENT_SCOPE", "FORCE"):
+            words = _blank_words(arg)
+            plans.append((arg, words, translate(words, f.table, f.targets)))
+    options = [(k, result) for _, words, result in plans for k, w in enumerate(words) if not w.text.startswith("${")]
+    if cmd is not None and options and all(k in result.deleted() for k, result in options):
         for _, words, result in plans:
-            for c in result.changes:
-                if c.code:
-                    note(f.ctx, c.code, words[c.first].start, words[c.last - 1].end, c.message, c.subject)
+            report(f.ctx, words, result)
         _replace_command(f, cmd, [])
         return
     for arg, words, result in plans:
@@ -332,14 +302,29 @@ def _flags_in_strings(f: _File, args: list[Arg], cmd: Command | None = None) -> 
         f.done.add(arg.start)
 
 
+def _blank_words(arg: Arg) -> list[Word]:
+    """The blank-separated words of an argument's value, at their places in the file."""
+    offset = arg.start + (1 if arg.kind == "quoted" else 0)
+    return [Word(m.group(0), offset + m.start(), offset + m.end()) for m in re.finditer(r"\S+", arg.value)]
+
+
+def _list_items(text: str, base: int) -> list[Word]:
+    """The items of a CMake list ("a;b"), `text` starting at byte `base`; empty items skipped."""
+    items, pos = [], base
+    for part in text.split(";"):
+        if part:
+            items.append(Word(part, pos, pos + len(part)))
+        pos += len(part) + 1
+    return items
+
+
 def _loose_flags(f: _File, args: list[Arg]) -> None:
     """Unambiguous nvcc options in any other value (list(APPEND GENCODE "-gencode=arch=...")),
     one argument at a time: a variable of nvcc options is translated where it is built."""
     for arg in args:
         if arg.kind not in ("quoted", "unquoted") or not arg.value.startswith("-"):
             continue
-        offset = arg.start + (1 if arg.kind == "quoted" else 0)
-        words = [Word(m.group(0), offset + m.start(), offset + m.end()) for m in re.finditer(r"\S+", arg.value)]
+        words = _blank_words(arg)
         result = translate(words, f.table, f.targets, nvcc_context=False)
         if result.changes:
             apply(f.ctx, words, result)
@@ -471,7 +456,7 @@ def _compile_options(f: _File, cmd: Command) -> None:
     A CUDA generator expression left empty (`$<$<COMPILE_LANGUAGE:CUDA>:--extended-lambda>`: clang
     needs no switch) goes with its argument, and the command goes when nothing else is left."""
     words: list[Word] = []
-    emptied: list[tuple[Arg, list[Word], object]] = []
+    emptied: list[tuple[Arg, list[Word], Translation]] = []
     options = [a for a in cmd.args[1 if cmd.lower.startswith("target_") else 0:]
                if a.value not in ("PRIVATE", "PUBLIC", "INTERFACE", "BEFORE")]
     for arg in cmd.args:
@@ -479,14 +464,9 @@ def _compile_options(f: _File, cmd: Command) -> None:
         if m:   # $<$<COMPILE_LANGUAGE:CUDA>:a;b>: only nvcc reads these
             base = arg.start + (1 if arg.kind == "quoted" else 0) + m.end()
             body = arg.value[m.end():-1] if arg.value.endswith(">") else arg.value[m.end():]
-            inner, pos = [], base
-            for part in body.split(";"):
-                if part:
-                    inner.append(Word(part, pos, pos + len(part)))
-                pos += len(part) + 1
+            inner = _list_items(body, base)
             result = translate(inner, f.table, f.targets)
-            gone = {k for c in result.changes if c.words == [] for k in range(c.first, c.last)}
-            if inner and len(gone) == len(inner):
+            if inner and len(result.deleted()) == len(inner):
                 emptied.append((arg, inner, result))
                 f.done.add(arg.start)
                 continue
@@ -497,9 +477,7 @@ def _compile_options(f: _File, cmd: Command) -> None:
         elif arg.kind in ("unquoted", "quoted") and arg.value.startswith("-"):
             words.append(Word(arg.value, arg.start, arg.end))
     for arg, inner, result in emptied:
-        for c in result.changes:     # type: ignore[attr-defined]
-            if c.code:
-                note(f.ctx, c.code, inner[c.first].start, inner[c.last - 1].end, c.message, c.subject)
+        report(f.ctx, inner, result)
     if emptied and len(emptied) == len(options):
         _replace_command(f, cmd, [])
         return

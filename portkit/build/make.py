@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from ..scan import ScanContext
-from .nvcc import Word, translate
+from .nvcc import Change, Translation, Word, translate
 from .table import BuildTable
 from .words import apply, note
 
@@ -169,7 +169,7 @@ def _nvcc_variables(lines: list[_Line]) -> tuple[set[str], set[str]]:
                         if m.group(1) not in flag_vars and m.group(1) not in compilers:
                             flag_vars.add(m.group(1))
                             changed = True
-    return compilers - {None}, flag_vars - compilers   # type: ignore[operator]
+    return compilers, flag_vars - compilers
 
 
 def _invokes_nvcc(words: list[Word], compilers: set[str]) -> bool:
@@ -187,16 +187,16 @@ def _toolkit_paths(ctx: ScanContext, words: list[Word]) -> None:
 
     Other mentions (`CUDA_PATH ?= /usr/local/cuda`) are left alone: once its -I/-L uses are
     gone such a definition is unused and harmless."""
+    changes = []
     for k, w in enumerate(words):
         if not _TOOLKIT.search(w.text):
             continue
-        if w.text.startswith("-I") or w.text.startswith("-isystem"):
-            note(ctx, "PK509", w.start, w.end, f"`{w.text}` dropped: hipcc adds ROCm's include directory itself",
-                 w.text)
-            start = words[k - 1].end if k > 0 and "\n" not in ctx.source.data[words[k - 1].end:w.start].decode(
-                "latin-1") else w.start
-            ctx.edit(start, w.end, b"", "build")
+        if w.text.startswith(("-I", "-isystem")):
+            changes.append(Change(k, k + 1, [], "PK509", f"`{w.text}` dropped: hipcc adds ROCm's include "
+                                  "directory itself", w.text))
         elif w.text.startswith("-L"):
-            note(ctx, "PK509", w.start, w.end, f"`{w.text}` replaced by -L{ROCM_LIB}: ROCm's default prefix "
-                 "(Debian/Ubuntu packages use the system library path)", w.text)
-            ctx.edit(w.start, w.end, f"-L{ROCM_LIB}".encode(), "build")
+            changes.append(Change(k, k + 1, [f"-L{ROCM_LIB}"], "PK509", f"`{w.text}` replaced by -L{ROCM_LIB}: "
+                                  "ROCm's default prefix (Debian/Ubuntu packages use the system library path)",
+                                  w.text))
+    if changes:
+        apply(ctx, words, Translation(changes))

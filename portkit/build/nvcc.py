@@ -44,6 +44,10 @@ class Translation:
     changes: list[Change] = field(default_factory=list)
     archs: list[str] = field(default_factory=list)     # the CUDA targets that were replaced
 
+    def deleted(self) -> set[int]:
+        """Indices of the words the changes remove."""
+        return {k for c in self.changes if c.words == [] for k in range(c.first, c.last)}
+
 
 def _unquote(text: str) -> str:
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":

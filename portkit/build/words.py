@@ -28,21 +28,33 @@ def note(ctx: ScanContext, code: str, start: int, end: int, message: str, subjec
     ctx.flag(rule(code), start, end, message, subject=subject)
 
 
+def report(ctx: ScanContext, words: list[Word], translation: Translation) -> None:
+    """The translation's notes (PK508/PK509), at the words they are about."""
+    for change in translation.changes:
+        if change.code:
+            note(ctx, change.code, words[change.first].start, words[change.last - 1].end, change.message,
+                 change.subject)
+
+
+def rewritten(ctx: ScanContext, words: list[Word], translation: Translation) -> list[str]:
+    """The words after the translation, its notes reported: for options that are written
+    elsewhere (FindCUDA's OPTIONS become target_compile_options, CUDA_NVCC_FLAGS a string)."""
+    report(ctx, words, translation)
+    new = [w.text for w in words]
+    for change in sorted(translation.changes, key=lambda c: -c.first):
+        if change.words is not None:
+            new[change.first:change.last] = change.words
+    return new
+
+
 def apply(ctx: ScanContext, words: list[Word], translation: Translation, style: str = "space") -> None:
     """Edits and findings for `translation` over `words`; style: "space", "semicolon" or "python"."""
-    deleted: set[int] = set()
+    report(ctx, words, translation)
     for change in translation.changes:
-        span_start, span_end = words[change.first].start, words[change.last - 1].end
-        if change.code:
-            note(ctx, change.code, span_start, span_end, change.message, change.subject)
-        if change.words is None:
-            continue
-        if not change.words:
-            deleted.update(range(change.first, change.last))
-            continue
-        ctx.edit(span_start, span_end, render(change.words, words[change.first], style).encode("utf-8"),
-                 "build")
-    for first, last in _runs(sorted(deleted)):
+        if change.words:
+            ctx.edit(words[change.first].start, words[change.last - 1].end,
+                     render(change.words, words[change.first], style).encode("utf-8"), "build")
+    for first, last in _runs(sorted(translation.deleted())):
         start, end = _deletion(ctx.source.data, words, first, last, style)
         ctx.edit(start, end, b"", "build")
 
