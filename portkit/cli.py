@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from . import __version__, cli_gate
+from . import __version__, cli_gate, cli_verify
 from .errors import PortkitError
 
 # rich, the converter and the report modules are imported by the commands that use them: the
@@ -51,6 +51,10 @@ def _convert_parser(sub: argparse._SubParsersAction) -> None:
                    help="leave CMake files, Makefiles and setup.py as they are (they are still copied with -o)")
     p.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    p.add_argument("--verify", action="store_true",
+                   help="with -o OUT: then compile what was written with a ROCm compiler and explain every "
+                        "failure, as `portkit verify OUT --source SRC` does (exit 1 when a unit fails)")
+    cli_verify.add_options(p)
 
 
 def _mappings_parser(sub: argparse._SubParsersAction) -> None:
@@ -129,6 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     _report_parser(sub)
     _rules_parser(sub)
     cli_gate.add_parsers(sub, _codes)
+    cli_verify.add_parser(sub)
     _mappings_parser(sub)
     return parser
 
@@ -162,6 +167,9 @@ def run_convert(args: argparse.Namespace) -> int:
         check=args.check, jobs=args.jobs,
         scan=scan_options(args.launch_syntax, args.rocm, args.prefer_roc, args.offload_arch, args.build_files))
     data_on_stdout = args.diff or (args.output is not None and str(args.output) == "-")
+    if args.verify and (args.output is None or data_on_stdout):
+        raise PortkitError("--verify needs -o OUT (a directory): it compiles the converted tree")
+    verify_opts = cli_verify.options(args) if args.verify else None   # bad verify options fail before writing
     # the summary goes to stderr whenever stdout carries data (a diff, a converted file)
     console = Console(stderr=data_on_stdout, highlight=False, soft_wrap=True)
     result = convert_paths(args.paths, opts, progress_factory=_progress_factory(Console(stderr=True)),
@@ -180,7 +188,31 @@ def run_convert(args: argparse.Namespace) -> int:
         return 2
     if args.check and result.changed:
         return 1
+    if verify_opts is not None:
+        return _verify_converted(result, args, verify_opts, console)
     return 0
+
+
+def _verify_converted(result, args: argparse.Namespace, verify_opts, console) -> int:
+    """convert --verify: compile the units this run wrote, their CUDA lines from the input tree."""
+    from dataclasses import replace
+
+    from rich.console import Console
+
+    from .report import verify as report
+    from .verify import verify_tree
+    only = frozenset(o.entry.rel for o in result.outcomes if o.skipped is None)
+    # explained against the compiler's own release: --rocm was the conversion's target
+    opts = replace(verify_opts, source=result.root, only=only, rocm=None)
+    verified = verify_tree(args.output, opts, progress_factory=_progress_factory(Console(stderr=True), "compiling"))
+    if args.quiet:
+        s = report.summary(verified)
+        print(f"portkit verify: {s['compiled']}/{s['units']} compiled, {s['failed']} failed "
+              f"({s['unexplained']} unexplained)")
+    else:
+        console.print()
+        report.render_text(verified, console)
+    return 0 if verified.ok else 1
 
 
 def run_audit(args: argparse.Namespace) -> int:
@@ -315,6 +347,9 @@ def main(argv: list[str] | None = None) -> int:
             return run_rules(args)
         if args.command in ("check", "baseline", "hook"):
             return cli_gate.run(args)
+        if args.command == "verify":
+            from rich.console import Console
+            return cli_verify.run(args, _progress_factory(Console(stderr=True), "compiling"))
         parser.error(f"unknown command {args.command}")
     except PortkitError as exc:
         print(f"portkit: error: {exc}", file=sys.stderr)

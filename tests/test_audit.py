@@ -173,7 +173,7 @@ def test_fail_on_sets_the_exit_code(fail_on, code, capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["audit", "no/such/dir"], "no/such/dir: no such file or directory"),
-    (["audit", "fixtures/audit/clean", "--select", "PK7"], "PK7: matches no rule code"),
+    (["audit", "fixtures/audit/clean", "--select", "PK8"], "PK8: matches no rule code"),
     (["audit", "fixtures/audit/clean", "--team-size", "0"], "--team-size must be at least 1"),
     (["explain", "PK999"], "PK999: no such rule"),
 ])

@@ -24,4 +24,5 @@ Effort:
 
 from ._rule import define
 
-RULE = define(__doc__, code="PK001", name="no-hip-equivalent", severity="high", category="api")
+RULE = define(__doc__, code="PK001", name="no-hip-equivalent", severity="high", category="api",
+              breaks_build=True)

@@ -21,4 +21,5 @@ Effort:
 
 from ._rule import define
 
-RULE = define(__doc__, code="PK002", name="needs-newer-rocm", severity="high", category="api")
+RULE = define(__doc__, code="PK002", name="needs-newer-rocm", severity="high", category="api",
+              breaks_build=True)

@@ -20,4 +20,5 @@ Effort:
 
 from ._rule import define
 
-RULE = define(__doc__, code="PK003", name="removed-in-rocm", severity="high", category="api")
+RULE = define(__doc__, code="PK003", name="removed-in-rocm", severity="high", category="api",
+              breaks_build=True)

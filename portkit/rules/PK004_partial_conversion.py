@@ -22,4 +22,5 @@ Effort:
 
 from ._rule import define
 
-RULE = define(__doc__, code="PK004", name="partial-conversion", severity="medium", category="api")
+RULE = define(__doc__, code="PK004", name="partial-conversion", severity="medium", category="api",
+              breaks_build=True)

@@ -32,7 +32,8 @@ from ..scan import ScanContext, View
 from . import _tree
 from ._rule import define
 
-RULE = define(__doc__, code="PK301", name="inline-ptx-asm", severity="high", category="kernel")
+RULE = define(__doc__, code="PK301", name="inline-ptx-asm", severity="high", category="kernel",
+              breaks_build=True)
 NODES = ("gnu_asm_expression",)
 
 # (pattern in the PTX text, what it does, blocker?) - the first match describes the block.

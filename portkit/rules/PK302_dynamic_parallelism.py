@@ -26,7 +26,8 @@ from ..scan import ScanContext, View
 from . import _tree
 from ._rule import define
 
-RULE = define(__doc__, code="PK302", name="dynamic-parallelism", severity="blocker", category="kernel")
+RULE = define(__doc__, code="PK302", name="dynamic-parallelism", severity="blocker", category="kernel",
+              breaks_build=True)
 NODES = ("kernel_call_syntax",)
 NAMES = (b"cudaDeviceSynchronize", b"cudaGetParameterBuffer", b"cudaLaunchDevice",
          b"cudaStreamCreateWithFlags", b"cudaStreamFireAndForget", b"cudaStreamTailLaunch")

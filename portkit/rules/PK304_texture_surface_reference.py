@@ -27,7 +27,8 @@ from tree_sitter import Node
 from ..scan import ScanContext, View
 from ._rule import define
 
-RULE = define(__doc__, code="PK304", name="texture-surface-reference", severity="high", category="kernel")
+RULE = define(__doc__, code="PK304", name="texture-surface-reference", severity="high", category="kernel",
+              breaks_build=True)
 BIND_CALLS = (b"cudaBindTexture", b"cudaBindTexture2D", b"cudaBindTextureToArray",
               b"cudaBindTextureToMipmappedArray", b"cudaUnbindTexture", b"cudaBindSurfaceToArray",
               b"cudaGetTextureReference", b"cudaGetSurfaceReference")

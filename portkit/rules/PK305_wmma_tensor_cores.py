@@ -26,7 +26,8 @@ from ..scan import ScanContext, View
 from . import _tree
 from ._rule import define
 
-RULE = define(__doc__, code="PK305", name="wmma-tensor-cores", severity="high", category="kernel")
+RULE = define(__doc__, code="PK305", name="wmma-tensor-cores", severity="high", category="kernel",
+              breaks_build=True)
 NAMES = (b"wmma",)
 REFINES = ("PK001",)
 

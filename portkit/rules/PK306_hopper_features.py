@@ -30,7 +30,8 @@ from ..scan import ScanContext, View
 from . import _tree
 from ._rule import define
 
-RULE = define(__doc__, code="PK306", name="hopper-features", severity="blocker", category="kernel")
+RULE = define(__doc__, code="PK306", name="hopper-features", severity="blocker", category="kernel",
+              breaks_build=True)
 # name -> (what it is, severity override or None)
 FEATURES = {
     b"__cluster_dims__": ("thread block clusters", None),

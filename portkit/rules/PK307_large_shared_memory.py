@@ -28,7 +28,8 @@ from ..scan import ScanContext, View
 from . import _tree
 from ._rule import define
 
-RULE = define(__doc__, code="PK307", name="large-shared-memory", severity="high", category="kernel")
+RULE = define(__doc__, code="PK307", name="large-shared-memory", severity="high", category="kernel",
+              breaks_build=True)
 NODES = ("array_declarator", "kernel_call_syntax")
 NAMES = (b"cudaFuncAttributeMaxDynamicSharedMemorySize",)
 LDS_BYTES = 64 * 1024

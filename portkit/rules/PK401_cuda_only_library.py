@@ -34,7 +34,8 @@ from ..scan import ScanContext, View
 from ..textscan import lines
 from ._rule import define
 
-RULE = define(__doc__, code="PK401", name="cuda-only-library", severity="high", category="library")
+RULE = define(__doc__, code="PK401", name="cuda-only-library", severity="high", category="library",
+              breaks_build=True)
 NODES = ("preproc_include",)
 FILE_KINDS = ("cmake", "make")
 REFINES = ("PK001", "PK508")   # a CUDA-only library: this says more than "not migrated"

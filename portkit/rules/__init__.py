@@ -8,7 +8,9 @@ A rule module defines RULE (its metadata and documentation) and any of four hook
 - FILE_KINDS + check_text(ctx): build, dependency and Python files, read line by line.
 
 The PK0xx rules have no hook: the converter reports them while it rewrites; PK508/PK509
-likewise come from the build-file migration (portkit/build/).
+likewise come from the build-file migration (portkit/build/), and PK701/PK702 from `portkit verify`
+(portkit/verify/), which explains compile errors by the findings of every rule that declares
+`breaks_build`.
 To add a rule: write rules/PKnnn_name.py, add it to MODULES, add its cases under
 fixtures/rules/PKnnn/ and its cost to mappings/effort.toml (CONTRIBUTING.md has the recipe).
 """
@@ -37,6 +39,7 @@ MODULES = (
     "PK504_cmake_cuda_targets", "PK505_nvcc_flags", "PK506_torch_cuda_extension",
     "PK507_cuda_visible_devices", "PK508_build_step_not_migrated", "PK509_build_migration_choice",
     "PK601_cuda_only_python_package",
+    "PK701_rocm_library_not_installed", "PK702_include_not_found",
     "PK901_unused_suppression",
 )
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 SECTIONS = ("What it finds", "Why it matters on AMD GPUs", "Example", "Instead", "Effort")
 GROUPS = {
     "0": "conversion", "1": "api", "2": "warp", "3": "kernel", "4": "library",
-    "5": "build", "6": "python", "9": "meta",
+    "5": "build", "6": "python", "7": "verify", "9": "meta",
 }
 _CODE = re.compile(r"PK\d{3}\Z")
 _NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*\Z")
@@ -26,6 +26,7 @@ class Rule:
     severity: str
     category: str
     summary: str                       # the docstring's first line
+    breaks_build: bool = False         # what it finds can stop the HIP build (verify explains errors by it)
     sections: dict[str, str] = field(default_factory=dict, compare=False)
 
     @property
@@ -42,7 +43,8 @@ class Rule:
         return " ".join(self.sections.get("What it finds", self.summary).split())
 
 
-def define(doc: str | None, code: str, name: str, severity: str, category: str) -> Rule:
+def define(doc: str | None, code: str, name: str, severity: str, category: str,
+           breaks_build: bool = False) -> Rule:
     """A Rule from explicit metadata plus the module docstring; malformed docs fail at import."""
     from ..findings import SEVERITIES
 
@@ -55,7 +57,7 @@ def define(doc: str | None, code: str, name: str, severity: str, category: str) 
     missing = [s for s in SECTIONS if s not in sections]
     if missing:
         raise ValueError(f"rule {code}: docstring lacks sections {missing}")
-    return Rule(code, name, severity, category, summary.strip(), sections)
+    return Rule(code, name, severity, category, summary.strip(), breaks_build, sections)
 
 
 def _sections(body: str) -> dict[str, str]:

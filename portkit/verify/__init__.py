@@ -1,0 +1,186 @@
+"""verify: compile a converted tree for an AMD GPU and explain every failure by a finding.
+
+The data flows one way: converted tree -> units (which files, which flags; units.py) ->
+compiler runs (compiler.py) -> errors placed in the tree (diagnostics.py) -> the findings that
+explain them (explain.py) -> VerifyResult -> report/verify.py. Nothing here prints.
+
+A unit is explained when every error the compiler gave for it is explained; the others are
+gaps in portkit's rules or tables, and the JSON output marks them so they can be collected.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from .. import compdb
+from ..errors import PortkitError
+from ..files import Skipped, discover, read
+from ..findings import Finding
+from ..mappings import Version, default_db
+from . import compiler as compilers
+from .diagnostics import Located, locate, parse
+from .explain import Facts, explain
+from .units import Unit, database_units, tree_units
+
+DEFAULT_TIMEOUT = 300.0
+
+
+@dataclass(frozen=True)
+class VerifyOptions:
+    compiler: str = "hipcc"
+    rocm_path: str | None = None
+    offload_arch: tuple[str, ...] = ("gfx90a",)
+    compile_commands: Path | None = None     # -p: a build directory or its compile_commands.json
+    includes: tuple[str, ...] = ()           # -I for every unit
+    defines: tuple[str, ...] = ()            # -D for every unit
+    source: Path | None = None               # the CUDA tree the output was converted from
+    rocm: Version | None = None              # the release to explain against (default: the compiler's)
+    jobs: int = 1
+    timeout: float = DEFAULT_TIMEOUT
+    only: frozenset[str] | None = None       # compile only these files (convert --verify: what it wrote)
+
+
+@dataclass
+class ErrorReport:
+    rel: str | None                          # where in the converted tree (None: outside it)
+    line: int
+    column: int
+    severity: str
+    message: str
+    source_line: int | None = None           # the same place in the CUDA source, when known
+    source_text: str | None = None
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def explained(self) -> bool:
+        return bool(self.findings)
+
+
+@dataclass
+class UnitReport:
+    rel: str
+    status: str                              # "compiled", "failed" or "timeout"
+    seconds: float
+    command: tuple[str, ...]
+    flags_from: str
+    errors: list[ErrorReport] = field(default_factory=list)
+    output: str = ""                         # the compiler's own words, for a failure with no parsed error
+
+    @property
+    def failed(self) -> bool:
+        return self.status != "compiled"
+
+    @property
+    def explained(self) -> bool:
+        return self.failed and bool(self.errors) and all(e.explained for e in self.errors)
+
+
+@dataclass
+class VerifyResult:
+    root: Path
+    compiler: compilers.Compiler
+    target: Version
+    offload_arch: tuple[str, ...]
+    units: list[UnitReport] = field(default_factory=list)
+    unmatched: list[str] = field(default_factory=list)    # compile_commands files not in the tree
+    skipped: list[Skipped] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def count(self, what: str) -> int:
+        if what == "compiled":
+            return sum(not u.failed for u in self.units)
+        if what == "failed":
+            return sum(u.failed for u in self.units)
+        if what == "explained":
+            return sum(u.explained for u in self.units)
+        if what == "unexplained":
+            return sum(u.failed and not u.explained for u in self.units)
+        raise ValueError(what)
+
+    @property
+    def ok(self) -> bool:
+        return not any(u.failed for u in self.units)
+
+
+def verify_tree(out: Path, opts: VerifyOptions,
+                progress_factory: Callable[[int], Callable[[int], None] | None] | None = None) -> VerifyResult:
+    """Compile every unit of the converted tree `out` and explain each failure."""
+    start = time.perf_counter()
+    if opts.jobs < 1:
+        raise PortkitError(f"--jobs must be at least 1, not {opts.jobs}")
+    if not out.is_dir():
+        raise PortkitError(f"{out}: not a directory (verify takes the converted tree, e.g. the -o of convert)")
+    if opts.source is not None and not opts.source.is_dir():
+        raise PortkitError(f"{opts.source}: --source is not a directory")
+    compiler = compilers.find(opts.compiler, opts.rocm_path)
+    target = opts.rocm or compiler.rocm or default_db().newest
+    root, entries, skipped = discover([out])
+    sources: dict[str, bytes] = {}
+    for entry in entries:
+        if entry.is_source or entry.path.suffix.lower() == ".hip":   # .hip: a converted name (--rename)
+            data, problem = read(entry)
+            if problem is not None:
+                skipped.append(problem)
+            elif data is not None:
+                sources[entry.rel] = data
+    result = VerifyResult(root, compiler, target, opts.offload_arch, skipped=skipped)
+    if opts.compile_commands is not None:
+        units, result.unmatched = database_units(root, entries, compdb.load(opts.compile_commands), opts.source)
+        if not units:
+            raise PortkitError(f"{opts.compile_commands}: none of its {len(result.unmatched)} files is in {out} "
+                               f"(give the CUDA tree it was written for with --source)")
+    else:
+        units = tree_units(root, entries, sources)
+    if opts.only is not None:
+        units = [u for u in units if u.rel in opts.only]
+    if not units:
+        raise PortkitError(f"{out}: nothing to compile (no .cu or .hip files, and no C++ files that use HIP)")
+    extra = tuple(f"-I{Path(i).absolute()}" for i in opts.includes) + tuple(f"-D{d}" for d in opts.defines)
+    progress = progress_factory(len(units)) if progress_factory else None
+
+    def run(unit: Unit) -> tuple[Unit, compilers.CompileRun]:
+        cmd = compilers.command(compiler, unit.path, unit.flags, opts.offload_arch, extra)
+        outcome = compilers.compile_unit(cmd, root, opts.timeout)
+        if progress:
+            progress(1)
+        return unit, outcome
+
+    facts = Facts(root, target, opts.source.absolute() if opts.source else None, default_db())
+    with ThreadPoolExecutor(max_workers=opts.jobs) as pool:
+        for unit, outcome in pool.map(run, units):
+            result.units.append(_report(unit, outcome, root, facts, opts.timeout))
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def _report(unit: Unit, outcome: compilers.CompileRun, root: Path, facts: Facts, timeout: float) -> UnitReport:
+    report = UnitReport(unit.rel, "compiled", outcome.seconds, outcome.command, unit.flags_from)
+    if outcome.timed_out:
+        report.status = "timeout"
+        report.output = f"the compiler did not finish in {timeout:g} s"
+        return report
+    if outcome.returncode == 0:
+        return report
+    report.status = "failed"
+    for diagnostic in parse(outcome.output):
+        located = locate(diagnostic, root, root)
+        report.errors.append(_error(located, unit.rel, facts))
+    if not report.errors:
+        report.output = outcome.output.strip()[-2000:]
+    return report
+
+
+def _error(located: Located, unit_rel: str, facts: Facts) -> ErrorReport:
+    d = located.diagnostic
+    error = ErrorReport(located.rel, located.line, located.column, d.severity, d.message)
+    if located.rel is not None:
+        error.source_line, error.source_text = facts.of(located.rel).source_line(located.line)
+    error.findings = explain(located, unit_rel, facts)
+    return error
+
+
+__all__ = ["VerifyOptions", "VerifyResult", "UnitReport", "ErrorReport", "verify_tree"]

@@ -1,0 +1,110 @@
+"""The ROCm compiler verify runs: finding it, its ROCm release, and one compile of one unit.
+
+hipcc is the default (it knows the ROCm installation); a clang++ works too, given
+`--rocm-path` when ROCm is not where clang looks. HIP_PLATFORM=amd is always set: hipcc
+otherwise picks the NVIDIA path whenever it sees nvcc, and would verify nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import PortkitError
+from ..mappings import Version, format_version
+
+INSTALL_HINT = ("install one: apt-get install hipcc libamdhip64-dev rocm-device-libs (Debian/Ubuntu), "
+                "or a ROCm release from https://rocm.docs.amd.com")
+_HIP_VERSION = re.compile(r"HIP version:\s*(\d+)\.(\d+)")
+_HEADER_VERSION = re.compile(r"#define\s+HIP_VERSION_(MAJOR|MINOR)\s+(\d+)")
+
+
+@dataclass(frozen=True)
+class Compiler:
+    path: str
+    kind: str                        # "hipcc" or "clang"
+    rocm: Version | None             # the ROCm release its HIP headers belong to, when known
+    rocm_path: str | None = None     # --rocm-path for clang
+
+    def describe(self) -> str:
+        release = f"ROCm {format_version(self.rocm)}" if self.rocm else "ROCm release unknown"
+        return f"{self.path} ({release})"
+
+
+@dataclass(frozen=True)
+class CompileRun:
+    command: tuple[str, ...]
+    returncode: int
+    output: str                      # the compiler's stderr and stdout
+    seconds: float
+    timed_out: bool = False
+
+
+def environment() -> dict[str, str]:
+    return dict(os.environ, HIP_PLATFORM="amd")
+
+
+def find(name: str = "hipcc", rocm_path: str | None = None) -> Compiler:
+    """The compiler to use; a missing one is a one-line error that says what to install."""
+    found = shutil.which(name) or (name if Path(name).is_file() and os.access(name, os.X_OK) else None)
+    if found is None:
+        raise PortkitError(f"{name}: compiler not found; {INSTALL_HINT}")
+    kind = "clang" if "clang" in Path(found).name else "hipcc"
+    rocm = _hipcc_release(found) if kind == "hipcc" else None
+    if rocm is None:
+        rocm = _header_release(rocm_path)
+    return Compiler(found, kind, rocm, rocm_path)
+
+
+def _hipcc_release(path: str) -> Version | None:
+    try:
+        proc = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=60,
+                              env=environment())
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise PortkitError(f"{path}: cannot run the compiler: {exc}") from None
+    match = _HIP_VERSION.search(proc.stdout + proc.stderr)
+    return (int(match.group(1)), int(match.group(2)), 0) if match else None
+
+
+def _header_release(rocm_path: str | None) -> Version | None:
+    """The release in hip/hip_version.h, for compilers that do not print it."""
+    roots = [rocm_path] if rocm_path else ["/opt/rocm", "/usr"]
+    for root in roots:
+        try:
+            text = (Path(root) / "include" / "hip" / "hip_version.h").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        parts = dict(_HEADER_VERSION.findall(text))
+        if "MAJOR" in parts and "MINOR" in parts:
+            return (int(parts["MAJOR"]), int(parts["MINOR"]), 0)
+    return None
+
+
+def command(compiler: Compiler, path: Path, flags: tuple[str, ...], archs: tuple[str, ...],
+            extra: tuple[str, ...] = ()) -> list[str]:
+    """The command that compiles one unit for the AMD targets and throws the object away."""
+    cmd = [compiler.path, "-x", "hip", *(f"--offload-arch={a}" for a in archs)]
+    if compiler.kind == "clang" and compiler.rocm_path:
+        cmd.append(f"--rocm-path={compiler.rocm_path}")
+    # one line per diagnostic, no caret lines and no colours: easy to read back, same on every terminal
+    cmd += ["-fno-caret-diagnostics", "-fno-color-diagnostics", "-fno-diagnostics-fixit-info"]
+    return [*cmd, *flags, *extra, "-c", str(path), "-o", os.devnull]
+
+
+def compile_unit(cmd: list[str], cwd: Path, timeout: float) -> CompileRun:
+    start = time.perf_counter()
+    try:
+        proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, errors="replace",
+                              timeout=timeout, env=environment())
+    except subprocess.TimeoutExpired as exc:
+        out = exc.stderr or ""
+        out = out.decode("utf-8", "replace") if isinstance(out, bytes) else out
+        return CompileRun(tuple(cmd), -1, out, time.perf_counter() - start, timed_out=True)
+    except OSError as exc:
+        raise PortkitError(f"{cmd[0]}: cannot run the compiler: {exc.strerror or exc}") from None
+    return CompileRun(tuple(cmd), proc.returncode, proc.stderr + proc.stdout, time.perf_counter() - start)

@@ -1,0 +1,99 @@
+"""Reading clang's (and so hipcc's) diagnostics back into data.
+
+verify asks for one line per diagnostic (-fno-caret-diagnostics): `file:line:col: error: text`,
+followed by its notes. An error inside a system header (a ROCm or C++ header) is placed at the
+first note that points into the converted tree: that is the user's line that caused it. hipcc
+compiles each unit for the host and for every GPU target, so the same error can come twice;
+it is kept once.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+_LOCATED = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<column>\d+): (?P<severity>fatal error|error|warning|note|remark): "
+                      r"(?P<message>.*)$")
+_UNLOCATED = re.compile(r"^(?:(?P<tool>[\w.+-]+): )?(?P<severity>fatal error|error): (?P<message>.*)$")
+_QUOTED = re.compile(r"'([^']+)'")
+
+
+@dataclass
+class Diagnostic:
+    severity: str                 # "error" or "fatal error"
+    message: str
+    path: str | None              # as the compiler wrote it; None for errors without a location
+    line: int = 0
+    column: int = 0
+    notes: list[tuple[str, int, int, str]] = field(default_factory=list)   # (path, line, column, text)
+
+    @property
+    def subject(self) -> str | None:
+        """The first quoted name of the message ('hipMallocAsync', 'hipblas/hipblas.h')."""
+        match = _QUOTED.search(self.message)
+        return match.group(1) if match else None
+
+
+@dataclass(frozen=True)
+class Located:
+    """An error placed in the converted tree."""
+
+    diagnostic: Diagnostic
+    rel: str | None               # file relative to the tree root; None when outside it
+    line: int
+    column: int
+
+
+def parse(output: str) -> list[Diagnostic]:
+    """The errors of one compile, in order, each with its notes, duplicates removed."""
+    errors: list[Diagnostic] = []
+    current: Diagnostic | None = None
+    for raw in output.splitlines():
+        line = raw.rstrip()
+        match = _LOCATED.match(line)
+        if match:
+            severity = match.group("severity")
+            if severity == "note":
+                if current is not None:
+                    current.notes.append((match.group("path"), int(match.group("line")),
+                                          int(match.group("column")), match.group("message")))
+                continue
+            if severity in ("warning", "remark"):
+                current = None
+                continue
+            current = Diagnostic(severity, match.group("message"), match.group("path"),
+                                 int(match.group("line")), int(match.group("column")))
+            errors.append(current)
+            continue
+        match = _UNLOCATED.match(line)
+        if match and "generated" not in line:
+            current = Diagnostic(match.group("severity"), match.group("message"), None)
+            errors.append(current)
+    unique: dict[tuple, Diagnostic] = {}
+    for d in errors:
+        unique.setdefault((d.path, d.line, d.column, d.message), d)
+    return list(unique.values())
+
+
+def locate(diagnostic: Diagnostic, root: Path, cwd: Path) -> Located:
+    """Where in the converted tree the error belongs: its own place, or the first note inside the
+    tree (an error in a ROCm header, an inline-asm line)."""
+    places = [(diagnostic.path, diagnostic.line, diagnostic.column)] if diagnostic.path else []
+    places += [(p, l, c) for (p, l, c, _text) in diagnostic.notes]
+    for path, line, column in places:
+        rel = relative(path, root, cwd)
+        if rel is not None:
+            return Located(diagnostic, rel, line, column)
+    return Located(diagnostic, None, diagnostic.line, diagnostic.column)
+
+
+def relative(path: str | None, root: Path, cwd: Path) -> str | None:
+    if not path or path.startswith("<"):
+        return None
+    full = Path(path) if os.path.isabs(path) else cwd / path
+    try:
+        return Path(os.path.realpath(full)).relative_to(os.path.realpath(root)).as_posix()
+    except ValueError:
+        return None
