@@ -207,12 +207,13 @@ def test_diagnostics_keep_notes_and_drop_host_device_duplicates():
         "a.cu:12:7: note: in instantiation of function template specialization requested here\n"
         "a.cu:4:16: error: invalid instruction\n"
         "fatal error: too many errors emitted, stopping now [-ferror-limit=]\n"
+        "clang-15: error: lld failed with exit code 1 (use -v to see invocation)\n"
         "2 errors generated when compiling for gfx90a.\n")
     found = parse(output)
     assert [(d.path, d.line, d.column, d.severity, d.message) for d in found] == [
         ("a.cu", 4, 16, "error", "invalid instruction"),
         ("/usr/include/hip/amd_detail/x.h", 10, 5, "error", "no matching function for call to 'f'"),
-        (None, 0, 0, "fatal error", "too many errors emitted, stopping now [-ferror-limit=]"),
+        (None, 0, 0, "error", "lld failed with exit code 1 (use -v to see invocation)"),
     ]
     assert found[1].notes == [("a.cu", 12, 7, "in instantiation of function template specialization requested here")]
     assert found[1].subject == "f"
@@ -249,3 +250,12 @@ def test_include_directories_are_inferred_from_the_nearest_header(tmp_path: Path
     # two helper.h: the one sharing more directories with the unit wins; "local.h" and
     # "deep/util.h" resolve next to their includer; <vector> is the compiler's
     assert inferred_include_dirs(index, "app/main.cu") == ["app/inc", "common/inc"]
+
+
+def test_a_unit_over_the_time_limit_is_reported_not_waited_for(tmp_path: Path):
+    require_tool("hipcc", HIPCC)
+    (tmp_path / "slow.cu").write_text("#include <hip/hip_runtime.h>\n__global__ void k(float *x) { x[0] = 1; }\n")
+    result = verify_tree(tmp_path, VerifyOptions(timeout=0.05))
+    [unit] = result.units
+    assert (unit.status, unit.failed, unit.explained, unit.errors) == ("timeout", True, False, [])
+    assert unit.seconds < 5 and result.count("unexplained") == 1

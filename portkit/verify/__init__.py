@@ -150,9 +150,15 @@ def verify_tree(out: Path, opts: VerifyOptions,
         return unit, outcome
 
     facts = Facts(root, target, opts.source.absolute() if opts.source else None, default_db())
-    with ThreadPoolExecutor(max_workers=opts.jobs) as pool:
+    pool = ThreadPoolExecutor(max_workers=opts.jobs)
+    try:
         for unit, outcome in pool.map(run, units):
             result.units.append(_report(unit, outcome, root, facts, opts.timeout))
+    except BaseException:       # Ctrl-C, or an error: no compiler may outlive the run
+        pool.shutdown(wait=False, cancel_futures=True)
+        compilers.stop_all()
+        raise
+    pool.shutdown()
     result.seconds = time.perf_counter() - start
     return result
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,15 +98,43 @@ def command(compiler: Compiler, path: Path, flags: tuple[str, ...], archs: tuple
     return [*cmd, *flags, *extra, "-c", str(path), "-o", os.devnull]
 
 
+_live: set[subprocess.Popen] = set()
+_live_lock = threading.Lock()
+
+
 def compile_unit(cmd: list[str], cwd: Path, timeout: float) -> CompileRun:
+    """Run one compile. The compiler gets its own process group so that a timeout (or stop_all)
+    ends hipcc's clang children too, not only the hipcc script."""
     start = time.perf_counter()
     try:
-        proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, errors="replace",
-                              timeout=timeout, env=environment())
-    except subprocess.TimeoutExpired as exc:
-        out = exc.stderr or ""
-        out = out.decode("utf-8", "replace") if isinstance(out, bytes) else out
-        return CompileRun(tuple(cmd), -1, out, time.perf_counter() - start, timed_out=True)
+        proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                errors="replace", env=environment(), start_new_session=True)
     except OSError as exc:
         raise PortkitError(f"{cmd[0]}: cannot run the compiler: {exc.strerror or exc}") from None
-    return CompileRun(tuple(cmd), proc.returncode, proc.stderr + proc.stdout, time.perf_counter() - start)
+    with _live_lock:
+        _live.add(proc)
+    try:
+        output, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill(proc)
+        output, _ = proc.communicate()
+        return CompileRun(tuple(cmd), -1, output or "", time.perf_counter() - start, timed_out=True)
+    finally:
+        with _live_lock:
+            _live.discard(proc)
+    return CompileRun(tuple(cmd), proc.returncode, output, time.perf_counter() - start)
+
+
+def stop_all() -> None:
+    """End every compile still running (verify was interrupted)."""
+    with _live_lock:
+        running = list(_live)
+    for proc in running:
+        _kill(proc)
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass

@@ -18,6 +18,8 @@ _LOCATED = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<column>\d+): (?P<severi
                       r"(?P<message>.*)$")
 _UNLOCATED = re.compile(r"^(?:(?P<tool>[\w.+-]+): )?(?P<severity>fatal error|error): (?P<message>.*)$")
 _QUOTED = re.compile(r"'([^']+)'")
+# clang's own bookkeeping, not a problem in the code
+_NOT_ERRORS = ("too many errors emitted",)
 
 
 @dataclass
@@ -68,7 +70,7 @@ def parse(output: str) -> list[Diagnostic]:
             errors.append(current)
             continue
         match = _UNLOCATED.match(line)
-        if match and "generated" not in line:
+        if match and "generated" not in line and not match.group("message").startswith(_NOT_ERRORS):
             current = Diagnostic(match.group("severity"), match.group("message"), None)
             errors.append(current)
     unique: dict[tuple, Diagnostic] = {}

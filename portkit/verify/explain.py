@@ -87,8 +87,12 @@ class Facts:
             data = (self.root / rel).read_bytes()
         except OSError:
             return FileFacts([], [])
-        scan = scan_source(SourceFile.from_bytes(rel, data), Options(audit=True, rocm=self.target), self.db)
-        facts = FileFacts(scan.findings, data.splitlines(keepends=True))
+        try:
+            findings = scan_source(SourceFile.from_bytes(rel, data), Options(audit=True, rocm=self.target),
+                                   self.db).findings
+        except (RecursionError, ValueError):    # a file the scanner cannot take: its errors stay unexplained
+            findings = []
+        facts = FileFacts(findings, data.splitlines(keepends=True))
         if self.source_root is not None:
             try:
                 original = (self.source_root / rel).read_bytes().splitlines(keepends=True)
