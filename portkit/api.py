@@ -52,27 +52,30 @@ def offload_archs(value: str | list[str] | tuple[str, ...] | None) -> tuple[str,
 
 
 def scan_options(launch_syntax: str = "cuda", rocm: str | None = None, prefer_roc: bool = False,
-                 offload_arch: str | list[str] | None = None, build_files: bool = True) -> Options:
+                 offload_arch: str | list[str] | None = None, build_files: bool = True,
+                 builtins: str = "cuda") -> Options:
     """Options from user-level values; bad values raise PortkitError."""
     if launch_syntax not in ("cuda", "hip"):
         raise PortkitError(f"--launch-syntax must be 'cuda' or 'hip', not {launch_syntax!r}")
+    if builtins not in ("cuda", "hip"):
+        raise PortkitError(f"--builtins must be 'cuda' or 'hip', not {builtins!r}")
     try:
         target = parse_version(rocm) if rocm else None
     except ValueError as exc:
         raise PortkitError(f"--rocm: {exc}") from None
     return Options(launch_syntax=launch_syntax, rocm=target, prefer_roc=prefer_roc,
-                   offload_arch=offload_archs(offload_arch), build_files=build_files)
+                   offload_arch=offload_archs(offload_arch), build_files=build_files, builtins=builtins)
 
 
 def convert_text(source: str | bytes, *, filename: str = "input.cu", launch_syntax: str = "cuda",
                  rocm: str | None = None, prefer_roc: bool = False,
-                 offload_arch: str | list[str] | None = None) -> Converted:
+                 offload_arch: str | list[str] | None = None, builtins: str = "cuda") -> Converted:
     """Convert one CUDA source, or one build file (named CMakeLists.txt, Makefile, setup.py ...),
     held in memory. `str` input is encoded as UTF-8."""
     from .build import FORMATS
     from .files import kind_of
     data = source.encode("utf-8") if isinstance(source, str) else bytes(source)
-    options = scan_options(launch_syntax, rocm, prefer_roc, offload_arch)
+    options = scan_options(launch_syntax, rocm, prefer_roc, offload_arch, builtins=builtins)
     kind = kind_of(filename.rsplit("/", 1)[-1])
     scan, output = convert_bytes(filename, data, options, kind if kind in FORMATS else "source")
     return Converted(output if output is not None else data, scan.edits, scan.findings, scan.metrics)
@@ -81,11 +84,12 @@ def convert_text(source: str | bytes, *, filename: str = "input.cu", launch_synt
 def convert_paths(paths: list[str | Path], *, output: str | Path | None = None, in_place: bool = False,
                   backup: bool = False, diff: bool = False, check: bool = False, jobs: int = 1,
                   launch_syntax: str = "cuda", rocm: str | None = None, prefer_roc: bool = False,
-                  offload_arch: str | list[str] | None = None, build_files: bool = True) -> ConvertResult:
+                  offload_arch: str | list[str] | None = None, build_files: bool = True,
+                  builtins: str = "cuda") -> ConvertResult:
     """Convert files and trees on disk, as `portkit convert` does (without printing)."""
     opts = ConvertOptions(output=Path(output) if output is not None else None, in_place=in_place,
                           backup=backup, diff=diff, check=check, jobs=jobs,
-                          scan=scan_options(launch_syntax, rocm, prefer_roc, offload_arch, build_files))
+                          scan=scan_options(launch_syntax, rocm, prefer_roc, offload_arch, build_files, builtins))
     return _convert_paths([Path(p) for p in paths], opts)
 
 

@@ -39,6 +39,10 @@ def _convert_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--launch-syntax", choices=("cuda", "hip"), default="cuda",
                    help="keep <<<...>>> launches (cuda, default: HIP compiles them) or rewrite them to "
                         "hipLaunchKernelGGL (hip)")
+    p.add_argument("--builtins", choices=("cuda", "hip"), default="cuda",
+                   help="keep threadIdx.x, blockIdx.y, blockDim.z, gridDim.x (cuda, default: HIP accepts "
+                        "them) or write the legacy HIP spellings hipThreadIdx_x, hipBlockIdx_y ... (hip; with "
+                        "--launch-syntax hip this is the classic hipify output). ROCm: " + _builtins_help())
     p.add_argument("--rocm", metavar="X.Y",
                    help=f"target ROCm release: names HIP only has in later releases are left and "
                         f"reported (default: {newest})")
@@ -55,6 +59,14 @@ def _convert_parser(sub: argparse._SubParsersAction) -> None:
                    help="with -o OUT: then compile what was written with a ROCm compiler and explain every "
                         "failure, as `portkit verify OUT --source SRC` does (exit 1 when a unit fails)")
     cli_verify.add_options(p)
+
+
+def _builtins_help() -> str:
+    try:
+        from .rewrite.builtins import help_text
+        return help_text()
+    except PortkitError as exc:   # a broken table must not break --help
+        return str(exc)
 
 
 def _mappings_parser(sub: argparse._SubParsersAction) -> None:
@@ -165,7 +177,8 @@ def run_convert(args: argparse.Namespace) -> int:
     opts = ConvertOptions(
         output=args.output, in_place=args.in_place, backup=args.backup, diff=args.diff,
         check=args.check, jobs=args.jobs,
-        scan=scan_options(args.launch_syntax, args.rocm, args.prefer_roc, args.offload_arch, args.build_files))
+        scan=scan_options(args.launch_syntax, args.rocm, args.prefer_roc, args.offload_arch, args.build_files,
+                          args.builtins))
     data_on_stdout = args.diff or (args.output is not None and str(args.output) == "-")
     if args.verify and (args.output is None or data_on_stdout):
         raise PortkitError("--verify needs -o OUT (a directory): it compiles the converted tree")

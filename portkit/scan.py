@@ -35,6 +35,7 @@ class Options:
     audit: bool = False                  # also run the audit rules (portkit/rules/), not only the converter
     offload_arch: tuple[str, ...] = ("gfx90a",)   # AMD GPU targets for build files (never from sm_XX)
     build_files: bool = True             # migrate CMake/Make/setup.py files (portkit/build/)
+    builtins: str = "cuda"               # "cuda" keeps threadIdx.x, "hip" writes hipThreadIdx_x
 
 
 @dataclass
@@ -153,6 +154,11 @@ def _handlers():
     }
 
 
+def _builtins():
+    from .rewrite import builtins
+    return builtins
+
+
 @lru_cache(maxsize=1)
 def _rule_hooks():
     from . import rules
@@ -179,10 +185,13 @@ def dispatch(ctx: ScanContext, view: View, root: Node) -> None:
                                    if n.type == "__global__" and n.parent is not None
                                    and n.parent.type == "function_definition")
     table = ctx.db.names_by_bytes
+    legacy = _builtins() if ctx.options.builtins == "hip" else None
     for node in caps.get("name", ()):
         text = node.text
         if text in table:
             names_handler(ctx, view, node)
+        if legacy is not None and text in legacy.table():
+            legacy.handle(ctx, view, node)
         if text in rule_names:
             for check in rule_names[text]:
                 check(ctx, view, node)
