@@ -85,10 +85,13 @@ def convert_paths(paths: list[str | Path], *, output: str | Path | None = None, 
                   backup: bool = False, diff: bool = False, check: bool = False, jobs: int = 1,
                   launch_syntax: str = "cuda", rocm: str | None = None, prefer_roc: bool = False,
                   offload_arch: str | list[str] | None = None, build_files: bool = True,
-                  builtins: str = "cuda") -> ConvertResult:
-    """Convert files and trees on disk, as `portkit convert` does (without printing)."""
+                  builtins: str = "cuda", rename: bool | str = False) -> ConvertResult:
+    """Convert files and trees on disk, as `portkit convert` does (without printing). `rename`:
+    True for --rename, or a suffix map such as ".cu=.hip,.cuh=.hpp"."""
+    from .rename import parse_map
     opts = ConvertOptions(output=Path(output) if output is not None else None, in_place=in_place,
                           backup=backup, diff=diff, check=check, jobs=jobs,
+                          rename=(parse_map(rename if isinstance(rename, str) else None) if rename else None),
                           scan=scan_options(launch_syntax, rocm, prefer_roc, offload_arch, build_files, builtins))
     return _convert_paths([Path(p) for p in paths], opts)
 

@@ -51,6 +51,13 @@ def _convert_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--offload-arch", action="append", metavar="GFX",
                    help="AMD GPU targets for the build files, comma-separated or repeated (default gfx90a = "
                         "MI200; gfx942 = MI300, gfx950 = MI350/MI355). CUDA's sm_XX are never mapped to a chip")
+    p.add_argument("--rename", action="store_true",
+                   help="write .cu files as .hip and .cuh as .hip.h (the ROCm projects' layout), with the "
+                        "project's own #include lines and the sources CMake files and Makefiles list renamed to "
+                        "match; a new name that is taken (a.cu beside a.hip) is reported and never overwritten. "
+                        "Without it names are kept: hipcc compiles .cu with -x hip")
+    p.add_argument("--rename-map", metavar="OLD=NEW[,...]",
+                   help="the suffixes --rename uses (default .cu=.hip,.cuh=.hip.h), e.g. .cu=.hip,.cuh=.hpp")
     p.add_argument("--no-build-files", action="store_false", dest="build_files",
                    help="leave CMake files, Makefiles and setup.py as they are (they are still copied with -o)")
     p.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)")
@@ -174,9 +181,12 @@ def run_convert(args: argparse.Namespace) -> int:
     from . import scan_options
     from .convert import ConvertOptions, convert_paths
     from .report.terminal import render_convert
+    from .rename import parse_map
+    if args.rename_map is not None and not args.rename:
+        raise PortkitError("--rename-map needs --rename")
     opts = ConvertOptions(
         output=args.output, in_place=args.in_place, backup=args.backup, diff=args.diff,
-        check=args.check, jobs=args.jobs,
+        check=args.check, jobs=args.jobs, rename=parse_map(args.rename_map) if args.rename else None,
         scan=scan_options(args.launch_syntax, args.rocm, args.prefer_roc, args.offload_arch, args.build_files,
                           args.builtins))
     data_on_stdout = args.diff or (args.output is not None and str(args.output) == "-")

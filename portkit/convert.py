@@ -10,11 +10,13 @@ import difflib
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable
 
 from .build import FORMATS as BUILD_FORMATS
+from .rename import RenamePlan, rename_in_build_file
+from .rename import plan as rename_plan
 from .edits import apply_edits
 from .errors import PortkitError
 from .files import Entry, Skipped, discover, read
@@ -36,6 +38,7 @@ class ConvertOptions:
     check: bool = False
     jobs: int = 1
     scan: Options = Options()
+    rename: tuple[tuple[str, str], ...] | None = None   # --rename: suffix map (rename.DEFAULT_MAP ...)
 
 
 @dataclass
@@ -48,6 +51,18 @@ class FileOutcome:
     @property
     def changed(self) -> bool:
         return self.output is not None
+
+    @property
+    def target_rel(self) -> str:
+        """The name the file is written under (--rename changes it)."""
+        plan = self.scan_plan
+        return plan.target(self.entry.rel) if plan is not None else self.entry.rel
+
+    scan_plan: "RenamePlan | None" = None
+
+    @property
+    def renamed(self) -> bool:
+        return self.target_rel != self.entry.rel
 
 
 @dataclass
@@ -96,9 +111,12 @@ def convert_bytes(rel: str, data: bytes, options: Options, kind: str = "source")
 def _convert_entry(entry: Entry, options: Options) -> FileOutcome:
     data, skipped = read(entry)
     if data is None or skipped is not None or not (entry.is_source or entry.kind in BUILD_FORMATS):
-        return FileOutcome(entry, skipped=skipped)
+        return FileOutcome(entry, skipped=skipped, scan_plan=options.rename)
     scan, output = convert_bytes(entry.rel, data, options, entry.kind or "source")
-    return FileOutcome(entry, scan=scan, output=output)
+    if options.rename is not None and options.build_files and entry.kind in ("cmake", "make"):
+        renamed = rename_in_build_file(output if output is not None else data, entry.rel, options.rename)
+        output = renamed if renamed != data else None
+    return FileOutcome(entry, scan=scan, output=output, scan_plan=options.rename)
 
 
 def _outcomes(entries: list[Entry], options: Options, jobs: int,
@@ -120,6 +138,8 @@ def check_options(paths: list[Path], opts: ConvertOptions) -> None:
     if opts.output is not None and str(opts.output) == "-":
         if len(paths) != 1 or paths[0].is_dir():
             raise PortkitError("-o - (standard output) takes exactly one input file")
+        if opts.rename is not None:
+            raise PortkitError("--rename writes files under new names: use -o OUT or --in-place")
         return
     if opts.output is not None:
         out = opts.output.absolute().resolve()
@@ -144,6 +164,10 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
     check_options(paths, opts)
     root, entries, skipped = discover(paths)
     result = ConvertResult(root=root, skipped=skipped)
+    if opts.rename is not None:
+        plan, clashes = rename_plan(entries, opts.rename)
+        result.skipped += clashes
+        opts = replace(opts, scan=replace(opts.scan, rename=plan))
     progress = progress_factory(len(entries)) if progress_factory else None
     to_stdout = opts.output is not None and str(opts.output) == "-"
     for outcome in _outcomes(entries, opts.scan, opts.jobs, progress):
@@ -154,15 +178,15 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
                 stdout.write(data)  # type: ignore[union-attr]
         elif opts.output is not None:
             _mirror(outcome, opts.output, result)
-        elif opts.in_place and outcome.changed:
+        elif opts.in_place and (outcome.changed or outcome.renamed):
             _replace(outcome, opts.backup, result)
-        if opts.diff and outcome.changed:
+        if opts.diff and (outcome.changed or outcome.renamed):
             result.diff_text.append(unified_diff(outcome))
     return result
 
 
 def _mirror(outcome: FileOutcome, out_root: Path, result: ConvertResult) -> None:
-    target = (out_root / outcome.entry.rel).absolute()
+    target = (out_root / outcome.target_rel).absolute()
     base = out_root.absolute().resolve()
     if base not in target.resolve().parents:
         raise PortkitError(f"{outcome.entry.rel}: would be written outside {out_root}; stopped")
@@ -179,13 +203,21 @@ def _mirror(outcome: FileOutcome, out_root: Path, result: ConvertResult) -> None
 
 
 def _replace(outcome: FileOutcome, backup: bool, result: ConvertResult) -> None:
+    """Rewrite one file where it is; with --rename, write the new name first, then remove the old
+    one, so that an interruption leaves both rather than neither."""
     path = outcome.entry.path
+    target = path.with_name(outcome.target_rel.rsplit("/", 1)[-1])
+    data = outcome.output if outcome.changed else path.read_bytes()
     try:
         if backup:
             keep = path.with_name(path.name + BACKUP_SUFFIX)
             if not keep.exists():  # a second run must not overwrite the real original
                 shutil.copy2(path, keep)
-        atomic_write(path, outcome.output or b"", mode_from=path, durable=True)
+        if target != path and target.exists():
+            raise FileExistsError(f"{target.name} appeared during the run")
+        atomic_write(target, data or b"", mode_from=path, durable=True)
+        if target != path:
+            path.unlink()
     except OSError as exc:
         result.skipped.append(Skipped(outcome.entry.rel, f"cannot write: {exc.strerror or exc}", True))
         return
@@ -231,7 +263,9 @@ def unified_diff(outcome: FileOutcome) -> bytes:
         return out
 
     old = lines(outcome.entry.path.read_bytes())
-    new = lines(outcome.output or b"")
+    new = lines(outcome.output if outcome.changed else outcome.entry.path.read_bytes())
     rel = outcome.entry.rel
-    text = "".join(difflib.unified_diff(old, new, f"a/{rel}", f"b/{rel}"))
+    text = "".join(difflib.unified_diff(old, new, f"a/{rel}", f"b/{outcome.target_rel}"))
+    if outcome.renamed and old == new:
+        text = f"rename from {rel}\nrename to {outcome.target_rel}\n"
     return text.encode("utf-8", "surrogateescape")

@@ -19,6 +19,7 @@ from .mappings import MappingDB, Version, default_db
 from .source import SourceFile
 
 if TYPE_CHECKING:
+    from .rename import RenamePlan
     from .rules._rule import Rule
 
 
@@ -36,6 +37,7 @@ class Options:
     offload_arch: tuple[str, ...] = ("gfx90a",)   # AMD GPU targets for build files (never from sm_XX)
     build_files: bool = True             # migrate CMake/Make/setup.py files (portkit/build/)
     builtins: str = "cuda"               # "cuda" keeps threadIdx.x, "hip" writes hipThreadIdx_x
+    rename: "RenamePlan | None" = None   # --rename: the files getting new names (their #includes follow)
 
 
 @dataclass

@@ -6,13 +6,19 @@ checked byte for byte, and compiled with hipcc, by the corpus tests; here: the e
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
+from conftest import NVCC, REPO, require_tool
 from portkit import convert_text
+from portkit.api import convert_paths
 from portkit.cli import main
 from portkit.rewrite import builtins
+from portkit.verify import VerifyOptions, verify_tree
 
 
 def test_builtins_hip_rewrites_only_bare_builtins_with_a_component():
@@ -39,3 +45,90 @@ def test_bad_builtins_value_is_a_usage_error(capsys):
     with pytest.raises(SystemExit) as stop:
         main(["convert", "x.cu", "--diff", "--builtins", "amd"])
     assert stop.value.code == 2
+
+
+# --- --rename ------------------------------------------------------------------------------------
+
+RENAME = REPO / "fixtures" / "rename" / "project"
+
+
+def tree(path: Path) -> dict[str, bytes]:
+    return {p.relative_to(path).as_posix(): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
+
+
+def test_rename_golden_names_includes_and_build_files(tmp_path: Path):
+    """.cu -> .hip, .cuh -> .hip.h; the project's #include lines, the CMake sources and the
+    Makefile's pattern rule and prerequisites follow."""
+    result = convert_paths([RENAME / "input"], output=tmp_path / "out", rename=True, rocm="5.2")
+    assert tree(tmp_path / "out") == tree(RENAME / "expected")
+    assert not result.all_skipped
+
+
+def test_rename_is_idempotent_and_keeps_names_without_it(tmp_path: Path):
+    convert_paths([RENAME / "expected"], output=tmp_path / "again", rename=True, rocm="5.2")
+    assert tree(tmp_path / "again") == tree(RENAME / "expected")
+    convert_paths([RENAME / "input"], output=tmp_path / "kept", rocm="5.2")
+    assert sorted(tree(tmp_path / "kept")) == sorted(tree(RENAME / "input"))
+
+
+def test_renamed_project_compiles_and_builds_with_make(tmp_path: Path):
+    hipcc = require_tool("hipcc", "hipcc (apt-get install hipcc libamdhip64-dev rocm-device-libs)")
+    result = verify_tree(RENAME / "expected", VerifyOptions(jobs=2))
+    assert [(u.rel, u.status) for u in result.units] == [("src/histogram.hip", "compiled"), ("src/main.hip", "compiled")]
+    project = tmp_path / "project"
+    shutil.copytree(RENAME / "expected", project)
+    make = require_tool("make", "make (apt-get install make)")
+    proc = subprocess.run([make, "-C", str(project), f"NVCC={hipcc} --offload-arch=gfx90a"], capture_output=True,
+                          text=True, env=dict(os.environ, HIP_PLATFORM="amd"), timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert (project / "histogram").is_file()
+
+
+def test_a_taken_name_is_reported_and_never_overwritten(tmp_path: Path):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "a.cu").write_text("#include \"a.cuh\"\n__global__ void k() {}\n")
+    (src / "a.cuh").write_text("#pragma once\n")
+    (src / "a.hip").write_text("// the team's own HIP file\n")
+    (src / "b.cu").write_text("#include \"a.cuh\"\n__global__ void j() {}\n")
+    result = convert_paths([src], output=tmp_path / "out", rename=True)
+    assert [(s.rel, s.reason, s.error) for s in result.all_skipped] == [
+        ("a.cu", "not renamed to a.hip: a.hip exists (the file keeps its name; rename one of them by hand)", False)]
+    out = tree(tmp_path / "out")
+    assert sorted(out) == ["a.cu", "a.hip", "a.hip.h", "b.hip"]
+    assert out["a.hip"] == b"// the team's own HIP file\n"
+    assert out["b.hip"].startswith(b'#include <hip/hip_runtime.h>\n#include "a.hip.h"\n')
+
+
+def test_rename_in_place_writes_the_new_name_then_removes_the_old(tmp_path: Path):
+    (tmp_path / "k.cu").write_text("__global__ void k() {}\n")
+    (tmp_path / "k.cu").chmod(0o640)
+    convert_paths([tmp_path], in_place=True, rename=".cu=.hip")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["k.hip"]
+    assert (tmp_path / "k.hip").stat().st_mode & 0o777 == 0o640
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--rename-map", ".cu=.hip"], "--rename-map needs --rename"),
+    (["--rename", "--rename-map", "cu=hip"], "--rename-map: 'cu=hip' is not OLD=NEW with two different suffixes"),
+    (["--rename", "--rename-map", ".cu=.hip,.cu=.hpp"], "--rename-map: a suffix is given twice"),
+])
+def test_bad_rename_options_are_one_line_errors(tmp_path: Path, capsys, argv, message):
+    (tmp_path / "k.cu").write_text("__global__ void k() {}\n")
+    assert main(["convert", str(tmp_path), "-o", str(tmp_path.parent / "o"), *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err
+
+
+def test_rename_to_stdout_is_refused(tmp_path: Path, capsys):
+    (tmp_path / "k.cu").write_text("__global__ void k() {}\n")
+    assert main(["convert", str(tmp_path / "k.cu"), "-o", "-", "--rename"]) == 2
+    assert "--rename writes files under new names" in capsys.readouterr().err
+
+
+def test_rename_fixture_input_compiles_with_nvcc():
+    nvcc = require_tool(NVCC, "nvcc (CUDA toolkit)")
+    for unit in sorted((RENAME / "input" / "src").glob("*.cu")):
+        proc = subprocess.run([nvcc, "-x", "cu", "-I", str(RENAME / "input" / "include"), "-c", str(unit),
+                               "-o", os.devnull], capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-3000:]
