@@ -58,6 +58,11 @@ def _convert_parser(sub: argparse._SubParsersAction) -> None:
                         "Without it names are kept: hipcc compiles .cu with -x hip")
     p.add_argument("--rename-map", metavar="OLD=NEW[,...]",
                    help="the suffixes --rename uses (default .cu=.hip,.cuh=.hip.h), e.g. .cu=.hip,.cuh=.hpp")
+    p.add_argument("--compat-header", type=Path, metavar="FILE",
+                   help="single-source mode: keep the CUDA sources and generate FILE (inside the tree), a header "
+                        "of #defines mapping exactly the CUDA names they use to HIP, for AMD builds only "
+                        "(__HIP_PLATFORM_AMD__ or __HIP__ defined); each CUDA #include is guarded to take FILE on AMD. "
+                        "With --in-place, --diff or --check")
     p.add_argument("--no-build-files", action="store_false", dest="build_files",
                    help="leave CMake files, Makefiles and setup.py as they are (they are still copied with -o)")
     p.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)")
@@ -182,6 +187,8 @@ def run_convert(args: argparse.Namespace) -> int:
     from .convert import ConvertOptions, convert_paths
     from .report.terminal import render_convert
     from .rename import parse_map
+    if args.compat_header is not None:
+        return _run_compat(args)
     if args.rename_map is not None and not args.rename:
         raise PortkitError("--rename-map needs --rename")
     opts = ConvertOptions(
@@ -213,6 +220,75 @@ def run_convert(args: argparse.Namespace) -> int:
         return 1
     if verify_opts is not None:
         return _verify_converted(result, args, verify_opts, console)
+    return 0
+
+
+def _run_compat(args: argparse.Namespace) -> int:
+    """convert --compat-header: the generated header and the guarded includes (portkit/compat.py)."""
+    from rich.console import Console
+
+    from . import scan_options
+    from .compat import compat_paths
+    from .convert import atomic_write
+    if args.output is not None or not (args.in_place or args.diff or args.check):
+        raise PortkitError("--compat-header keeps the sources where they are: use it with --in-place, --diff "
+                           "or --check (not -o)")
+    if args.rename or args.builtins != "cuda" or args.launch_syntax != "cuda" or args.verify:
+        raise PortkitError("--compat-header leaves the CUDA code as it is: --rename, --builtins, --launch-syntax "
+                           "and --verify do not apply")
+    if args.jobs < 1:
+        raise PortkitError(f"--jobs must be at least 1, not {args.jobs}")
+    options = scan_options(rocm=args.rocm, prefer_roc=args.prefer_roc)
+    result = compat_paths(args.paths, args.compat_header, options, args.jobs)
+    old_header = args.compat_header.read_bytes() if args.compat_header.is_file() else None
+    changed = [f for f in result.files if f.output is not None]
+    header_changes = old_header != result.header_text
+    console = Console(stderr=args.diff, highlight=False, soft_wrap=True)
+    if args.diff:
+        import difflib
+        for f in changed:
+            old = f.entry.path.read_bytes().decode("utf-8", "surrogateescape").splitlines(keepends=True)
+            new = f.output.decode("utf-8", "surrogateescape").splitlines(keepends=True)
+            sys.stdout.write("".join(difflib.unified_diff(old, new, f"a/{f.entry.rel}", f"b/{f.entry.rel}")))
+        if header_changes:
+            rel = args.compat_header.absolute().relative_to(result.root).as_posix()
+            old = (old_header or b"").decode("utf-8", "replace").splitlines(keepends=True)
+            new = result.header_text.decode("utf-8").splitlines(keepends=True)
+            sys.stdout.write("".join(difflib.unified_diff(old, new, f"a/{rel}", f"b/{rel}")))
+        sys.stdout.flush()
+    written = 0
+    if args.in_place:
+        try:
+            for f in changed:
+                atomic_write(f.entry.path, f.output, mode_from=f.entry.path, durable=True)
+                written += 1
+            if header_changes:
+                args.compat_header.parent.mkdir(parents=True, exist_ok=True)
+                atomic_write(args.compat_header, result.header_text, durable=True)
+        except OSError as exc:
+            raise PortkitError(f"cannot write: {exc.strerror or exc} ({exc.filename})") from None
+    if not args.quiet:
+        manual = [(f.entry.rel, line, what) for f in result.files for line, what in f.manual]
+        console.print(f"[bold]portkit convert --compat-header[/]: {len(result.names):,} CUDA names and "
+                      f"{len({h for f in result.files for h in f.headers}):,} headers mapped for ROCm {result.rocm}; "
+                      f"{len(changed):,} sources {'would get' if not args.in_place else 'got'} guarded includes; "
+                      f"header {'unchanged' if not header_changes else 'written' if args.in_place else 'would change'}")
+        left = [x for x in result.findings if x.code in ("PK001", "PK002", "PK003")]
+        for title, items in (("Needs a source edit (a macro cannot do it)", [f"{r}:{n}: {w}" if n else f"{r}: {w}"
+                                                                            for r, n, w in manual]),
+                             ("No HIP counterpart (the audit reports these)",
+                              [f"{x.path}:{x.line}: {x.code} {x.message}" for x in left])):
+            if items:
+                console.print(f"\n[bold]{title}[/] ({len(items):,}):")
+                for item in items:
+                    console.print(f"  {item}", markup=False)
+    for s in result.skipped:
+        if s.error:
+            print(f"portkit: {s.rel}: {s.reason}", file=sys.stderr)
+    if any(s.error for s in result.skipped):
+        return 2
+    if args.check and (changed or header_changes):
+        return 1
     return 0
 
 

@@ -132,3 +132,111 @@ def test_rename_fixture_input_compiles_with_nvcc():
         proc = subprocess.run([nvcc, "-x", "cu", "-I", str(RENAME / "input" / "include"), "-c", str(unit),
                                "-o", os.devnull], capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+# --- --compat-header -----------------------------------------------------------------------------
+
+COMPAT = REPO / "fixtures" / "compat" / "project"
+HEADER = "include/portkit_hip_compat.h"
+
+
+def compat_in_place(tree_root: Path, capsys=None) -> int:
+    return main(["convert", str(tree_root), "--compat-header", str(tree_root / HEADER), "--in-place",
+                 "--rocm", "5.2", "-q"])
+
+
+def test_compat_header_golden_and_idempotent(tmp_path: Path):
+    project = tmp_path / "project"
+    shutil.copytree(RENAME / "input", project)
+    assert compat_in_place(project) == 0
+    sources = {k: v for k, v in tree(project).items() if k not in ("CMakeLists.txt", "Makefile")}
+    assert sources == tree(COMPAT / "expected")
+    assert tree(project)["CMakeLists.txt"] == (RENAME / "input" / "CMakeLists.txt").read_bytes()
+    assert compat_in_place(project) == 0                                   # again: nothing changes
+    assert {k: v for k, v in tree(project).items() if k in sources} == sources
+    assert main(["convert", str(project), "--compat-header", str(project / HEADER), "--check", "--rocm", "5.2",
+                 "-q"]) == 0
+
+
+def test_compat_header_maps_every_name_used_and_none_unused():
+    import re
+    from portkit.mappings import default_db
+    header = (COMPAT / "expected" / HEADER).read_text()
+    defined = set(re.findall(r"^#define (\w+)", header, re.M))
+    code = " ".join(p.read_text() for p in (RENAME / "input").rglob("*.cu*"))
+    names = default_db().names
+    used = {t for t in re.findall(r"\b\w+\b", code) if t in names and names[t].hip not in (None, t)}
+    assert defined == used == {"cudaFree", "cudaMalloc", "cudaMemcpy", "cudaMemcpyDeviceToHost",
+                               "cudaMemcpyHostToDevice", "cudaMemset", "cudaStream_t"}
+
+
+def test_the_same_sources_compile_with_nvcc_and_for_amd(tmp_path: Path):
+    nvcc = require_tool(NVCC, "nvcc (CUDA toolkit)")
+    hipcc = require_tool("hipcc", "hipcc (apt-get install hipcc libamdhip64-dev rocm-device-libs)")
+    for unit in sorted((COMPAT / "expected" / "src").glob("*.cu")):
+        include = ["-I", str(COMPAT / "expected" / "include")]
+        for cmd, env in (([nvcc, "-x", "cu", *include, "-c", str(unit), "-o", os.devnull], None),
+                         ([hipcc, "-x", "hip", "--offload-arch=gfx90a", *include, "-c", str(unit), "-o", os.devnull],
+                          dict(os.environ, HIP_PLATFORM="amd"))):
+            proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+            assert proc.returncode == 0, f"{cmd[0]} {unit.name}\n{proc.stderr[-3000:]}"
+
+
+def test_compat_header_builds_the_conversion_corpus_for_amd(tmp_path: Path):
+    """Every golden conversion case (the CUDA inputs) compiles for AMD through its generated header,
+    except the ones the mode lists as needing a source edit, and those fail where it says."""
+    import json
+
+    from cases import all_cases
+    from portkit.compat import compat_paths
+    from portkit.convert import atomic_write
+    from portkit.mappings import parse_version
+    from portkit.scan import Options
+    require_tool("hipcc", "hipcc (apt-get install hipcc libamdhip64-dev rocm-device-libs)")
+    corpus, commands, manual = tmp_path / "corpus", [], {}
+    for case in all_cases():
+        if case.hipcc_skip or case.args:
+            continue
+        base = corpus / case.name
+        for path in case.input_files():
+            target = base / path.relative_to(case.input if case.multi else case.input.parent)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
+            if target.suffix in (".cu", ".cpp", ".cc") or target.name.startswith("input."):
+                commands.append({"directory": str(base), "file": str(target),
+                                 "arguments": ["hipcc", *case.hipcc_flags, "-I.", "-c", str(target)]})
+        result = compat_paths([base], base / "portkit_hip_compat.h", Options(rocm=parse_version("5.2")))
+        for f in result.files:
+            if f.output is not None:
+                atomic_write(f.entry.path, f.output)
+            for line, what in f.manual:
+                manual.setdefault(case.name, []).append((f.entry.rel, line))
+        (base / "portkit_hip_compat.h").write_bytes(result.header_text)
+    (corpus / "compile_commands.json").write_text(json.dumps(commands))
+    verified = verify_tree(corpus, VerifyOptions(compile_commands=corpus, jobs=2))
+    failed = {u.rel.split("/")[0] for u in verified.units if u.failed}
+    assert failed == set(manual) == {"func_attributes", "graph_explicit_nodes", "graph_stream_capture",
+                                     "launch_kernel_api", "shared_memory_dynamic"}
+    assert verified.count("compiled") == len(verified.units) - len(failed) >= 50
+    for unit in verified.units:
+        if unit.failed:   # the first error is on a line the mode listed
+            case, rel = unit.rel.split("/", 1)
+            assert (rel, unit.errors[0].line) in manual[case] or any(line == 0 for _, line in manual[case]), unit.rel
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["-o", "{tmp}/o"], "--compat-header keeps the sources where they are: use it with --in-place, --diff or --check"),
+    (["--in-place", "--rename"], "--compat-header leaves the CUDA code as it is"),
+])
+def test_compat_header_usage_errors(tmp_path: Path, capsys, argv, message):
+    (tmp_path / "k.cu").write_text("__global__ void k() {}\n")
+    args = [a.replace("{tmp}", str(tmp_path.parent)) for a in argv]
+    assert main(["convert", str(tmp_path), "--compat-header", str(tmp_path / "c.h"), *args]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_compat_header_outside_the_tree_is_refused(tmp_path: Path, capsys):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "k.cu").write_text("__global__ void k() {}\n")
+    assert main(["convert", str(tmp_path / "src"), "--compat-header", str(tmp_path / "c.h"), "--check"]) == 2
+    assert "must be inside the converted tree" in capsys.readouterr().err
