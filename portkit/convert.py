@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from .build import FORMATS as BUILD_FORMATS
-from .rename import RenamePlan, rename_in_build_file
-from .rename import plan as rename_plan
 from .edits import apply_edits
 from .errors import PortkitError
 from .files import Entry, Skipped, discover, read
 from .findings import Finding
+from .rename import RenamePlan, rename_in_build_file
+from .rename import plan as rename_plan
 from .scan import FileScan, Options, scan_source
 from .source import SourceFile
 from .textscan import scan_text
@@ -47,6 +47,7 @@ class FileOutcome:
     scan: FileScan | None = None     # None for files that are only mirrored or were skipped
     output: bytes | None = None      # converted bytes, when they differ from the input
     skipped: Skipped | None = None
+    plan: RenamePlan | None = None   # --rename: the run's plan (the file's new name comes from it)
 
     @property
     def changed(self) -> bool:
@@ -55,10 +56,7 @@ class FileOutcome:
     @property
     def target_rel(self) -> str:
         """The name the file is written under (--rename changes it)."""
-        plan = self.scan_plan
-        return plan.target(self.entry.rel) if plan is not None else self.entry.rel
-
-    scan_plan: "RenamePlan | None" = None
+        return self.plan.target(self.entry.rel) if self.plan is not None else self.entry.rel
 
     @property
     def renamed(self) -> bool:
@@ -111,12 +109,12 @@ def convert_bytes(rel: str, data: bytes, options: Options, kind: str = "source")
 def _convert_entry(entry: Entry, options: Options) -> FileOutcome:
     data, skipped = read(entry)
     if data is None or skipped is not None or not (entry.is_source or entry.kind in BUILD_FORMATS):
-        return FileOutcome(entry, skipped=skipped, scan_plan=options.rename)
+        return FileOutcome(entry, skipped=skipped, plan=options.rename)
     scan, output = convert_bytes(entry.rel, data, options, entry.kind or "source")
     if options.rename is not None and options.build_files and entry.kind in ("cmake", "make"):
         renamed = rename_in_build_file(output if output is not None else data, entry.rel, options.rename)
         output = renamed if renamed != data else None
-    return FileOutcome(entry, scan=scan, output=output, scan_plan=options.rename)
+    return FileOutcome(entry, scan=scan, output=output, plan=options.rename)
 
 
 def _outcomes(entries: list[Entry], options: Options, jobs: int,
