@@ -18,7 +18,7 @@ from .findings import SEVERITIES, Finding
 from .scan import FileScan, Options, scan_source
 from .source import SourceFile
 from .textscan import scan_text
-from .workers import ordered_map
+from .workers import FileTimeout, ordered_map, time_limit
 
 @dataclass(frozen=True)
 class AuditOptions:
@@ -100,7 +100,11 @@ def _audit_entry(entry: Entry, job: ScanJob) -> FileAudit:
     if data is None or skipped is not None:
         return FileAudit(entry, skipped=skipped)
     try:
-        return FileAudit(entry, scan=audit_bytes(entry.rel, data, entry.kind, job))
+        with time_limit(job.scan.file_timeout):
+            return FileAudit(entry, scan=audit_bytes(entry.rel, data, entry.kind, job))
+    except FileTimeout as exc:
+        return FileAudit(entry, skipped=Skipped(entry.rel, f"{exc} to audit: not audited (--file-timeout)",
+                                                error=True))
     except RecursionError:
         return FileAudit(entry, skipped=Skipped(entry.rel, "nested too deeply to audit", error=True))
     except Exception as exc:  # a bug in one rule must not cost the user the other files' results

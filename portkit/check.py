@@ -13,6 +13,7 @@ from pathlib import Path
 from . import baseline as baseline_file
 from . import git, rules
 from .audit import ScanJob, audit_bytes
+from .workers import FileTimeout, time_limit
 from .config import Config
 from .errors import PortkitError
 from .files import kind_of
@@ -43,6 +44,7 @@ class CheckResult:
     untouched: int = 0       # on lines the change does not touch
     below: int = 0           # new, but under --fail-on
     mode: str = ""
+    too_slow: list[str] = field(default_factory=list)   # files over the per-file time limit (not checked)
 
 
 def _relative(root: Path, path: Path) -> str:
@@ -127,7 +129,12 @@ def run_check(opts: CheckOptions, cwd: Path | None = None) -> CheckResult:
         if b"\0" in data[:8192]:
             continue
         result.files.append(rel)
-        findings = audit_bytes(rel, data, kind, job).findings
+        try:
+            with time_limit(job.scan.file_timeout):
+                findings = audit_bytes(rel, data, kind, job).findings
+        except FileTimeout:     # a commit hook must never hang: say so and let the commit through
+            result.too_slow.append(rel)
+            continue
         touched = changed.get(rel, set()) if changed is not None else None
         on_changed = [f for f in findings if touched is None or _touches(f, touched)]
         untouched = [f for f in findings if touched is not None and not _touches(f, touched)]

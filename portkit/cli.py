@@ -6,6 +6,7 @@ import argparse
 import io
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from . import __version__, cli_gate, cli_verify
@@ -66,11 +67,24 @@ def _convert_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-build-files", action="store_false", dest="build_files",
                    help="leave CMake files, Makefiles and setup.py as they are (they are still copied with -o)")
     p.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)")
+    _file_timeout(p)
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     p.add_argument("--verify", action="store_true",
                    help="with -o OUT: then compile what was written with a ROCm compiler and explain every "
                         "failure, as `portkit verify OUT --source SRC` does (exit 1 when a unit fails)")
     cli_verify.add_options(p)
+
+
+def _file_timeout(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--file-timeout", type=float, default=60.0, metavar="SECONDS",
+                   help="time limit for one file (default 60; 0: none): a file over it is left as it is and "
+                        "reported, the run goes on, and the exit code is 2")
+
+
+def _check_file_timeout(value: float) -> float:
+    if value < 0:
+        raise PortkitError(f"--file-timeout must be 0 (no limit) or positive, not {value:g}")
+    return value
 
 
 def _builtins_help() -> str:
@@ -124,6 +138,7 @@ def _audit_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--history", type=Path, metavar="PATH",
                    help="the history database (default: .portkit/history.sqlite under the audited root)")
     p.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)")
+    _file_timeout(p)
     p.add_argument("-q", "--quiet", action="store_true", help="text format: print nothing; use the exit code")
 
 
@@ -194,8 +209,9 @@ def run_convert(args: argparse.Namespace) -> int:
     opts = ConvertOptions(
         output=args.output, in_place=args.in_place, backup=args.backup, diff=args.diff,
         check=args.check, jobs=args.jobs, rename=parse_map(args.rename_map) if args.rename else None,
-        scan=scan_options(args.launch_syntax, args.rocm, args.prefer_roc, args.offload_arch, args.build_files,
-                          args.builtins))
+        scan=replace(scan_options(args.launch_syntax, args.rocm, args.prefer_roc, args.offload_arch,
+                                  args.build_files, args.builtins),
+                     file_timeout=_check_file_timeout(args.file_timeout)))
     data_on_stdout = args.diff or (args.output is not None and str(args.output) == "-")
     if args.verify and (args.output is None or data_on_stdout):
         raise PortkitError("--verify needs -o OUT (a directory): it compiles the converted tree")
@@ -294,7 +310,6 @@ def _run_compat(args: argparse.Namespace) -> int:
 
 def _verify_converted(result, args: argparse.Namespace, verify_opts, console) -> int:
     """convert --verify: compile the units this run wrote, their CUDA lines from the input tree."""
-    from dataclasses import replace
 
     from rich.console import Console
 
@@ -325,7 +340,8 @@ def run_audit(args: argparse.Namespace) -> int:
 
     cfg = config.find()   # [tool.portkit] / portkit.toml; flags win
     scan = scan_options(rocm=args.rocm or cfg.rocm)
-    opts = AuditOptions(scan=Options(audit=True, rocm=scan.rocm), select=tuple(args.select) or cfg.select,
+    opts = AuditOptions(scan=Options(audit=True, rocm=scan.rocm, file_timeout=_check_file_timeout(args.file_timeout)),
+                        select=tuple(args.select) or cfg.select,
                         ignore=tuple(args.ignore) or cfg.ignore, fail_on=args.fail_on or cfg.fail_on,
                         team_size=args.team_size, focus_hours=args.focus_hours, jobs=args.jobs,
                         exclude=cfg.exclude)

@@ -91,6 +91,8 @@ def _check(args: argparse.Namespace) -> int:
         out.write(f"{f.path}:{f.line}:{f.column}: {f.code} {f.message}\n")
         if f.fix:
             out.write(f"    fix: {f.fix}\n")
+    for rel in result.too_slow:
+        sys.stderr.write(f"portkit check: {rel}: took longer than the per-file limit to scan; not checked\n")
     known = result.accepted + result.untouched
     if result.blocking:
         n = len(result.blocking)

@@ -24,7 +24,7 @@ from .rename import plan as rename_plan
 from .scan import FileScan, Options, scan_source
 from .source import SourceFile
 from .textscan import scan_text
-from .workers import ordered_map
+from .workers import FileTimeout, ordered_map, time_limit
 
 BACKUP_SUFFIX = ".orig"
 
@@ -110,7 +110,21 @@ def _convert_entry(entry: Entry, options: Options) -> FileOutcome:
     data, skipped = read(entry)
     if data is None or skipped is not None or not (entry.is_source or entry.kind in BUILD_FORMATS):
         return FileOutcome(entry, skipped=skipped, plan=options.rename)
-    scan, output = convert_bytes(entry.rel, data, options, entry.kind or "source")
+    try:
+        with time_limit(options.file_timeout):
+            scan, output = convert_bytes(entry.rel, data, options, entry.kind or "source")
+    except FileTimeout as exc:
+        return FileOutcome(entry, skipped=Skipped(entry.rel, f"{exc} to scan: left as it is (--file-timeout)",
+                                                  error=True), plan=options.rename)
+    except RecursionError:
+        return FileOutcome(entry, skipped=Skipped(entry.rel, "nested too deeply to convert: left as it is",
+                                                  error=True), plan=options.rename)
+    except Exception as exc:  # a bug in one rewriter must not cost the user the other files
+        if os.environ.get("PORTKIT_DEBUG"):
+            raise
+        return FileOutcome(entry, skipped=Skipped(
+            entry.rel, f"internal error while converting ({type(exc).__name__}: {exc}): left as it is; "
+                       f"please report it", error=True), plan=options.rename)
     if options.rename is not None and options.build_files and entry.kind in ("cmake", "make"):
         renamed = rename_in_build_file(output if output is not None else data, entry.rel, options.rename)
         output = renamed if renamed != data else None
@@ -188,11 +202,12 @@ def _mirror(outcome: FileOutcome, out_root: Path, result: ConvertResult) -> None
     base = out_root.absolute().resolve()
     if base not in target.resolve().parents:
         raise PortkitError(f"{outcome.entry.rel}: would be written outside {out_root}; stopped")
-    if outcome.skipped is not None and outcome.skipped.error:
-        return
+    try:
+        data = outcome.output if outcome.changed else outcome.entry.path.read_bytes()
+    except OSError:
+        return      # unreadable or gone: already reported (a file that failed to convert is copied as is)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        data = outcome.output if outcome.changed else outcome.entry.path.read_bytes()
         atomic_write(target, data, mode_from=outcome.entry.path)
     except OSError as exc:
         result.skipped.append(Skipped(outcome.entry.rel, f"cannot write {target}: {exc.strerror or exc}", True))

@@ -79,6 +79,9 @@ def discover(paths: list[Path]) -> tuple[Path, list[Entry], list[Skipped]]:
             _walk(root, path, entries, skipped)
         else:
             rel = path.relative_to(root).as_posix()
+            if not _regular(path, follow=True):
+                skipped.append(Skipped(rel, "not a regular file, not read", error=True))
+                continue
             entries[rel] = Entry(path, rel, kind_of(path.name) or "source")  # named: always scanned
     return root, [entries[k] for k in sorted(entries)], skipped
 
@@ -102,7 +105,18 @@ def _walk(root: Path, top: Path, entries: dict[str, Entry], skipped: list[Skippe
             if path.is_symlink():
                 skipped.append(Skipped(rel, "symbolic link, not followed", error=False))
                 continue
+            if not _regular(path):   # a FIFO would block the read forever; sockets, devices: nothing to port
+                skipped.append(Skipped(rel, "not a regular file, not read", error=False))
+                continue
             entries[rel] = Entry(path, rel, kind_of(name))
+
+
+def _regular(path: Path, follow: bool = False) -> bool:
+    import stat
+    try:
+        return stat.S_ISREG((path.stat() if follow else path.lstat()).st_mode)
+    except OSError:
+        return True     # vanished or unreadable: read() says which, as an error
 
 
 def read(entry: Entry) -> tuple[bytes | None, Skipped | None]:

@@ -38,6 +38,7 @@ class Options:
     build_files: bool = True             # migrate CMake/Make/setup.py files (portkit/build/)
     builtins: str = "cuda"               # "cuda" keeps threadIdx.x, "hip" writes hipThreadIdx_x
     rename: "RenamePlan | None" = None   # --rename: the files getting new names (their #includes follow)
+    file_timeout: float = 60.0           # seconds one file may take (--file-timeout; 0: no limit)
 
 
 @dataclass

@@ -30,3 +30,43 @@ def ordered_map(fn: Callable[[T, object], R], items: list[T], options: object, j
             yield result
             if progress:
                 progress(1)
+
+
+DEFAULT_FILE_TIMEOUT = 60.0   # seconds one file may take to scan (--file-timeout)
+
+
+class FileTimeout(Exception):
+    """One file took longer than the per-file time limit to scan."""
+
+
+class time_limit:
+    """`with time_limit(seconds):` raises FileTimeout in the block after `seconds` of wall time.
+
+    A SIGALRM timer: it works in a process's main thread, which is where files are scanned
+    (the CLI, and each worker process). Elsewhere, and for seconds <= 0, it does nothing.
+    """
+
+    def __init__(self, seconds: float | None):
+        self.seconds = seconds or 0.0
+        self.armed = False
+
+    def __enter__(self) -> "time_limit":
+        import signal
+        import threading
+        if self.seconds <= 0 or threading.current_thread() is not threading.main_thread() \
+                or not hasattr(signal, "setitimer"):
+            return self
+
+        def expired(signum, frame):
+            raise FileTimeout(f"took longer than {self.seconds:g} s")
+        self.previous = signal.signal(signal.SIGALRM, expired)
+        signal.setitimer(signal.ITIMER_REAL, self.seconds)
+        self.armed = True
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        if self.armed:
+            import signal
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.previous)
+        return False
