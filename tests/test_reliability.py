@@ -13,7 +13,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 from conftest import REPO
 from portkit.api import convert_paths
@@ -44,7 +43,8 @@ def test_bad_inputs_audit_without_errors(tmp_path: Path, capsys):
     assert main(["audit", str(BAD / "input"), "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert [(f["path"], f["line"], f["code"]) for f in doc["findings"]] == [
-        ("trigraph.cu", 1, "PK005"), ("unterminated.cu", 1, "PK005")]
+        ("fuzz_nested_launch.cu", 42, "PK005"), ("fuzz_unbalanced_quote.cu", 12, "PK005"), ("trigraph.cu", 1, "PK005"),
+        ("unterminated.cu", 1, "PK005")]
 
 
 def test_converting_the_converted_bad_inputs_changes_nothing(tmp_path: Path):
@@ -188,3 +188,12 @@ def test_two_concurrent_runs_on_one_tree_do_not_corrupt_each_other(tmp_path: Pat
     out = tree(tmp_path / "out")
     assert len(out) == 40 and all(data == expected for data in out.values())
     assert not [p for p in (tmp_path / "out").iterdir() if p.name.endswith(".portkit-tmp")]
+
+
+def test_bad_inputs_with_every_output_style_raise_nothing_and_are_idempotent(tmp_path: Path):
+    """The fuzzer's finds (fixtures/bad/input/fuzz_*) with the options the fuzz target uses."""
+    styles = dict(launch_syntax="hip", builtins="hip")
+    result = convert_paths([BAD / "input"], output=tmp_path / "once", **styles)
+    assert not result.errors
+    convert_paths([tmp_path / "once"], output=tmp_path / "twice", **styles)
+    assert tree(tmp_path / "twice") == tree(tmp_path / "once")

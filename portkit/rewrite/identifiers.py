@@ -66,6 +66,9 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
     mapping = ctx.db.names_by_bytes.get(node.text)
     if mapping is None or not _matches_kind(node, mapping):
         return
+    parent = node.parent
+    if parent is not None and parent.is_error and _inside_string(view.data, node.start_byte):
+        return   # error recovery split a string literal: "cudaMalloc failed" is text, not code
     if mapping.arity_alias:
         mapping = _by_arity(ctx, node, mapping)
     hip, problem, reason = mapping.resolve(ctx.target, ctx.options.prefer_roc)
@@ -93,6 +96,28 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
     if mapping.status == "partial":
         report(ctx, codes.PARTIAL_CONVERSION, start, end, f"{mapping.cuda} -> {hip}: {mapping.note}",
                mapping.cuda)
+
+
+STRING_WINDOW = 4096   # bytes of the line looked at: bounded work on megabyte-long lines
+
+
+def _inside_string(data: bytes, pos: int) -> bool:
+    """Whether `pos` is inside a "..." literal on its line, read lexically (for names that
+    tree-sitter's error recovery put in an ERROR node, where the tree cannot say)."""
+    start = max(data.rfind(b"\n", 0, pos) + 1, pos - STRING_WINDOW)
+    inside, i = False, start
+    while i < pos:
+        c = data[i]
+        if c == 0x5C:                                   # backslash: skip the escaped byte
+            i += 2
+            continue
+        if c == 0x22:                                   # "
+            inside = not inside
+        elif c == 0x27 and not inside:                  # a character literal such as '"'
+            end = data.find(b"'", i + 1, pos)
+            i = end if end > 0 and end - i <= 4 else i
+        i += 1
+    return inside
 
 
 def _by_arity(ctx: ScanContext, node: Node, mapping: Mapping) -> Mapping:

@@ -16,6 +16,9 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
     path = node.child_by_field_name("path")
     if path is None or path.type not in ("system_lib_string", "string_literal"):
         return  # #include MACRO: nothing to map
+    data, at = view.data, node.start_byte
+    if data[data.rfind(b"\n", 0, at) + 1:at].strip(b" \t\r\f\v\xef\xbb\xbf"):
+        return  # `x #include <...>` mid-line is not a directive; error recovery may still call it one
     raw = view.text(path)
     name = raw[1:-1].decode("utf-8", "replace")
     parent = node.parent

@@ -26,7 +26,8 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
     arguments = call.child_by_field_name("arguments") if call is not None else None
     config = [c for c in node.named_children if c.type != "comment"]
     if (call is None or call.type != "call_expression" or function is None or arguments is None
-            or arguments.type != "argument_list" or len(config) not in DEFAULTS):
+            or arguments.type != "argument_list" or len(config) not in DEFAULTS
+            or function.type == "call_expression"):   # error recovery nesting one launch in another
         start, end = view.start(node), view.end(node)
         report(ctx, codes.LAUNCH_NOT_CONVERTED, start, end,
                "kernel launch kept as <<<...>>>: its configuration could not be read", "launch")
