@@ -34,17 +34,23 @@ def _swallowed(edit: Edit, cover: Edit) -> bool:
 
 
 def _drop_covered(edits: list[Edit]) -> list[Edit]:
-    covers = sorted(e for e in edits if e.covers)
+    covers: list[Edit] = []
+    # a deletion inside another one (an argument dropped from a call that is itself a dropped
+    # argument) goes with it
+    for cover in sorted((e for e in edits if e.covers), key=lambda e: (e.start, -e.end)):
+        if covers and covers[-1].start <= cover.start and cover.end <= covers[-1].end:
+            continue
+        covers.append(cover)
     if not covers:
         return edits
     starts = [c.start for c in covers]
-    kept = []
+    kept = list(covers)
     for edit in edits:
         if not edit.covers:
             i = bisect.bisect_right(starts, edit.start) - 1
             if i >= 0 and _swallowed(edit, covers[i]):
                 continue
-        kept.append(edit)
+            kept.append(edit)
     return kept
 
 

@@ -35,3 +35,12 @@ def test_covering_deletion_swallows_inner_edits():
     data = b"f(mask(), v)"
     edits = [Edit(2, 10, b"", covers=True), Edit(2, 6, b"hipMask")]
     assert apply_edits(data, edits) == b"f(v)"
+
+
+def test_a_deletion_inside_another_goes_with_it():
+    """__ballot_sync(__ballot_sync(m, p), q) at ROCm 5.2: the outer call drops its first argument,
+    which holds the inner call and the inner call's own dropped argument (found by the fuzzer)."""
+    from portkit.api import convert_text
+    source = b"__device__ unsigned f(unsigned m, int p, int q) { return __ballot_sync(__ballot_sync(m, p), q); }\n"
+    out = convert_text(source, rocm="5.2").output
+    assert out.endswith(b"{ return __ballot(q); }\n")

@@ -43,8 +43,14 @@ def test_bad_inputs_audit_without_errors(tmp_path: Path, capsys):
     assert main(["audit", str(BAD / "input"), "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert [(f["path"], f["line"], f["code"]) for f in doc["findings"]] == [
-        ("fuzz_nested_launch.cu", 42, "PK005"), ("fuzz_unbalanced_quote.cu", 12, "PK005"), ("trigraph.cu", 1, "PK005"),
-        ("unterminated.cu", 1, "PK005")]
+        ("fuzz_nested_ballot.cu", 7, "PK201"), ("fuzz_nested_ballot.cu", 10, "PK204"),
+        ("fuzz_nested_ballot.cu", 10, "PK203"), ("fuzz_nested_ballot.cu", 15, "PK203"),
+        ("fuzz_nested_ballot.cu", 28, "PK203"), ("fuzz_nested_ballot.cu", 29, "PK203"),
+        ("fuzz_nested_ballot.cu", 30, "PK005"), ("fuzz_nested_ballot.cu", 31, "PK201"),
+        ("fuzz_nested_ballot.cu", 39, "PK201"), ("fuzz_nested_ballot.cu", 42, "PK204"),
+        ("fuzz_nested_ballot.cu", 42, "PK004"), ("fuzz_nested_ballot.cu", 42, "PK203"),
+        ("fuzz_nested_launch.cu", 42, "PK005"), ("fuzz_unbalanced_quote.cu", 12, "PK005"),
+        ("trigraph.cu", 1, "PK005"), ("unterminated.cu", 1, "PK005")]
 
 
 def test_converting_the_converted_bad_inputs_changes_nothing(tmp_path: Path):
@@ -197,3 +203,14 @@ def test_bad_inputs_with_every_output_style_raise_nothing_and_are_idempotent(tmp
     assert not result.errors
     convert_paths([tmp_path / "once"], output=tmp_path / "twice", **styles)
     assert tree(tmp_path / "twice") == tree(tmp_path / "once")
+
+
+def test_fuzzer_finds_scan_without_error_even_where_the_cli_would_skip_them():
+    """Some finds hold NUL bytes (the CLI skips them as binary): scan their bytes directly."""
+    from portkit.scan import Options, scan_source
+    from portkit.source import SourceFile
+    finds = sorted((BAD / "input").glob("fuzz_*"))
+    assert len(finds) >= 4
+    for path in finds:
+        for options in (Options(launch_syntax="hip", builtins="hip", rocm=(5, 2, 0)), Options(audit=True)):
+            scan_source(SourceFile.from_bytes(path.name, path.read_bytes()), options)

@@ -12,6 +12,10 @@ from ..scan import ScanContext, View
 from . import codes
 from .identifiers import report
 
+# What a launched kernel can be: a name, a template instance, a member, a pointer, an element.
+# Anything else (a call, a binary expression) is tree-sitter's error recovery at work.
+CALLEES = frozenset({"identifier", "qualified_identifier", "template_function", "field_expression",
+                     "pointer_expression", "subscript_expression", "parenthesized_expression"})
 # Missing configuration arguments get HIP's defaults: no dynamic shared memory, the null stream.
 DEFAULTS = {2: b", 0, 0", 3: b", 0", 4: b""}
 
@@ -27,7 +31,7 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
     config = [c for c in node.named_children if c.type != "comment"]
     if (call is None or call.type != "call_expression" or function is None or arguments is None
             or arguments.type != "argument_list" or len(config) not in DEFAULTS
-            or function.type == "call_expression"):   # error recovery nesting one launch in another
+            or function.type not in CALLEES):   # e.g. error recovery nesting one launch in another
         start, end = view.start(node), view.end(node)
         report(ctx, codes.LAUNCH_NOT_CONVERTED, start, end,
                "kernel launch kept as <<<...>>>: its configuration could not be read", "launch")
