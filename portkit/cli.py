@@ -446,9 +446,21 @@ def run_mappings(args: argparse.Namespace) -> int:
     return 0
 
 
+class Terminated(BaseException):
+    """SIGTERM, raised where the program is, so that unfinished atomic writes clean up."""
+
+
+def _on_sigterm(signum, frame) -> None:
+    raise Terminated()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    import signal
+    import threading
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         if args.command == "convert":
             return run_convert(args)
@@ -472,6 +484,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("portkit: interrupted", file=sys.stderr)
         return 130
+    except Terminated:
+        print("portkit: terminated", file=sys.stderr)
+        return 143
     except BrokenPipeError:
         return 0
     except Exception as exc:  # an internal error: one line unless PORTKIT_DEBUG asks for the traceback

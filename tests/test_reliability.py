@@ -9,9 +9,13 @@ from __future__ import annotations
 import json
 import os
 import resource
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+import pytest
 
 
 from conftest import REPO
@@ -214,3 +218,24 @@ def test_fuzzer_finds_scan_without_error_even_where_the_cli_would_skip_them():
     for path in finds:
         for options in (Options(launch_syntax="hip", builtins="hip", rocm=(5, 2, 0)), Options(audit=True)):
             scan_source(SourceFile.from_bytes(path.name, path.read_bytes()), options)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_an_interrupted_in_place_run_leaves_every_file_old_or_new(tmp_path: Path, signum):
+    src = tmp_path / "src"
+    src.mkdir()
+    old = b"void f() { cudaMalloc(0, 4); cudaFree(0); }\n" * 20000
+    new = b"#include <hip/hip_runtime.h>\n" + b"void f() { hipMalloc(0, 4); hipFree(0); }\n" * 20000
+    for i in range(60):
+        (src / f"k{i:02}.cu").write_bytes(old)
+    proc = subprocess.Popen([sys.executable, "-m", "portkit", "convert", str(src), "--in-place", "-q"],
+                            stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while not any(p.read_bytes() == new for p in src.iterdir() if p.suffix == ".cu") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signum)
+    proc.wait(timeout=60)
+    contents = [p.read_bytes() for p in sorted(src.iterdir())]
+    assert len(contents) == 60, sorted(p.name for p in src.iterdir())     # no temporary files left
+    assert all(c in (old, new) for c in contents)
+    assert 0 < sum(c == new for c in contents) < 60        # it was stopped part way
