@@ -44,3 +44,12 @@ def test_a_deletion_inside_another_goes_with_it():
     source = b"__device__ unsigned f(unsigned m, int p, int q) { return __ballot_sync(__ballot_sync(m, p), q); }\n"
     out = convert_text(source, rocm="5.2").output
     assert out.endswith(b"{ return __ballot(q); }\n")
+
+
+def test_a_wrapper_and_a_launch_at_one_byte_nest_wrapper_outside():
+    """A launch as the argument HIP wants cast (found by the fuzzer): both insertions start at the
+    same byte; the cast opens first, around the launch."""
+    from portkit.api import convert_text
+    source = b"__global__ void k() {}\nvoid f() { cudaFuncAttributes a; cudaFuncGetAttributes(&a, k<<<1, 1>>>()); }\n"
+    out = convert_text(source, launch_syntax="hip", rocm="5.2").output
+    assert b"hipFuncGetAttributes(&a, reinterpret_cast<const void*>(hipLaunchKernelGGL(k, 1, 1, 0, 0)));" in out
