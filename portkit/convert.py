@@ -69,6 +69,7 @@ class ConvertResult:
     outcomes: list[FileOutcome] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     written: int = 0
+    written_paths: dict[str, Path] = field(default_factory=dict)   # lower-cased name -> path written (-o)
     diff_text: list[bytes] = field(default_factory=list)
 
     @property
@@ -206,13 +207,36 @@ def _mirror(outcome: FileOutcome, out_root: Path, result: ConvertResult) -> None
         data = outcome.output if outcome.changed else outcome.entry.path.read_bytes()
     except OSError:
         return      # unreadable or gone: already reported (a file that failed to convert is copied as is)
+    if _case_clash(target, outcome.target_rel, result):
+        return
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(target, data, mode_from=outcome.entry.path)
+        result.written_paths[str(target).lower()] = target
     except OSError as exc:
         result.skipped.append(Skipped(outcome.entry.rel, f"cannot write {target}: {exc.strerror or exc}", True))
         return
     result.written += 1
+
+
+def _case_clash(target: Path, rel: str, result: ConvertResult) -> bool:
+    """On a case-insensitive file system (macOS, Windows), a.cu and A.cu are one file: the second
+    would overwrite the first. Reported, never overwritten; on a case-sensitive one both are written."""
+    earlier = result.written_paths.get(str(target).lower())
+    if earlier is None or earlier == target:
+        return False
+    same = _same_file(earlier, target)
+    if same:
+        result.skipped.append(Skipped(rel, f"not written: it is the same file as {earlier.name} on this "
+                                                   f"case-insensitive file system", True))
+    return same
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def _replace(outcome: FileOutcome, backup: bool, result: ConvertResult) -> None:

@@ -239,3 +239,19 @@ def test_an_interrupted_in_place_run_leaves_every_file_old_or_new(tmp_path: Path
     assert len(contents) == 60, sorted(p.name for p in src.iterdir())     # no temporary files left
     assert all(c in (old, new) for c in contents)
     assert 0 < sum(c == new for c in contents) < 60        # it was stopped part way
+
+
+def test_names_that_differ_only_in_case_never_overwrite_each_other(tmp_path: Path, monkeypatch):
+    """a.cu and A.cu: both written on a case-sensitive disk; on a case-insensitive one (simulated:
+    this machine's disks are case-sensitive) the second is reported and not written."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "a.cu").write_bytes(b"void f() { cudaFree(0); }\n")
+    (src / "A.cu").write_bytes(b"void g() { cudaMalloc(0, 4); }\n")
+    result = convert_paths([src], output=tmp_path / "out")
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["A.cu", "a.cu"] and not result.errors
+    from portkit import convert as convert_module
+    monkeypatch.setattr(convert_module, "_same_file", lambda a, b: str(a).lower() == str(b).lower())
+    result = convert_paths([src], output=tmp_path / "out2")
+    assert [(s.rel, s.reason) for s in result.errors] == [
+        ("a.cu", "not written: it is the same file as A.cu on this case-insensitive file system")]
