@@ -26,6 +26,7 @@ _PATH_OPTIONS = {
     "-idirafter": "-idirafter", "-include": "-include", "--pre-include": "-include",
 }
 _VALUE_OPTIONS = {"-D": "-D", "--define-macro": "-D", "-U": "-U", "--undefine-macro": "-U"}
+_OPTIONS = {**_PATH_OPTIONS, **_VALUE_OPTIONS}
 _STD_OPTIONS = ("-std", "--std")
 # relocatable device code changes what compiles (extern __device__ across files): nvcc's spellings
 # and clang's all become clang's -fgpu-rdc
@@ -90,25 +91,20 @@ def preprocessor_flags(args: list[str], directory: Path) -> list[str]:
     while i < len(args):
         arg = args[i]
         i += 1
-        option, value = _split(arg, _PATH_OPTIONS)
+        option, value = _split(arg, _OPTIONS)
         if option is not None:
-            if value is None:
+            if value is None:               # `-I dir`: the value is the next argument
                 if i >= len(args):
                     break
                 value, i = args[i], i + 1
+            if option in _VALUE_OPTIONS.values():
+                out.append(option + value)
+                continue
             resolved = Path(value) if Path(value).is_absolute() else directory / value
             if option != "-include" and is_cuda_toolkit_dir(resolved):
                 continue
             out += [option, str(resolved)] if option in ("-isystem", "-iquote", "-idirafter", "-include") \
                 else [option + str(resolved)]
-            continue
-        option, value = _split(arg, _VALUE_OPTIONS)
-        if option is not None:
-            if value is None:
-                if i >= len(args):
-                    break
-                value, i = args[i], i + 1
-            out.append(option + value)
             continue
         if arg in _RDC:
             if "-fgpu-rdc" not in out:
