@@ -245,7 +245,8 @@ def _run_compat(args: argparse.Namespace) -> int:
 
     from . import scan_options
     from .compat import compat_paths
-    from .convert import atomic_write
+    from .convert import diff_bytes, write_compat
+    from .report.terminal import render_compat
     if args.output is not None or not (args.in_place or args.diff or args.check):
         raise PortkitError("--compat-header keeps the sources where they are: use it with --in-place, --diff "
                            "or --check (not -o)")
@@ -256,54 +257,23 @@ def _run_compat(args: argparse.Namespace) -> int:
         raise PortkitError(f"--jobs must be at least 1, not {args.jobs}")
     options = scan_options(rocm=args.rocm, prefer_roc=args.prefer_roc)
     result = compat_paths(args.paths, args.compat_header, options, args.jobs)
-    old_header = args.compat_header.read_bytes() if args.compat_header.is_file() else None
-    changed = [f for f in result.files if f.output is not None]
-    header_changes = old_header != result.header_text
-    console = Console(stderr=args.diff, highlight=False, soft_wrap=True)
     if args.diff:
-        import difflib
-        for f in changed:
-            old = f.entry.path.read_bytes().decode("utf-8", "surrogateescape").splitlines(keepends=True)
-            new = f.output.decode("utf-8", "surrogateescape").splitlines(keepends=True)
-            sys.stdout.write("".join(difflib.unified_diff(old, new, f"a/{f.entry.rel}", f"b/{f.entry.rel}")))
-        if header_changes:
-            rel = args.compat_header.absolute().relative_to(result.root).as_posix()
-            old = (old_header or b"").decode("utf-8", "replace").splitlines(keepends=True)
-            new = result.header_text.decode("utf-8").splitlines(keepends=True)
-            sys.stdout.write("".join(difflib.unified_diff(old, new, f"a/{rel}", f"b/{rel}")))
+        for f in result.changed:
+            sys.stdout.buffer.write(diff_bytes(f.entry.path.read_bytes(), f.output or b"", f.entry.rel, f.entry.rel))
+        if result.header_changed:
+            sys.stdout.buffer.write(diff_bytes(result.old_header or b"", result.header_text, result.header_rel,
+                                               result.header_rel))
         sys.stdout.flush()
-    written = 0
     if args.in_place:
-        try:
-            for f in changed:
-                atomic_write(f.entry.path, f.output, mode_from=f.entry.path, durable=True)
-                written += 1
-            if header_changes:
-                args.compat_header.parent.mkdir(parents=True, exist_ok=True)
-                atomic_write(args.compat_header, result.header_text, durable=True)
-        except OSError as exc:
-            raise PortkitError(f"cannot write: {exc.strerror or exc} ({exc.filename})") from None
+        write_compat(result)
     if not args.quiet:
-        manual = [(f.entry.rel, line, what) for f in result.files for line, what in f.manual]
-        console.print(f"[bold]portkit convert --compat-header[/]: {len(result.names):,} CUDA names and "
-                      f"{len({h for f in result.files for h in f.headers}):,} headers mapped for ROCm {result.rocm}; "
-                      f"{len(changed):,} sources {'would get' if not args.in_place else 'got'} guarded includes; "
-                      f"header {'unchanged' if not header_changes else 'written' if args.in_place else 'would change'}")
-        left = [x for x in result.findings if x.code in ("PK001", "PK002", "PK003")]
-        for title, items in (("Needs a source edit (a macro cannot do it)", [f"{r}:{n}: {w}" if n else f"{r}: {w}"
-                                                                            for r, n, w in manual]),
-                             ("No HIP counterpart (the audit reports these)",
-                              [f"{x.path}:{x.line}: {x.code} {x.message}" for x in left])):
-            if items:
-                console.print(f"\n[bold]{title}[/] ({len(items):,}):")
-                for item in items:
-                    console.print(f"  {item}", markup=False)
+        render_compat(result, Console(stderr=args.diff, highlight=False, soft_wrap=True), args.in_place)
     for s in result.skipped:
         if s.error:
             print(f"portkit: {s.rel}: {s.reason}", file=sys.stderr)
     if any(s.error for s in result.skipped):
         return 2
-    if args.check and (changed or header_changes):
+    if args.check and (result.changed or result.header_changed):
         return 1
     return 0
 

@@ -72,6 +72,20 @@ class CompatResult:
     files: list[FileCompat]
     skipped: list[Skipped]
     rocm: str
+    old_header: bytes | None = None          # the header on disk before this run
+
+    @property
+    def changed(self) -> list[FileCompat]:
+        """Sources that get (or would get) guarded includes."""
+        return [f for f in self.files if f.output is not None]
+
+    @property
+    def header_changed(self) -> bool:
+        return self.old_header != self.header_text
+
+    @property
+    def header_rel(self) -> str:
+        return self.header.absolute().relative_to(self.root).as_posix()
 
     @property
     def names(self) -> dict[str, str]:
@@ -239,4 +253,6 @@ def compat_paths(paths: list[Path], header: Path, options: Options, jobs: int = 
     command = f"portkit convert --compat-header {header_rel} --in-place --rocm {rocm} ."
     drops = {k: v for f in files for k, v in f.drops.items() if k in names}
     text = header_text(names, headers, kinds, rocm, command, drops)
-    return CompatResult(root, header, text, files, skipped + [f.skipped for f in files if f.skipped], rocm)
+    old_header = header.read_bytes() if header.is_file() else None
+    return CompatResult(root, header, text, files, skipped + [f.skipped for f in files if f.skipped], rocm,
+                        old_header)

@@ -12,7 +12,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from .build import FORMATS as BUILD_FORMATS
 from .edits import apply_edits
@@ -25,6 +25,9 @@ from .scan import FileScan, Options, scan_source
 from .source import SourceFile
 from .textscan import scan_text
 from .workers import FileTimeout, ordered_map, time_limit
+
+if TYPE_CHECKING:
+    from .compat import CompatResult
 
 BACKUP_SUFFIX = ".orig"
 
@@ -292,17 +295,37 @@ def atomic_write(target: Path, data: bytes, mode_from: Path | None = None, durab
 
 
 def unified_diff(outcome: FileOutcome) -> bytes:
-    """A unified diff of one file; bytes that are not UTF-8 pass through unchanged."""
+    """A unified diff of one file (a rename without a change says so)."""
+    old = outcome.entry.path.read_bytes()
+    new = outcome.output if outcome.changed else old
+    if outcome.renamed and old == new:
+        return f"rename from {outcome.entry.rel}\nrename to {outcome.target_rel}\n".encode("utf-8", "surrogateescape")
+    return diff_bytes(old, new, outcome.entry.rel, outcome.target_rel)
+
+
+def diff_bytes(old: bytes, new: bytes, old_rel: str, new_rel: str) -> bytes:
+    """A unified diff of two versions of a file; bytes that are not UTF-8 pass through unchanged."""
     def lines(data: bytes) -> list[str]:
         out = data.decode("utf-8", "surrogateescape").splitlines(keepends=True)
         if out and not out[-1].endswith(("\n", "\r")):
             out[-1] += "\n\\ No newline at end of file\n"
         return out
 
-    old = lines(outcome.entry.path.read_bytes())
-    new = lines(outcome.output if outcome.changed else outcome.entry.path.read_bytes())
-    rel = outcome.entry.rel
-    text = "".join(difflib.unified_diff(old, new, f"a/{rel}", f"b/{outcome.target_rel}"))
-    if outcome.renamed and old == new:
-        text = f"rename from {rel}\nrename to {outcome.target_rel}\n"
+    text = "".join(difflib.unified_diff(lines(old), lines(new), f"a/{old_rel}", f"b/{new_rel}"))
     return text.encode("utf-8", "surrogateescape")
+
+
+def write_compat(result: "CompatResult") -> int:
+    """--compat-header --in-place: each source with its guarded includes, then the header, each
+    atomically (durable, as --in-place is); the number of sources written."""
+    written = 0
+    try:
+        for f in result.changed:
+            atomic_write(f.entry.path, f.output or b"", mode_from=f.entry.path, durable=True)
+            written += 1
+        if result.header_changed:
+            result.header.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(result.header, result.header_text, durable=True)
+    except OSError as exc:
+        raise PortkitError(f"cannot write: {exc.strerror or exc} ({exc.filename})") from None
+    return written

@@ -54,3 +54,23 @@ def render_convert(result: ConvertResult, console: Console, mode: str) -> None:
         console.print(f"\nWrote {_plural(result.written, 'file')}.")
     elif mode == "in-place":
         console.print(f"\nRewrote {_plural(result.written, 'file')} in place.")
+
+
+def render_compat(result, console: Console, in_place: bool) -> None:
+    """convert --compat-header: what the header maps, which sources get guards, and what a
+    macro cannot do or HIP lacks, with file:line."""
+    headers = {h for f in result.files for h in f.headers}
+    header = "unchanged" if not result.header_changed else "written" if in_place else "would change"
+    console.print(f"[bold]portkit convert --compat-header[/]: {len(result.names):,} CUDA names and "
+                  f"{len(headers):,} headers mapped for ROCm {result.rocm}; {len(result.changed):,} sources "
+                  f"{'got' if in_place else 'would get'} guarded includes; header {header}")
+    manual = [f"{f.entry.rel}:{line}: {what}" if line else f"{f.entry.rel}: {what}"
+              for f in result.files for line, what in f.manual]
+    left = [f"{x.path}:{x.line}: {x.code} {x.message}" for x in result.findings if x.code in LEFT_CODES]
+    for title, items in (("Needs a source edit (a macro cannot do it)", manual),
+                         ("No HIP counterpart (the audit reports these)", left)):
+        if items:
+            console.print(f"\n[bold]{title}[/] ({len(items):,}):")
+            for item in items:
+                console.print(f"  {item}", markup=False)
+
