@@ -68,7 +68,8 @@ class RenamePlan:
         local = os.path.normpath(os.path.join(here, spelled)).replace(os.sep, "/")
         if local in self.files:
             return new
-        tail = "/" + os.path.normpath(spelled).replace(os.sep, "/").lstrip("./")
+        parts = os.path.normpath(spelled).replace(os.sep, "/").split("/")
+        tail = "/" + "/".join(p for p in parts if p not in (".", ".."))   # keeps .hidden/ as it is
         if any(("/" + f).endswith(tail) for f in self.files):
             return new
         return None
