@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from . import ecosystem, effort, rules, suppress
 from .errors import PortkitError
@@ -19,6 +19,9 @@ from .scan import FileScan, Options, scan_source
 from .source import SourceFile
 from .textscan import scan_text
 from .workers import FileTimeout, ordered_map, time_limit
+
+if TYPE_CHECKING:
+    from .deep.engine import DeepOptions, DeepResult
 
 @dataclass(frozen=True)
 class AuditOptions:
@@ -30,6 +33,7 @@ class AuditOptions:
     focus_hours: float | None = None
     jobs: int = 1
     exclude: tuple[str, ...] = ()     # glob patterns on root-relative paths (config `exclude`)
+    deep: "DeepOptions | None" = None  # --engine clang: libclang's facts refine the findings
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,7 @@ class AuditResult:
     files: list[FileAudit] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     estimate: effort.Estimate | None = None
+    deep: "DeepResult | None" = None
 
     @property
     def scans(self) -> list[FileScan]:
@@ -133,8 +138,14 @@ def audit_paths(paths: list[Path], opts: AuditOptions,
     result = AuditResult(root=root, options=opts, skipped=skipped)
     progress = progress_factory(len(entries)) if progress_factory else None
     job = ScanJob(opts.scan if opts.scan.audit else Options(audit=True, rocm=opts.scan.rocm), enabled)
+    if opts.deep is not None:   # parse: libclang's facts first, in worker processes
+        from .deep import engine
+        result.deep = engine.collect(root, entries, opts.deep)
     for outcome in ordered_map(_audit_entry, entries, job, opts.jobs, progress):
         result.files.append(outcome)
+    if result.deep is not None:  # scan: the tree-sitter findings, refined by the facts
+        from .deep.refine import refine
+        refine({s.rel: s for s in result.scans}, result.deep, root, enabled, job.hours)
     metrics = [(s.rel, s.metrics) for s in result.scans]
     result.estimate = effort.estimate(metrics, result.findings, eco, model, opts.team_size, opts.focus_hours)
     return result

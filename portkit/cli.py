@@ -9,7 +9,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from . import __version__, cli_gate, cli_verify
+from . import __version__, cli_deep, cli_gate, cli_verify
 from .errors import PortkitError
 
 # rich, the converter and the report modules are imported by the commands that use them: the
@@ -73,6 +73,7 @@ def _convert_parser(sub: argparse._SubParsersAction) -> None:
                    help="with -o OUT: then compile what was written with a ROCm compiler and explain every "
                         "failure, as `portkit verify OUT --source SRC` does (exit 1 when a unit fails)")
     cli_verify.add_options(p)
+    cli_deep.add_options(p, with_flags=False)
 
 
 def _file_timeout(p: argparse.ArgumentParser) -> None:
@@ -140,6 +141,7 @@ def _audit_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)")
     _file_timeout(p)
     p.add_argument("-q", "--quiet", action="store_true", help="text format: print nothing; use the exit code")
+    cli_deep.add_options(p, with_flags=True)
 
 
 def _report_parser(sub: argparse._SubParsersAction) -> None:
@@ -211,7 +213,8 @@ def run_convert(args: argparse.Namespace) -> int:
         check=args.check, jobs=args.jobs, rename=parse_map(args.rename_map) if args.rename else None,
         scan=replace(scan_options(args.launch_syntax, args.rocm, args.prefer_roc, args.offload_arch,
                                   args.build_files, args.builtins),
-                     file_timeout=_check_file_timeout(args.file_timeout)))
+                     file_timeout=_check_file_timeout(args.file_timeout)),
+        deep=cli_deep.options(args, args.jobs, _check_file_timeout(args.file_timeout)))
     data_on_stdout = args.diff or (args.output is not None and str(args.output) == "-")
     if args.verify and (args.output is None or data_on_stdout):
         raise PortkitError("--verify needs -o OUT (a directory): it compiles the converted tree")
@@ -227,6 +230,8 @@ def run_convert(args: argparse.Namespace) -> int:
         mode = ("check" if args.check else "diff" if args.diff else
                 "in-place" if args.in_place else "stdout" if data_on_stdout else "output")
         render_convert(result, console, mode)
+        for line in cli_deep.notes(result.deep):
+            print(f"portkit: {line}", file=sys.stderr)
     else:
         for s in result.errors:
             print(f"portkit: {s.rel}: {s.reason}", file=sys.stderr)
@@ -314,8 +319,12 @@ def run_audit(args: argparse.Namespace) -> int:
                         select=tuple(args.select) or cfg.select,
                         ignore=tuple(args.ignore) or cfg.ignore, fail_on=args.fail_on or cfg.fail_on,
                         team_size=args.team_size, focus_hours=args.focus_hours, jobs=args.jobs,
-                        exclude=cfg.exclude)
+                        exclude=cfg.exclude,
+                        deep=cli_deep.options(args, args.jobs, _check_file_timeout(args.file_timeout)))
     result = audit_paths(args.paths, opts, progress_factory=_progress_factory(Console(stderr=True), "auditing"))
+    if not args.quiet:
+        for line in cli_deep.notes(result.deep):
+            print(f"portkit: {line}", file=sys.stderr)
     doc = audit_document(result)
     history_path = args.history or result.root / history.DEFAULT
     if args.record:

@@ -28,6 +28,7 @@ from .workers import FileTimeout, ordered_map, time_limit
 
 if TYPE_CHECKING:
     from .compat import CompatResult
+    from .deep.engine import DeepOptions, DeepResult
 
 BACKUP_SUFFIX = ".orig"
 
@@ -42,6 +43,7 @@ class ConvertOptions:
     jobs: int = 1
     scan: Options = Options()
     rename: tuple[tuple[str, str], ...] | None = None   # --rename: suffix map (rename.DEFAULT_MAP ...)
+    deep: "DeepOptions | None" = None   # --engine clang: findings refined by libclang (edits unchanged)
 
 
 @dataclass
@@ -74,6 +76,7 @@ class ConvertResult:
     written: int = 0
     written_paths: dict[str, Path] = field(default_factory=dict)   # lower-cased name -> path written (-o)
     diff_text: list[bytes] = field(default_factory=list)
+    deep: "DeepResult | None" = None
 
     @property
     def scans(self) -> list[FileScan]:
@@ -184,6 +187,9 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
         plan, clashes = rename_plan(entries, opts.rename)
         result.skipped += clashes
         opts = replace(opts, scan=replace(opts.scan, rename=plan))
+    if opts.deep is not None:   # libclang's facts, before the scan that they refine
+        from .deep import engine
+        result.deep = engine.collect(root, entries, opts.deep)
     progress = progress_factory(len(entries)) if progress_factory else None
     to_stdout = opts.output is not None and str(opts.output) == "-"
     for outcome in _outcomes(entries, opts.scan, opts.jobs, progress):
@@ -198,6 +204,13 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
             _replace(outcome, opts.backup, result)
         if opts.diff and (outcome.changed or outcome.renamed):
             result.diff_text.append(unified_diff(outcome))
+    if result.deep is not None:
+        # Deep mode refines what convert reports; the edits are the tree-sitter ones, in every
+        # #if branch, because the other configurations need them too.
+        from . import rules
+        from .deep.refine import refine
+        converter_codes = frozenset(r.code for r in rules.all_rules() if r.code.startswith("PK0"))
+        refine({s.rel: s for s in result.scans}, result.deep, root, converter_codes, hours=False)
     return result
 
 

@@ -27,6 +27,7 @@ class Rule:
     category: str
     summary: str                       # the docstring's first line
     breaks_build: bool = False         # what it finds can stop the HIP build (verify explains errors by it)
+    deep_only: bool = False            # needs types: only `--engine clang` reports it (portkit/deep/)
     sections: dict[str, str] = field(default_factory=dict, compare=False)
 
     @property
@@ -44,7 +45,7 @@ class Rule:
 
 
 def define(doc: str | None, code: str, name: str, severity: str, category: str,
-           breaks_build: bool = False) -> Rule:
+           breaks_build: bool = False, deep_only: bool = False) -> Rule:
     """A Rule from explicit metadata plus the module docstring; malformed docs fail at import."""
     from ..findings import SEVERITIES
 
@@ -57,7 +58,7 @@ def define(doc: str | None, code: str, name: str, severity: str, category: str,
     missing = [s for s in SECTIONS if s not in sections]
     if missing:
         raise ValueError(f"rule {code}: docstring lacks sections {missing}")
-    return Rule(code, name, severity, category, summary.strip(), breaks_build, sections)
+    return Rule(code, name, severity, category, summary.strip(), breaks_build, deep_only, sections)
 
 
 def _sections(body: str) -> dict[str, str]:

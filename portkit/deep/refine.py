@@ -1,0 +1,148 @@
+"""Deep mode's scan step: the tree-sitter findings of each file, refined by clang's facts.
+
+Deep mode only adds or refines; it never invents a code of its own for what tree-sitter
+already reports, so both engines' findings share codes, subjects and fingerprints:
+
+- a finding on a line of an `#if` branch this configuration does not compile is left out
+  (counted, and said in the run's notes);
+- a CUDA name or launch that a macro's body produces is reported where the macro is used,
+  with the macro's name, by copying the findings the definition carries (the definition
+  keeps the hours: it is where the fix goes, once);
+- kernel launches in device code that tree-sitter could not see (through macros, in kernels
+  declared through macros) are PK302;
+- ballot results kept in 32 bits (assignments, typedefs, returns, parameters) and 32-bit lane
+  masks are PK204; `warpSize` where a constant is required is PK207;
+- kernels and device functions declared through macros count as device code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from .. import effort, rules, suppress
+from ..findings import Finding, fingerprint
+from ..scan import SNIPPET_MAX, FileScan
+from ..source import SourceFile
+from .engine import DeepResult
+
+
+def refine(scans: dict[str, FileScan], deep: DeepResult, root: Path, enabled: frozenset[str],
+           hours: bool = True) -> None:
+    """Refine every scan in place with the facts about its file."""
+    model = effort.default_model()
+    for rel, scan in scans.items():
+        if rel not in deep.parsed:
+            continue
+        before = len(scan.findings)
+        scan.findings = [f for f in scan.findings if not deep.inactive_line(rel, f.line)]
+        deep.dropped_inactive += before - len(scan.findings)
+        facts = deep.facts.get(rel, ())
+        if not facts:
+            continue
+        source = _source(root, rel)
+        if source is None:
+            continue
+        costed = _device_code(scan, facts) + _launches(scan, facts, source) + _types(scan, facts, source)
+        copies = _macro_uses(scans, facts, source)   # the hours stay with the definition
+        suppressions = suppress.find(source)
+        have = {(f.line, f.code, f.subject) for f in scan.findings}
+        fresh = []
+        for f in costed + copies:
+            if f.code not in enabled or deep.inactive_line(rel, f.line) or (f.line, f.code, f.subject) in have \
+                    or any(s.covers(f) for s in suppressions):
+                continue
+            have.add((f.line, f.code, f.subject))
+            if hours and any(f is c for c in costed):
+                f = replace(f, effort_hours=model.finding_hours(f))
+            fresh.append(f)
+        deep.added += len(fresh)
+        scan.findings = sorted(scan.findings + fresh, key=Finding.sort_key)
+
+
+def _source(root: Path, rel: str) -> SourceFile | None:
+    try:
+        return SourceFile.from_bytes(rel, (root / rel).read_bytes())
+    except OSError:
+        return None
+
+
+def _finding(code: str, source: SourceFile, line: int, column: int, width: int, message: str,
+             subject: str) -> Finding:
+    rule = rules.get(code)
+    snippet = source.line_text(line).strip()
+    if len(snippet) > SNIPPET_MAX:
+        snippet = snippet[:SNIPPET_MAX] + "…"
+    return Finding(code=rule.code, name=rule.name, severity=rule.severity, category=rule.category,
+                   path=source.rel, line=line, column=column, end_line=line, end_column=column + width,
+                   message=message, snippet=snippet, fix=rule.fix, subject=subject,
+                   fingerprint=fingerprint(rule.code, source.rel, subject, snippet))
+
+
+def _through(fact: dict) -> str:
+    return f" (through macro {fact['macro']})" if fact.get("macro") else ""
+
+
+def _device_code(scan: FileScan, facts: list[dict]) -> list[Finding]:
+    functions = [f for f in facts if f["kind"] == "device"]
+    if functions:
+        scan.metrics.has_device_code = True
+        scan.metrics.kernels += sum(1 for f in functions if f["function"] == "global")
+    return []
+
+
+def _launches(scan: FileScan, facts: list[dict], source: SourceFile) -> list[Finding]:
+    launches = [f for f in facts if f["kind"] == "launch"]
+    scan.metrics.launches = max(scan.metrics.launches, len(launches))
+    if launches:
+        scan.metrics.has_device_code = True
+    out = []
+    for fact in launches:
+        if fact.get("device"):
+            out.append(_finding("PK302", source, fact["line"], fact["column"], len(fact["name"]),
+                                f"kernel {fact['name']} launched from device code{_through(fact)}: "
+                                "HIP has no dynamic parallelism", subject=fact["name"]))
+    return out
+
+
+def _macro_uses(scans: dict[str, FileScan], facts: list[dict], source: SourceFile) -> list[Finding]:
+    """The definition's findings about each name a macro expands to, at the macro's use."""
+    out = []
+    for fact in facts:
+        if fact["kind"] != "macro":
+            continue
+        definition = scans.get(fact["defined_in"])
+        if definition is None:
+            continue
+        for f in definition.findings:
+            if f.line != fact["def_line"] or not (f.column <= fact["def_column"] < max(f.end_column, f.column + 1)
+                                                   or f.subject == fact["name"]):
+                continue
+            if f.path == source.rel and f.line == fact["line"]:
+                continue   # the macro is used on its own definition's line: already reported there
+            use = _finding(f.code, source, fact["line"], fact["column"], len(fact["macro"] or f.subject),
+                           f"{f.message} (through macro {fact['macro']}, defined at {f.path}:{f.line})",
+                           subject=f.subject)
+            out.append(replace(use, severity=f.severity))
+    return out
+
+
+def _types(scan: FileScan, facts: list[dict], source: SourceFile) -> list[Finding]:
+    out = []
+    for fact in facts:
+        kind = fact["kind"]
+        if kind == "ballot32":
+            out.append(_finding("PK204", source, fact["line"], fact["column"], len(fact["name"]),
+                                f"{fact['name']} result stored in `{fact['type']} {fact['target']}`: "
+                                f"32 bits, the AMD mask has 64{_through(fact)}",
+                                subject=f"{fact['name']}:{fact['target']}"))
+        elif kind == "mask32":
+            out.append(_finding("PK204", source, fact["line"], fact["column"], len(fact["variable"]),
+                                f"`{fact['variable']}` ({fact['type']}, 32 bits) is the lane mask of "
+                                f"{fact['name']}: it names lanes 0-31 of a 64-lane wavefront",
+                                subject=f"mask:{fact['variable']}"))
+        elif kind == "warpsize":
+            out.append(_finding("PK207", source, fact["line"], fact["column"], len("warpSize"),
+                                f"warpSize where C++ needs a constant ({fact['context']}): a run-time value from ROCm 7",
+                                subject=f"warpSize:{fact['context']}"))
+    return out
