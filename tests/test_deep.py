@@ -1,0 +1,196 @@
+"""Deep mode (--engine clang): what libclang adds to the tree-sitter findings, exactly.
+
+fixtures/deep/project is real code (nvcc compiles every unit, with -rdc=true for the nested
+launch); fixtures/deep/expected/ holds the exact findings of each engine and configuration.
+Deep mode needs libclang's Python bindings, an installed clang's resource headers and the CUDA
+headers: missing ones skip these tests, or fail them under PORTKIT_REQUIRE_TOOLS=1 (CI).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import NVCC, REPO, require_tool
+from portkit.audit import AuditOptions, audit_paths
+from portkit.cli import main
+from portkit.deep import engine, toolchain
+from portkit.deep.engine import DeepOptions
+from portkit.errors import PortkitError
+from portkit.mappings import parse_version
+from portkit.scan import Options
+
+DEEP = REPO / "fixtures" / "deep"
+PROJECT = DEEP / "project"
+EXPECTED = DEEP / "expected"
+
+
+@pytest.fixture(scope="module")
+def tc() -> toolchain.Toolchain:
+    try:
+        return toolchain.find()
+    except PortkitError as exc:
+        if os.environ.get("PORTKIT_REQUIRE_TOOLS") == "1":
+            pytest.fail(f"deep mode toolchain missing and PORTKIT_REQUIRE_TOOLS=1: {exc}")
+        pytest.skip(str(exc))
+
+
+def audit(deep: DeepOptions | None, rocm: str = "5.2"):
+    opts = AuditOptions(scan=Options(audit=True, rocm=parse_version(rocm)), deep=deep)
+    return audit_paths([PROJECT], opts)
+
+
+def render(findings) -> str:
+    return "".join(f"{f.path}:{f.line}:{f.column} {f.code} {f.message}\n" for f in findings)
+
+
+def golden(name: str) -> str:
+    return (EXPECTED / name).read_text(encoding="utf-8")
+
+
+def test_fixture_units_compile_with_nvcc():
+    nvcc = require_tool(NVCC, "nvcc (CUDA toolkit)")
+    for unit in sorted((PROJECT / "src").glob("*.cu")):
+        for extra in ([], ["-DUSE_PTX"]):
+            subprocess.run([nvcc, "-x", "cu", "-c", str(unit), "-I", str(PROJECT / "include"), "-rdc=true",
+                            "-o", os.devnull, *extra], check=True, capture_output=True)
+
+
+def test_tree_sitter_findings_are_the_baseline():
+    assert render(audit(None).findings) == golden("tree-sitter.txt")
+
+
+def test_deep_findings(tc):
+    result = audit(DeepOptions(toolchain=tc))
+    assert render(result.findings) == golden("clang.txt")
+    d = result.deep
+    assert (d.units, d.failed, d.clang_errors) == (3, [], [])
+    # `#define TILE 32` is the branch clang does not take; the PTX needs -DUSE_PTX
+    assert d.inactive == {"src/tiles.cu": [(7, 7)], "src/vote.cu": [(20, 22)]}
+    assert (d.added, d.dropped_inactive) == (7, 1)
+
+
+def test_deep_only_adds_or_refines_and_shares_fingerprints(tc):
+    shallow = {(f.path, f.line, f.code, f.subject): f.fingerprint for f in audit(None).findings}
+    deep = {(f.path, f.line, f.code, f.subject): f.fingerprint for f in audit(DeepOptions(toolchain=tc)).findings}
+    common = shallow.keys() & deep.keys()
+    # the one finding deep mode leaves out is the PTX in `#ifdef USE_PTX`, not compiled here
+    assert sorted(shallow.keys() - deep.keys()) == [("src/vote.cu", 21, "PK301", "reads the lane id")]
+    assert all(shallow[k] == deep[k] for k in common)
+
+
+def test_a_define_makes_the_branch_active(tc):
+    result = audit(DeepOptions(toolchain=tc, flags=("-DUSE_PTX",)))
+    assert result.deep.inactive == {"src/tiles.cu": [(7, 7)]}
+    assert render(result.findings) == golden("clang-use-ptx.txt")
+
+
+def test_compile_commands_give_the_configuration(tc, tmp_path: Path):
+    entries = [{"directory": str(PROJECT), "file": str(PROJECT / "src" / name),
+                "arguments": ["nvcc", "-Iinclude", "-DUSE_PTX", "-c", f"src/{name}"]}
+               for name in ("vote.cu", "tiles.cu", "nested.cu")]
+    (tmp_path / "compile_commands.json").write_text(json.dumps(entries), encoding="utf-8")
+    result = audit(DeepOptions(toolchain=tc, database=tmp_path))
+    assert render(result.findings) == golden("clang-use-ptx.txt")
+
+
+def test_device_functions_declared_through_macros_are_device_code(tc):
+    result = audit(DeepOptions(toolchain=tc))
+    metrics = {s.rel: s.metrics for s in result.scans}
+    # tree-sitter sees no __global__ in `KERNEL void f()`: deep mode counts them
+    assert {rel: m.kernels for rel, m in metrics.items()} == \
+        {"include/deep_macros.cuh": 0, "src/nested.cu": 2, "src/tiles.cu": 1, "src/vote.cu": 1}
+    assert all(m.has_device_code for rel, m in metrics.items() if rel.startswith("src/"))
+
+
+def test_macro_facts_name_the_macro_and_its_definition(tc):
+    root = PROJECT.resolve()
+    from portkit.files import discover
+    _, entries, _ = discover([root])
+    result = engine.collect(root, entries, DeepOptions(toolchain=tc))
+    uses = sorted((f["line"], f["macro"], f["name"], f["defined_in"], f["def_line"])
+                  for f in result.facts["src/vote.cu"] if f["kind"] == "macro" and f["line"] == 27)
+    assert uses == [
+        (27, "SET_DEVICE_HEAP", "cudaDeviceSetLimit", "include/deep_macros.cuh", 18),
+        (27, "SET_DEVICE_HEAP", "cudaError_t", "include/deep_macros.cuh", 10),
+        (27, "SET_DEVICE_HEAP", "cudaGetErrorString", "include/deep_macros.cuh", 13),
+        (27, "SET_DEVICE_HEAP", "cudaLimitMallocHeapSize", "include/deep_macros.cuh", 18),
+        (27, "SET_DEVICE_HEAP", "cudaSuccess", "include/deep_macros.cuh", 11),
+    ]
+    launches = [(f["path"], f["line"], f["name"], f["macro"], f["device"])
+                for fs in result.facts.values() for f in fs if f["kind"] == "launch"]
+    assert sorted(launches) == [("src/nested.cu", 12, "child", "LAUNCH_1D", True),
+                                ("src/vote.cu", 28, "count_positive", "LAUNCH_1D", False)]
+
+
+def test_a_crashing_parser_falls_back_to_tree_sitter(tc, monkeypatch):
+    monkeypatch.setattr(engine, "WORKER", [sys.executable, "-c", "import os; os.abort()"])
+    result = audit(DeepOptions(toolchain=tc))
+    assert sorted(result.deep.failed) == [("src/nested.cu", "libclang crashed (SIGABRT)"),
+                                          ("src/tiles.cu", "libclang crashed (SIGABRT)"),
+                                          ("src/vote.cu", "libclang crashed (SIGABRT)")]
+    assert render(result.findings) == golden("tree-sitter.txt")
+    assert result.deep.notes()[0] == "src/nested.cu: libclang crashed (SIGABRT); tree-sitter only for it"
+
+
+def test_a_unit_over_the_time_limit_falls_back(tc, monkeypatch):
+    monkeypatch.setattr(engine, "WORKER", [sys.executable, "-c", "import time; time.sleep(30)"])
+    result = audit(DeepOptions(toolchain=tc, timeout=0.5))
+    assert {why for _, why in result.deep.failed} == {"clang took longer than 0.5 s (--file-timeout)"}
+    assert render(result.findings) == golden("tree-sitter.txt")
+
+
+def test_convert_edits_are_the_same_and_findings_name_the_macro(tc, tmp_path: Path, capsys):
+    shallow, deep = tmp_path / "ts", tmp_path / "clang"
+    assert main(["convert", str(PROJECT), "-o", str(shallow), "--rocm", "5.2", "-q"]) == 0
+    assert main(["convert", str(PROJECT), "-o", str(deep), "--rocm", "5.2", "--engine", "clang"]) == 0
+    out = capsys.readouterr()
+    files = sorted(p.relative_to(shallow) for p in shallow.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(deep) for p in deep.rglob("*") if p.is_file())
+    assert all((shallow / f).read_bytes() == (deep / f).read_bytes() for f in files)
+    assert "src/vote.cu:27:5: PK002 cudaDeviceSetLimit -> hipDeviceSetLimit needs ROCm 5.3, the target is " \
+           "ROCm 5.2 (through macro SET_DEVICE_HEAP, defined at include/deep_macros.cuh:18)" in out.out
+    assert "portkit: deep mode: 3 unit(s) through clang" in out.err
+
+
+def test_audit_cli_prints_the_deep_summary(tc, capsys):
+    assert main(["audit", str(PROJECT), "--rocm", "5.2", "--engine", "clang", "--format", "json",
+                 "-D", "USE_PTX"]) == 0
+    out = capsys.readouterr()
+    codes = sorted((f["path"], f["line"], f["code"]) for f in json.loads(out.out)["findings"])
+    assert ("src/vote.cu", 21, "PK301") in codes and ("src/tiles.cu", 11, "PK207") in codes
+    assert out.err.startswith("portkit: deep mode: 3 unit(s) through clang in ")
+    assert out.err.rstrip().endswith("finding(s) added, 0 left out in #if branches this configuration does not compile")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--cuda-path", "/nonexistent"], "--cuda-path: only with --engine clang"),
+    (["-D", "X"], "-p/-I/-D: only with --engine clang"),
+    (["--engine", "clang", "--cuda-path", "/nonexistent"],
+     "--cuda-path /nonexistent: no include/cuda_runtime.h there"),
+    (["--engine", "clang", "--cuda-arch", "gfx90a"], "--cuda-arch gfx90a: expected an sm_NN name"),
+    (["--engine", "clang", "--clang-resource-dir", "/tmp"], "--clang-resource-dir /tmp: not a clang resource"),
+    (["--engine", "clang", "-p", "/nonexistent"], "/nonexistent: no compile_commands.json there"),
+])
+def test_bad_deep_options_are_one_line_and_exit_2(tc, args, message, capsys):
+    assert main(["audit", str(PROJECT), *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_missing_bindings_say_what_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "clang", None)
+    monkeypatch.setitem(sys.modules, "clang.cindex", None)
+    with pytest.raises(PortkitError, match=r"pip install 'portkit\[deep\]'"):
+        toolchain.find()
+
+
+def test_resource_dirs_are_found_newest_first(tc):
+    found = toolchain.installed_resource_dirs()
+    assert found and [int(v) for v, _ in found] == sorted((int(v) for v, _ in found), reverse=True)
+    assert tc.resource_dir == found[0][1] or not tc.libclang
