@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from conftest import NVCC, REPO, require_tool
@@ -162,7 +163,12 @@ def test_audit_cli_prints_the_deep_summary(tc, capsys):
     assert main(["audit", str(PROJECT), "--rocm", "5.2", "--engine", "clang", "--format", "json",
                  "-D", "USE_PTX"]) == 0
     out = capsys.readouterr()
-    codes = sorted((f["path"], f["line"], f["code"]) for f in json.loads(out.out)["findings"])
+    doc = json.loads(out.out)
+    jsonschema.validate(doc, json.loads((REPO / "docs" / "audit.schema.json").read_text(encoding="utf-8")))
+    engine_record = {k: v for k, v in doc["engine"].items() if k not in ("seconds", "toolchain")}
+    assert engine_record == {"name": "clang", "units": 3, "files_seen": 4, "added": 7, "left_out_inactive": 0,
+                             "fell_back": [], "clang_errors": 0}
+    codes = sorted((f["path"], f["line"], f["code"]) for f in doc["findings"])
     assert ("src/vote.cu", 21, "PK301") in codes and ("src/tiles.cu", 11, "PK207") in codes
     assert out.err.startswith("portkit: deep mode: 3 unit(s) through clang in ")
     assert out.err.rstrip().endswith("finding(s) added, 0 left out in #if branches this configuration does not compile")

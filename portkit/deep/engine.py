@@ -67,6 +67,7 @@ class DeepResult:
     seconds: float = 0.0
     dropped_inactive: int = 0      # findings left out because their lines are not compiled
     added: int = 0                 # findings deep mode added
+    toolchain: str = ""
 
     def notes(self) -> list[str]:
         out = [f"{rel}: {why}; tree-sitter only for it" for rel, why in self.failed]
@@ -111,7 +112,7 @@ def collect(root: Path, entries: list[Entry], opts: DeepOptions,
     """Parse every unit (in parallel worker processes) and merge what they found."""
     started = time.monotonic()
     todo = units(root, entries, opts)
-    result = DeepResult(units=len(todo))
+    result = DeepResult(units=len(todo), toolchain=opts.toolchain.describe())
     seen_inactive: dict[str, set[int] | None] = {}
     keys: set[str] = set()
     with ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:

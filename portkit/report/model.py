@@ -137,4 +137,14 @@ def audit_document(result: AuditResult) -> dict:
             "effort_hours": round(sum(sum(f.effort_hours) / 3 for f in s.findings), 2),
         } for s in scans],
         "findings": [finding_record(f) for f in findings],
+        **({"engine": deep_record(result.deep)} if result.deep is not None else {}),
     }
+
+
+def deep_record(deep) -> dict:
+    """What the deep pass did (--engine clang): present only when it ran."""
+    return {"name": "clang", "toolchain": deep.toolchain, "units": deep.units,
+            "files_seen": len(deep.parsed), "seconds": round(deep.seconds, 2),
+            "added": deep.added, "left_out_inactive": deep.dropped_inactive,
+            "fell_back": [{"path": rel, "reason": why} for rel, why in deep.failed],
+            "clang_errors": len(deep.clang_errors)}
