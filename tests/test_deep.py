@@ -73,6 +73,8 @@ def test_deep_findings(tc):
     assert (d.units, d.failed, d.clang_errors) == (3, [], [])
     # `#define TILE 32` is the branch clang does not take; the PTX needs -DUSE_PTX
     assert d.inactive == {"src/tiles.cu": [(7, 7)], "src/vote.cu": [(20, 22)]}
+    # `#if __CUDA_ARCH__ >= 700` is skipped by the host pass and taken by the device pass (sm_80)
+    assert not d.inactive_line("src/tiles.cu", 25)
     assert (d.added, d.dropped_inactive) == (7, 1)
 
 

@@ -6,8 +6,10 @@ it aborts or crashes the whole process, so the parent (engine.py) runs this with
 and falls back to tree-sitter for the file when it dies. Nothing here imports the rest of
 portkit: a crash here costs one file, never the run.
 
-The unit is parsed twice, as nvcc compiles it: once for the host and once for the device
-(`__CUDA_ARCH__` set), because `#if __CUDA_ARCH__ >= 800` code is live only on one side. Facts
+The unit is parsed as nvcc compiles it: once for the host and once for the device
+(`__CUDA_ARCH__` set), because `#if __CUDA_ARCH__ >= 800` code is live only on one side; the
+device pass is skipped when no project file the unit reads mentions `__CUDA_ARCH__`, since it
+would then see the same code. Facts
 are positions in the project's own files (under the root), never in CUDA's or the system's
 headers:
 
@@ -120,6 +122,8 @@ class Unit:
         index = self.ci.Index.create()
         options = self.ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
         for side in ("host", "device"):
+            if side == "device" and not any(b"__CUDA_ARCH" in self.text(rel) for rel in self.seen_files):
+                break   # only __CUDA_ARCH__ tells the passes apart: without it the device pass sees the same
             tu = index.parse(self.request["file"], args=self.args(side), options=options)
             for diag in tu.diagnostics if side == "host" else ():   # the device pass repeats them
                 if diag.severity >= 3 and self.rel(diag.location.file.name if diag.location.file else None):
@@ -314,12 +318,12 @@ class Unit:
 
     def on_CALL_EXPR(self, cursor, stack) -> None:
         name = cursor.spelling
-        target = cursor.referenced
-        if target is not None and self._is_launch(cursor, target):
+        if self._is_launch(cursor):
             rel, line, col = self.position(cursor)
             if rel is None:
                 return
-            via = self.via_macro(cursor)
+            name = name or self._callee_name(cursor)
+            via = self.via_macro(cursor, name)
             macro = ""
             if via is not None:
                 macro = via[0] or self.defining_macro(via[1], via[4])
@@ -332,11 +336,19 @@ class Unit:
         if name in MASKED and name != "__activemask":
             self.mask(cursor, name)
 
-    def _is_launch(self, cursor, target) -> bool:
-        if not any(c.kind.name == "CUDAGLOBAL_ATTR" for c in target.get_children()):
-            return False
+    @staticmethod
+    def _is_launch(cursor) -> bool:
+        """A kernel call: clang keeps the `<<<...>>>` configuration as a call among its children
+        (also in templates, where the kernel itself is still unresolved)."""
         return any(c.kind.name == "CALL_EXPR" and c.spelling in ("__cudaPushCallConfiguration", "cudaConfigureCall")
                    for c in cursor.get_children())
+
+    @staticmethod
+    def _callee_name(cursor) -> str:
+        for child in cursor.walk_preorder():
+            if child.kind.name in ("OVERLOADED_DECL_REF", "DECL_REF_EXPR", "MEMBER_REF_EXPR") and child.spelling:
+                return child.spelling
+        return "(kernel)"
 
     def ballot(self, cursor, stack, name: str) -> None:
         """Where the ballot's value goes: a 32-bit variable, return value or parameter."""
