@@ -140,7 +140,7 @@ def audit_paths(paths: list[Path], opts: AuditOptions,
     job = ScanJob(opts.scan if opts.scan.audit else Options(audit=True, rocm=opts.scan.rocm), enabled)
     if opts.deep is not None:   # parse: libclang's facts first, in worker processes
         from .deep import engine
-        result.deep = engine.collect(root, entries, opts.deep)
+        result.deep = engine.collect(root, entries, opts.deep, progress_factory)
     for outcome in ordered_map(_audit_entry, entries, job, opts.jobs, progress):
         result.files.append(outcome)
     if result.deep is not None:  # scan: the tree-sitter findings, refined by the facts

@@ -189,7 +189,7 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
         opts = replace(opts, scan=replace(opts.scan, rename=plan))
     if opts.deep is not None:   # libclang's facts, before the scan that they refine
         from .deep import engine
-        result.deep = engine.collect(root, entries, opts.deep)
+        result.deep = engine.collect(root, entries, opts.deep, progress_factory)
     progress = progress_factory(len(entries)) if progress_factory else None
     to_stdout = opts.output is not None and str(opts.output) == "-"
     for outcome in _outcomes(entries, opts.scan, opts.jobs, progress):

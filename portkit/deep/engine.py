@@ -108,10 +108,11 @@ def units(root: Path, entries: list[Entry], opts: DeepOptions) -> list[DeepUnit]
 
 
 def collect(root: Path, entries: list[Entry], opts: DeepOptions,
-            progress: Callable[[int], None] | None = None) -> DeepResult:
+            progress_factory: Callable[[int], Callable[[int], None] | None] | None = None) -> DeepResult:
     """Parse every unit (in parallel worker processes) and merge what they found."""
     started = time.monotonic()
     todo = units(root, entries, opts)
+    progress = progress_factory(len(todo)) if progress_factory else None
     result = DeepResult(units=len(todo), toolchain=opts.toolchain.describe())
     seen_inactive: dict[str, set[int] | None] = {}
     keys: set[str] = set()

@@ -112,6 +112,9 @@ class Unit:
         args = ["-x", "cuda", f"--cuda-path={req['cuda_path']}", "-nocudalib", "-resource-dir",
                 req["resource_dir"], "-idirafter", SHIM, "-Wno-unknown-cuda-version", "-ferror-limit=0",
                 f"-std={req.get('std') or 'c++17'}"]
+        cccl = os.path.join(req["cuda_path"], "include", "cccl")
+        if os.path.isdir(cccl):   # CUDA 13 keeps libcu++/Thrust/CUB here; nvcc adds it, clang does not know to
+            args += ["-isystem", cccl]
         if side == "host":
             args.append("--cuda-host-only")
         else:
@@ -126,8 +129,11 @@ class Unit:
                 break   # only __CUDA_ARCH__ tells the passes apart: without it the device pass sees the same
             tu = index.parse(self.request["file"], args=self.args(side), options=options)
             for diag in tu.diagnostics if side == "host" else ():   # the device pass repeats them
-                if diag.severity >= 3 and self.rel(diag.location.file.name if diag.location.file else None):
-                    message = f"{self.rel(diag.location.file.name)}:{diag.location.line}: {diag.spelling}"
+                name = diag.location.file.name if diag.location.file else None
+                rel = self.rel(name)
+                # errors in the project's files, and fatal ones anywhere (they end the parse early)
+                if diag.severity >= 4 or (diag.severity >= 3 and rel):
+                    message = f"{rel or name}:{diag.location.line}: {diag.spelling}"
                     if message not in self.errors:
                         self.errors.append(message)
             self.walk_top(tu.cursor)
