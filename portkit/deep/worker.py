@@ -42,6 +42,7 @@ SHIM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "shim")
 
 def main() -> int:
     request = json.loads(sys.stdin.read())
+    sys.setrecursionlimit(20000)   # the walk recurses per AST level; deep expressions nest far
     from clang import cindex   # imported here so that a missing package is the parent's error
     if request.get("libclang"):
         cindex.Config.set_library_file(request["libclang"])
@@ -60,6 +61,7 @@ class Unit:
         self.cuda = os.path.join(os.path.realpath(request["cuda_path"]), "")
         self._inside: dict[str, str | None] = {}
         self._text: dict[str, bytes] = {}
+        self._by_handle: dict[int, tuple[str | None, bool]] = {}
         self.facts: dict[str, dict] = {}      # "kind|rel|line|col|..." -> fact (dedupe across passes)
         self.macro_defs: dict[str, list[tuple[int, int, str]]] = {}   # rel -> (start, end offset, name)
         self.macro_uses: dict[tuple[str, int], str] = {}              # (rel, offset) -> macro name
@@ -81,6 +83,23 @@ class Unit:
             inside = real.startswith(self.root) and not real.startswith(self.cuda)
             self._inside[name] = real[len(self.root):].replace(os.sep, "/") if inside else None
         return self._inside[name]
+
+    def file_rel(self, location) -> str | None:
+        """rel of the file a location is in (expansion point); None outside the project."""
+        return self.file_of(location)[0]
+
+    def file_of(self, location) -> tuple[str | None, bool]:
+        """(rel or None, inside the CUDA toolkit) of a location's file, cached by libclang's file
+        handle: a unit has tens of thousands of declarations, nearly all in a few headers."""
+        f = self.ci.c_object_p()
+        self.ci.conf.lib.clang_getInstantiationLocation(location, ctypes.byref(f), None, None, None)
+        if not f:
+            return None, False
+        key = ctypes.cast(f, ctypes.c_void_p).value
+        if key not in self._by_handle:
+            name = self.ci.conf.lib.clang_getFileName(self.ci.File(f))
+            self._by_handle[key] = (self.rel(name), os.path.realpath(name).startswith(self.cuda))
+        return self._by_handle[key]
 
     def spelling(self, location) -> tuple[str | None, int, int, int]:
         """(rel, line, column, offset) where the token is written (inside a macro body for
@@ -178,7 +197,7 @@ class Unit:
         declarations = []
         for cursor in tu_cursor.get_children():
             loc = cursor.location
-            rel = self.rel(loc.file.name if loc.file else None)
+            rel = self.file_rel(loc)
             if rel is None:
                 continue
             self.pass_files.add(rel)
@@ -210,7 +229,7 @@ class Unit:
         """(macro name used here, spelling rel/line/col/offset) when the cursor comes from a
         project macro's body; None when it is written where it stands (or is a macro argument)."""
         loc = cursor.location
-        rel = self.rel(loc.file.name if loc.file else None)
+        rel = self.file_rel(loc)
         if rel is None:
             return None
         spell_rel, line, col, off = self.spelling(loc)
@@ -270,7 +289,7 @@ class Unit:
 
     def position(self, cursor) -> tuple[str | None, int, int]:
         loc = cursor.location
-        return self.rel(loc.file.name if loc.file else None), loc.line, loc.column
+        return self.file_rel(loc), loc.line, loc.column
 
     # -- handlers, by cursor kind --------------------------------------------------------------
 
@@ -310,9 +329,7 @@ class Unit:
         target = cursor.referenced
         if target is None or not name:
             return
-        decl_file = target.location.file
-        decl_path = os.path.realpath(decl_file.name) if decl_file else ""
-        if not decl_path.startswith(self.cuda) and not _cuda_named(name):
+        if not self.file_of(target.location)[1] and not _cuda_named(name):
             return
         via = self.via_macro(cursor, name)
         if via is None:
@@ -430,7 +447,7 @@ class Unit:
                            "ENUM_CONSTANT_DECL": "enumerator"}[pk]
                 break
             if pk in ("VAR_DECL", "FIELD_DECL"):
-                rel = self.rel(parent.location.file.name if parent.location.file else None)
+                rel = self.file_rel(parent.location)
                 if parent.type.kind.name in ("CONSTANTARRAY", "DEPENDENTSIZEDARRAY") and rel is not None:
                     between = self.text(rel)[parent.location.offset:cursor.location.offset]
                     if b"=" not in between:
@@ -470,7 +487,7 @@ def _bits(clang_type) -> int:
 
 def _assigns(unit: Unit, operator, lhs) -> bool:
     """The operator between `lhs` and the right side is `=` (or `|=`...), not `==`."""
-    rel = unit.rel(operator.location.file.name if operator.location.file else None)
+    rel = unit.file_rel(operator.location)
     if rel is None:
         return False
     between = unit.text(rel)[lhs.extent.end.offset:operator.extent.end.offset].lstrip()
