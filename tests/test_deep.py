@@ -70,33 +70,36 @@ def test_deep_findings(tc):
     result = audit(DeepOptions(toolchain=tc))
     assert render(result.findings) == golden("clang.txt")
     d = result.deep
-    assert (d.units, d.failed, d.clang_errors) == (3, [], [])
-    # `#define TILE 32` is the branch clang does not take; the PTX needs -DUSE_PTX
-    assert d.inactive == {"src/tiles.cu": [(7, 7)], "src/vote.cu": [(20, 22)]}
+    assert (d.units, d.failed, d.clang_errors) == (4, [], [])
+    # the nvcc branches (`#define TILE 32`, `kWarp = 32`) are the ones clang does not take; the PTX
+    # needs -DUSE_PTX
+    assert d.inactive == {"src/tiles.cu": [(7, 7)], "src/vote.cu": [(20, 22)], "src/warp_constants.cu": [(13, 14)]}
     # `#if __CUDA_ARCH__ >= 700` is skipped by the host pass and taken by the device pass (sm_80)
     assert not d.inactive_line("src/tiles.cu", 25)
-    assert (d.added, d.dropped_inactive) == (7, 1)
+    assert (d.added, d.dropped_inactive) == (13, 3)
 
 
 def test_deep_only_adds_or_refines_and_shares_fingerprints(tc):
     shallow = {(f.path, f.line, f.code, f.subject): f.fingerprint for f in audit(None).findings}
     deep = {(f.path, f.line, f.code, f.subject): f.fingerprint for f in audit(DeepOptions(toolchain=tc)).findings}
     common = shallow.keys() & deep.keys()
-    # the one finding deep mode leaves out is the PTX in `#ifdef USE_PTX`, not compiled here
-    assert sorted(shallow.keys() - deep.keys()) == [("src/vote.cu", 21, "PK301", "reads the lane id")]
+    # what deep mode leaves out is the PTX in `#ifdef USE_PTX` and the nvcc-only branch: not compiled here
+    assert sorted(shallow.keys() - deep.keys()) == [("src/vote.cu", 21, "PK301", "reads the lane id"),
+                                                    ("src/warp_constants.cu", 13, "PK201", "kWarp"),
+                                                    ("src/warp_constants.cu", 14, "PK201", "WARP_CONSTANT")]
     assert all(shallow[k] == deep[k] for k in common)
 
 
 def test_a_define_makes_the_branch_active(tc):
     result = audit(DeepOptions(toolchain=tc, flags=("-DUSE_PTX",)))
-    assert result.deep.inactive == {"src/tiles.cu": [(7, 7)]}
+    assert result.deep.inactive == {"src/tiles.cu": [(7, 7)], "src/warp_constants.cu": [(13, 14)]}
     assert render(result.findings) == golden("clang-use-ptx.txt")
 
 
 def test_compile_commands_give_the_configuration(tc, tmp_path: Path):
     entries = [{"directory": str(PROJECT), "file": str(PROJECT / "src" / name),
                 "arguments": ["nvcc", "-Iinclude", "-DUSE_PTX", "-c", f"src/{name}"]}
-               for name in ("vote.cu", "tiles.cu", "nested.cu")]
+               for name in ("vote.cu", "tiles.cu", "nested.cu", "warp_constants.cu")]
     (tmp_path / "compile_commands.json").write_text(json.dumps(entries), encoding="utf-8")
     result = audit(DeepOptions(toolchain=tc, database=tmp_path))
     assert render(result.findings) == golden("clang-use-ptx.txt")
@@ -107,7 +110,8 @@ def test_device_functions_declared_through_macros_are_device_code(tc):
     metrics = {s.rel: s.metrics for s in result.scans}
     # tree-sitter sees no __global__ in `KERNEL void f()`: deep mode counts them
     assert {rel: m.kernels for rel, m in metrics.items()} == \
-        {"include/deep_macros.cuh": 0, "src/nested.cu": 2, "src/tiles.cu": 1, "src/vote.cu": 1}
+        {"include/deep_macros.cuh": 0, "src/nested.cu": 2, "src/tiles.cu": 1, "src/vote.cu": 1,
+         "src/warp_constants.cu": 1}
     assert all(m.has_device_code for rel, m in metrics.items() if rel.startswith("src/"))
 
 
@@ -136,7 +140,8 @@ def test_a_crashing_parser_falls_back_to_tree_sitter(tc, monkeypatch):
     result = audit(DeepOptions(toolchain=tc))
     assert sorted(result.deep.failed) == [("src/nested.cu", "libclang crashed (SIGABRT)"),
                                           ("src/tiles.cu", "libclang crashed (SIGABRT)"),
-                                          ("src/vote.cu", "libclang crashed (SIGABRT)")]
+                                          ("src/vote.cu", "libclang crashed (SIGABRT)"),
+                                          ("src/warp_constants.cu", "libclang crashed (SIGABRT)")]
     assert render(result.findings) == golden("tree-sitter.txt")
     assert result.deep.notes()[0] == "src/nested.cu: libclang crashed (SIGABRT); tree-sitter only for it"
 
@@ -158,7 +163,7 @@ def test_convert_edits_are_the_same_and_findings_name_the_macro(tc, tmp_path: Pa
     assert all((shallow / f).read_bytes() == (deep / f).read_bytes() for f in files)
     assert "src/vote.cu:27:5: PK002 cudaDeviceSetLimit -> hipDeviceSetLimit needs ROCm 5.3, the target is " \
            "ROCm 5.2 (through macro SET_DEVICE_HEAP, defined at include/deep_macros.cuh:18)" in out.out
-    assert "portkit: deep mode: 3 unit(s) through clang" in out.err
+    assert "portkit: deep mode: 4 unit(s) through clang" in out.err
 
 
 def test_audit_cli_prints_the_deep_summary(tc, capsys):
@@ -168,12 +173,12 @@ def test_audit_cli_prints_the_deep_summary(tc, capsys):
     doc = json.loads(out.out)
     jsonschema.validate(doc, json.loads((REPO / "docs" / "audit.schema.json").read_text(encoding="utf-8")))
     engine_record = {k: v for k, v in doc["engine"].items() if k not in ("seconds", "toolchain")}
-    assert engine_record == {"name": "clang", "units": 3, "files_seen": 4, "added": 7, "left_out_inactive": 0,
+    assert engine_record == {"name": "clang", "units": 4, "files_seen": 5, "added": 13, "left_out_inactive": 2,
                              "fell_back": [], "clang_errors": 0}
     codes = sorted((f["path"], f["line"], f["code"]) for f in doc["findings"])
     assert ("src/vote.cu", 21, "PK301") in codes and ("src/tiles.cu", 11, "PK207") in codes
-    assert out.err.startswith("portkit: deep mode: 3 unit(s) through clang in ")
-    assert out.err.rstrip().endswith("finding(s) added, 0 left out in #if branches this configuration does not compile")
+    assert out.err.startswith("portkit: deep mode: 4 unit(s) through clang in ")
+    assert out.err.rstrip().endswith("13 finding(s) added, 2 left out in #if branches this configuration does not compile")
 
 
 @pytest.mark.parametrize("args, message", [

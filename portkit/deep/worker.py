@@ -446,6 +446,12 @@ class Unit:
                 context = {"STATIC_ASSERT": "static_assert", "CASE_STMT": "case label",
                            "ENUM_CONSTANT_DECL": "enumerator"}[pk]
                 break
+            # a name's only expression children are its template arguments (`f<warpSize>()`)
+            templated = pk == "DECL_REF_EXPR" or (pk in ("VAR_DECL", "FIELD_DECL", "TYPE_REF") and any(
+                c.kind.name in ("TEMPLATE_REF", "OVERLOADED_DECL_REF") for c in parent.get_children()))
+            if templated and (pk not in ("VAR_DECL", "FIELD_DECL") or cursor.location.offset < parent.location.offset):
+                context = "template argument"   # `Lanes<warpSize>::count`, `Tile<warpSize> t`, `f<warpSize>()`
+                break
             if pk in ("VAR_DECL", "FIELD_DECL"):
                 rel = self.file_rel(parent.location)
                 if parent.type.kind.name in ("CONSTANTARRAY", "DEPENDENTSIZEDARRAY") and rel is not None:
