@@ -76,6 +76,14 @@ def main() -> int:
     changed = sorted(c for c in set(before) | set(after) if before[c] != after[c])
     print("findings by code, tree-sitter -> clang: " +
           ", ".join(f"{c} {before[c]}->{after[c]}" for c in changed))
+    shallow_keys = {(f.path, f.line, f.code, f.subject) for f in shallow.findings}
+    deep_keys = {(f.path, f.line, f.code, f.subject) for f in deep.findings}
+    added = [f for f in deep.findings if (f.path, f.line, f.code, f.subject) not in shallow_keys]
+    left_out = [f for f in shallow.findings if (f.path, f.line, f.code, f.subject) not in deep_keys]
+    print("added by code: " + ", ".join(f"{c} {n}" for c, n in sorted(Counter(f.code for f in added).items())))
+    print("left out by code: " + ", ".join(f"{c} {n}" for c, n in sorted(Counter(f.code for f in left_out).items())))
+    for f in added[:12]:
+        print(f"  added: {f.path}:{f.line}: {f.code} {f.message[:150]}")
     for rel, why in d.failed[:20]:
         print(f"  fell back: {rel}: {why}")
     for error in d.clang_errors[:10]:
