@@ -23,6 +23,19 @@ if(NOT EXISTS "${_pk_multiarch}/cmake/hip-lang/hip-lang-config.cmake")
 endif()
 
 if(NOT CMAKE_HIP_COMPILER)
+  # hipcc's own clang first: the device libraries are built for it. Debian's hipcc.pl names it
+  # (clang++-15); a newer clang installed beside it (deep mode's clang-19) must not win.
+  find_program(_pk_hipcc hipcc)
+  if(_pk_hipcc AND EXISTS "${_pk_hipcc}.pl")
+    file(STRINGS "${_pk_hipcc}.pl" _pk_line REGEX "clang\\+\\+-[0-9]+" LIMIT_COUNT 1)
+    string(REGEX MATCH "clang\\+\\+-([0-9]+)" _pk_match "${_pk_line}")
+    if(_pk_match AND EXISTS "/usr/lib/llvm-${CMAKE_MATCH_1}/bin/clang++")
+      set(CMAKE_HIP_COMPILER "/usr/lib/llvm-${CMAKE_MATCH_1}/bin/clang++")
+    endif()
+  endif()
+endif()
+
+if(NOT CMAKE_HIP_COMPILER)
   file(GLOB _pk_clangs "/usr/lib/llvm-*/bin/clang++")
   list(SORT _pk_clangs COMPARE NATURAL ORDER DESCENDING)
   # The newest installed clang. If several are installed, pass -DCMAKE_HIP_COMPILER=... with the
