@@ -29,7 +29,19 @@ else:  # Python 3.10: the tomli backport has the same API
 
 FAMILIES = ["runtime", "device", "complex", "curand", "cusparse", "coop_groups"]
 DEFAULT_DIRS = ["/usr/include/hip", "/usr/include/hiprand", "/usr/include/hipsparse"]
-CLANG_WRAPPERS = "/usr/lib/llvm-*/lib/clang/*/include/__clang_hip_*.h"
+CLANG_WRAPPERS = "/usr/lib/llvm-{version}/lib/clang/*/include/__clang_hip_*.h"
+HIPCC_SCRIPT = "/usr/bin/hipcc.pl"   # Debian's hipcc names the clang it runs (clang++-15)
+
+
+def hipcc_clang_wrappers() -> str:
+    """The HIP wrapper headers of hipcc's own clang, not of every clang installed beside it
+    (deep mode's clang-19 knows names ROCm 5.2's clang does not)."""
+    try:
+        with open(HIPCC_SCRIPT, encoding="utf-8", errors="replace") as fh:
+            match = re.search(r"clang\+\+-(\d+)", fh.read())
+    except OSError:
+        match = None
+    return CLANG_WRAPPERS.format(version=match.group(1) if match else "*")
 TARGET = (5, 2)
 
 
@@ -69,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mappings", type=Path, default=Path(__file__).resolve().parent.parent / "mappings")
     parser.add_argument("--include", action="append", default=None)
     args = parser.parse_args(argv)
-    words = header_words(args.include or DEFAULT_DIRS, sorted(glob.glob(CLANG_WRAPPERS)))
+    words = header_words(args.include or DEFAULT_DIRS, sorted(glob.glob(hipcc_clang_wrappers())))
     checked = missing = 0
     for family in FAMILIES:
         data = tomllib.loads((args.mappings / f"{family}.toml").read_text(encoding="utf-8"))
