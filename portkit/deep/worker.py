@@ -385,7 +385,9 @@ class Unit:
                 if _bits(parent.type) == 32:
                     self._ballot_fact(cursor, name, "a cast", parent.type.spelling)
             elif pk == "VAR_DECL":
-                if _bits(parent.type) == 32:
+                # `auto` deduces CUDA's 32 bits here but HIP's 64 there: it follows the mask
+                if _bits(parent.type) == 32 and parent.type.kind.name not in ("AUTO", "DECLTYPE") \
+                        and not self._spelled_auto(parent):
                     self._ballot_fact(cursor, name, parent.spelling, parent.type.spelling)
             elif pk in ("BINARY_OPERATOR", "COMPOUND_ASSIGNMENT_OPERATOR"):
                 children = list(parent.get_children())
@@ -406,6 +408,11 @@ class Unit:
                     self._ballot_fact(cursor, name, f"argument {index + 1} of {parent.spelling}",
                                       params[index].type.spelling)
             return
+
+    def _spelled_auto(self, declaration) -> bool:
+        rel = self.file_rel(declaration.location)
+        head = self.text(rel)[declaration.extent.start.offset:declaration.location.offset] if rel else b""
+        return bool(re.search(rb"\b(auto|decltype)\b", head))
 
     def _ballot_fact(self, cursor, name: str, target: str, type_name: str) -> None:
         rel, line, col = self.position(cursor)
