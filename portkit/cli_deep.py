@@ -62,5 +62,5 @@ def notes(deep) -> list[str]:
         return []
     head = (f"deep mode: {deep.units} unit(s) through clang in {deep.seconds:.1f} s; "
             f"{deep.added} finding(s) added, {deep.dropped_inactive} left out in #if branches "
-            f"this configuration does not compile")
+            f"this configuration does not compile, {deep.settled_partial} partial-parse note(s) settled")
     return [head] + deep.notes()

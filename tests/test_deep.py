@@ -73,26 +73,35 @@ def test_deep_findings(tc):
     assert (d.units, d.failed, d.clang_errors) == (4, [], [])
     # the nvcc branches (`#define TILE 32`, `kWarp = 32`) are the ones clang does not take; the PTX
     # needs -DUSE_PTX
-    assert d.inactive == {"src/tiles.cu": [(7, 7)], "src/vote.cu": [(20, 22)], "src/warp_constants.cu": [(13, 14)]}
+    assert d.inactive == {"src/nested.cu": [(20, 20)], "src/tiles.cu": [(7, 7)], "src/vote.cu": [(20, 22)],
+                          "src/warp_constants.cu": [(13, 14)]}
     # `#if __CUDA_ARCH__ >= 700` is skipped by the host pass and taken by the device pass (sm_80)
     assert not d.inactive_line("src/tiles.cu", 25)
     assert (d.added, d.dropped_inactive) == (13, 3)
+    # PK005 stays only in nested.cu, where an #if cuts a launch's <<<...>>> and tree-sitter missed it
+    assert d.settled_partial == 3
+    assert [(f.path, f.line) for f in result.findings if f.code == "PK005"] == [("src/nested.cu", 5)]
 
 
 def test_deep_only_adds_or_refines_and_shares_fingerprints(tc):
     shallow = {(f.path, f.line, f.code, f.subject): f.fingerprint for f in audit(None).findings}
     deep = {(f.path, f.line, f.code, f.subject): f.fingerprint for f in audit(DeepOptions(toolchain=tc)).findings}
     common = shallow.keys() & deep.keys()
-    # what deep mode leaves out is the PTX in `#ifdef USE_PTX` and the nvcc-only branch: not compiled here
-    assert sorted(shallow.keys() - deep.keys()) == [("src/vote.cu", 21, "PK301", "reads the lane id"),
+    # what deep mode leaves out: the PTX in `#ifdef USE_PTX` and the nvcc-only branch (not compiled
+    # here), and the partial-parse notes of files where clang found every launch tree-sitter did
+    assert sorted(shallow.keys() - deep.keys()) == [("src/tiles.cu", 10, "PK005", "parse-error"),
+                                                    ("src/vote.cu", 6, "PK005", "parse-error"),
+                                                    ("src/vote.cu", 21, "PK301", "reads the lane id"),
                                                     ("src/warp_constants.cu", 13, "PK201", "kWarp"),
-                                                    ("src/warp_constants.cu", 14, "PK201", "WARP_CONSTANT")]
+                                                    ("src/warp_constants.cu", 14, "PK201", "WARP_CONSTANT"),
+                                                    ("src/warp_constants.cu", 17, "PK005", "parse-error")]
     assert all(shallow[k] == deep[k] for k in common)
 
 
 def test_a_define_makes_the_branch_active(tc):
     result = audit(DeepOptions(toolchain=tc, flags=("-DUSE_PTX",)))
-    assert result.deep.inactive == {"src/tiles.cu": [(7, 7)], "src/warp_constants.cu": [(13, 14)]}
+    assert result.deep.inactive == {"src/nested.cu": [(20, 20)], "src/tiles.cu": [(7, 7)],
+                                    "src/warp_constants.cu": [(13, 14)]}
     assert render(result.findings) == golden("clang-use-ptx.txt")
 
 
@@ -132,6 +141,7 @@ def test_macro_facts_name_the_macro_and_its_definition(tc):
     launches = [(f["path"], f["line"], f["name"], f["macro"], f["device"])
                 for fs in result.facts.values() for f in fs if f["kind"] == "launch"]
     assert sorted(launches) == [("src/nested.cu", 12, "child", "LAUNCH_1D", True),
+                                ("src/nested.cu", 22, "child", "", False),   # the #else branch's
                                 ("src/vote.cu", 28, "count_positive", "LAUNCH_1D", False)]
 
 
@@ -174,11 +184,13 @@ def test_audit_cli_prints_the_deep_summary(tc, capsys):
     jsonschema.validate(doc, json.loads((REPO / "docs" / "audit.schema.json").read_text(encoding="utf-8")))
     engine_record = {k: v for k, v in doc["engine"].items() if k not in ("seconds", "toolchain")}
     assert engine_record == {"name": "clang", "units": 4, "files_seen": 5, "added": 13, "left_out_inactive": 2,
+                             "partial_parse_settled": 3,
                              "fell_back": [], "clang_errors": 0}
     codes = sorted((f["path"], f["line"], f["code"]) for f in doc["findings"])
     assert ("src/vote.cu", 21, "PK301") in codes and ("src/tiles.cu", 11, "PK207") in codes
     assert out.err.startswith("portkit: deep mode: 4 unit(s) through clang in ")
-    assert out.err.rstrip().endswith("13 finding(s) added, 2 left out in #if branches this configuration does not compile")
+    assert out.err.rstrip().endswith("13 finding(s) added, 2 left out in #if branches this configuration does not "
+                                     "compile, 3 partial-parse note(s) settled")
 
 
 @pytest.mark.parametrize("args, message", [

@@ -67,6 +67,7 @@ class DeepResult:
     seconds: float = 0.0
     dropped_inactive: int = 0      # findings left out because their lines are not compiled
     added: int = 0                 # findings deep mode added
+    settled_partial: int = 0       # PK005 notes clang's parse made moot
     toolchain: str = ""
 
     def notes(self) -> list[str]:

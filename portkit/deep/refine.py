@@ -5,6 +5,8 @@ already reports, so both engines' findings share codes, subjects and fingerprint
 
 - a finding on a line of an `#if` branch this configuration does not compile is left out
   (counted, and said in the run's notes);
+- a partial-parse note (PK005) goes when clang read the file cleanly and found no kernel launch
+  that tree-sitter missed;
 - a CUDA name or launch that a macro's body produces is reported where the macro is used,
   with the macro's name, by copying the findings the definition carries (the definition
   keeps the hours: it is where the fix goes, once);
@@ -38,6 +40,7 @@ def refine(scans: dict[str, FileScan], deep: DeepResult, root: Path, enabled: fr
         scan.findings = [f for f in scan.findings if not deep.inactive_line(rel, f.line)]
         deep.dropped_inactive += before - len(scan.findings)
         facts = deep.facts.get(rel, ())
+        _partial_parse(scan, facts, deep)
         if not facts:
             continue
         source = _source(root, rel)
@@ -81,6 +84,23 @@ def _finding(code: str, source: SourceFile, line: int, column: int, width: int, 
 
 def _through(fact: dict) -> str:
     return f" (through macro {fact['macro']})" if fact.get("macro") else ""
+
+
+def _partial_parse(scan: FileScan, facts: list[dict], deep: DeepResult) -> None:
+    """PK005 warns that constructs spanning an unparsed region may be missed. When clang read
+    the file without an error and finds no more kernel launches written in it than tree-sitter
+    counted, no launch was missed: the note goes (`KERNEL void f()`, `HD inline float g()` are
+    the usual cause). tree-sitter reports only a file's first region, so the test is per file."""
+    if not any(f.code == "PK005" for f in scan.findings) \
+            or any(error.startswith(scan.rel + ":") for error in deep.clang_errors):
+        return
+    written = sum(1 for f in facts if f["kind"] == "launch" and not f.get("macro"))
+    if written > scan.metrics.launches:
+        return
+    kept = [f for f in scan.findings if f.code != "PK005"]
+    deep.settled_partial += len(scan.findings) - len(kept)
+    scan.findings = kept
+    scan.metrics.partially_parsed = False
 
 
 def _device_code(scan: FileScan, facts: list[dict]) -> list[Finding]:

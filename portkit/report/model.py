@@ -146,5 +146,6 @@ def deep_record(deep) -> dict:
     return {"name": "clang", "toolchain": deep.toolchain, "units": deep.units,
             "files_seen": len(deep.parsed), "seconds": round(deep.seconds, 2),
             "added": deep.added, "left_out_inactive": deep.dropped_inactive,
+            "partial_parse_settled": deep.settled_partial,
             "fell_back": [{"path": rel, "reason": why} for rel, why in deep.failed],
             "clang_errors": len(deep.clang_errors)}

@@ -19,7 +19,8 @@ Example:
        c);
 
 Instead:
-    Review the region by hand after conversion; deep mode (libclang) sees one configuration.
+    Review the region by hand after conversion. Deep mode (`--engine clang`) reads the file for
+    one configuration and drops the note when it finds no kernel launch that tree-sitter missed.
 
 Effort:
     Nothing in itself: a note on the quality of the scan.
