@@ -231,3 +231,14 @@ def test_every_installed_clang_gives_the_same_findings(tc, resource_dir):
     in the macro's text, so clang-15 (hipcc's) and clang-19 agree to the byte."""
     other = toolchain.find(resource_dir=Path(resource_dir))
     assert render(audit(DeepOptions(toolchain=other)).findings) == golden("clang.txt")
+
+
+def test_the_html_report_says_which_engine_read_the_code(tc, tmp_path: Path):
+    deep_html, shallow_html = tmp_path / "deep.html", tmp_path / "shallow.html"
+    assert main(["audit", str(PROJECT), "--rocm", "5.2", "--engine", "clang", "--html", str(deep_html), "-q"]) == 0
+    assert main(["audit", str(PROJECT), "--rocm", "5.2", "--html", str(shallow_html), "-q"]) == 0
+    text = " ".join(deep_html.read_text(encoding="utf-8").split())
+    assert "Read with deep mode (libclang, one preprocessor configuration): 4 units, 13 findings added, " \
+           "3 left out as not compiled in this configuration." in text
+    assert "Read with tree-sitter (every <code>#if</code> branch, no macro expansion)." in \
+        " ".join(shallow_html.read_text(encoding="utf-8").split())
