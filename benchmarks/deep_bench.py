@@ -57,7 +57,7 @@ def main() -> int:
           f"{lines / deep_s:,.0f} lines/s over the same files); {len(d.parsed)} files seen through clang; "
           f"{len(d.failed)} units fell back to tree-sitter; {len(d.clang_errors)} clang errors in project files")
     print(f"clang: {len(deep.findings)} findings ({d.added} added, {d.dropped_inactive} left out in inactive "
-          f"#if branches)")
+          f"#if branches, {d.settled_partial} partial-parse notes settled)")
     print(f"clang: launches {len(launches)} (through macros {sum(1 for f in launches if f['macro'])}, "
           f"from device code {sum(1 for f in launches if f['device'])}); CUDA API uses inside macro "
           f"expansions {len(macro_refs)} ({len({(f['defined_in'], f['macro']) for f in macro_refs})} macros)")
