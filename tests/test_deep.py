@@ -242,3 +242,12 @@ def test_the_html_report_says_which_engine_read_the_code(tc, tmp_path: Path):
            "3 left out as not compiled in this configuration." in text
     assert "Read with tree-sitter (every <code>#if</code> branch, no macro expansion)." in \
         " ".join(shallow_html.read_text(encoding="utf-8").split())
+
+
+def test_a_tree_without_units_says_so(tc, tmp_path: Path):
+    (tmp_path / "only.cuh").write_text("__device__ inline float twice(float x) { return 2 * x; }\n",
+                                       encoding="utf-8")
+    result = audit_paths([tmp_path], AuditOptions(deep=DeepOptions(toolchain=tc)))
+    assert result.deep.units == 0
+    assert result.deep.notes() == ["no translation unit to parse (no .cu file, no C++ file that uses CUDA, "
+                                   "nothing in -p): tree-sitter findings only"]

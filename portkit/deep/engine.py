@@ -72,9 +72,13 @@ class DeepResult:
 
     def notes(self) -> list[str]:
         out = [f"{rel}: {why}; tree-sitter only for it" for rel, why in self.failed]
+        if not self.units:
+            out.append("no translation unit to parse (no .cu file, no C++ file that uses CUDA, nothing "
+                       "in -p): tree-sitter findings only")
         if self.clang_errors:
-            out.append(f"clang reported {len(self.clang_errors)} error(s) in the project's files "
-                       f"(first: {self.clang_errors[0]}); check -p or -I/-D, facts there may be incomplete")
+            out.append(f"clang reported {len(self.clang_errors)} error(s) in the project's files or fatal "
+                       f"ones in headers (first: {self.clang_errors[0]}); check -p or -I/-D and --cuda-path, "
+                       "facts there may be incomplete")
         return out
 
     def inactive_line(self, rel: str, line: int) -> bool:
