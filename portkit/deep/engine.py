@@ -27,6 +27,7 @@ from .. import compdb
 from ..errors import PortkitError
 from ..files import Entry
 from .toolchain import Toolchain
+from .worker import line_runs
 
 SOURCE_SUFFIXES = (".cu", ".cpp", ".cc", ".cxx", ".c++", ".c")
 _USES_CUDA = re.compile(rb"\bcuda[A-Z_]\w*|\bcu[A-Z]\w*|__global__|__device__|<<<|[<\"]cuda")
@@ -143,7 +144,7 @@ def collect(root: Path, entries: list[Entry], opts: DeepOptions,
                     result.clang_errors.append(error)
     for rel, lines in seen_inactive.items():
         if lines:
-            result.inactive[rel] = _runs(lines)
+            result.inactive[rel] = [(a, b) for a, b in line_runs(lines)]
     for facts in result.facts.values():
         facts.sort(key=lambda f: (f["line"], f["column"], f["kind"], f.get("name", "")))
     result.seconds = time.monotonic() - started
@@ -176,13 +177,3 @@ def _parse(root: Path, unit: DeepUnit, opts: DeepOptions) -> tuple[dict | None, 
         return json.loads(done.stdout), ""
     except ValueError:
         return None, "the clang worker's answer was unreadable"
-
-
-def _runs(lines: set[int]) -> list[tuple[int, int]]:
-    out: list[list[int]] = []
-    for line in sorted(lines):
-        if out and out[-1][1] == line - 1:
-            out[-1][1] = line
-        else:
-            out.append([line, line])
-    return [(a, b) for a, b in out]

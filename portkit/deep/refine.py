@@ -50,13 +50,14 @@ def refine(scans: dict[str, FileScan], deep: DeepResult, root: Path, enabled: fr
         copies = _macro_uses(scans, facts, source)   # the hours stay with the definition
         suppressions = suppress.find(source)
         have = {(f.line, f.code, f.subject) for f in scan.findings}
+        costed_ids = {id(f) for f in costed}
         fresh = []
         for f in costed + copies:
             if f.code not in enabled or deep.inactive_line(rel, f.line) or (f.line, f.code, f.subject) in have \
                     or any(s.covers(f) for s in suppressions):
                 continue
             have.add((f.line, f.code, f.subject))
-            if hours and any(f is c for c in costed):
+            if hours and id(f) in costed_ids:
                 f = replace(f, effort_hours=model.finding_hours(f))
             fresh.append(f)
         deep.added += len(fresh)

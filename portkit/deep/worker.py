@@ -157,7 +157,7 @@ class Unit:
                         self.errors.append(message)
             self.walk_top(tu.cursor)
             self.skipped(tu)
-        inactive = {rel: _ranges(lines) for rel, lines in (self.inactive or {}).items() if lines}
+        inactive = {rel: line_runs(lines) for rel, lines in (self.inactive or {}).items() if lines}
         return {"facts": sorted(self.facts.values(), key=lambda f: (f["path"], f["line"], f["column"], f["kind"])),
                 "inactive": inactive, "errors": self.errors[:20], "files": sorted(self.seen_files)}
 
@@ -507,8 +507,8 @@ def _assigns(unit: Unit, operator, lhs) -> bool:
     return between[:1] in (b"=", b"|", b"&", b"^") and not between.startswith(b"==")
 
 
-def _ranges(lines: set[int]) -> list[list[int]]:
-    """Sorted lines as [first, last] runs."""
+def line_runs(lines: set[int]) -> list[list[int]]:
+    """Sorted lines as [first, last] runs (the worker's answer and engine.py's merge share it)."""
     out: list[list[int]] = []
     for line in sorted(lines):
         if out and out[-1][1] == line - 1:
