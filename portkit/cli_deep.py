@@ -29,7 +29,7 @@ def add_options(p: argparse.ArgumentParser, with_flags: bool) -> None:
                    help="the CUDA toolkit whose headers declare the API (default $CUDA_PATH or /usr/local/cuda)")
     g.add_argument("--clang-resource-dir", type=Path, metavar="DIR",
                    help="clang's resource headers (default: from the newest clang on PATH, -print-resource-dir)")
-    g.add_argument("--cuda-arch", default="sm_80", metavar="SM",
+    g.add_argument("--cuda-arch", metavar="SM",
                    help="the GPU of the device pass, which decides __CUDA_ARCH__ branches (default sm_80)")
 
 
@@ -37,22 +37,22 @@ def options(args: argparse.Namespace, jobs: int, timeout: float):
     """DeepOptions for --engine clang, None for tree-sitter; PortkitError for flags that need clang."""
     if args.engine != "clang":
         asked = [name for name, value in (("--cuda-path", args.cuda_path),
-                                          ("--clang-resource-dir", args.clang_resource_dir))
+                                          ("--clang-resource-dir", args.clang_resource_dir),
+                                          ("--cuda-arch", args.cuda_arch))
                  if value is not None]
-        if args.cuda_arch != "sm_80":
-            asked.append("--cuda-arch")
         if not getattr(args, "verify", False) and (args.compile_commands or args.includes or args.defines):
             asked.append("-p/-I/-D")
         if asked:
             raise PortkitError(f"{', '.join(asked)}: only with --engine clang")
         return None
     from .deep import toolchain
-    from .deep.engine import DeepOptions
-    if not args.cuda_arch.startswith("sm_") or not args.cuda_arch[3:].rstrip("af").isdigit():
-        raise PortkitError(f"--cuda-arch {args.cuda_arch}: expected an sm_NN name, e.g. sm_80")
+    from .deep.engine import DEFAULT_ARCH, DeepOptions
+    arch = args.cuda_arch or DEFAULT_ARCH
+    if not arch.startswith("sm_") or not arch[3:].rstrip("af").isdigit():
+        raise PortkitError(f"--cuda-arch {arch}: expected an sm_NN name, e.g. sm_80")
     flags = tuple(f"-I{Path(d).absolute()}" for d in args.includes) + tuple(f"-D{d}" for d in args.defines)
     return DeepOptions(toolchain=toolchain.find(args.cuda_path, args.clang_resource_dir),
-                       database=args.compile_commands, flags=flags, arch=args.cuda_arch,
+                       database=args.compile_commands, flags=flags, arch=arch,
                        timeout=timeout, jobs=jobs)
 
 

@@ -26,6 +26,12 @@ if TYPE_CHECKING:
 SNIPPET_MAX = 240   # characters of the source line kept with a finding
 
 
+def line_snippet(source: SourceFile, line: int) -> str:
+    """The source line a finding shows (and fingerprints), stripped and cut at SNIPPET_MAX."""
+    snippet = source.line_text(line).strip()
+    return snippet[:SNIPPET_MAX] + "…" if len(snippet) > SNIPPET_MAX else snippet
+
+
 @dataclass(frozen=True)
 class Options:
     """What the user asked for; the same options drive convert and audit."""
@@ -134,10 +140,7 @@ class ScanContext:
         end_line, end_col = self.source.position(max(start, end))
         snippet = self.memo.get(("snippet", line))
         if snippet is None:   # once per line: a generated file may put thousands of findings on one
-            snippet = self.source.line_text(line).strip()
-            if len(snippet) > SNIPPET_MAX:
-                snippet = snippet[:SNIPPET_MAX] + "…"
-            self.memo[("snippet", line)] = snippet
+            snippet = self.memo[("snippet", line)] = line_snippet(self.source, line)
         self.findings.append(Finding(
             code=code, name=name, severity=severity, category=category, path=self.source.rel,
             line=line, column=col, end_line=end_line, end_column=end_col, message=message,

@@ -19,13 +19,14 @@ import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
 from .. import compdb
 from ..errors import PortkitError
 from ..files import Entry
+from ..verify.units import Unit, database_units, tree_units
 from .toolchain import Toolchain
 from .worker import line_runs
 
@@ -46,13 +47,6 @@ class DeepOptions:
     std: str = "c++17"
     timeout: float = 60.0                  # seconds per unit (both passes); 0 = no limit
     jobs: int = 1
-
-
-@dataclass(frozen=True)
-class DeepUnit:
-    rel: str
-    path: Path
-    flags: tuple[str, ...]
 
 
 @dataclass
@@ -86,31 +80,28 @@ class DeepResult:
         return any(a <= line <= b for a, b in self.inactive.get(rel, ()))
 
 
-def units(root: Path, entries: list[Entry], opts: DeepOptions) -> list[DeepUnit]:
-    """The translation units to parse, with their flags."""
+def units(root: Path, entries: list[Entry], opts: DeepOptions) -> list[Unit]:
+    """The translation units to parse, with their flags (verify's units, read from the CUDA tree)."""
     if opts.database is not None:
-        from ..verify.units import database_units
         database = compdb.load(opts.database)
         found, _ = database_units(root, entries, database, root)
         if not found:
             raise PortkitError(f"{compdb.find(opts.database)}: none of its files is under {root}")
-        return [DeepUnit(u.rel, u.path, tuple(u.flags) + opts.flags) for u in found]
-    from ..verify.units import HeaderIndex, inferred_include_dirs
-    index = HeaderIndex(root, entries)
-    out = []
+        return [replace(u, flags=u.flags + opts.flags) for u in found]
+    sources = {}
     for entry in entries:
-        if entry.kind != "source" or entry.path.suffix.lower() not in SOURCE_SUFFIXES:
-            continue
-        try:
-            data = entry.path.read_bytes()
-        except OSError:
-            continue
-        if entry.path.suffix.lower() != ".cu" and not _USES_CUDA.search(data):
-            continue
-        dirs = inferred_include_dirs(index, entry.rel)
-        flags = tuple(f"-I{(root / d) if d else root}" for d in dirs) + opts.flags
-        out.append(DeepUnit(entry.rel, entry.path, flags))
-    return out
+        if entry.kind == "source" and entry.path.suffix.lower() in SOURCE_SUFFIXES:
+            try:
+                sources[entry.rel] = entry.path.read_bytes()
+            except OSError:
+                continue
+    found = tree_units(root, entries, sources, unit=_uses_cuda)
+    return [replace(u, flags=u.flags + opts.flags) for u in found]
+
+
+def _uses_cuda(entry: Entry, data: bytes) -> bool:
+    """Every .cu file, and C/C++ sources that name CUDA (headers come in through them)."""
+    return entry.path.suffix.lower() == ".cu" or bool(_USES_CUDA.search(data))
 
 
 def collect(root: Path, entries: list[Entry], opts: DeepOptions,
@@ -151,7 +142,7 @@ def collect(root: Path, entries: list[Entry], opts: DeepOptions,
     return result
 
 
-def _parse(root: Path, unit: DeepUnit, opts: DeepOptions) -> tuple[dict | None, str]:
+def _parse(root: Path, unit: Unit, opts: DeepOptions) -> tuple[dict | None, str]:
     """One unit through the worker: (answer, "") or (None, why it has no answer)."""
     tc = opts.toolchain
     request = {"file": str(unit.path), "root": str(root), "cuda_path": tc.cuda_path,

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from .. import effort, rules, suppress
 from ..findings import Finding, fingerprint
-from ..scan import SNIPPET_MAX, FileScan
+from ..scan import FileScan, line_snippet
 from ..source import SourceFile
 from .engine import DeepResult
 
@@ -74,9 +74,7 @@ def _source(root: Path, rel: str) -> SourceFile | None:
 def _finding(code: str, source: SourceFile, line: int, column: int, width: int, message: str,
              subject: str) -> Finding:
     rule = rules.get(code)
-    snippet = source.line_text(line).strip()
-    if len(snippet) > SNIPPET_MAX:
-        snippet = snippet[:SNIPPET_MAX] + "…"
+    snippet = line_snippet(source, line)
     return Finding(code=rule.code, name=rule.name, severity=rule.severity, category=rule.category,
                    path=source.rel, line=line, column=column, end_line=line, end_column=column + width,
                    message=message, snippet=snippet, fix=rule.fix, subject=subject,

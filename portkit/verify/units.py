@@ -20,6 +20,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from .. import compdb
 from ..files import Entry
@@ -118,13 +119,15 @@ def inferred_include_dirs(index: HeaderIndex, unit_rel: str) -> list[str]:
     return dirs
 
 
-def tree_units(root: Path, entries: list[Entry], sources: dict[str, bytes]) -> list[Unit]:
-    """Units of the tree with include directories inferred from it."""
+def tree_units(root: Path, entries: list[Entry], sources: dict[str, bytes],
+               unit: Callable[[Entry, bytes], bool] = is_unit) -> list[Unit]:
+    """Units of the tree (`unit` decides which files are; deep mode asks for CUDA ones) with
+    include directories inferred from it."""
     index = HeaderIndex(root, entries)
     units = []
     for entry in entries:
         data = sources.get(entry.rel)
-        if data is None or not is_unit(entry, data):
+        if data is None or not unit(entry, data):
             continue
         flags = tuple(f"-I{(root / d) if d else root}" for d in inferred_include_dirs(index, entry.rel))
         units.append(Unit(entry.rel, entry.path, flags))
