@@ -9,7 +9,8 @@ The public API:
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from .version import __version__
+
 __all__ = ["convert_text", "convert_paths", "audit_paths", "Converted", "ConvertResult", "Edit", "Finding",
            "Metrics", "PortkitError", "__version__"]
 

@@ -12,7 +12,7 @@ from .edits import Edit
 from .errors import PortkitError
 from .findings import Finding
 from .mappings import parse_version
-from .scan import Metrics, Options
+from .context import Metrics, Options
 
 __all__ = ["convert_text", "convert_paths", "audit_paths", "scan_options", "Converted", "ConvertResult",
            "Edit", "Finding", "Metrics", "PortkitError"]
@@ -72,7 +72,7 @@ def convert_text(source: str | bytes, *, filename: str = "input.cu", launch_synt
                  offload_arch: str | list[str] | None = None, builtins: str = "cuda") -> Converted:
     """Convert one CUDA source, or one build file (named CMakeLists.txt, Makefile, setup.py ...),
     held in memory. `str` input is encoded as UTF-8."""
-    from .build import FORMATS
+    from .buildfiles import FORMATS
     from .files import kind_of
     data = source.encode("utf-8") if isinstance(source, str) else bytes(source)
     options = scan_options(launch_syntax, rocm, prefer_roc, offload_arch, builtins=builtins)

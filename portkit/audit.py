@@ -7,33 +7,19 @@ automatically" figures are the edits `portkit convert` would apply. Nothing here
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 from . import ecosystem, effort, rules, suppress
 from .errors import PortkitError
 from .files import Entry, Skipped, discover, read
-from .findings import SEVERITIES, Finding
+from .findings import SEVERITIES
+from .results import AuditOptions, AuditResult, FileAudit
 from .scan import FileScan, Options, scan_source
 from .source import SourceFile
 from .textscan import scan_text
 from .workers import FileTimeout, ordered_map, time_limit
-
-if TYPE_CHECKING:
-    from .deep.engine import DeepOptions, DeepResult
-
-@dataclass(frozen=True)
-class AuditOptions:
-    scan: Options = Options(audit=True)
-    select: tuple[str, ...] = ()
-    ignore: tuple[str, ...] = ()
-    fail_on: str | None = None
-    team_size: int = 1
-    focus_hours: float | None = None
-    jobs: int = 1
-    exclude: tuple[str, ...] = ()     # glob patterns on root-relative paths (config `exclude`)
-    deep: "DeepOptions | None" = None  # --engine clang: libclang's facts refine the findings
 
 
 @dataclass(frozen=True)
@@ -43,46 +29,6 @@ class ScanJob:
     scan: Options
     enabled: frozenset[str]
     hours: bool = True       # attach each finding's effort range (check does not need it)
-
-
-@dataclass
-class FileAudit:
-    entry: Entry
-    scan: FileScan | None = None
-    skipped: Skipped | None = None
-
-
-@dataclass
-class AuditResult:
-    root: Path
-    options: AuditOptions
-    files: list[FileAudit] = field(default_factory=list)
-    skipped: list[Skipped] = field(default_factory=list)
-    estimate: effort.Estimate | None = None
-    deep: "DeepResult | None" = None
-
-    @property
-    def scans(self) -> list[FileScan]:
-        return [f.scan for f in self.files if f.scan is not None]
-
-    @property
-    def findings(self) -> list[Finding]:
-        return [x for s in self.scans for x in s.findings]
-
-    @property
-    def all_skipped(self) -> list[Skipped]:
-        return self.skipped + [f.skipped for f in self.files if f.skipped is not None]
-
-    @property
-    def errors(self) -> list[Skipped]:
-        return [s for s in self.all_skipped if s.error]
-
-    def failed(self) -> bool:
-        """True when a finding is at or above --fail-on."""
-        if self.options.fail_on is None:
-            return False
-        limit = SEVERITIES.index(self.options.fail_on)
-        return any(SEVERITIES.index(f.severity) <= limit for f in self.findings)
 
 
 def audit_bytes(rel: str, data: bytes, kind: str, job: ScanJob) -> FileScan:

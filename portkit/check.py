@@ -19,7 +19,7 @@ from .errors import PortkitError
 from .files import kind_of
 from .findings import SEVERITIES, Finding
 from .mappings import parse_version
-from .scan import Options
+from .context import Options
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,8 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from . import __version__, cli_deep, cli_gate, cli_verify
+from . import cli_deep, cli_gate, cli_verify
+from .version import __version__
 from .errors import PortkitError
 
 # rich, the converter and the report modules are imported by the commands that use them: the
@@ -311,7 +312,7 @@ def run_audit(args: argparse.Namespace) -> int:
     from .audit import AuditOptions, audit_paths
     from .report import audit_formats
     from .report.model import audit_document
-    from .scan import Options
+    from .context import Options
 
     cfg = config.find()   # [tool.portkit] / portkit.toml; flags win
     scan = scan_options(rocm=args.rocm or cfg.rocm)

@@ -10,17 +10,17 @@ import difflib
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
 
-from .build import FORMATS as BUILD_FORMATS
+from .buildfiles import FORMATS as BUILD_FORMATS
 from .edits import apply_edits
 from .errors import PortkitError
 from .files import Entry, Skipped, discover, read
-from .findings import Finding
-from .rename import RenamePlan, rename_in_build_file
+from .rename import rename_in_build_file
 from .rename import plan as rename_plan
+from .results import ConvertOptions, ConvertResult, FileOutcome
 from .scan import FileScan, Options, scan_source
 from .source import SourceFile
 from .textscan import scan_text
@@ -28,78 +28,8 @@ from .workers import FileTimeout, ordered_map, time_limit
 
 if TYPE_CHECKING:
     from .compat import CompatResult
-    from .deep.engine import DeepOptions, DeepResult
 
 BACKUP_SUFFIX = ".orig"
-
-
-@dataclass(frozen=True)
-class ConvertOptions:
-    output: Path | None = None       # -o: mirror the tree there ("-" = stdout, one file only)
-    in_place: bool = False
-    backup: bool = False
-    diff: bool = False
-    check: bool = False
-    jobs: int = 1
-    scan: Options = Options()
-    rename: tuple[tuple[str, str], ...] | None = None   # --rename: suffix map (rename.DEFAULT_MAP ...)
-    deep: "DeepOptions | None" = None   # --engine clang: findings refined by libclang (edits unchanged)
-
-
-@dataclass
-class FileOutcome:
-    entry: Entry
-    scan: FileScan | None = None     # None for files that are only mirrored or were skipped
-    output: bytes | None = None      # converted bytes, when they differ from the input
-    skipped: Skipped | None = None
-    plan: RenamePlan | None = None   # --rename: the run's plan (the file's new name comes from it)
-
-    @property
-    def changed(self) -> bool:
-        return self.output is not None
-
-    @property
-    def target_rel(self) -> str:
-        """The name the file is written under (--rename changes it)."""
-        return self.plan.target(self.entry.rel) if self.plan is not None else self.entry.rel
-
-    @property
-    def renamed(self) -> bool:
-        return self.target_rel != self.entry.rel
-
-
-@dataclass
-class ConvertResult:
-    root: Path
-    outcomes: list[FileOutcome] = field(default_factory=list)
-    skipped: list[Skipped] = field(default_factory=list)
-    written: int = 0
-    written_paths: dict[str, Path] = field(default_factory=dict)   # lower-cased name -> path written (-o)
-    diff_text: list[bytes] = field(default_factory=list)
-    deep: "DeepResult | None" = None
-
-    @property
-    def scans(self) -> list[FileScan]:
-        return [o.scan for o in self.outcomes if o.scan is not None]
-
-    @property
-    def findings(self) -> list[Finding]:
-        return [f for s in self.scans for f in s.findings]
-
-    @property
-    def changed(self) -> list[FileOutcome]:
-        return [o for o in self.outcomes if o.changed]
-
-    @property
-    def all_skipped(self) -> list[Skipped]:
-        return self.skipped + [o.skipped for o in self.outcomes if o.skipped is not None]
-
-    @property
-    def errors(self) -> list[Skipped]:
-        return [s for s in self.all_skipped if s.error]
-
-    def total(self, metric: str) -> int:
-        return sum(int(getattr(s.metrics, metric)) for s in self.scans)
 
 
 def convert_bytes(rel: str, data: bytes, options: Options, kind: str = "source") -> tuple[FileScan, bytes | None]:

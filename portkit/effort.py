@@ -19,7 +19,7 @@ from typing import Iterable
 from .ecosystem import Ecosystem
 from .errors import PortkitError
 from .findings import Finding
-from .scan import Metrics
+from .context import Metrics
 
 if sys.version_info >= (3, 11):
     import tomllib

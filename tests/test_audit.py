@@ -264,8 +264,6 @@ def test_a_failing_rule_costs_one_file_not_the_run(tmp_path: Path, monkeypatch, 
     monkeypatch.setattr(rule, "check", broken)
     from portkit import rules
     rules.tree_hooks.cache_clear()
-    from portkit import scan
-    scan._rule_hooks.cache_clear()
     try:
         (tmp_path / "a.cu").write_text("// boom\n__global__ void k(int* o) { o[threadIdx.x % 32] = 1; }\n")
         (tmp_path / "b.cu").write_text("__global__ void k(int* o) { o[0] = __popc(__ballot_sync(~0u, 1)); }\n")
@@ -275,4 +273,3 @@ def test_a_failing_rule_costs_one_file_not_the_run(tmp_path: Path, monkeypatch, 
         assert err.strip() == "portkit: a.cu: internal error while auditing (ValueError: rule bug); please report it"
     finally:
         rules.tree_hooks.cache_clear()
-        scan._rule_hooks.cache_clear()

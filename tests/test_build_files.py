@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from portkit import api
-from portkit.build import cmake_lexer
-from portkit.build import make as make_migrator
-from portkit.build.nvcc import Word, translate
-from portkit.build.table import default_table
+from portkit.buildfiles import cmake_lexer
+from portkit.buildfiles import make as make_migrator
+from portkit.buildfiles.nvcc import Word, translate
+from portkit.buildfiles.table import default_table
 from portkit.cli import main
 
 from conftest import CUDA_LIB_INCLUDE, NVCC, REPO, require_dir, require_tool

@@ -28,7 +28,7 @@ from portkit.cli import main
 from portkit.verify import VerifyOptions, VerifyResult, verify_tree
 from portkit.verify.diagnostics import parse
 from portkit.verify.explain import line_map
-from portkit.verify.units import HeaderIndex, inferred_include_dirs
+from portkit.units import HeaderIndex, inferred_include_dirs
 
 VERIFY = REPO / "fixtures" / "verify"
 CASES = sorted(p for p in VERIFY.iterdir() if (p / "case.toml").is_file())

@@ -26,7 +26,7 @@ from typing import Callable
 from .. import compdb
 from ..errors import PortkitError
 from ..files import Entry
-from ..verify.units import Unit, database_units, tree_units
+from ..units import Unit, database_units, tree_units
 from .toolchain import Toolchain
 from .worker import line_runs
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from .. import effort, rules, suppress
 from ..findings import Finding, fingerprint
-from ..scan import FileScan, line_snippet
+from ..context import FileScan, line_snippet
 from ..source import SourceFile
 from .engine import DeepResult
 

@@ -9,9 +9,9 @@ from typing import TextIO
 from rich.console import Console
 from rich.table import Table
 
-from .. import __version__
 from ..coverage import FamilyCoverage, all_records, by_family, coverage, record, titles
 from ..mappings import Mapping, MappingDB, format_version
+from ..version import __version__
 
 CSV_FIELDS = ("cuda", "family", "kind", "status", "hip", "roc", "hip_since", "hip_deprecated",
               "hip_removed", "roc_since", "cuda_since", "cuda_deprecated", "cuda_removed", "note")

@@ -11,11 +11,12 @@ import datetime as _dt
 import os
 from collections import Counter
 
-from .. import __version__, ecosystem, rules
-from ..audit import AuditResult
+from .. import ecosystem, rules
+from ..results import AuditResult
 from ..effort import Estimate
 from ..findings import SEVERITIES, Finding
 from ..mappings import default_db, format_version
+from ..version import __version__
 
 SCHEMA_VERSION = 1
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.markup import escape
 
-from ..convert import ConvertResult
+from ..results import ConvertResult
 
 LEFT_CODES = ("PK001", "PK002", "PK003")
 SEVERITY_STYLE = {"blocker": "bold red", "high": "red", "medium": "yellow", "low": "cyan", "info": "dim"}

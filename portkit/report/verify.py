@@ -14,7 +14,7 @@ from rich.markup import escape
 
 from ..findings import Finding
 from ..mappings import format_version
-from ..verify import ErrorReport, UnitReport, VerifyResult
+from ..results import ErrorReport, UnitReport, VerifyResult
 
 SCHEMA_VERSION = 1
 TEXT_ERRORS_PER_UNIT = 5     # the first errors say what is wrong; the rest are in the JSON

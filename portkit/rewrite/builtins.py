@@ -15,7 +15,7 @@ from tree_sitter import Node
 
 from ..errors import MappingError
 from ..mappings import Version, format_version, parse_version, tables_dir
-from ..scan import ScanContext, View
+from ..context import ScanContext, View
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -12,3 +12,10 @@ PARTIALLY_PARSED = get("PK005")
 LAUNCH_NOT_CONVERTED = get("PK006")
 DEPRECATED_CUDA_API = get("PK101")
 EXPERIMENTAL_HIP_API = get("PK102")
+
+# A name the target ROCm cannot take, by the reason the tables give (mappings.problem()).
+PROBLEM_CODES = {
+    "missing": NO_HIP_EQUIVALENT,
+    "newer": NEEDS_NEWER_ROCM,
+    "removed": REMOVED_IN_ROCM,
+}

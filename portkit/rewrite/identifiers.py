@@ -8,18 +8,12 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
+from ..context import ScanContext, View
 from ..mappings import Mapping, format_version
-from ..rules._rule import Rule
-from ..scan import ScanContext, View
 from . import codes
 
 # Families whose converted names mean the file needs the HIP runtime header.
 RUNTIME_FAMILIES = frozenset({"runtime", "driver", "device"})
-PROBLEM_CODES = {
-    "missing": codes.NO_HIP_EQUIVALENT,
-    "newer": codes.NEEDS_NEWER_ROCM,
-    "removed": codes.REMOVED_IN_ROCM,
-}
 
 
 def _matches_kind(node: Node, mapping: Mapping) -> bool:
@@ -44,9 +38,6 @@ def _nested_scope(node: Node) -> bool:
     return name is not None and name.id == qualified.id and scope is not None and scope.text != b""
 
 
-def report(ctx: ScanContext, rule: Rule, start: int, end: int, message: str, subject: str) -> None:
-    ctx.flag(rule, start, end, message, subject)
-
 
 def audit_notes(ctx: ScanContext, mapping: Mapping, start: int, end: int) -> None:
     """PK101/PK102, audit only, for names that do convert (the others already have a PK00x):
@@ -54,11 +45,11 @@ def audit_notes(ctx: ScanContext, mapping: Mapping, start: int, end: int) -> Non
     if mapping.cuda_deprecated or mapping.cuda_removed:
         when = [f"deprecated in CUDA {format_version(mapping.cuda_deprecated)}" if mapping.cuda_deprecated else "",
                 f"removed in CUDA {format_version(mapping.cuda_removed)}" if mapping.cuda_removed else ""]
-        report(ctx, codes.DEPRECATED_CUDA_API, start, end,
+        ctx.flag(codes.DEPRECATED_CUDA_API, start, end,
                f"{mapping.cuda} is {' and '.join(w for w in when if w)}", mapping.cuda)
     if mapping.status == "experimental":
         note = f": {mapping.note}" if mapping.note else ""
-        report(ctx, codes.EXPERIMENTAL_HIP_API, start, end,
+        ctx.flag(codes.EXPERIMENTAL_HIP_API, start, end,
                f"{mapping.cuda}: the HIP counterpart is experimental{note}", mapping.cuda)
 
 
@@ -76,14 +67,14 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
         audit_notes(ctx, mapping, view.start(node), view.end(node))
     if hip == mapping.cuda:
         if mapping.status == "partial":  # same name, different behaviour: say so, change nothing
-            report(ctx, codes.PARTIAL_CONVERSION, view.start(node), view.end(node),
+            ctx.flag(codes.PARTIAL_CONVERSION, view.start(node), view.end(node),
                    f"{mapping.cuda}: {mapping.note}", mapping.cuda)
         return
     start, end = view.start(node), view.end(node)
     ctx.metrics.refs_found += 1
     if hip is None:
         ctx.metrics.refs_left += 1
-        report(ctx, PROBLEM_CODES[problem], start, end, reason, mapping.cuda)
+        ctx.flag(codes.PROBLEM_CODES[problem], start, end, reason, mapping.cuda)
         return
     ctx.edit(start, end, hip.encode("ascii"), what=mapping.cuda)
     ctx.metrics.refs_converted += 1
@@ -94,7 +85,7 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
         if args is not None:
             fix_call(ctx, view, mapping, args)
     if mapping.status == "partial":
-        report(ctx, codes.PARTIAL_CONVERSION, start, end, f"{mapping.cuda} -> {hip}: {mapping.note}",
+        ctx.flag(codes.PARTIAL_CONVERSION, start, end, f"{mapping.cuda} -> {hip}: {mapping.note}",
                mapping.cuda)
 
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from ..scan import IncludeSeen, ScanContext, View
+from ..context import IncludeSeen, ScanContext, View
 from . import codes
-from .identifiers import PROBLEM_CODES, report
 
 RUNTIME_HEADER = "hip/hip_runtime.h"
 RUNTIME_API_HEADER = "hip/hip_runtime_api.h"
@@ -37,12 +36,12 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
     ctx.metrics.refs_found += 1
     if hip is None:
         ctx.metrics.refs_left += 1
-        report(ctx, PROBLEM_CODES[problem], start, end, reason, name)
+        ctx.flag(codes.PROBLEM_CODES[problem], start, end, reason, name)
         return
     ctx.edit(start, end, raw[:1] + hip.encode("utf-8") + raw[-1:], what=name)
     ctx.metrics.refs_converted += 1
     if mapping.status == "partial":
-        report(ctx, codes.PARTIAL_CONVERSION, start, end, f"{name} -> {hip}: {mapping.note}", name)
+        ctx.flag(codes.PARTIAL_CONVERSION, start, end, f"{name} -> {hip}: {mapping.note}", name)
     seen.header = hip
     seen.converted = True
 

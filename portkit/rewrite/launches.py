@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from ..scan import ScanContext, View
+from ..context import ScanContext, View
 from . import codes
-from .identifiers import report
 
 # What a launched kernel can be: a name, a template instance, a member, a pointer, an element.
 # Anything else (a call, a binary expression) is tree-sitter's error recovery at work.
@@ -33,7 +32,7 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
             or arguments.type != "argument_list" or len(config) not in DEFAULTS
             or function.type not in CALLEES):   # e.g. error recovery nesting one launch in another
         start, end = view.start(node), view.end(node)
-        report(ctx, codes.LAUNCH_NOT_CONVERTED, start, end,
+        ctx.flag(codes.LAUNCH_NOT_CONVERTED, start, end,
                "kernel launch kept as <<<...>>>: its configuration could not be read", "launch")
         return
     name = view.text(function)

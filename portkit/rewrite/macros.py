@@ -11,7 +11,7 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from .. import parse
-from ..scan import ScanContext, View, dispatch
+from ..context import ScanContext, View
 
 MACRO_DEFINITIONS = ("preproc_def", "preproc_function_def")
 
@@ -22,4 +22,4 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
         return  # #pragma/#error text, or already inside a re-parsed body
     body = view.text(node)
     tree = parse.parse(body)
-    dispatch(ctx, View(body, view.start(node)), tree.root_node)
+    ctx.dispatch(ctx, View(body, view.start(node)), tree.root_node)

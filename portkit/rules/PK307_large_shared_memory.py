@@ -24,7 +24,7 @@ Effort:
 
 from tree_sitter import Node
 
-from ..scan import ScanContext, View
+from ..context import ScanContext, View
 from . import _tree
 from ._rule import define
 

@@ -30,8 +30,8 @@ import re
 from tree_sitter import Node
 
 from .. import ecosystem
-from ..scan import ScanContext, View
-from ..textscan import lines
+from ..context import ScanContext, View
+from ..textlines import lines
 from ._rule import define
 
 RULE = define(__doc__, code="PK401", name="cuda-only-library", severity="high", category="library",

@@ -1,6 +1,6 @@
 """A build step the conversion could not migrate.
 
-Reported by the build-file migration (portkit/build/), from mappings/build.toml.
+Reported by the build-file migration (portkit/buildfiles/), from mappings/build.toml.
 
 What it finds:
     Parts of CMake files, Makefiles and PyTorch extension builds that `portkit convert` left as

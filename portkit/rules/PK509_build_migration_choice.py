@@ -1,6 +1,6 @@
 """A choice the build migration made for you.
 
-Reported by the build-file migration (portkit/build/), from mappings/build.toml.
+Reported by the build-file migration (portkit/buildfiles/), from mappings/build.toml.
 
 What it finds:
     Each place where `portkit convert` changed a build file by a decision rather than a

@@ -26,8 +26,8 @@ Effort:
 import re
 
 from .. import ecosystem
-from ..scan import ScanContext
-from ..textscan import Line, lines
+from ..context import ScanContext
+from ..textlines import Line, lines
 from ._rule import define
 
 RULE = define(__doc__, code="PK601", name="cuda-only-python-package", severity="high", category="python")

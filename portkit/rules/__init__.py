@@ -8,7 +8,7 @@ A rule module defines RULE (its metadata and documentation) and any of four hook
 - FILE_KINDS + check_text(ctx): build, dependency and Python files, read line by line.
 
 The PK0xx rules have no hook: the converter reports them while it rewrites; PK508/PK509
-likewise come from the build-file migration (portkit/build/), and PK701/PK702 from `portkit verify`
+likewise come from the build-file migration (portkit/buildfiles/), and PK701/PK702 from `portkit verify`
 (portkit/verify/), which explains compile errors by the findings of every rule that declares
 `breaks_build`.
 To add a rule: write rules/PKnnn_name.py, add it to MODULES, add its cases under

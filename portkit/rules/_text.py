@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from ..scan import ScanContext
-from ..textscan import lines
+from ..context import ScanContext
+from ..textlines import lines
 from ._rule import Rule
 
 

@@ -1,6 +1,6 @@
 """verify: compile a converted tree for an AMD GPU and explain every failure by a finding.
 
-The data flows one way: converted tree -> units (which files, which flags; units.py) ->
+The data flows one way: converted tree -> units (which files, which flags; portkit/units.py) ->
 compiler runs (compiler.py) -> errors placed in the tree (diagnostics.py) -> the findings that
 explain them (explain.py) -> VerifyResult -> report/verify.py. Nothing here prints.
 
@@ -12,98 +12,20 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from .. import compdb
 from ..errors import PortkitError
-from ..files import Skipped, discover, read
-from ..findings import Finding
-from ..mappings import Version, default_db
+from ..files import discover, read
+from ..mappings import default_db
+from ..results import DEFAULT_VERIFY_TIMEOUT, ErrorReport, UnitReport, VerifyOptions, VerifyResult
 from . import compiler as compilers
 from .diagnostics import Located, locate, parse
 from .explain import Facts, explain
-from .units import Unit, database_units, tree_units
+from ..units import Unit, database_units, tree_units
 
-DEFAULT_TIMEOUT = 300.0
-
-
-@dataclass(frozen=True)
-class VerifyOptions:
-    compiler: str = "hipcc"
-    rocm_path: str | None = None
-    offload_arch: tuple[str, ...] = ("gfx90a",)
-    compile_commands: Path | None = None     # -p: a build directory or its compile_commands.json
-    includes: tuple[str, ...] = ()           # -I for every unit
-    defines: tuple[str, ...] = ()            # -D for every unit
-    source: Path | None = None               # the CUDA tree the output was converted from
-    rocm: Version | None = None              # the release to explain against (default: the compiler's)
-    jobs: int = 1
-    timeout: float = DEFAULT_TIMEOUT
-    only: frozenset[str] | None = None       # compile only these files (convert --verify: what it wrote)
-
-
-@dataclass
-class ErrorReport:
-    rel: str | None                          # where in the converted tree (None: outside it)
-    line: int
-    column: int
-    severity: str
-    message: str
-    source_line: int | None = None           # the same place in the CUDA source, when known
-    source_text: str | None = None
-    findings: list[Finding] = field(default_factory=list)
-
-    @property
-    def explained(self) -> bool:
-        return bool(self.findings)
-
-
-@dataclass
-class UnitReport:
-    rel: str
-    status: str                              # "compiled", "failed" or "timeout"
-    seconds: float
-    command: tuple[str, ...]
-    flags_from: str
-    errors: list[ErrorReport] = field(default_factory=list)
-    output: str = ""                         # the compiler's own words, for a failure with no parsed error
-
-    @property
-    def failed(self) -> bool:
-        return self.status != "compiled"
-
-    @property
-    def explained(self) -> bool:
-        return self.failed and bool(self.errors) and all(e.explained for e in self.errors)
-
-
-@dataclass
-class VerifyResult:
-    root: Path
-    compiler: compilers.Compiler
-    target: Version
-    offload_arch: tuple[str, ...]
-    units: list[UnitReport] = field(default_factory=list)
-    unmatched: list[str] = field(default_factory=list)    # compile_commands files not in the tree
-    skipped: list[Skipped] = field(default_factory=list)
-    seconds: float = 0.0
-
-    def count(self, what: str) -> int:
-        if what == "compiled":
-            return sum(not u.failed for u in self.units)
-        if what == "failed":
-            return sum(u.failed for u in self.units)
-        if what == "explained":
-            return sum(u.explained for u in self.units)
-        if what == "unexplained":
-            return sum(u.failed and not u.explained for u in self.units)
-        raise ValueError(what)
-
-    @property
-    def ok(self) -> bool:
-        return not any(u.failed for u in self.units)
+DEFAULT_TIMEOUT = DEFAULT_VERIFY_TIMEOUT
 
 
 def verify_tree(out: Path, opts: VerifyOptions,

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .. import compdb
-from ..files import Entry
+from . import compdb
+from .files import Entry
 
 UNIT_SUFFIXES = (".cu", ".hip")
 HOST_SUFFIXES = (".cpp", ".cc", ".cxx", ".c++")

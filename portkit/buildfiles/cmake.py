@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..scan import ScanContext
+from ..context import ScanContext
 from .cmake_lexer import Arg, Command, commands
 from .nvcc import Translation, Word, translate
 from .table import BuildTable

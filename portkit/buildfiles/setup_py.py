@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 import re
 
-from ..scan import ScanContext
+from ..context import ScanContext
 from .nvcc import Word, translate
 from .table import BuildTable
 from .words import apply, note

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from ..scan import ScanContext
+from ..context import ScanContext
 from .nvcc import Translation, Word
 
 

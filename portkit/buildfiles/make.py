@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..scan import ScanContext
+from ..context import ScanContext
 from .nvcc import Change, Translation, Word, translate
 from .table import BuildTable
 from .words import apply, note

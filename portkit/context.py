@@ -1,0 +1,157 @@
+"""The per-file types every pass shares: what the user asked for (Options), what a scan
+produces (FileScan, Metrics), and the context rewriters and rules write into (ScanContext, View).
+
+This module sits below scan.py, rewrite/, rules/ and buildfiles/ so that all of them import it
+and none of them imports scan.py: the imports run one way (scan -> rewrite -> context,
+rules -> context). The re-parse of macro bodies goes back through `ScanContext.dispatch`, the
+callable scan.py installs, rather than through an import of scan.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable
+
+from tree_sitter import Node
+
+from .edits import Edit
+from .findings import Finding, fingerprint
+from .mappings import MappingDB, Version
+from .source import SourceFile
+
+if TYPE_CHECKING:
+    from .rename import RenamePlan
+    from .rules._rule import Rule
+
+
+SNIPPET_MAX = 240   # characters of the source line kept with a finding
+
+
+def line_snippet(source: SourceFile, line: int) -> str:
+    """The source line a finding shows (and fingerprints), stripped and cut at SNIPPET_MAX."""
+    snippet = source.line_text(line).strip()
+    return snippet[:SNIPPET_MAX] + "…" if len(snippet) > SNIPPET_MAX else snippet
+
+
+@dataclass(frozen=True)
+class Options:
+    """What the user asked for; the same options drive convert and audit."""
+
+    launch_syntax: str = "cuda"          # "cuda" keeps <<<>>>, "hip" writes hipLaunchKernelGGL
+    rocm: Version | None = None          # target ROCm release; None = newest in the tables
+    prefer_roc: bool = False             # prefer rocBLAS-style names where the tables have them
+    audit: bool = False                  # also run the audit rules (portkit/rules/), not only the converter
+    offload_arch: tuple[str, ...] = ("gfx90a",)   # AMD GPU targets for build files (never from sm_XX)
+    build_files: bool = True             # migrate CMake/Make/setup.py files (portkit/buildfiles/)
+    builtins: str = "cuda"               # "cuda" keeps threadIdx.x, "hip" writes hipThreadIdx_x
+    rename: "RenamePlan | None" = None   # --rename: the files getting new names (their #includes follow)
+    file_timeout: float = 60.0           # seconds one file may take (--file-timeout; 0: no limit)
+
+
+@dataclass
+class Metrics:
+    lines: int = 0
+    refs_found: int = 0        # CUDA references that need a change to become HIP
+    refs_converted: int = 0    # ... of which the converter changed
+    refs_left: int = 0         # ... of which it left as they are (each one has a finding)
+    kernels: int = 0           # __global__ definitions
+    launches: int = 0          # <<<>>> launches
+    partially_parsed: bool = False
+    has_device_code: bool = False
+    kind: str = "source"       # source, cmake, make, python, requirements, pyproject, conda, shell
+    libraries: set[str] = field(default_factory=set)   # ecosystem library ids used (includes, links)
+    imports: set[str] = field(default_factory=set)     # top-level Python modules imported
+    triton_kernels: int = 0    # @triton.jit functions
+    cuda_extension: bool = False   # a torch.utils.cpp_extension CUDAExtension build
+
+
+@dataclass
+class FileScan:
+    rel: str
+    edits: list[Edit]
+    findings: list[Finding]
+    metrics: Metrics
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.edits)
+
+
+@dataclass(frozen=True)
+class View:
+    """A tree over some bytes that start at `base` in the original file (macro bodies are re-parsed)."""
+
+    data: bytes
+    base: int = 0
+
+    def start(self, node: Node) -> int:
+        return self.base + node.start_byte
+
+    def end(self, node: Node) -> int:
+        return self.base + node.end_byte
+
+    def text(self, node: Node) -> bytes:
+        return self.data[node.start_byte:node.end_byte]
+
+
+@dataclass
+class IncludeSeen:
+    """An #include after conversion: where it is, what it names, and whether the converter made it."""
+
+    node_start: int
+    node_end: int
+    parent_id: int
+    header: str
+    converted: bool
+
+
+Dispatch = Callable[["ScanContext", View, Node], None]
+"""The dispatch protocol: send every captured node under a root to its rewriters and rules."""
+
+
+@dataclass
+class ScanContext:
+    source: SourceFile
+    db: MappingDB
+    options: Options
+    target: Version
+    edits: list[Edit] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    metrics: Metrics = field(default_factory=Metrics)
+    includes: list[IncludeSeen] = field(default_factory=list)
+    uses_runtime_api: bool = False
+    memo: dict = field(default_factory=dict)   # per-file scratch for rules (first use per function...)
+    # The walk over a (sub)tree: scan.dispatch, installed by scan.scan_source. Macro bodies are
+    # parsed again and walked with it (rewrite/macros.py) without importing scan.
+    dispatch: "Dispatch | None" = None
+
+    def first(self, key: object) -> bool:
+        """True the first time `key` is seen in this file (rules that report once per function)."""
+        if key in self.memo:
+            return False
+        self.memo[key] = True
+        return True
+
+    def edit(self, start: int, end: int, text: bytes, what: str = "", covers: bool = False) -> None:
+        self.edits.append(Edit(start, end, text, what, covers))
+
+    def flag(self, rule: "Rule", start: int, end: int, message: str, subject: str,
+             severity: str | None = None) -> None:
+        """Record a finding of `rule` at byte range [start, end) (severity: the rule's unless given)."""
+        self.report(rule.code, rule.name, severity or rule.severity, rule.category, start, end,
+                    message, subject=subject, fix=rule.fix)
+
+    def report(self, code: str, name: str, severity: str, category: str, start: int, end: int,
+               message: str, subject: str, fix: str = "") -> None:
+        """Record a finding at byte range [start, end) of the original file."""
+        line, col = self.source.position(start)
+        end_line, end_col = self.source.position(max(start, end))
+        snippet = self.memo.get(("snippet", line))
+        if snippet is None:   # once per line: a generated file may put thousands of findings on one
+            snippet = self.memo[("snippet", line)] = line_snippet(self.source, line)
+        self.findings.append(Finding(
+            code=code, name=name, severity=severity, category=category, path=self.source.rel,
+            line=line, column=col, end_line=end_line, end_column=end_col, message=message,
+            snippet=snippet, fix=fix, subject=subject,
+            fingerprint=fingerprint(code, self.source.rel, subject, snippet),
+        ))
