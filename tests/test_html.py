@@ -109,3 +109,18 @@ def test_history_records_runs_and_the_report_shows_the_trend(tmp_path: Path, cap
     assert "findings: 5 &rarr; 4" in again.read_text()
     assert main(["report", str(report), "-o", str(again)]) == 2
     assert "cannot read the audit JSON" in capsys.readouterr().err
+
+
+def test_every_command_that_writes_a_report_names_the_file(tmp_path: Path, capsys):
+    """The README's first command writes the HTML report; the user is told where (stderr)."""
+    page, saved, again, export = (tmp_path / n for n in ("r.html", "a.json", "again.html", "m.csv"))
+    assert main(["audit", str(SAMPLE), "--rocm", "5.2", "--html", str(page), "--format", "json",
+                 "-o", str(saved)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err == [f"portkit: wrote the HTML report to {page}", f"portkit: wrote the json report to {saved}"]
+    assert main(["report", str(saved), "-o", str(again)]) == 0
+    assert capsys.readouterr().err.splitlines() == [f"portkit: wrote the HTML report to {again}"]
+    assert main(["mappings", "--format", "csv", "-o", str(export)]) == 0
+    assert capsys.readouterr().err.splitlines() == [f"portkit: wrote the csv export to {export}"]
+    assert main(["audit", str(SAMPLE), "-q", "--html", str(page)]) == 0
+    assert capsys.readouterr().err == ""

@@ -1,0 +1,120 @@
+"""`portkit audit` and `portkit report` on the command line: options, the run, the report files."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import sys
+from pathlib import Path
+
+from . import cli_deep
+from .cli_common import add_file_timeout, check_file_timeout, codes, emit, progress_factory
+from .errors import PortkitError
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "audit", help="find what will not port and estimate the migration",
+        description="Audit CUDA sources, build files and Python dependencies for what will not port "
+                    "to AMD GPUs, and estimate the migration in person-weeks (P10/P50/P90). Exit 0, "
+                    "or 1 when a finding is at or above --fail-on; 2 on errors.")
+    p.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="files or directories")
+    p.add_argument("--format", choices=("text", "json", "sarif", "csv"), default="text",
+                   help="output format (default text)")
+    p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write the report to FILE")
+    p.add_argument("--select", type=codes, action="extend", default=[], metavar="CODES",
+                   help="only these rule codes or prefixes, comma-separated (PK2,PK301)")
+    p.add_argument("--ignore", type=codes, action="extend", default=[], metavar="CODES",
+                   help="skip these rule codes or prefixes")
+    p.add_argument("--fail-on", choices=("blocker", "high", "medium", "low", "info"),
+                   help="exit 1 when a finding is at or above this severity")
+    p.add_argument("--team-size", type=int, default=1, metavar="N", help="engineers on the port (default 1)")
+    p.add_argument("--focus-hours", type=float, metavar="H",
+                   help="focused engineering hours per person per week (default 30, from effort.toml)")
+    p.add_argument("--rocm", metavar="X.Y", help="target ROCm release (default: the newest the tables know)")
+    p.add_argument("--statistics", action="store_true", help="add counts per rule (text and csv)")
+    p.add_argument("--html", type=Path, metavar="FILE",
+                   help="also write the HTML report for managers (one self-contained file)")
+    p.add_argument("--record", action="store_true",
+                   help="append this run's summary to the history (the HTML report shows the trend)")
+    p.add_argument("--history", type=Path, metavar="PATH",
+                   help="the history database (default: .portkit/history.sqlite under the audited root)")
+    p.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)")
+    add_file_timeout(p)
+    p.add_argument("-q", "--quiet", action="store_true", help="text format: print nothing; use the exit code")
+    cli_deep.add_options(p, with_flags=True)
+    _report_parser(sub)
+
+
+def _report_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("report", help="render a saved JSON audit as the HTML report",
+                       description="Render an audit saved with `portkit audit --format json` as the "
+                                   "self-contained HTML report (so CI can archive JSON and render later).")
+    p.add_argument("audit", type=Path, metavar="AUDIT_JSON")
+    p.add_argument("-o", "--output", type=Path, metavar="FILE", required=True, help="the HTML file to write")
+    p.add_argument("--history", type=Path, metavar="PATH", help="a history database to draw the trend from")
+
+
+def run_audit(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from . import config, history, scan_options
+    from .audit import AuditOptions, audit_paths
+    from .report import audit_formats
+    from .report.model import audit_document
+    from .context import Options
+
+    cfg = config.find()   # [tool.portkit] / portkit.toml; flags win
+    scan = scan_options(rocm=args.rocm or cfg.rocm)
+    opts = AuditOptions(scan=Options(audit=True, rocm=scan.rocm, file_timeout=check_file_timeout(args.file_timeout)),
+                        select=tuple(args.select) or cfg.select,
+                        ignore=tuple(args.ignore) or cfg.ignore, fail_on=args.fail_on or cfg.fail_on,
+                        team_size=args.team_size, focus_hours=args.focus_hours, jobs=args.jobs,
+                        exclude=cfg.exclude,
+                        deep=cli_deep.options(args, args.jobs, check_file_timeout(args.file_timeout)))
+    result = audit_paths(args.paths, opts, progress_factory=progress_factory(Console(stderr=True), "auditing"))
+    if not args.quiet:
+        for line in cli_deep.notes(result.deep):
+            print(f"portkit: {line}", file=sys.stderr)
+    doc = audit_document(result)
+    history_path = args.history or result.root / history.DEFAULT
+    if args.record:
+        history.record(doc, history_path)
+    if args.html is not None:
+        _write_html(doc, args.html, history.load(history_path, doc["root"]), args.quiet)
+    formatter = audit_formats()[args.format]
+    if args.output is not None:
+        buffer = io.StringIO()
+        formatter.render(doc, buffer, statistics=args.statistics)
+        emit(buffer.getvalue(), args.output, f"the {args.format} report", args.quiet)
+    elif not (args.quiet and args.format == "text"):
+        formatter.render(doc, sys.stdout, statistics=args.statistics)
+        sys.stdout.flush()
+    if args.format != "text" or args.quiet or args.output is not None:
+        for s in result.errors:  # the text report lists them itself
+            print(f"portkit: {s.rel}: {s.reason}", file=sys.stderr)
+    if result.errors:
+        return 2
+    return 1 if result.failed() else 0
+
+
+def _write_html(doc: dict, output: Path, runs: list[dict], quiet: bool = False) -> None:
+    from .report import html
+    buffer = io.StringIO()
+    html.render(doc, buffer, history=runs)
+    emit(buffer.getvalue(), output, "the HTML report", quiet)
+
+
+def run_report(args: argparse.Namespace) -> int:
+    import json
+
+    from . import history
+    try:
+        doc = json.loads(args.audit.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise PortkitError(f"{args.audit}: cannot read the audit JSON: {exc}") from None
+    if not isinstance(doc, dict) or doc.get("version") != 1 or "estimate" not in doc:
+        raise PortkitError(f"{args.audit}: not a portkit audit (write one with `portkit audit --format json`)")
+    runs = history.load(args.history, doc["root"]) if args.history else []
+    _write_html(doc, args.output, runs)
+    return 0
