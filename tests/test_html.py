@@ -99,14 +99,14 @@ def test_history_records_runs_and_the_report_shows_the_trend(tmp_path: Path, cap
     report = tmp_path / "report.html"
     assert main(["audit", str(project), "--record", "-q", "--html", str(report)]) == 0
     runs = history.load(project / ".portkit" / "history.sqlite")
-    assert [r["findings"] for r in runs] == [5, 4]
+    assert [r["findings"] for r in runs] == [7, 6]
     text = report.read_text()
-    assert "findings: 5 &rarr; 4" in text and "<polyline" in text
+    assert "findings: 7 &rarr; 6" in text and "<polyline" in text
     saved = tmp_path / "audit.json"
     assert main(["audit", str(project), "--format", "json", "-o", str(saved)]) == 0
     again = tmp_path / "again.html"
     assert main(["report", str(saved), "-o", str(again), "--history", str(project / ".portkit" / "history.sqlite")]) == 0
-    assert "findings: 5 &rarr; 4" in again.read_text()
+    assert "findings: 7 &rarr; 6" in again.read_text()
     assert main(["report", str(report), "-o", str(again)]) == 2
     assert "cannot read the audit JSON" in capsys.readouterr().err
 

@@ -2,7 +2,8 @@
 
 What it finds:
     32, 31 and shifts by 5 used with thread, lane or warp indices: `threadIdx.x % 32`,
-    `tid & 31`, `threadIdx.x >> 5`, `blockDim.x / 32`, `warp_id * 32`, `if (tid < 32)`, and
+    `tid & 31`, `threadIdx.x >> 5`, `blockDim.x / 32`, `warp_id * 32`, `if (tid < 32)`, a
+    block-size constant divided into warps (`kBlock / 32`, `BLOCK_SIZE / 32`), and
     constants that name a warp size (`#define WARP_SIZE 32`, `constexpr int kWarpSize = 32`).
     Thirty-twos with nothing to do with warps (`dim3 block(32, 8)`, `char buf[32]`, `n * 32`)
     are not reported.
@@ -59,6 +60,8 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
         if op in (b">>", b"<<") and parent.child_by_field_name("right").id != _outer(node, parent).id:
             return  # `5 >> x` is not a shift by five
         index = _tree.lane_or_warp_index(other.text) if op == b"*" else _tree.index_expression(other)
+        if op == b"/" and _tree.block_size_name(other.text) and not _array_size(parent):
+            index = True   # `kBlock / 32`: warps per block (an array's size is PK205's)
         if index and other.text not in RUNTIME_WARP_SIZE:
             ctx.flag(RULE, view.start(parent), view.end(parent),
                      f"`{_squash(view.text(parent))}` assumes 32-lane warps; an AMD wavefront has 64 lanes",
@@ -97,6 +100,16 @@ def _is_constant_declaration(parent: Node) -> bool:
     declaration = parent.parent
     return declaration is not None and (b"const" in _tree.declaration_type(declaration)
                                         or b"constexpr" in _tree.declaration_type(declaration))
+
+
+def _array_size(binary: Node) -> bool:
+    """The expression is an array declarator's size (`float s[kBlock / 32]`)."""
+    outer = binary
+    while outer.parent is not None and outer.parent.type == "parenthesized_expression":
+        outer = outer.parent
+    parent = outer.parent
+    return parent is not None and parent.type == "array_declarator" and \
+        (size := parent.child_by_field_name("size")) is not None and size.id == outer.id
 
 
 def _outer(node: Node, binary: Node) -> Node:

@@ -1,8 +1,9 @@
 """A shared array of 32 indexed by lane or warp.
 
 What it finds:
-    `__shared__` arrays declared with 32 elements (or a warp-size constant) that the same
-    function indexes with a lane or warp index (`shared[lane]`, `partial[warp_id]`).
+    `__shared__` arrays declared with 32 elements, a warp-size constant or a block size in
+    32-lane warps (`partial[kBlock / 32]`) that the same function indexes with a lane or warp
+    index (`shared[lane]`, `partial[warp_id]`).
 
 Why it matters on AMD GPUs:
     With 64-lane wavefronts, a lane index runs to 63 and overruns a 32-element array; the
@@ -39,7 +40,7 @@ _LANE_OR_WARP = re.compile(rb"\b(?:lane\w*|Lane\w*|warp\w*|Warp\w*|wid|lid)\b|>>
 
 def check(ctx: ScanContext, view: View, node: Node) -> None:
     size = node.child_by_field_name("size")
-    if size is None or not (size.text.strip() == b"32" or _tree.warpish_name(size.text)):
+    if size is None or not (size.text.strip() == b"32" or _tree.warpish_name(size.text) or _warps_per_block(size)):
         return
     declaration = _tree.enclosing(node, "declaration")
     if declaration is None or b"__shared__" not in _tree.declaration_type(declaration):
@@ -54,3 +55,13 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
                  f"__shared__ {name.decode(errors='replace')}[{size.text.decode(errors='replace')}] is "
                  "indexed by lane or warp: sized for 32-lane warps, an AMD wavefront has 64 lanes",
                  subject=name.decode(errors="replace"))
+
+
+def _warps_per_block(size: Node) -> bool:
+    """`kBlock / 32`: one slot per 32-lane warp of the block."""
+    size = _tree.unparen(size)
+    if size.type != "binary_expression" or _tree.operator(size) != b"/":
+        return False
+    left, right = size.child_by_field_name("left"), size.child_by_field_name("right")
+    return left is not None and right is not None and _tree.int_value(_tree.unparen(right)) == 32 \
+        and _tree.block_size_name(left.text)

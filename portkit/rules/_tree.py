@@ -21,6 +21,19 @@ _WARPISH_NAME = re.compile(rb"warp|wavefront|lanes", re.I)
 _LANE_OR_WARP_INDEX = re.compile(rb"\b(?:lane\w*|Lane\w*|warp\w*|Warp\w*|WARP\w*|wid)\b")
 
 
+# Constants that name a block's thread count (kBlock, BLOCK_SIZE, kThreadsPerBlock, num_threads):
+# `kBlock / 32` is a warp count per block.
+_BLOCK_SIZE_NAME = re.compile(
+    rb"\b(?:k_?)?(?:[Bb]lock|BLOCK)(?:_?(?:[Ss]ize|SIZE|[Dd]im|DIM|[Tt]hreads|THREADS))?\b|"
+    rb"\b(?:k_?|n_?|num_?|NUM_)?(?:[Tt]hreads|THREADS)(?:_?(?:[Pp]er|PER)_?(?:[Bb]lock|BLOCK))?\b|"
+    rb"\b(?:block_size|block_dim|threads_per_block|nthreads)\b")
+
+
+def block_size_name(text: bytes) -> bool:
+    """`kBlock`, `BLOCK_SIZE`, `kThreadsPerBlock`, `num_threads`: a block's thread count."""
+    return _BLOCK_SIZE_NAME.fullmatch(text.strip()) is not None
+
+
 def threadish(text: bytes) -> bool:
     return _THREADISH.search(text) is not None
 
