@@ -66,7 +66,8 @@ def run_audit(args: argparse.Namespace) -> int:
 
     cfg = config.find()   # [tool.portkit] / portkit.toml; flags win
     scan = scan_options(rocm=args.rocm or cfg.rocm)
-    opts = AuditOptions(scan=Options(audit=True, rocm=scan.rocm, file_timeout=check_file_timeout(args.file_timeout)),
+    opts = AuditOptions(scan=Options(audit=True, rocm=scan.rocm, file_timeout=check_file_timeout(args.file_timeout),
+                                       amd_macros=cfg.amd_macros),
                         select=tuple(args.select) or cfg.select,
                         ignore=tuple(args.ignore) or cfg.ignore, fail_on=args.fail_on or cfg.fail_on,
                         team_size=args.team_size, focus_hours=args.focus_hours, jobs=args.jobs,

@@ -81,7 +81,7 @@ def _builtins_help() -> str:
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from . import scan_options
+    from . import config, scan_options
     from .convert import ConvertOptions, convert_paths
     from .report.terminal import render_convert
     from .rename import parse_map
@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         check=args.check, jobs=args.jobs, rename=parse_map(args.rename_map) if args.rename else None,
         scan=replace(scan_options(args.launch_syntax, args.rocm, args.prefer_roc, args.offload_arch,
                                   args.build_files, args.builtins),
-                     file_timeout=check_file_timeout(args.file_timeout)),
+                     file_timeout=check_file_timeout(args.file_timeout), amd_macros=config.find().amd_macros),
         deep=cli_deep.options(args, args.jobs, check_file_timeout(args.file_timeout)))
     data_on_stdout = args.diff or (args.output is not None and str(args.output) == "-")
     if args.verify and (args.output is None or data_on_stdout):

@@ -9,6 +9,7 @@ holding either file, stopping at a `.git`). Keys (all optional; command-line fla
     baseline = ".portkit-baseline.json"
     exclude = ["third_party/**", "*.pb.cc"]   # glob patterns on paths relative to the root
     rocm = "6.2"                     # --rocm
+    amd-macros = ["GGML_USE_HIP"]    # macros that select the project's AMD build (docs/platforms.md)
 
 An unknown key or a wrong type is an error (exit 2), so a typo never silently disables a rule.
 """
@@ -41,6 +42,7 @@ class Config:
     baseline: str = DEFAULT_BASELINE
     exclude: tuple[str, ...] = field(default_factory=tuple)
     rocm: str | None = None
+    amd_macros: tuple[str, ...] = field(default_factory=tuple)   # the project's AMD selector macros
 
     def excluded(self, rel: str) -> bool:
         """True when a root-relative path matches an `exclude` pattern (`dir/**` covers the tree)."""
@@ -74,7 +76,7 @@ def _read(path: Path) -> dict:
 
 
 def _parse(root: Path, path: Path, table: dict, source: str) -> Config:
-    known = {"fail-on", "select", "ignore", "baseline", "exclude", "rocm"}
+    known = {"fail-on", "select", "ignore", "baseline", "exclude", "rocm", "amd-macros"}
     unknown = sorted(set(table) - known)
     if unknown:
         raise PortkitError(f"{path}: unknown portkit setting {', '.join(unknown)} "
@@ -88,6 +90,9 @@ def _parse(root: Path, path: Path, table: dict, source: str) -> Config:
             raise PortkitError(f"{path}: `{key}` must be a list of strings")
         return tuple(value)
 
+    for macro in strings("amd-macros"):
+        if not macro.isidentifier() or not macro.isascii():
+            raise PortkitError(f"{path}: `amd-macros`: {macro!r} is not a macro name")
     fail_on = table.get("fail-on")
     if fail_on is not None and fail_on not in SEVERITY_NAMES:
         raise PortkitError(f"{path}: `fail-on` must be one of {', '.join(SEVERITY_NAMES)}")
@@ -96,4 +101,4 @@ def _parse(root: Path, path: Path, table: dict, source: str) -> Config:
             raise PortkitError(f"{path}: `{key}` must be a string")
     return Config(root=root, source=source, fail_on=fail_on, select=strings("select"),
                   ignore=strings("ignore"), baseline=table.get("baseline", DEFAULT_BASELINE),
-                  exclude=strings("exclude"), rocm=table.get("rocm"))
+                  exclude=strings("exclude"), rocm=table.get("rocm"), amd_macros=strings("amd-macros"))

@@ -17,6 +17,7 @@ from tree_sitter import Node
 from .edits import Edit
 from .findings import Finding, fingerprint
 from .mappings import MappingDB, Version
+from .regions import PORTED, RegionMap
 from .source import SourceFile
 
 if TYPE_CHECKING:
@@ -46,6 +47,7 @@ class Options:
     builtins: str = "cuda"               # "cuda" keeps threadIdx.x, "hip" writes hipThreadIdx_x
     rename: "RenamePlan | None" = None   # --rename: the files getting new names (their #includes follow)
     file_timeout: float = 60.0           # seconds one file may take (--file-timeout; 0: no limit)
+    amd_macros: tuple[str, ...] = ()     # the project's AMD selector macros (config, learned; regions.py)
 
 
 @dataclass
@@ -63,6 +65,11 @@ class Metrics:
     imports: set[str] = field(default_factory=set)     # top-level Python modules imported
     triton_kernels: int = 0    # @triton.jit functions
     cuda_extension: bool = False   # a torch.utils.cpp_extension CUDAExtension build
+    # The platform model (regions.py): bytes by region kind, and what it kept the passes from.
+    region_bytes: dict[str, int] = field(default_factory=dict)   # amd, ported, nvidia, shared
+    shim: bool = False             # a vendor shim header: left byte-identical
+    refs_already_ported: int = 0   # CUDA names in AMD-only or ported code: left as they are
+    findings_left_amd: int = 0     # findings dropped because their code is AMD-only
 
 
 @dataclass
@@ -124,6 +131,7 @@ class ScanContext:
     # The walk over a (sub)tree: scan.dispatch, installed by scan.scan_source. Macro bodies are
     # parsed again and walked with it (rewrite/macros.py) without importing scan.
     dispatch: "Dispatch | None" = None
+    regions: RegionMap = field(default_factory=RegionMap)   # the platform model of this file
 
     def first(self, key: object) -> bool:
         """True the first time `key` is seen in this file (rules that report once per function)."""
@@ -144,6 +152,13 @@ class ScanContext:
     def report(self, code: str, name: str, severity: str, category: str, start: int, end: int,
                message: str, subject: str, fix: str = "") -> None:
         """Record a finding at byte range [start, end) of the original file."""
+        region = self.regions.kind_at(start) if (self.regions.ranges or self.regions.shim) else None
+        if region == "amd":
+            self.metrics.findings_left_amd += 1   # AMD-only code is already HIP
+            return
+        if region == PORTED and severity != "info":
+            severity = "info"
+            message = "already ported (this #if has an AMD branch; nvcc alone compiles this one): " + message
         line, col = self.source.position(start)
         end_line, end_col = self.source.position(max(start, end))
         snippet = self.memo.get(("snippet", line))
@@ -152,6 +167,6 @@ class ScanContext:
         self.findings.append(Finding(
             code=code, name=name, severity=severity, category=category, path=self.source.rel,
             line=line, column=col, end_line=end_line, end_column=end_col, message=message,
-            snippet=snippet, fix=fix, subject=subject,
+            snippet=snippet, fix=fix, subject=subject, platform=region or "",
             fingerprint=fingerprint(code, self.source.rel, subject, snippet),
         ))

@@ -14,6 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
 
+from . import regions
 from .buildfiles import FORMATS as BUILD_FORMATS
 from .edits import apply_edits
 from .errors import PortkitError
@@ -112,6 +113,7 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
     paths = [Path(p) for p in paths]
     check_options(paths, opts)
     root, entries, skipped = discover(paths)
+    opts = replace(opts, scan=replace(opts.scan, amd_macros=regions.project_amd_macros(entries, opts.scan.amd_macros)))
     result = ConvertResult(root=root, skipped=skipped)
     if opts.rename is not None:
         plan, clashes = rename_plan(entries, opts.rename)

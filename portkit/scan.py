@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from . import parse, rules
+from . import parse, regions, rules
 from .context import FileScan, Metrics, Options, ScanContext, View, line_snippet
 from .edits import normalize
 from .findings import Finding
@@ -50,17 +50,25 @@ def dispatch(ctx: ScanContext, view: View, root: Node) -> None:
                                    and n.parent.type == "function_definition")
     table = ctx.db.names_by_bytes
     legacy = builtins if ctx.options.builtins == "hip" else None
+    # AMD-only code and NVIDIA code with an AMD branch are not rewritten (regions.py); the rules
+    # still see them (their findings are dropped or become "already ported" in ScanContext.report)
+    region_map = ctx.regions
+    protected = region_map.protected if (region_map.ranges or region_map.shim) else None
     for node in caps.get("name", ()):
         text = node.text
-        if text in table:
-            names_handler(ctx, view, node)
-        if legacy is not None and text in legacy.table():
-            legacy.handle(ctx, view, node)
+        if protected is not None and (text in table or legacy is not None) and protected(view.start(node)):
+            ctx.metrics.refs_already_ported += text in table
+        else:
+            if text in table:
+                names_handler(ctx, view, node)
+            if legacy is not None and text in legacy.table():
+                legacy.handle(ctx, view, node)
         if text in rule_names:
             for check in rule_names[text]:
                 check(ctx, view, node)
     for node in caps.get("node", ()):
-        handlers[node.type](ctx, view, node)
+        if protected is None or not protected(view.start(node)):
+            handlers[node.type](ctx, view, node)
         for check in rule_nodes.get(node.type, ()):
             check(ctx, view, node)
     for node in caps.get("field", ()):   # member names (cluster.map_shared_rank), audit only
@@ -75,8 +83,10 @@ def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB 
     """Scan one file: the edits that convert it, the findings, and its metrics."""
     db = db or default_db()
     ctx = ScanContext(source=source, db=db, options=options, target=options.rocm or db.newest,
-                      dispatch=dispatch)
+                      dispatch=dispatch, regions=platform_map(source, options))
     ctx.metrics.lines = source.line_count
+    ctx.metrics.shim = ctx.regions.shim
+    ctx.metrics.region_bytes = ctx.regions.totals(len(source.data))
     data = source.parse_bytes
     tree = parse.parse(data)
     root = tree.root_node
@@ -92,9 +102,16 @@ def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB 
                  "tree-sitter could not parse this region; names in it were converted, but "
                  "constructs spanning it (kernel launches, symbol arguments) may be missed",
                  subject="parse-error")
-    includes.finish(ctx, root)
+    # a file with an AMD path chose its own headers there: no runtime header is added
+    includes.finish(ctx, root, add_runtime=not ctx.regions.shim and
+                    not any(kind == regions.AMD for _, _, kind in ctx.regions.ranges))
     edits = normalize(ctx.edits)
     return FileScan(source.rel, edits, finish_findings(ctx.findings), ctx.metrics)
+
+
+def platform_map(source: SourceFile, options: Options) -> regions.RegionMap:
+    """The file's platform model under the built-in selectors and the project's AMD macros."""
+    return regions.classify(source.data, regions.selectors(options.amd_macros))
 
 
 def finish_findings(findings: list[Finding]) -> list[Finding]:

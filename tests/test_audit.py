@@ -124,7 +124,7 @@ def test_json_output_matches_the_documented_schema(tmp_path: Path):
     jsonschema.validate(doc, json.loads(JSON_SCHEMA.read_text()))
     first = doc["findings"][0]
     assert set(first) == {"code", "name", "severity", "category", "path", "line", "column", "end_line",
-                          "end_column", "message", "snippet", "fix", "effort_hours", "fingerprint"}
+                          "end_column", "message", "snippet", "fix", "effort_hours", "fingerprint", "platform"}
     assert all("\\" not in f["path"] and not f["path"].startswith("/") for f in doc["findings"])
 
 

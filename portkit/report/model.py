@@ -36,6 +36,7 @@ def finding_record(f: Finding) -> dict:
         "path": f.path, "line": f.line, "column": f.column, "end_line": f.end_line,
         "end_column": f.end_column, "message": f.message, "snippet": f.snippet, "fix": f.fix,
         "effort_hours": {"low": low, "likely": likely, "high": high}, "fingerprint": f.fingerprint,
+        "platform": f.platform,
     }
 
 
@@ -86,6 +87,25 @@ def _dependencies(result: AuditResult) -> list[dict]:
     return out
 
 
+def _platforms(result: AuditResult) -> dict:
+    """What the platform model saw: code by where it is compiled, and what is already ported."""
+    scans = result.scans
+    sizes = Counter()
+    for s in scans:
+        sizes.update(s.metrics.region_bytes)
+    total = sum(sizes.values())
+    return {
+        "amd_bytes": sizes["amd"], "ported_bytes": sizes["ported"], "nvidia_bytes": sizes["nvidia"],
+        "shared_bytes": sizes["shared"],
+        "amd_path_share": round((sizes["amd"] + sizes["ported"]) / total, 4) if total else 0.0,
+        "shim_files": sorted(s.rel for s in scans if s.metrics.shim),
+        "amd_macros": list(result.options.scan.amd_macros),
+        "refs_already_ported": sum(s.metrics.refs_already_ported for s in scans),
+        "findings_left_amd": sum(s.metrics.findings_left_amd for s in scans),
+        "findings_already_ported": sum(1 for f in result.findings if f.platform == "ported"),
+    }
+
+
 def audit_document(result: AuditResult) -> dict:
     """Everything the formatters show, as JSON-ready data."""
     findings = result.findings
@@ -123,6 +143,7 @@ def audit_document(result: AuditResult) -> dict:
             "launches": sum(s.metrics.launches for s in scans),
             "partially_parsed_files": sum(1 for s in scans if s.metrics.partially_parsed),
             "skipped": [{"path": s.rel, "reason": s.reason, "error": s.error} for s in result.all_skipped],
+            "platforms": _platforms(result),
         },
         "estimate": _estimate_record(result.estimate) if result.estimate else None,
         "dependencies": _dependencies(result),

@@ -53,9 +53,9 @@ def _renamed_project_header(ctx: ScanContext, view: View, path: Node, raw: bytes
         ctx.edit(view.start(path), view.end(path), raw[:1] + new.encode("utf-8") + raw[-1:], what=name)
 
 
-def finish(ctx: ScanContext, root: Node) -> None:
+def finish(ctx: ScanContext, root: Node, add_runtime: bool = True) -> None:
     """After the walk: make sure the HIP runtime header comes first where needed, drop duplicates."""
-    if _needs_runtime_header(ctx):
+    if add_runtime and _needs_runtime_header(ctx):
         at, parent_key = insertion_point(ctx, root)
         line = b"#include <" + RUNTIME_HEADER.encode() + b">" + ctx.source.newline
         data = ctx.source.data

@@ -63,8 +63,19 @@ KNOWN = (
 )
 _KNOWN = tuple((re.compile(p), what, blocker) for p, what, blocker in KNOWN)
 # Type suffixes and special registers only PTX has (SPARC's `%%fsr` or x86's `%%eax` are not PTX).
+# AMD GPU assembly: vector/scalar/LDS/memory instructions (v_dot2_f32_f16, s_waitcnt, ds_swizzle_b32,
+# global_load_dword, buffer_load_dword), with no PTX type suffix or special register.
+_AMD_MNEMONIC = re.compile(r"^\s*(?:v|s|ds|buffer|global|flat|scratch|image|exp)_[a-z0-9_]+\b")
 _PTX_LOOK = re.compile(r"\.(?:[usbf](?:8|16|32|64)|pred|global|shared)\b|%%(?:laneid|lanemask\w*|tid|ntid|ctaid|"
                        r"nctaid|warpid|nwarpid|smid|nsmid|clock\w*|globaltimer\w*|\w*smem_size)\b")
+
+
+def amd_assembly(text: str) -> bool:
+    """Every instruction of the asm template reads as AMD GPU assembly, none as PTX."""
+    body = text.replace("\\\r\n", " ").replace("\\\n", " ")   # line continuations inside the literal
+    body = body.replace('"', " ").replace("\\n", "\n").replace("\\t", " ")
+    lines = [ln.strip() for part in body.split("\n") for ln in part.split(";") if ln.strip()]
+    return bool(lines) and not _PTX_LOOK.search(text) and all(_AMD_MNEMONIC.match(ln) for ln in lines)
 
 
 def check(ctx: ScanContext, view: View, node: Node) -> None:
@@ -72,6 +83,8 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
     ptx = text.decode("utf-8", "replace")
     if not _tree.in_device_code(node) and not _PTX_LOOK.search(ptx):
         return  # host assembly (x86 cpuid, rdtsc ...) is not ours to judge
+    if amd_assembly(ptx):
+        return  # AMD GCN/CDNA/RDNA assembly (ggml's v_dot2_f32_f16) is already ported
     what, blocker = "PTX", False
     for pattern, description, is_blocker in _KNOWN:
         if pattern.search(ptx):

@@ -1,0 +1,312 @@
+"""The platform model of one file: which bytes an AMD build compiles, which only an NVIDIA build.
+
+Real code is often half-ported: `#ifdef USE_ROCM ... #else ... #endif`, vendor shim headers of
+`#define cudaX hipX`, AMD assembly next to PTX. Every branch of every `#if` is evaluated twice,
+in an AMD world and an NVIDIA world (ppexpr.py, selector macros from mappings/platforms.toml
+plus the project's own), and each byte range gets one of:
+
+- AMD: compiled only for AMD (already HIP): convert leaves it byte-identical, audit reports
+  nothing there;
+- PORTED: compiled only for NVIDIA, and the same `#if` has an AMD branch: the port exists;
+  convert leaves it (nvcc compiles it), audit reports it as info, costed at nothing;
+- NVIDIA: compiled only for NVIDIA with no AMD counterpart (`#if __CUDA_ARCH__ >= 800`): code an
+  AMD build silently leaves out; converted and costed like shared code;
+- shared: everything else (the gaps between the ranges).
+
+A vendor shim file (a header whose job is mapping CUDA names to HIP names or back) is AMD as a
+whole. The model is directive-only (no parse), so it costs little next to the scan.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from . import ppexpr
+
+AMD, PORTED, NVIDIA = "amd", "ported", "nvidia"
+PROTECTED = (AMD, PORTED)
+
+_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif|define|undef)\b"
+                        rb"((?:[^\n\\]|\\\r?\n|\\)*)", re.M)
+_COMMENT = re.compile(r"/\*.*?\*/|//.*", re.S)
+# A branch that uses HIP: its guard is an AMD selector (GGML_USE_HIP guarding "vendors/hip.h").
+_HIP_EVIDENCE = re.compile(
+    rb"#[ \t]*include[ \t]*[<\"](?:[^>\"\n]*/)?(?:hip|rocm|rocblas|hipblas|rocprim|hipcub|rccl)[/._\w]*[>\"]"
+    rb"|\bhip[A-Z]\w+|\b__builtin_amdgcn_\w+|\bHIP_DYNAMIC_SHARED\b|\b__hip_\w+"
+    rb"|\basm\b[^;]*\"\s*(?:v|s|ds|buffer|global|flat)_[a-z0-9_]+\s")
+# `#define cudaX hipX` (and back): a line of a vendor shim header.
+_SHIM_DEFINE = re.compile(
+    rb"^[ \t]*#[ \t]*define[ \t]+(?:(?:cu|CU|nccl|NCCL|__nv|nv|__shfl|__ballot|__all_sync|__any_sync|__syncwarp)\w*"
+    rb"(?:\([^)]*\))?[ \t]+[^\n]*\b(?:hip|HIP|roc|ROC|rccl|musa|MUSA|mu[A-Z]?[a-z]+[A-Z]|__hip|__shfl|__ballot|__all|__any)"
+    rb"|(?:hip|HIP)\w*(?:\([^)]*\))?[ \t]+[^\n]*\b(?:cu|CU)[a-zA-Z])", re.M)
+SHIM_MIN_DEFINES = 8
+
+
+@dataclass(frozen=True)
+class Selectors:
+    """What each world knows: {macro: int | ppexpr.DEFINED | ppexpr.UNDEFINED}."""
+
+    amd: dict = field(default_factory=dict)
+    nvidia: dict = field(default_factory=dict)
+
+
+@dataclass
+class RegionMap:
+    """Sorted, non-overlapping (start, end, kind) ranges of a file; the gaps are shared code."""
+
+    ranges: list[tuple[int, int, str]] = field(default_factory=list)
+    shim: bool = False
+    learned: frozenset[str] = frozenset()   # AMD selectors this file revealed (for the tree)
+    _starts: list[int] = field(default_factory=list, repr=False)
+
+    def __post_init__(self) -> None:
+        self._starts = [r[0] for r in self.ranges]
+
+    def kind_at(self, offset: int) -> str | None:
+        if self.shim:
+            return AMD
+        i = bisect.bisect_right(self._starts, offset) - 1
+        if i >= 0 and self.ranges[i][0] <= offset < self.ranges[i][1]:
+            return self.ranges[i][2]
+        return None
+
+    def protected(self, offset: int) -> bool:
+        return self.kind_at(offset) in PROTECTED
+
+    def totals(self, size: int) -> dict[str, int]:
+        """Bytes by kind, shared included."""
+        if self.shim:
+            return {AMD: size, PORTED: 0, NVIDIA: 0, "shared": 0}
+        out = {AMD: 0, PORTED: 0, NVIDIA: 0}
+        for start, end, kind in self.ranges:
+            out[kind] += end - start
+        out["shared"] = size - sum(out.values())
+        return out
+
+
+@lru_cache(maxsize=1)
+def builtin_selectors() -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """(AMD macros defined as 1, AMD macros with an unknown value, NVIDIA macros) from platforms.toml."""
+    from .mappings import tables_dir
+    try:
+        import tomllib
+    except ModuleNotFoundError:   # Python 3.10
+        import tomli as tomllib
+    doc = tomllib.loads((tables_dir() / "platforms.toml").read_text(encoding="utf-8"))
+    return tuple(doc["amd"]["defined"]), tuple(doc["amd"]["valued"]), tuple(doc["nvidia"]["valued"])
+
+
+@lru_cache(maxsize=8)
+def selectors(amd_macros: tuple[str, ...] = (), defines: tuple[tuple[str, int | None], ...] = (),
+              undefines: tuple[str, ...] = ()) -> Selectors:
+    """The two worlds: built-in selectors, the project's AMD macros, and the user's -D/-U (both worlds)."""
+    amd_defined, amd_valued, nvidia_valued = builtin_selectors()
+    amd: dict = {m: 1 for m in (*amd_defined, *amd_macros)}
+    amd.update({m: ppexpr.DEFINED for m in amd_valued})
+    amd.update({m: ppexpr.UNDEFINED for m in nvidia_valued})
+    nvidia: dict = {m: ppexpr.DEFINED for m in nvidia_valued}
+    nvidia.update({m: ppexpr.UNDEFINED for m in (*amd_defined, *amd_valued, *amd_macros)})
+    for name, value in defines:
+        amd[name] = nvidia[name] = ppexpr.DEFINED if value is None else value
+    for name in undefines:
+        amd[name] = nvidia[name] = ppexpr.UNDEFINED
+    return Selectors(amd, nvidia)
+
+
+@dataclass
+class _Branch:
+    start: int              # first byte after the directive line
+    amd: bool | None        # compiled in the AMD world (None: cannot tell)
+    nvidia: bool | None
+    positive: str | None    # `#ifdef X` / `#if defined(X)`: X, to learn AMD selectors from
+
+
+@dataclass
+class _Group:
+    parent_amd: bool | None
+    parent_nvidia: bool | None
+    taken_amd: bool | None = False      # an earlier branch of the group is taken in the world
+    taken_nvidia: bool | None = False
+    branches: list = field(default_factory=list)   # (branch, end)
+    open: _Branch | None = None
+
+
+def _and(a: bool | None, b: bool | None) -> bool | None:
+    if a is False or b is False:
+        return False
+    return None if a is None or b is None else True
+
+
+def _not(a: bool | None) -> bool | None:
+    return None if a is None else not a
+
+
+def _condition(kind: str, text: str) -> tuple[str, str | None]:
+    """The directive as an #if expression, and X for a positive `defined(X)` test."""
+    text = _COMMENT.sub(" ", text.replace("\\\n", " ").replace("\\\r\n", " ")).strip()
+    if kind in ("ifdef", "elifdef"):
+        name = text.split()[0] if text.split() else ""
+        return f"defined({name})", name or None
+    if kind in ("ifndef", "elifndef"):
+        name = text.split()[0] if text.split() else ""
+        return f"!defined({name})", None
+    m = re.fullmatch(r"\(?\s*defined\s*\(?\s*(\w+)\s*\)?\s*\)?", text)
+    return text, (m.group(1) if m else None)
+
+
+def classify(data: bytes, worlds: Selectors) -> RegionMap:
+    """The region map of one file's bytes under the two worlds."""
+    if b"#" not in data:
+        return RegionMap()
+    shim = _is_shim(data)
+    amd, nvidia = dict(worlds.amd), dict(worlds.nvidia)   # #define/#undef update them in order
+    stack: list[_Group] = []
+    spans: list[tuple[int, int, str, int]] = []           # (start, end, kind, depth)
+    learned: set[str] = set()
+    active_amd: bool | None = True
+    active_nvidia: bool | None = True
+    for m in _DIRECTIVE.finditer(data):
+        kind = m.group(1).decode()
+        line_end = data.find(b"\n", m.end())
+        after = len(data) if line_end == -1 else line_end + 1
+        text = m.group(2).decode("utf-8", "replace")
+        if kind in ("define", "undef"):
+            _track_define(kind, text, active_amd, active_nvidia, amd, nvidia)
+            continue
+        if kind in ("if", "ifdef", "ifndef"):
+            group = _Group(active_amd, active_nvidia)
+            stack.append(group)
+        elif not stack:
+            continue   # an #else/#endif without #if: the file is broken; ignore it
+        else:
+            group = stack[-1]
+            _close_branch(group, m.start(), data, learned)
+        if kind == "endif":
+            stack.pop()
+            spans.extend(_group_spans(group, len(stack)))
+            active_amd, active_nvidia = group.parent_amd, group.parent_nvidia
+            continue
+        if kind == "else":
+            cond_amd, cond_nvidia, positive = True, True, None
+        else:
+            expr, positive = _condition(kind, text)
+            cond_amd = ppexpr.truth(ppexpr.evaluate(expr, amd))
+            cond_nvidia = ppexpr.truth(ppexpr.evaluate(expr, nvidia))
+        branch_amd = _and(_and(group.parent_amd, _not(group.taken_amd)), cond_amd)
+        branch_nvidia = _and(_and(group.parent_nvidia, _not(group.taken_nvidia)), cond_nvidia)
+        group.taken_amd = _or(group.taken_amd, cond_amd)
+        group.taken_nvidia = _or(group.taken_nvidia, cond_nvidia)
+        group.open = _Branch(after, branch_amd, branch_nvidia, positive)
+        active_amd, active_nvidia = branch_amd, branch_nvidia
+    return RegionMap(_flatten(spans), shim, frozenset(learned))
+
+
+def _or(a: bool | None, b: bool | None) -> bool | None:
+    if a is True or b is True:
+        return True
+    return None if a is None or b is None else False
+
+
+def _track_define(kind: str, text: str, active_amd, active_nvidia, amd: dict, nvidia: dict) -> None:
+    """Follow #define/#undef in each world. A macro defined only where one world compiles is
+    undefined in the other, so it becomes that world's selector (ggml's
+    `#if defined(GGML_USE_HIP) && ... #define V_DOT2_F32_F16_AVAILABLE`)."""
+    name = re.match(r"\s*(\w+)", text)
+    if name is None:
+        return
+    macro = name.group(1)
+    for active, world in ((active_amd, amd), (active_nvidia, nvidia)):
+        if active is None:
+            world.pop(macro, None)          # maybe defined, maybe not: unknown
+        elif active and kind == "define":
+            world[macro] = ppexpr.DEFINED
+        elif active:
+            world[macro] = ppexpr.UNDEFINED
+        elif kind == "define":
+            world.setdefault(macro, ppexpr.UNDEFINED)   # this world skips the definition
+
+
+def _close_branch(group: _Group, end: int, data: bytes, learned: set[str]) -> None:
+    branch = group.open
+    if branch is None:
+        return
+    end = data.rfind(b"\n", 0, end) + 1 if end > 0 else 0
+    group.branches.append((branch, max(end, branch.start)))
+    if branch.positive and branch.amd is not False and _HIP_EVIDENCE.search(data, branch.start, end):
+        learned.add(branch.positive)
+    group.open = None
+
+
+def _group_spans(group: _Group, depth: int) -> list[tuple[int, int, str, int]]:
+    """AMD-only and NVIDIA-only branches of a finished group; NVIDIA-only ones are PORTED when
+    the group also has an AMD-only branch."""
+    def kind(b: _Branch) -> str | None:
+        if b.nvidia is False and b.amd is not False:
+            return AMD
+        if b.amd is False and b.nvidia is not False:
+            return NVIDIA
+        return None
+    kinds = [(b, end, kind(b)) for b, end in group.branches]
+    has_amd = any(k == AMD for _, _, k in kinds)
+    out = []
+    for b, end, k in kinds:
+        if k == NVIDIA and has_amd:
+            k = PORTED
+        if k is not None and end > b.start:
+            out.append((b.start, end, k, depth))
+    return out
+
+
+def _flatten(spans: list[tuple[int, int, str, int]]) -> list[tuple[int, int, str]]:
+    """Nested spans to non-overlapping ranges, in one sweep: inside an AMD or PORTED span
+    everything keeps the outer kind (protected as a whole); elsewhere the innermost span decides."""
+    events = sorted([(s, 1, d, k) for s, _, k, d in spans] + [(e, 0, -d, k) for _, e, k, d in spans])
+    out: list[tuple[int, int, str]] = []
+    stack: list[str] = []   # effective kinds of the open spans
+    prev = 0
+    for pos, opening, _, kind in events:
+        if stack and pos > prev:
+            if out and out[-1][1] == prev and out[-1][2] == stack[-1]:
+                out[-1] = (out[-1][0], pos, stack[-1])
+            else:
+                out.append((prev, pos, stack[-1]))
+        if opening:
+            stack.append(stack[-1] if stack and stack[-1] in PROTECTED else kind)
+        else:
+            stack.pop()
+        prev = pos
+    return out
+
+
+def _is_shim(data: bytes) -> bool:
+    """Most of the file's #defines map CUDA names to HIP (or another vendor's) names, or back."""
+    shim_defines = len(_SHIM_DEFINE.findall(data))
+    if shim_defines < SHIM_MIN_DEFINES:
+        return False
+    all_defines = len(re.findall(rb"^[ \t]*#[ \t]*define\b", data, re.M))
+    return shim_defines * 2 >= all_defines
+
+
+def learn(data: bytes, worlds: Selectors) -> frozenset[str]:
+    """The AMD selectors a file reveals: guards of branches that use HIP."""
+    return classify(data, worlds).learned if b"#" in data else frozenset()
+
+
+def project_amd_macros(entries: list, configured: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The tree's AMD selectors: the configured ones plus those any source file reveals
+    (`#if defined(GGML_USE_HIP)` around `#include "vendors/hip.h"` makes GGML_USE_HIP one in
+    every file). A directive-only pass over the sources before the scan."""
+    from .files import read
+    worlds = selectors(tuple(configured))
+    learned: set[str] = set()
+    for entry in entries:
+        if entry.kind != "source":
+            continue
+        data, skipped = read(entry)
+        if data is not None and skipped is None:
+            learned |= learn(data, worlds)
+    known = set(builtin_selectors()[0]) | set(configured)
+    return tuple(configured) + tuple(sorted(learned - known))
