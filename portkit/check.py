@@ -73,26 +73,40 @@ def _sources(opts: CheckOptions, cwd: Path) -> tuple[Path, dict[str, bytes], dic
         against = [base] if base else (["HEAD"] if git.has_head(root) else [git.EMPTY_TREE])
         rels = [_relative(root, p) for p in opts.files]
         contents = _read_files(root, opts.files)
-        lines = git.added_lines(root, against, list(contents))
+        lines = _added(root, opts, against, contents)
         known = git.tracked(root, list(contents)) if not base else set(contents)
         for rel in contents:   # an untracked file is new in every line
             if rel not in known and rel not in lines:
-                lines[rel] = set(range(1, contents[rel].count(b"\n") + 2))
+                lines[rel] = _every_line(contents[rel])
         return root, {r: contents[r] for r in rels if r in contents}, lines, \
             f"changes against {opts.diff_base or 'HEAD'}"
     if base:
         rels = list(git.changed_files(root, [base]))
         contents = _read_files(root, [root / r for r in rels])
-        return root, contents, git.added_lines(root, [base], list(contents)), \
-            f"changes against {opts.diff_base}"
+        return root, contents, _added(root, opts, [base], contents), f"changes against {opts.diff_base}"
     against = ["--cached"] + ([] if git.has_head(root) else [git.EMPTY_TREE])
     staged = git.changed_files(root, against)
     if opts.files:
         wanted = {_relative(root, p) for p in opts.files}
-        staged = {r: b for r, b in staged.items() if r in wanted}
-    staged = {r: b for r, b in staged.items() if kind_of(r.rsplit("/", 1)[-1]) is not None}
-    contents = git.blobs(root, staged)
-    return root, contents, git.added_lines(root, against, list(contents)), "staged changes"
+        staged = {r: c for r, c in staged.items() if r in wanted}
+    staged = {r: c for r, c in staged.items() if kind_of(r.rsplit("/", 1)[-1]) is not None}
+    contents = git.blobs(root, {r: blob for r, (blob, _) in staged.items()})
+    return root, contents, _added(root, opts, against, contents), "staged changes"
+
+
+def _added(root: Path, opts: CheckOptions, against: list[str], contents: dict[str, bytes]) -> dict[str, set[int]]:
+    """Changed lines per file. A file renamed or copied from one the gate never checks (notes.txt,
+    an excluded path) is new in every line: its old name vouches for nothing."""
+    lines = git.added_lines(root, against, list(contents))
+    for rel, (_, source) in git.changed_files(root, against).items():
+        if rel in contents and source is not None and (
+                kind_of(source.rsplit("/", 1)[-1]) is None or opts.config.excluded(source)):
+            lines[rel] = _every_line(contents[rel])
+    return lines
+
+
+def _every_line(data: bytes) -> set[int]:
+    return set(range(1, data.count(b"\n") + 2))
 
 
 def _read_files(root: Path, paths) -> dict[str, bytes]:

@@ -76,20 +76,20 @@ def commit_id(root: Path, rev: str, option: str = "--diff-base") -> str:
     return sha
 
 
-def changed_files(root: Path, diff_args: list[str]) -> dict[str, str]:
-    """{path: new blob id} of the regular files added, copied, modified, renamed or changed in type
-    by `git diff <diff_args>` (paths relative to root; the id is all zeros for a working-tree file
-    git has not hashed)."""
+def changed_files(root: Path, diff_args: list[str]) -> dict[str, tuple[str, str | None]]:
+    """{path: (new blob id, the path it was renamed or copied from, or None)} of the regular files
+    added, copied, modified, renamed or changed in type by `git diff <diff_args>` (paths relative
+    to root; the id is all zeros for a working-tree file git has not hashed)."""
     out = run([*_DIFF, "--raw", "-z", "--no-abbrev", "--diff-filter=ACMRT", *diff_args, "--"], root)
     fields = out.split(b"\0")
-    found: dict[str, str] = {}
+    found: dict[str, tuple[str, str | None]] = {}
     i = 0
     while i < len(fields) and fields[i].startswith(b":"):
         meta = fields[i][1:].split(b" ")        # old mode, new mode, old id, new id, status
         names = 2 if meta[4][:1] in (b"R", b"C") else 1
-        path = fields[i + names]
         if meta[1][:2] == b"10":                 # 100644/100755; not a symlink or submodule
-            found[os.fsdecode(path)] = meta[3].decode("ascii")
+            source = os.fsdecode(fields[i + 1]) if names == 2 else None
+            found[os.fsdecode(fields[i + names])] = (meta[3].decode("ascii"), source)
         i += 1 + names
     return found
 

@@ -214,3 +214,16 @@ def test_a_tree_converted_with_rename_is_still_audited(tmp_path: Path):
     result = audit_paths([out], AuditOptions(select=("PK201",)))
     # line 2: convert adds `#include <hip/hip_runtime.h>` above the kernel
     assert [(f.path, f.line, f.code) for f in result.findings] == [("k.hip", 2, "PK201"), ("k.hip.h", 2, "PK201")]
+
+
+@pytest.mark.parametrize("old", ["notes.txt", "vendor/k.cu"])
+def test_a_file_renamed_from_one_the_gate_never_checks_is_new_everywhere(repo: Path, tmp_path: Path, capsys, old: str):
+    """Commit the hazard where the gate does not look (a .txt file, an excluded path), then
+    `git mv` it to a source name: the rename must not make its lines look old."""
+    (repo / "pyproject.toml").write_text('[tool.portkit]\nexclude = ["vendor/**"]\n')
+    (repo / "vendor").mkdir()
+    (repo / old).write_text(HAZARD)
+    _configure(repo, tmp_path, {}, {}, "")
+    git(repo, "mv", old, "k.cu")
+    _blocked(capsys, f"k.cu:1:{COLUMN}: {MESSAGE}\n")
+    _blocked(capsys, f"k.cu:1:{COLUMN}: {MESSAGE}\n", "k.cu")
