@@ -88,11 +88,13 @@ def _check(args: argparse.Namespace) -> int:
     result = run_check(opts)
     out = sys.stdout
     for f in result.blocking:
-        out.write(f"{f.path}:{f.line}:{f.column}: {f.code} {f.message}\n")
+        _write(out, f"{f.path}:{f.line}:{f.column}: {f.code} {f.message}\n")
         if f.fix:
             out.write(f"    fix: {f.fix}\n")
-    for rel in result.too_slow:
-        sys.stderr.write(f"portkit check: {rel}: took longer than the per-file limit to scan; not checked\n")
+    for rel in result.too_slow:   # unchecked is not clean: the commit waits for a decision
+        _write(sys.stderr, f"portkit: error: {rel}: took longer than the per-file time limit to check; not "
+                         f"checked, so the commit is blocked (exclude it in the configuration, or commit "
+                         f"with --no-verify)\n")
     known = result.accepted + result.untouched
     if result.blocking:
         n = len(result.blocking)
@@ -100,11 +102,24 @@ def _check(args: argparse.Namespace) -> int:
                   f"({result.mode}). Fix {'them' if n != 1 else 'it'}, or suppress one on its line with "
                   f"`// portkit: ignore[CODE] reason` (`#` in build and Python files), or accept all "
                   f"current findings with `portkit baseline`.\n")
-        return 1
+        return 2 if result.too_slow else 1
+    if result.too_slow:
+        return 2
     out.write(f"portkit check: {len(result.files)} file{'s' if len(result.files) != 1 else ''} checked "
               f"({result.mode}), no new findings at or above {opts.fail_on}"
               f"{f'; {known} known' if known else ''}{f', {result.below} below {opts.fail_on}' if result.below else ''}\n")
     return 0
+
+
+def _write(stream, text: str) -> None:
+    """Write text whose paths may hold undecodable bytes (surrogates): as those very bytes."""
+    buffer = getattr(stream, "buffer", None)
+    if buffer is None:
+        stream.write(text.encode("utf-8", "surrogateescape").decode("utf-8", "replace"))
+        return
+    stream.flush()
+    buffer.write(text.encode("utf-8", "surrogateescape"))
+    buffer.flush()
 
 
 def _baseline(args: argparse.Namespace) -> int:

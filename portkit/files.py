@@ -9,9 +9,11 @@ from pathlib import Path
 from .errors import PortkitError
 from .source import UTF16_BOMS
 
-# C, C++ and CUDA sources and headers: scanned. Everything else is only mirrored with -o.
+# C, C++, CUDA and HIP sources and headers: scanned. Everything else is only mirrored with -o.
+# .hip is here so that a tree converted with --rename (.cu -> .hip, .cuh -> .hip.h) is still
+# audited and checked like the .cu files it came from.
 SOURCE_SUFFIXES = frozenset({
-    ".cu", ".cuh", ".c", ".cc", ".cpp", ".cxx", ".c++", ".h", ".hh", ".hpp", ".hxx", ".h++",
+    ".cu", ".cuh", ".hip", ".c", ".cc", ".cpp", ".cxx", ".c++", ".h", ".hh", ".hpp", ".hxx", ".h++",
     ".inl", ".inc", ".ipp", ".tpp", ".tcc",
 })
 # Build, dependency and Python files where CUDA hides: read by the audit's text rules.

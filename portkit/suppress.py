@@ -4,6 +4,9 @@
 line; `file-ignore` to the whole file. Codes are prefixes (PK3 = every PK3xx); no brackets
 means every code. C-family files write `//` or `/* */` comments, the others `#`. A
 suppression that matched nothing is itself reported (PK901).
+
+Only a real comment suppresses: the text inside a string literal (`"// portkit: ignore"`) or a
+`//` in a build or Python file is code, found by lexing the file's comments (comments.py).
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .comments import comment_spans, inside
+from .files import kind_of
 from .findings import Finding, fingerprint
 from .source import SourceFile
 
@@ -26,18 +31,29 @@ class Suppression:
     end: int
     used: bool = field(default=False)
 
-    def covers(self, finding: Finding) -> bool:
+    def covers(self, finding: Finding, changed: set[int] | None = None) -> bool:
+        """Whether it hides `finding`; with `changed` (the lines a commit adds), a line suppression
+        covers a changed line only when the comment itself is on a changed line."""
         if self.target is not None and finding.line != self.target:
+            return False
+        if changed is not None and self.target is not None and finding.line in changed \
+                and self.line not in changed:
             return False
         return not self.codes or finding.code.startswith(self.codes)
 
 
-def find(source: SourceFile) -> list[Suppression]:
+def find(source: SourceFile, kind: str | None = None) -> list[Suppression]:
+    """The suppression comments of a file; `kind` as files.kind_of says (default: from its name)."""
     data = source.data
     if b"portkit:" not in data:
         return []
+    if kind is None:
+        kind = kind_of(source.rel.rsplit("/", 1)[-1]) or "source"
+    spans = comment_spans(data, c_family=kind == "source")
     found = []
     for match in _DIRECTIVE.finditer(data):
+        if not inside(spans, match.start(1)):
+            continue
         line, _ = source.position(match.start())
         before = data[source.line_starts()[line - 1]:match.start()]
         codes = tuple(c.strip().upper() for c in (match.group(3) or b"").decode("ascii", "replace").split(",")
@@ -50,16 +66,18 @@ def find(source: SourceFile) -> list[Suppression]:
     return found
 
 
-def apply(source: SourceFile, findings: list[Finding], enabled: frozenset[str]) -> list[Finding]:
-    """Findings minus the suppressed ones, plus PK901 for suppressions that matched nothing."""
+def apply(source: SourceFile, findings: list[Finding], enabled: frozenset[str], kind: str | None = None,
+          changed: set[int] | None = None) -> list[Finding]:
+    """Findings minus the suppressed ones, plus PK901 for suppressions that matched nothing.
+    `changed`: the lines a commit adds (see Suppression.covers)."""
     from .rules import get
 
-    suppressions = find(source)
+    suppressions = find(source, kind)
     if not suppressions:
         return findings
     kept = []
     for f in findings:
-        hits = [s for s in suppressions if s.covers(f)]
+        hits = [s for s in suppressions if s.covers(f, changed)]
         for s in hits:
             s.used = True
         if not hits:
