@@ -2,8 +2,9 @@
 
 add_executable / add_library / target_sources: the `.cu` sources (named, or through a
 variable cmake.py saw set) get `set_source_files_properties(... LANGUAGE HIP)`, and C++
-sources beside them get hip::host. Target properties: `CUDA_<X>` becomes `HIP_<X>`,
-separable compilation becomes -fgpu-rdc options, what HIP has no use for goes (PK509).
+sources beside them link hip::host unless the target does already. Target properties:
+`CUDA_<X>` becomes `HIP_<X>`, separable compilation becomes -fgpu-rdc options, what HIP has
+no use for goes (PK509).
 Library names (`cublas`) and CMAKE_CUDA_ARCHITECTURES / CUDA_ARCHITECTURES values are
 replaced by ROCm's libraries and the --offload-arch targets.
 """
