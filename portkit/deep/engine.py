@@ -28,7 +28,7 @@ from ..errors import PortkitError
 from ..files import Entry
 from ..units import Unit, database_units, tree_units
 from .toolchain import Toolchain
-from .worker import line_runs
+from .worker_unit import line_runs
 
 SOURCE_SUFFIXES = (".cu", ".cpp", ".cc", ".cxx", ".c++", ".c")
 _USES_CUDA = re.compile(rb"\bcuda[A-Z_]\w*|\bcu[A-Z]\w*|__global__|__device__|<<<|[<\"]cuda")
