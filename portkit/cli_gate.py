@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import stat
 import sys
 from pathlib import Path
@@ -17,7 +18,7 @@ from .errors import PortkitError
 HOOK = """#!/bin/sh
 # Installed by `portkit hook install`: blocks new non-portable CUDA code at commit time.
 # Remove this file (or run `portkit hook uninstall`) to stop it; `git commit --no-verify` skips it once.
-exec "{python}" -m portkit check --staged
+exec {python} -m portkit check --staged
 """
 
 
@@ -163,7 +164,9 @@ def _hook(args: argparse.Namespace) -> int:
         os.replace(hook, backup)
         print(f"portkit hook: kept the existing hook as {backup}")
     hook.parent.mkdir(parents=True, exist_ok=True)
-    hook.write_text(HOOK.format(python=sys.executable), encoding="utf-8")
+    # single quotes: whatever the interpreter's path holds ($, `, ", $(...)), sh runs that very file
+    # (fsencode: an interpreter path that is not UTF-8 is written as the bytes it is on disk)
+    hook.write_bytes(os.fsencode(HOOK.format(python=shlex.quote(sys.executable))))
     hook.chmod(hook.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     print(f"portkit hook: {'updated' if ours else 'installed'} {hook} (runs `portkit check --staged` "
           f"before each commit)")

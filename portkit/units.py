@@ -139,7 +139,8 @@ def database_units(root: Path, entries: list[Entry], database: list[compdb.Compi
     """Units named by a compile_commands.json, mapped into the converted tree, and the database
     files that match no file of the tree (reported, not compiled)."""
     by_rel = {e.rel: e for e in entries}
-    source_root = source_root or infer_source_root(database, by_rel)
+    # the database names absolute files: a relative --source is compared as the absolute path it means
+    source_root = Path(os.path.abspath(source_root)) if source_root else infer_source_root(database, by_rel)
     units: list[Unit] = []
     unmatched: list[str] = []
     seen: set[str] = set()

@@ -62,11 +62,11 @@ def verify_tree(out: Path, opts: VerifyOptions,
     if not units:
         raise PortkitError(f"{out}: nothing to compile (no .cu or .hip files, and no C++ files that use HIP)")
     extra = tuple(f"-I{Path(i).absolute()}" for i in opts.includes) + tuple(f"-D{d}" for d in opts.defines)
+    commands = {unit.rel: _command(compiler, unit, opts, extra) for unit in units}
     progress = progress_factory(len(units)) if progress_factory else None
 
     def run(unit: Unit) -> tuple[Unit, compilers.CompileRun]:
-        cmd = compilers.command(compiler, unit.path, unit.flags, opts.offload_arch, extra)
-        outcome = compilers.compile_unit(cmd, root, opts.timeout)
+        outcome = compilers.compile_unit(commands[unit.rel], root, opts.timeout)
         if progress:
             progress(1)
         return unit, outcome
@@ -83,6 +83,18 @@ def verify_tree(out: Path, opts: VerifyOptions,
     pool.shutdown()
     result.seconds = time.perf_counter() - start
     return result
+
+
+def _command(compiler: compilers.Compiler, unit: Unit, opts: VerifyOptions, extra: tuple[str, ...]) -> list[str]:
+    """The unit's compile command; refused, before anything runs, when a wrapper would hand one of
+    its arguments (from the tree or the database) to a shell."""
+    cmd = compilers.command(compiler, unit.path, unit.flags, opts.offload_arch, extra)
+    bad = compilers.unsafe(compiler, cmd)
+    if bad is not None:
+        raise PortkitError(f"{unit.path}: not compiled: {compiler.path} would pass the argument {bad!r} to a shell, "
+                           f"which could run part of it as a command; use Debian's or ROCm's hipcc, or "
+                           f"--compiler clang++ --rocm-path DIR")
+    return cmd
 
 
 def _report(unit: Unit, outcome: compilers.CompileRun, root: Path, facts: Facts, timeout: float) -> UnitReport:
