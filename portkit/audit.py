@@ -81,11 +81,13 @@ def audit_paths(paths: list[Path], opts: AuditOptions,
         excluded = Config(exclude=opts.exclude).excluded
         entries = [e for e in entries if not excluded(e.rel)]
     entries = [e for e in entries if e.kind is not None]
-    opts = replace(opts, scan=replace(opts.scan, amd_macros=regions.project_amd_macros(entries, opts.scan.amd_macros)))
+    if opts.scan.platform_model:   # the tree's AMD selectors, learned before the scan (regions.py)
+        opts = replace(opts, scan=replace(opts.scan, amd_macros=regions.project_amd_macros(entries, opts.scan.amd_macros)))
     result = AuditResult(root=root, options=opts, skipped=skipped)
     progress = progress_factory(len(entries)) if progress_factory else None
     job = ScanJob(opts.scan if opts.scan.audit else
-                  Options(audit=True, rocm=opts.scan.rocm, amd_macros=opts.scan.amd_macros), enabled)
+                  Options(audit=True, rocm=opts.scan.rocm, amd_macros=opts.scan.amd_macros,
+                          platform_model=opts.scan.platform_model), enabled)
     if opts.deep is not None:   # parse: libclang's facts first, in worker processes
         from .deep import engine
         result.deep = engine.collect(root, entries, opts.deep, progress_factory)

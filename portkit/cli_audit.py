@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from . import cli_deep
-from .cli_common import add_file_timeout, check_file_timeout, codes, emit, progress_factory
+from .cli_common import add_file_timeout, add_platform_model, check_file_timeout, codes, emit, progress_factory
 from .errors import PortkitError
 
 
@@ -33,6 +33,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help="focused engineering hours per person per week (default 30, from effort.toml)")
     p.add_argument("--rocm", metavar="X.Y", help="target ROCm release (default: the newest the tables know)")
     p.add_argument("--statistics", action="store_true", help="add counts per rule (text and csv)")
+    add_platform_model(p)
     p.add_argument("--html", type=Path, metavar="FILE",
                    help="also write the HTML report for managers (one self-contained file)")
     p.add_argument("--record", action="store_true",
@@ -67,7 +68,7 @@ def run_audit(args: argparse.Namespace) -> int:
     cfg = config.find()   # [tool.portkit] / portkit.toml; flags win
     scan = scan_options(rocm=args.rocm or cfg.rocm)
     opts = AuditOptions(scan=Options(audit=True, rocm=scan.rocm, file_timeout=check_file_timeout(args.file_timeout),
-                                       amd_macros=cfg.amd_macros),
+                                       amd_macros=cfg.amd_macros, platform_model=args.platform_model),
                         select=tuple(args.select) or cfg.select,
                         ignore=tuple(args.ignore) or cfg.ignore, fail_on=args.fail_on or cfg.fail_on,
                         team_size=args.team_size, focus_hours=args.focus_hours, jobs=args.jobs,

@@ -65,3 +65,9 @@ def emit(text: str, output: Path, what: str, quiet: bool = False) -> None:
         print(f"portkit: wrote {what} to {output}", file=sys.stderr)
 
 
+
+
+def add_platform_model(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-platform-model", action="store_false", dest="platform_model",
+                   help="treat every byte as CUDA code compiled by every build: convert AMD-only and already "
+                        "ported #if branches and shim headers too, and cost them (docs/platforms.md)")

@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from . import cli_deep, cli_verify
-from .cli_common import add_file_timeout, check_file_timeout, progress_factory
+from .cli_common import add_file_timeout, add_platform_model, check_file_timeout, progress_factory
 from .errors import PortkitError
 
 
@@ -41,6 +41,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--rocm", metavar="X.Y",
                    help=f"target ROCm release: names HIP only has in later releases are left and "
                         f"reported (default: {newest})")
+    add_platform_model(p)
     p.add_argument("--roc", action="store_true", dest="prefer_roc",
                    help="prefer the roc* libraries (rocBLAS, rocRAND, ...) where the tables have them")
     p.add_argument("--offload-arch", action="append", metavar="GFX",
@@ -94,7 +95,8 @@ def run(args: argparse.Namespace) -> int:
         check=args.check, jobs=args.jobs, rename=parse_map(args.rename_map) if args.rename else None,
         scan=replace(scan_options(args.launch_syntax, args.rocm, args.prefer_roc, args.offload_arch,
                                   args.build_files, args.builtins),
-                     file_timeout=check_file_timeout(args.file_timeout), amd_macros=config.find().amd_macros),
+                     file_timeout=check_file_timeout(args.file_timeout), amd_macros=config.find().amd_macros,
+                     platform_model=args.platform_model),
         deep=cli_deep.options(args, args.jobs, check_file_timeout(args.file_timeout)))
     data_on_stdout = args.diff or (args.output is not None and str(args.output) == "-")
     if args.verify and (args.output is None or data_on_stdout):

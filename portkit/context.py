@@ -48,6 +48,7 @@ class Options:
     rename: "RenamePlan | None" = None   # --rename: the files getting new names (their #includes follow)
     file_timeout: float = 60.0           # seconds one file may take (--file-timeout; 0: no limit)
     amd_macros: tuple[str, ...] = ()     # the project's AMD selector macros (config, learned; regions.py)
+    platform_model: bool = True          # False (--no-platform-model): every byte is CUDA for every build
 
 
 @dataclass

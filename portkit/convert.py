@@ -113,7 +113,8 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
     paths = [Path(p) for p in paths]
     check_options(paths, opts)
     root, entries, skipped = discover(paths)
-    opts = replace(opts, scan=replace(opts.scan, amd_macros=regions.project_amd_macros(entries, opts.scan.amd_macros)))
+    if opts.scan.platform_model:   # the tree's AMD selectors, learned before the scan (regions.py)
+        opts = replace(opts, scan=replace(opts.scan, amd_macros=regions.project_amd_macros(entries, opts.scan.amd_macros)))
     result = ConvertResult(root=root, skipped=skipped)
     if opts.rename is not None:
         plan, clashes = rename_plan(entries, opts.rename)

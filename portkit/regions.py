@@ -29,19 +29,21 @@ from . import ppexpr
 AMD, PORTED, NVIDIA = "amd", "ported", "nvidia"
 PROTECTED = (AMD, PORTED)
 
-_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif|define|undef)\b"
-                        rb"((?:[^\n\\]|\\\r?\n|\\)*)", re.M)
+# Searched from the `#` (a literal prefix the regex engine finds fast); directives() checks that
+# only blanks stand before it on its line.
+_DIRECTIVE = re.compile(rb"#[ \t]*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif|define|undef)\b([^\n]*)")
 _COMMENT = re.compile(r"/\*.*?\*/|//.*", re.S)
 # A branch that uses HIP: its guard is an AMD selector (GGML_USE_HIP guarding "vendors/hip.h").
 _HIP_EVIDENCE = re.compile(
     rb"#[ \t]*include[ \t]*[<\"](?:[^>\"\n]*/)?(?:hip|rocm|rocblas|hipblas|rocprim|hipcub|rccl)[/._\w]*[>\"]"
     rb"|\bhip[A-Z]\w+|\b__builtin_amdgcn_\w+|\bHIP_DYNAMIC_SHARED\b|\b__hip_\w+"
-    rb"|\basm\b[^;]*\"\s*(?:v|s|ds|buffer|global|flat)_[a-z0-9_]+\s")
-# `#define cudaX hipX` (and back): a line of a vendor shim header.
-_SHIM_DEFINE = re.compile(
-    rb"^[ \t]*#[ \t]*define[ \t]+(?:(?:cu|CU|nccl|NCCL|__nv|nv|__shfl|__ballot|__all_sync|__any_sync|__syncwarp)\w*"
-    rb"(?:\([^)]*\))?[ \t]+[^\n]*\b(?:hip|HIP|roc|ROC|rccl|musa|MUSA|mu[A-Z]?[a-z]+[A-Z]|__hip|__shfl|__ballot|__all|__any)"
-    rb"|(?:hip|HIP)\w*(?:\([^)]*\))?[ \t]+[^\n]*\b(?:cu|CU)[a-zA-Z])", re.M)
+    rb"|\basm\b[^;\"]{0,40}\"\s*(?:v|s|ds|buffer|global|flat)_[a-z0-9_]+\s")
+# `#define cudaX hipX` (and back): a line of a vendor shim header, read name then body.
+_DEFINE_LINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)([^\n]*)", re.M)
+_CUDA_NAME = re.compile(rb"(?:cu|CU|nccl|NCCL|__nv|nv|__shfl|__ballot|__all_sync|__any_sync|__syncwarp)")
+_VENDOR_BODY = re.compile(rb"\b(?:hip|HIP|roc|ROC|rccl|musa|MUSA|mublas|MUBLAS|__hip|__shfl|__ballot|__all|__any)")
+_HIP_NAME = re.compile(rb"(?:hip|HIP)")
+_CUDA_BODY = re.compile(rb"\b(?:cu|CU)[a-zA-Z]")
 SHIM_MIN_DEFINES = 8
 
 
@@ -59,7 +61,6 @@ class RegionMap:
 
     ranges: list[tuple[int, int, str]] = field(default_factory=list)
     shim: bool = False
-    learned: frozenset[str] = frozenset()   # AMD selectors this file revealed (for the tree)
     _starts: list[int] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
@@ -121,7 +122,6 @@ class _Branch:
     start: int              # first byte after the directive line
     amd: bool | None        # compiled in the AMD world (None: cannot tell)
     nvidia: bool | None
-    positive: str | None    # `#ifdef X` / `#if defined(X)`: X, to learn AMD selectors from
 
 
 @dataclass
@@ -165,14 +165,12 @@ def classify(data: bytes, worlds: Selectors) -> RegionMap:
     amd, nvidia = dict(worlds.amd), dict(worlds.nvidia)   # #define/#undef update them in order
     stack: list[_Group] = []
     spans: list[tuple[int, int, str, int]] = []           # (start, end, kind, depth)
-    learned: set[str] = set()
     active_amd: bool | None = True
     active_nvidia: bool | None = True
-    for m in _DIRECTIVE.finditer(data):
+    for m in directives(data):
         kind = m.group(1).decode()
-        line_end = data.find(b"\n", m.end())
-        after = len(data) if line_end == -1 else line_end + 1
-        text = m.group(2).decode("utf-8", "replace")
+        raw, after = _directive_text(data, m)
+        text = raw.decode("utf-8", "replace")
         if kind in ("define", "undef"):
             _track_define(kind, text, active_amd, active_nvidia, amd, nvidia)
             continue
@@ -183,25 +181,44 @@ def classify(data: bytes, worlds: Selectors) -> RegionMap:
             continue   # an #else/#endif without #if: the file is broken; ignore it
         else:
             group = stack[-1]
-            _close_branch(group, m.start(), data, learned)
+            _close_branch(group, m.start(), data)
         if kind == "endif":
             stack.pop()
             spans.extend(_group_spans(group, len(stack)))
             active_amd, active_nvidia = group.parent_amd, group.parent_nvidia
             continue
         if kind == "else":
-            cond_amd, cond_nvidia, positive = True, True, None
+            cond_amd, cond_nvidia = True, True
         else:
-            expr, positive = _condition(kind, text)
+            expr = _condition(kind, text)[0]
             cond_amd = ppexpr.truth(ppexpr.evaluate(expr, amd))
             cond_nvidia = ppexpr.truth(ppexpr.evaluate(expr, nvidia))
         branch_amd = _and(_and(group.parent_amd, _not(group.taken_amd)), cond_amd)
         branch_nvidia = _and(_and(group.parent_nvidia, _not(group.taken_nvidia)), cond_nvidia)
         group.taken_amd = _or(group.taken_amd, cond_amd)
         group.taken_nvidia = _or(group.taken_nvidia, cond_nvidia)
-        group.open = _Branch(after, branch_amd, branch_nvidia, positive)
+        group.open = _Branch(after, branch_amd, branch_nvidia)
         active_amd, active_nvidia = branch_amd, branch_nvidia
-    return RegionMap(_flatten(spans), shim, frozenset(learned))
+    return RegionMap(_flatten(spans), shim)
+
+
+def directives(data: bytes):
+    """The conditional and #define/#undef directives of a file, in order."""
+    for m in _DIRECTIVE.finditer(data):
+        start = m.start()
+        line = data.rfind(b"\n", 0, start) + 1
+        if line == start or not data[line:start].strip(b" \t"):
+            yield m
+
+
+def _directive_text(data: bytes, m: re.Match) -> tuple[bytes, int]:
+    """The directive's text after its keyword, continuation lines joined, and where the next line starts."""
+    text, end = m.group(2), m.end()
+    while text.endswith((b"\\", b"\\\r")) and end < len(data):
+        nl = data.find(b"\n", end + 1)
+        nxt = data[end + 1:len(data) if nl == -1 else nl]
+        text, end = text.rstrip(b"\r")[:-1] + b" " + nxt, (len(data) if nl == -1 else nl)
+    return text, min(end + 1, len(data))
 
 
 def _or(a: bool | None, b: bool | None) -> bool | None:
@@ -229,14 +246,12 @@ def _track_define(kind: str, text: str, active_amd, active_nvidia, amd: dict, nv
             world.setdefault(macro, ppexpr.UNDEFINED)   # this world skips the definition
 
 
-def _close_branch(group: _Group, end: int, data: bytes, learned: set[str]) -> None:
+def _close_branch(group: _Group, end: int, data: bytes) -> None:
     branch = group.open
     if branch is None:
         return
     end = data.rfind(b"\n", 0, end) + 1 if end > 0 else 0
     group.branches.append((branch, max(end, branch.start)))
-    if branch.positive and branch.amd is not False and _HIP_EVIDENCE.search(data, branch.start, end):
-        learned.add(branch.positive)
     group.open = None
 
 
@@ -283,16 +298,41 @@ def _flatten(spans: list[tuple[int, int, str, int]]) -> list[tuple[int, int, str
 
 def _is_shim(data: bytes) -> bool:
     """Most of the file's #defines map CUDA names to HIP (or another vendor's) names, or back."""
-    shim_defines = len(_SHIM_DEFINE.findall(data))
-    if shim_defines < SHIM_MIN_DEFINES:
+    if data.count(b"define") < SHIM_MIN_DEFINES:
         return False
-    all_defines = len(re.findall(rb"^[ \t]*#[ \t]*define\b", data, re.M))
-    return shim_defines * 2 >= all_defines
+    shim = total = 0
+    for m in _DEFINE_LINE.finditer(data):
+        total += 1
+        name, body = m.group(1), m.group(2)
+        if (_CUDA_NAME.match(name) and _VENDOR_BODY.search(body)) or (_HIP_NAME.match(name) and _CUDA_BODY.search(body)):
+            shim += 1
+    return shim >= SHIM_MIN_DEFINES and shim * 2 >= total
 
 
-def learn(data: bytes, worlds: Selectors) -> frozenset[str]:
-    """The AMD selectors a file reveals: guards of branches that use HIP."""
-    return classify(data, worlds).learned if b"#" in data else frozenset()
+def learn(data: bytes) -> frozenset[str]:
+    """The AMD selectors a file reveals: X of `#ifdef X` / `#if defined(X)` when the branch it
+    guards uses HIP. A directive walk without evaluation: the tree-wide pass before the scan."""
+    if b"#" not in data or _is_shim(data):
+        return frozenset()   # a shim's branches all use HIP: they say nothing about the selector
+    learned: set[str] = set()
+    stack: list[tuple[str | None, int]] = []   # (positive macro of the open branch, its start)
+    for m in directives(data):
+        kind = m.group(1)
+        if kind in (b"define", b"undef"):
+            continue
+        if kind not in (b"if", b"ifdef", b"ifndef"):
+            if not stack:
+                continue
+            name, start = stack.pop()
+            if name and _HIP_EVIDENCE.search(data, start, m.start()):
+                learned.add(name)
+            if kind == b"endif":
+                continue
+        raw, after = _directive_text(data, m)
+        positive = _condition(kind.decode(), raw.decode("utf-8", "replace"))[1] \
+            if kind in (b"if", b"ifdef", b"elif", b"elifdef") else None
+        stack.append((positive, after))
+    return frozenset(learned)
 
 
 def project_amd_macros(entries: list, configured: tuple[str, ...] = ()) -> tuple[str, ...]:
@@ -300,13 +340,12 @@ def project_amd_macros(entries: list, configured: tuple[str, ...] = ()) -> tuple
     (`#if defined(GGML_USE_HIP)` around `#include "vendors/hip.h"` makes GGML_USE_HIP one in
     every file). A directive-only pass over the sources before the scan."""
     from .files import read
-    worlds = selectors(tuple(configured))
     learned: set[str] = set()
     for entry in entries:
         if entry.kind != "source":
             continue
         data, skipped = read(entry)
         if data is not None and skipped is None:
-            learned |= learn(data, worlds)
+            learned |= learn(data)
     known = set(builtin_selectors()[0]) | set(configured)
     return tuple(configured) + tuple(sorted(learned - known))

@@ -111,6 +111,8 @@ def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB 
 
 def platform_map(source: SourceFile, options: Options) -> regions.RegionMap:
     """The file's platform model under the built-in selectors and the project's AMD macros."""
+    if not options.platform_model:
+        return regions.RegionMap()
     return regions.classify(source.data, regions.selectors(options.amd_macros))
 
 
