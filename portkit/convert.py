@@ -23,7 +23,7 @@ from .rename import rename_in_build_file
 from .rename import plan as rename_plan
 from .results import ConvertOptions, ConvertResult, FileOutcome
 from .scan import FileScan, Options, scan_source
-from .source import SourceFile
+from .source import SourceFile, split_lines
 from .textscan import scan_text
 from .workers import FileTimeout, ordered_map, time_limit
 
@@ -252,7 +252,9 @@ def unified_diff(outcome: FileOutcome) -> bytes:
 def diff_bytes(old: bytes, new: bytes, old_rel: str, new_rel: str) -> bytes:
     """A unified diff of two versions of a file; bytes that are not UTF-8 pass through unchanged."""
     def lines(data: bytes) -> list[str]:
-        out = data.decode("utf-8", "surrogateescape").splitlines(keepends=True)
+        # the lines findings count (source.split_lines), not str.splitlines's: it also breaks at
+        # form feeds, \x1c-\x1e, NEL and U+2028, which would shift every hunk after them
+        out = [line.decode("utf-8", "surrogateescape") for line in split_lines(data)]
         if out and not out[-1].endswith(("\n", "\r")):
             out[-1] += "\n\\ No newline at end of file\n"
         return out

@@ -13,7 +13,7 @@ from .context import FileScan, Metrics, Options, ScanContext, View, line_snippet
 from .edits import normalize
 from .findings import Finding
 from .mappings import MappingDB, default_db
-from .rewrite import builtins, codes, identifiers, includes, launches, macros
+from .rewrite import builtins, codes, identifiers, includes, launches, macros, preproc_names
 from .source import SourceFile
 
 # The per-file types live in context.py; they are re-exported here for the callers that take
@@ -91,6 +91,7 @@ def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB 
     tree = parse.parse(data)
     root = tree.root_node
     dispatch(ctx, View(data), root)
+    preproc_names.check_splices(ctx, root)
     if options.audit:
         for start, end, name in source.masked():
             for check in rules.masked_hooks().get(name, ()):

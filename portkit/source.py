@@ -12,6 +12,10 @@ UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 # separate, unqualified function. The parser sees spaces instead; rules that care about them
 # get their positions (SourceFile.masked).
 MASKED_ATTRIBUTES = re.compile(rb"\b(__cluster_dims__|__maxnreg__)\s*\([^()]*\)")
+# Line endings as C compilers read them: CRLF, LF, and a lone CR (old Mac files) all end a line.
+LINE_BREAK = re.compile(rb"\r\n?|\n")
+LONE_CR = re.compile(rb"\r(?!\n)")
+LINE = re.compile(rb"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+\Z")
 
 
 def detect_newline(data: bytes) -> bytes:
@@ -21,6 +25,11 @@ def detect_newline(data: bytes) -> bytes:
     if j != -1 and (i == -1 or j < i):
         return b"\r\n" if data[j:j + 2] == b"\r\n" else b"\r"
     return b"\n"
+
+
+def split_lines(data: bytes) -> list[bytes]:
+    """The lines of `data` with their endings, broken where LINE_BREAK breaks them (and only there)."""
+    return LINE.findall(data)
 
 
 @dataclass
@@ -40,8 +49,12 @@ class SourceFile:
     @property
     def parse_bytes(self) -> bytes:
         """Bytes handed to the parser, at the same offsets as `data`: a UTF-8 BOM becomes three
-        spaces, and so do the attributes the grammar does not know (MASKED_ATTRIBUTES)."""
+        spaces, and so do the attributes the grammar does not know (MASKED_ATTRIBUTES). A lone
+        CR becomes LF: the grammar ends lines, `//` comments and directives only at LF, so an
+        old Mac file would otherwise be one line whose first comment hides the rest."""
         data = b"   " + self.data[3:] if self.has_bom else self.data
+        if b"\r" in data:
+            data = LONE_CR.sub(b"\n", data)
         masked = self.masked()
         if masked:
             parts, last = [], 0
@@ -63,10 +76,13 @@ class SourceFile:
         if self._line_starts is None:
             starts = [0]
             data = self.data
-            pos = data.find(b"\n")
-            while pos != -1:
-                starts.append(pos + 1)
-                pos = data.find(b"\n", pos + 1)
+            if b"\r" in data:
+                starts += [m.end() for m in LINE_BREAK.finditer(data)]
+            else:   # the common case, twice as fast as the expression
+                pos = data.find(b"\n")
+                while pos != -1:
+                    starts.append(pos + 1)
+                    pos = data.find(b"\n", pos + 1)
             self._line_starts = starts
         return self._line_starts
 
@@ -86,5 +102,6 @@ class SourceFile:
 
     @property
     def line_count(self) -> int:
-        n = self.data.count(b"\n")
-        return n + (1 if self.data and not self.data.endswith(b"\n") else 0)
+        if not self.data:
+            return 0
+        return len(self.line_starts()) - (1 if self.data.endswith((b"\n", b"\r")) else 0)

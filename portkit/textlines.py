@@ -31,9 +31,10 @@ def lines(ctx: ScanContext) -> Iterator[Line]:
     if cached is None:
         cached = []
         data = ctx.source.data
-        for number, start in enumerate(ctx.source.line_starts(), 1):
-            end = data.find(b"\n", start)
-            raw = data[start:end if end != -1 else len(data)].rstrip(b"\r")
+        starts = ctx.source.line_starts()   # LF, CRLF and lone-CR endings alike
+        for number, start in enumerate(starts, 1):
+            end = starts[number] if number < len(starts) else len(data)
+            raw = data[start:end].rstrip(b"\r\n")
             text = raw.decode("utf-8", "surrogateescape")
             cached.append(Line(number, start, _blank_comment(text), raw))
         ctx.memo["lines"] = cached

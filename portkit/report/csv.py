@@ -3,6 +3,10 @@
 The statistics are a second table after one empty line (`statistic,value` rows: files, lines,
 CUDA references found/converted/left, findings per severity and per rule), so a spreadsheet
 shows both and `csv` readers can stop at the empty line.
+
+Text from the scanned tree (paths, messages, snippets, fixes) that begins with `=`, `+`, `-`,
+`@`, a tab or a carriage return gets a leading `'`, as spreadsheet exports do: a spreadsheet
+would otherwise run such a cell as a formula (CSV injection). Numbers are written as numbers.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 import csv
 from typing import TextIO
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 COLUMNS = ("code", "name", "severity", "category", "path", "line", "column", "end_line", "end_column",
            "message", "snippet", "fix", "effort_low", "effort_likely", "effort_high", "fingerprint")
 
@@ -19,14 +24,22 @@ def render(doc: dict, stream: TextIO, statistics: bool = False) -> None:
     writer.writerow(COLUMNS)
     for f in doc["findings"]:
         hours = f["effort_hours"]
-        writer.writerow([f["code"], f["name"], f["severity"], f["category"], f["path"], f["line"],
-                         f["column"], f["end_line"], f["end_column"], f["message"], f["snippet"], f["fix"],
-                         hours["low"], hours["likely"], hours["high"], f["fingerprint"]])
+        writer.writerow([neutralise(v) for v in (
+            f["code"], f["name"], f["severity"], f["category"], f["path"], f["line"], f["column"],
+            f["end_line"], f["end_column"], f["message"], f["snippet"], f["fix"],
+            hours["low"], hours["likely"], hours["high"], f["fingerprint"])])
     if statistics:
         stream.write("\n")
         writer.writerow(("statistic", "value"))
         for row in statistics_rows(doc):
-            writer.writerow(row)
+            writer.writerow([neutralise(v) for v in row])
+
+
+def neutralise(value: object) -> object:
+    """A text cell a spreadsheet would take for a formula, with a leading `'`; anything else as it is."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
 
 
 def statistics_rows(doc: dict) -> list[tuple[str, object]]:

@@ -12,6 +12,8 @@ from rich.table import Table
 from ..coverage import FamilyCoverage, all_records, by_family, coverage, record, titles
 from ..mappings import Mapping, MappingDB, format_version
 from ..version import __version__
+from .csv import neutralise
+from .plain import cell, say
 
 CSV_FIELDS = ("cuda", "family", "kind", "status", "hip", "roc", "hip_since", "hip_deprecated",
               "hip_removed", "roc_since", "cuda_since", "cuda_deprecated", "cuda_removed", "note")
@@ -29,7 +31,7 @@ def render_coverage(db: MappingDB, console: Console) -> None:
     for name in ("known", "HIP target", "ROC target", "unsupported", "partial"):
         table.add_column(name, justify="right")
     for row in [*rows, total]:
-        table.add_row(row.family, *(f"{getattr(row, f):,}" for f in COVERAGE_FIELDS),
+        table.add_row(cell(row.family), *(f"{getattr(row, f):,}" for f in COVERAGE_FIELDS),
                       end_section=row is rows[-1])
     console.print(table)
 
@@ -38,7 +40,7 @@ def render_record(m: Mapping, console: Console) -> None:
     data = record(m)
     width = max(len(k) for k in data)
     for key, value in data.items():
-        console.print(f"{key:<{width}}  {value}", highlight=False, soft_wrap=True)
+        say(console, f"{key:<{width}}  {value}")
 
 
 def render_json(db: MappingDB, stream: TextIO) -> None:
@@ -55,8 +57,8 @@ def render_json(db: MappingDB, stream: TextIO) -> None:
 def render_csv(db: MappingDB, stream: TextIO) -> None:
     writer = csv.DictWriter(stream, fieldnames=CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
-    for m in all_records(db):
-        writer.writerow(record(m))
+    for m in all_records(db):   # names and notes may come from a project's own tables
+        writer.writerow({k: neutralise(v) for k, v in record(m).items()})
 
 
 def _md(text: str) -> str:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.markup import escape
 
 from ..results import ConvertResult
+from .plain import say
 
-LEFT_CODES = ("PK001", "PK002", "PK003")
+# Findings for CUDA references the converter left as they are (PK007: names it cannot see whole).
+LEFT_CODES = ("PK001", "PK002", "PK003", "PK007")
 SEVERITY_STYLE = {"blocker": "bold red", "high": "red", "medium": "yellow", "low": "cyan", "info": "dim"}
 
 
@@ -42,14 +43,13 @@ def render_convert(result: ConvertResult, console: Console, mode: str) -> None:
         console.print(f"\n[bold]{title}[/] ({len(items):,}):")
         for f in items:
             style = SEVERITY_STYLE.get(f.severity, "")
-            console.print(f"  {escape(f.path)}:{f.line}:{f.column}: [{style}]{f.code}[/] {escape(f.message)}",
-                          highlight=False, soft_wrap=True)
+            say(console, f"  {f.path}:{f.line}:{f.column}: ", (f.code, style), f" {f.message}")
     if notes:
         console.print(f"\n[bold]Skipped[/] ({len(notes):,}):")
         for s in notes:
-            console.print(f"  {escape(s.rel)}: {escape(s.reason)}", highlight=False, soft_wrap=True)
+            say(console, f"  {s.rel}: {s.reason}")
     for s in result.errors:
-        console.print(f"[red]error[/]: {escape(s.rel)}: {escape(s.reason)}", highlight=False, soft_wrap=True)
+        say(console, ("error", "red"), f": {s.rel}: {s.reason}")
     if mode == "output":
         console.print(f"\nWrote {_plural(result.written, 'file')}.")
     elif mode == "in-place":
@@ -72,5 +72,5 @@ def render_compat(result, console: Console, in_place: bool) -> None:
         if items:
             console.print(f"\n[bold]{title}[/] ({len(items):,}):")
             for item in items:
-                console.print(f"  {item}", markup=False)
+                say(console, f"  {item}")
 

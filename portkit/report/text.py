@@ -9,10 +9,10 @@ from collections import Counter, defaultdict
 from typing import TextIO
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from .csv import statistics_rows
+from .plain import cell, say
 from .terminal import SEVERITY_STYLE, _plural
 
 TOP_FILES = 10
@@ -28,7 +28,7 @@ def _weeks(value: float) -> str:
 def render(doc: dict, stream: TextIO, statistics: bool = False) -> None:
     """Colours on a terminal; plain text, 120 columns wide, into files and pipes."""
     terminal = stream.isatty() if hasattr(stream, "isatty") else False
-    console = Console(file=stream, highlight=False, soft_wrap=True, width=None if terminal else 120)
+    console = Console(file=stream, highlight=False, emoji=False, soft_wrap=True, width=None if terminal else 120)
     render_console(doc, console, statistics)
 
 
@@ -41,20 +41,19 @@ def render_console(doc: dict, console: Console, statistics: bool = False) -> Non
     if statistics:
         _statistics(doc, console)
     for s in doc["summary"]["skipped"]:
-        style = "red" if s["error"] else "dim"
-        console.print(f"[{style}]{escape(s['path'])}: {escape(s['reason'])}[/]")
+        say(console, f"{s['path']}: {s['reason']}", style="red" if s["error"] else "dim")
 
 
 def _estimate(doc: dict, console: Console) -> None:
     e, s = doc["estimate"], doc["summary"]
     arche = e["archetype"]
-    console.print(f"[bold]portkit audit[/] of {escape(doc['root'])}: {_plural(s['files'], 'file')}, "
-                  f"{s['lines']:,} lines, {_plural(s['findings'], 'finding')}")
+    say(console, ("portkit audit", "bold"), f" of {doc['root']}: {_plural(s['files'], 'file')}, "
+        f"{s['lines']:,} lines, {_plural(s['findings'], 'finding')}")
     pw, cw = e["person_weeks"], e["calendar_weeks"]
     console.print(f"[bold]Estimate:[/] {_weeks(pw['p50'])} person-weeks (P50), {_weeks(pw['p10'])}-"
                   f"{_weeks(pw['p90'])} (P10-P90); {_weeks(cw['p50'])}-{_weeks(cw['p90'])} calendar weeks "
                   f"(P50-P90) for a team of {e['team_size']} at {e['focus_hours_per_week']:g} focus hours a week")
-    console.print(f"Project: {escape(arche['label'])} ({escape(arche['reference'])})")
+    say(console, f"Project: {arche['label']} ({arche['reference']})")
     if not arche.get("feasible", True):
         console.print("[bold red]Not currently feasible as a port: the blockers below need a decision first.[/]")
     share = s["converted_share"] * 100
@@ -69,9 +68,9 @@ def _blockers(doc: dict, console: Console) -> None:
     console.print()
     console.print(f"[bold red]Blockers ({len(blockers)})[/] - each needs a decision, not only hours:")
     for f in blockers[:MAX_BLOCKERS_SHOWN]:
-        console.print(f"  {escape(f['path'])}:{f['line']}:{f['column']}: [bold]{f['code']}[/] {escape(f['message'])}")
+        say(console, f"  {f['path']}:{f['line']}:{f['column']}: ", (f["code"], "bold"), f" {f['message']}")
         if f["fix"]:
-            console.print(f"      instead: {escape(f['fix'])}", style="dim")
+            say(console, f"      instead: {f['fix']}", style="dim")
     if len(blockers) > MAX_BLOCKERS_SHOWN:
         console.print(f"  ... and {len(blockers) - MAX_BLOCKERS_SHOWN} more (see --format json)")
 
@@ -89,7 +88,7 @@ def _findings(doc: dict, console: Console) -> None:
     for f in doc["findings"]:
         counts[f["category"]][f["severity"]] += 1
     for category in sorted(counts):
-        table.add_row(category, *[str(counts[category][s] or "") for s in severities])
+        table.add_row(cell(category), *[str(counts[category][s] or "") for s in severities])
     console.print()
     console.print(table)
 
@@ -101,7 +100,7 @@ def _listing(doc: dict, console: Console) -> None:
     console.print()
     for f in rest[:MAX_FINDINGS_LISTED]:
         style = SEVERITY_STYLE.get(f["severity"], "")
-        console.print(f"{escape(f['path'])}:{f['line']}:{f['column']}: [{style}]{f['code']}[/] {escape(f['message'])}")
+        say(console, f"{f['path']}:{f['line']}:{f['column']}: ", (f["code"], style), f" {f['message']}")
     if len(rest) > MAX_FINDINGS_LISTED:
         console.print(f"... and {len(rest) - MAX_FINDINGS_LISTED} more (all of them: --format json, sarif or csv)")
 
@@ -113,7 +112,7 @@ def _where(doc: dict, console: Console) -> None:
     table.add_column("category")
     table.add_column("hours", justify="right")
     for row in e["by_category"]:
-        table.add_row(row["name"], f"{row['hours']:.1f}")
+        table.add_row(cell(row["name"]), f"{row['hours']:.1f}")
     console.print(table)
     dirs = e["by_directory"]
     console.print()
@@ -121,7 +120,7 @@ def _where(doc: dict, console: Console) -> None:
     table.add_column("directory")
     table.add_column("hours", justify="right")
     for row in dirs[:TOP_DIRECTORIES]:
-        table.add_row(escape(row["name"]), f"{row['hours']:.1f}")
+        table.add_row(cell(row["name"]), f"{row['hours']:.1f}")
     if len(dirs) > TOP_DIRECTORIES:
         table.add_row(f"{len(dirs) - TOP_DIRECTORIES} more", f"{sum(r['hours'] for r in dirs[TOP_DIRECTORIES:]):.1f}")
     console.print(table)
@@ -133,7 +132,7 @@ def _where(doc: dict, console: Console) -> None:
         table.add_column("findings", justify="right")
         table.add_column("hours", justify="right")
         for f in files[:TOP_FILES]:
-            table.add_row(escape(f["path"]), str(f["findings"]), f"{f['effort_hours']:.1f}")
+            table.add_row(cell(f["path"]), str(f["findings"]), f"{f['effort_hours']:.1f}")
         console.print(table)
 
 
@@ -143,5 +142,5 @@ def _statistics(doc: dict, console: Console) -> None:
     table.add_column("statistic")
     table.add_column("value", justify="right")
     for name, value in statistics_rows(doc):
-        table.add_row(name, str(value))
+        table.add_row(cell(name), str(value))
     console.print(table)

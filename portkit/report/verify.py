@@ -10,11 +10,11 @@ import json
 from typing import TextIO
 
 from rich.console import Console
-from rich.markup import escape
 
 from ..findings import Finding
 from ..mappings import format_version
 from ..results import ErrorReport, UnitReport, VerifyResult
+from .plain import say
 
 SCHEMA_VERSION = 1
 TEXT_ERRORS_PER_UNIT = 5     # the first errors say what is wrong; the rest are in the JSON
@@ -70,25 +70,25 @@ def render_text(result: VerifyResult, console: Console) -> None:
     """Each failing unit with its first errors, where they were in CUDA, and what explains them;
     then the counts."""
     archs = ",".join(result.offload_arch)
-    console.print(f"[bold]portkit verify[/]: {escape(str(result.root))} with {escape(result.compiler.describe())}, "
-                  f"--offload-arch={archs}", highlight=False, soft_wrap=True)
+    say(console, ("portkit verify", "bold"), f": {result.root} with {result.compiler.describe()}, "
+        f"--offload-arch={archs}")
     for unit in result.units:
         if not unit.failed:
             continue
-        label = "[yellow]failed, explained[/]" if unit.explained else "[red]failed, UNEXPLAINED[/]"
-        console.print(f"\n{escape(unit.rel)}: {label} ({unit.seconds:.1f} s)", highlight=False, soft_wrap=True)
+        label = ("failed, explained", "yellow") if unit.explained else ("failed, UNEXPLAINED", "red")
+        console.print()
+        say(console, f"{unit.rel}: ", label, f" ({unit.seconds:.1f} s)")
         for error in unit.errors[:TEXT_ERRORS_PER_UNIT]:
             _print_error(error, console)
         if len(unit.errors) > TEXT_ERRORS_PER_UNIT:
             console.print(f"  ... {len(unit.errors) - TEXT_ERRORS_PER_UNIT} more errors (--format json lists them)")
         if unit.output:
             for line in unit.output.splitlines()[-6:]:
-                console.print(f"  {escape(line)}", highlight=False, soft_wrap=True)
+                say(console, f"  {line}")
     for s in result.skipped:
-        console.print(f"{'[red]error[/]' if s.error else 'skipped'}: {escape(s.rel)}: {escape(s.reason)}",
-                      highlight=False, soft_wrap=True)
+        say(console, ("error", "red") if s.error else "skipped", f": {s.rel}: {s.reason}")
     for path in result.unmatched:
-        console.print(f"not in the tree (from compile_commands.json): {escape(path)}", highlight=False, soft_wrap=True)
+        say(console, f"not in the tree (from compile_commands.json): {path}")
     s = summary(result)
     console.print(f"\n{_plural(s['units'], 'translation unit')}: {s['compiled']:,} compiled, {s['failed']:,} failed "
                   f"({s['explained']:,} explained by findings, {s['unexplained']:,} unexplained) "
@@ -100,14 +100,13 @@ def render_text(result: VerifyResult, console: Console) -> None:
 
 def _print_error(error: ErrorReport, console: Console) -> None:
     where = f"{error.rel}:{error.line}:{error.column}" if error.rel else "(outside the tree)"
-    console.print(f"  {escape(where)}: {error.severity}: {escape(error.message)}", highlight=False, soft_wrap=True)
+    say(console, f"  {where}: {error.severity}: {error.message}")
     if error.source_line is not None:
-        console.print(f"    CUDA line {error.source_line}: {escape((error.source_text or '').strip())}",
-                      highlight=False, soft_wrap=True)
+        say(console, f"    CUDA line {error.source_line}: {(error.source_text or '').strip()}")
     if not error.findings:
         console.print("    [red]no finding explains this error[/]", highlight=False)
     for f in error.findings:
-        console.print(f"    explained by {f.code} {f.name}: {escape(f.message)}", highlight=False, soft_wrap=True)
+        say(console, f"    explained by {f.code} {f.name}: {f.message}")
 
 
 def _plural(n: int, word: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from ..context import IncludeSeen, ScanContext, View
+from ..source import LINE_BREAK
 from . import codes
 
 RUNTIME_HEADER = "hip/hip_runtime.h"
@@ -107,10 +108,10 @@ def _drop_duplicates(ctx: ScanContext) -> None:
 
 def _line_end(data: bytes, pos: int) -> int:
     """`pos`, moved past the end of its line unless it already stands at a line start."""
-    if pos == 0 or data[pos - 1:pos] == b"\n":
+    if pos == 0 or data[pos - 1:pos] == b"\n" or (data[pos - 1:pos] == b"\r" and data[pos:pos + 1] != b"\n"):
         return pos
-    nl = data.find(b"\n", pos)
-    return len(data) if nl == -1 else nl + 1
+    match = LINE_BREAK.search(data, pos)   # a lone CR ends a line too (old Mac files)
+    return len(data) if match is None else match.end()
 
 
 def insertion_point(ctx: ScanContext, root: Node) -> tuple[int, tuple]:

@@ -12,6 +12,7 @@ from tree_sitter import Node
 
 from .. import parse
 from ..context import ScanContext, View
+from . import preproc_names
 
 MACRO_DEFINITIONS = ("preproc_def", "preproc_function_def")
 
@@ -20,6 +21,9 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
     parent = node.parent
     if parent is None or parent.type not in MACRO_DEFINITIONS or view.base:
         return  # #pragma/#error text, or already inside a re-parsed body
+    params = parent.child_by_field_name("parameters")
+    names = frozenset(p.text for p in params.named_children) if params is not None else frozenset()
+    preproc_names.check_pastes(ctx, view, node, names)   # names made by ## are never seen whole
     body = view.text(node)
     tree = parse.parse(body)
     ctx.dispatch(ctx, View(body, view.start(node)), tree.root_node)

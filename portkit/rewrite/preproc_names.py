@@ -1,0 +1,90 @@
+"""CUDA names the preprocessor assembles: split by a backslash-newline, or pasted with `##`.
+
+tree-sitter reads `cuda\\<newline>Malloc` as two names and a `#define` body as text, so the
+identifier rewriter never sees `cudaMalloc` whole. Converting such names would mean moving
+lines or guessing a macro's arguments; they are reported instead (PK007) and counted as CUDA
+references left, so the summary never claims a file is fully converted while they remain.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from functools import lru_cache
+
+from tree_sitter import Node
+
+from ..context import ScanContext, View
+from ..mappings import MappingDB
+from . import codes
+
+SPLICE = re.compile(rb"\\(?:\r\n?|\n)")
+# A name with at least one backslash-newline inside it (the lookbehind keeps matches whole).
+SPLIT_NAME = re.compile(rb"(?<![A-Za-z0-9_])[A-Za-z_][A-Za-z0-9_]*(?:\\(?:\r\n?|\n)[A-Za-z0-9_]+)+")
+# `piece ##` in a macro body: the literal left of a paste.
+PASTE = re.compile(rb"(?<![A-Za-z0-9_])([A-Za-z_][A-Za-z0-9_]*)\s*##")
+# Pieces that can start a CUDA name (precision: `make_##t` builds make_float4, not CUDA API).
+CUDA_MARKS = (b"cu", b"nv", b"nccl")
+NOT_CODE = frozenset({"comment", "string_literal", "char_literal", "raw_string_literal", "system_lib_string"})
+
+
+def check_splices(ctx: ScanContext, root: Node) -> None:
+    """PK007 for each CUDA name split by a backslash-newline outside comments and strings."""
+    data = ctx.source.data
+    if b"\\" not in data:
+        return
+    for match in SPLIT_NAME.finditer(data):
+        name = SPLICE.sub(b"", match.group())
+        mapping = ctx.db.names_by_bytes.get(name)
+        if mapping is None or _in_text(root, match.start()):
+            continue
+        hip, _, _ = mapping.resolve(ctx.target, ctx.options.prefer_roc)
+        if hip == mapping.cuda:
+            continue   # the same name in HIP: nothing to convert
+        _left(ctx, match.start(), match.end(),
+              f"{mapping.cuda} is split across lines by a backslash-newline; the converter rewrites "
+              "only names it sees whole: join the lines and convert again", mapping.cuda)
+
+
+def check_pastes(ctx: ScanContext, view: View, node: Node, params: frozenset[bytes]) -> None:
+    """PK007 for each `piece##` in a macro body (`node`, a preproc_arg) that starts CUDA names."""
+    body = view.text(node)
+    if b"##" not in body:
+        return
+    for match in PASTE.finditer(body):
+        piece = match.group(1)
+        if piece in params or not piece.lower().startswith(CUDA_MARKS) or not _starts_cuda_name(ctx.db, piece):
+            continue
+        start = view.start(node) + match.start()
+        text = piece.decode("ascii")
+        _left(ctx, start, view.start(node) + match.end(),
+              f"{text}##... builds CUDA names by token pasting; the converter cannot see or rewrite the "
+              "names it makes", f"{text}##")
+
+
+def _left(ctx: ScanContext, start: int, end: int, message: str, subject: str) -> None:
+    ctx.metrics.refs_found += 1
+    ctx.metrics.refs_left += 1
+    ctx.flag(codes.NAME_NOT_SEEN_WHOLE, start, end, message, subject)
+
+
+def _in_text(root: Node, offset: int) -> bool:
+    """Whether `offset` is in a comment or a literal (a splice there is no name)."""
+    node: Node | None = root.descendant_for_byte_range(offset, offset + 1)
+    while node is not None:
+        if node.type in NOT_CODE:
+            return True
+        node = node.parent
+    return False
+
+
+def _starts_cuda_name(db: MappingDB, piece: bytes) -> bool:
+    """Whether some CUDA name that needs converting begins with `piece` (and is longer)."""
+    names = _changing_names(db)
+    i = bisect.bisect_right(names, piece)
+    return i < len(names) and names[i].startswith(piece)
+
+
+@lru_cache(maxsize=2)
+def _changing_names(db: MappingDB) -> list[bytes]:
+    return sorted(name for name, m in db.names_by_bytes.items() if m.hip != m.cuda)
