@@ -11,24 +11,31 @@ For each tree (a local checkout of ggml's src/ggml-cuda, faiss/gpu, llm.c ...; n
 - what convert leaves: files it changes with and without the model;
 - the audit: findings dropped as AMD-only, reported as already ported, and the estimate (P50
   person-weeks) without and with the model;
-- throughput: seconds for convert and audit with and without the model, and the overhead.
+- cost: CPU seconds of convert and audit with and without the model, and the overhead.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import resource
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def _run(args: list[str]) -> tuple[float, subprocess.CompletedProcess]:
-    start = time.perf_counter()
+    """CPU seconds (user + system) of one fresh portkit process: steadier than wall time on a
+    shared machine, and the same thing for a single-process run."""
+    start = _cpu()
     proc = subprocess.run([sys.executable, "-m", "portkit", *args], capture_output=True, text=True)
-    return time.perf_counter() - start, proc
+    return _cpu() - start, proc
 
 
 def _best(args: list[str], repeat: int) -> tuple[float, subprocess.CompletedProcess]:
@@ -56,7 +63,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     print("| tree | lines | AMD | ported | NVIDIA-only | shared | shims | learned AMD macros | files changed (no model -> model) "
-          "| findings dropped AMD / already ported | P50 weeks (no model -> model) | convert s | audit s |")
+          "| findings dropped AMD / already ported | P50 weeks (no model -> model) | convert CPU s | audit CPU s |")
     print("|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|")
     for tree in args.trees:
         m = measure(tree, args.repeat)
