@@ -24,7 +24,10 @@ def add_options(p: argparse.ArgumentParser, with_flags: bool) -> None:
         g.add_argument("-I", dest="includes", action="append", default=[], metavar="DIR",
                        help="an include directory for every unit")
         g.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]",
-                       help="a macro for every unit")
+                       help="a macro for every unit; with the default engine too: #if branches false under "
+                            "the -D/-U given are left out (docs/platforms.md)")
+        g.add_argument("-U", dest="undefines", action="append", default=[], metavar="NAME",
+                       help="a macro undefined for every unit (like -D, with either engine)")
     g.add_argument("--cuda-path", type=Path, metavar="DIR",
                    help="the CUDA toolkit whose headers declare the API (default $CUDA_PATH or /usr/local/cuda)")
     g.add_argument("--clang-resource-dir", type=Path, metavar="DIR",
@@ -40,7 +43,10 @@ def options(args: argparse.Namespace, jobs: int, timeout: float):
                                           ("--clang-resource-dir", args.clang_resource_dir),
                                           ("--cuda-arch", args.cuda_arch))
                  if value is not None]
-        if not getattr(args, "verify", False) and (args.compile_commands or args.includes or args.defines):
+        if getattr(args, "undefines", None) is not None:   # audit: -D/-U configure the platform model
+            if args.compile_commands or args.includes:
+                asked.append("-p/-I")
+        elif not getattr(args, "verify", False) and (args.compile_commands or args.includes or args.defines):
             asked.append("-p/-I/-D")
         if asked:
             raise PortkitError(f"{', '.join(asked)}: only with --engine clang")
@@ -50,7 +56,8 @@ def options(args: argparse.Namespace, jobs: int, timeout: float):
     arch = args.cuda_arch or DEFAULT_ARCH
     if not arch.startswith("sm_") or not arch[3:].rstrip("af").isdigit():
         raise PortkitError(f"--cuda-arch {arch}: expected an sm_NN name, e.g. sm_80")
-    flags = tuple(f"-I{Path(d).absolute()}" for d in args.includes) + tuple(f"-D{d}" for d in args.defines)
+    flags = (tuple(f"-I{Path(d).absolute()}" for d in args.includes) + tuple(f"-D{d}" for d in args.defines)
+             + tuple(f"-U{u}" for u in getattr(args, "undefines", None) or ()))
     return DeepOptions(toolchain=toolchain.find(args.cuda_path, args.clang_resource_dir),
                        database=args.compile_commands, flags=flags, arch=arch,
                        timeout=timeout, jobs=jobs)

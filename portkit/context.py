@@ -49,6 +49,8 @@ class Options:
     file_timeout: float = 60.0           # seconds one file may take (--file-timeout; 0: no limit)
     amd_macros: tuple[str, ...] = ()     # the project's AMD selector macros (config, learned; regions.py)
     platform_model: bool = True          # False (--no-platform-model): every byte is CUDA for every build
+    defines: tuple[tuple[str, int | None], ...] = ()   # -D NAME[=VALUE] (None: a value we cannot read)
+    undefines: tuple[str, ...] = ()      # -U NAME: with -D, branches false under them are left out
 
 
 @dataclass
@@ -71,6 +73,7 @@ class Metrics:
     shim: bool = False             # a vendor shim header: left byte-identical
     refs_already_ported: int = 0   # CUDA names in AMD-only or ported code: left as they are
     findings_left_amd: int = 0     # findings dropped because their code is AMD-only
+    findings_inactive: int = 0     # findings dropped: not compiled under the user's -D/-U
 
 
 @dataclass
@@ -153,6 +156,9 @@ class ScanContext:
     def report(self, code: str, name: str, severity: str, category: str, start: int, end: int,
                message: str, subject: str, fix: str = "") -> None:
         """Record a finding at byte range [start, end) of the original file."""
+        if self.regions.inactive and self.regions.is_inactive(start):
+            self.metrics.findings_inactive += 1   # the configuration the user gave does not compile it
+            return
         region = self.regions.kind_at(start) if (self.regions.ranges or self.regions.shim) else None
         if region == "amd":
             self.metrics.findings_left_amd += 1   # AMD-only code is already HIP

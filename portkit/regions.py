@@ -53,6 +53,7 @@ class Selectors:
 
     amd: dict = field(default_factory=dict)
     nvidia: dict = field(default_factory=dict)
+    config: dict | None = None   # the user's -D/-U alone (None: none given)
 
 
 @dataclass
@@ -61,6 +62,7 @@ class RegionMap:
 
     ranges: list[tuple[int, int, str]] = field(default_factory=list)
     shim: bool = False
+    inactive: list[tuple[int, int]] = field(default_factory=list)   # false under the user's -D/-U
     _starts: list[int] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
@@ -73,6 +75,11 @@ class RegionMap:
         if i >= 0 and self.ranges[i][0] <= offset < self.ranges[i][1]:
             return self.ranges[i][2]
         return None
+
+    def is_inactive(self, offset: int) -> bool:
+        """Not compiled in the configuration the user gave with -D/-U."""
+        i = bisect.bisect_right(self.inactive, (offset, float("inf"))) - 1
+        return i >= 0 and self.inactive[i][0] <= offset < self.inactive[i][1]
 
     def protected(self, offset: int) -> bool:
         return self.kind_at(offset) in PROTECTED
@@ -103,33 +110,32 @@ def builtin_selectors() -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ..
 @lru_cache(maxsize=8)
 def selectors(amd_macros: tuple[str, ...] = (), defines: tuple[tuple[str, int | None], ...] = (),
               undefines: tuple[str, ...] = ()) -> Selectors:
-    """The two worlds: built-in selectors, the project's AMD macros, and the user's -D/-U (both worlds)."""
+    """The worlds: AMD and NVIDIA (built-in selectors and the project's AMD macros), and, when
+    -D/-U were given, the configured one: those macros alone, everything else unknown. -D/-U pick
+    branches; they do not change what an AMD or an NVIDIA build is."""
     amd_defined, amd_valued, nvidia_valued = builtin_selectors()
     amd: dict = {m: 1 for m in (*amd_defined, *amd_macros)}
     amd.update({m: ppexpr.DEFINED for m in amd_valued})
     amd.update({m: ppexpr.UNDEFINED for m in nvidia_valued})
     nvidia: dict = {m: ppexpr.DEFINED for m in nvidia_valued}
     nvidia.update({m: ppexpr.UNDEFINED for m in (*amd_defined, *amd_valued, *amd_macros)})
-    for name, value in defines:
-        amd[name] = nvidia[name] = ppexpr.DEFINED if value is None else value
-    for name in undefines:
-        amd[name] = nvidia[name] = ppexpr.UNDEFINED
-    return Selectors(amd, nvidia)
+    if not (defines or undefines):
+        return Selectors(amd, nvidia, None)
+    config: dict = {name: ppexpr.DEFINED if value is None else value for name, value in defines}
+    config.update({name: ppexpr.UNDEFINED for name in undefines})
+    return Selectors(amd, nvidia, config)
 
 
 @dataclass
 class _Branch:
-    start: int              # first byte after the directive line
-    amd: bool | None        # compiled in the AMD world (None: cannot tell)
-    nvidia: bool | None
+    start: int                  # first byte after the directive line
+    active: list                # per world (amd, nvidia[, config]): compiled there? None: cannot tell
 
 
 @dataclass
 class _Group:
-    parent_amd: bool | None
-    parent_nvidia: bool | None
-    taken_amd: bool | None = False      # an earlier branch of the group is taken in the world
-    taken_nvidia: bool | None = False
+    parent: list                # per world: is the enclosing branch compiled
+    taken: list                 # per world: an earlier branch of the group is taken
     branches: list = field(default_factory=list)   # (branch, end)
     open: _Branch | None = None
 
@@ -158,24 +164,25 @@ def _condition(kind: str, text: str) -> tuple[str, str | None]:
 
 
 def classify(data: bytes, worlds: Selectors) -> RegionMap:
-    """The region map of one file's bytes under the two worlds."""
+    """The region map of one file's bytes under the worlds (AMD, NVIDIA, and the user's -D/-U)."""
     if b"#" not in data:
         return RegionMap()
     shim = _is_shim(data)
-    amd, nvidia = dict(worlds.amd), dict(worlds.nvidia)   # #define/#undef update them in order
+    # each world is copied: #define/#undef update it in file order
+    envs = [dict(worlds.amd), dict(worlds.nvidia)] + ([dict(worlds.config)] if worlds.config is not None else [])
     stack: list[_Group] = []
     spans: list[tuple[int, int, str, int]] = []           # (start, end, kind, depth)
-    active_amd: bool | None = True
-    active_nvidia: bool | None = True
+    inactive: list[tuple[int, int]] = []
+    active: list = [True] * len(envs)
     for m in directives(data):
         kind = m.group(1).decode()
         raw, after = _directive_text(data, m)
         text = raw.decode("utf-8", "replace")
         if kind in ("define", "undef"):
-            _track_define(kind, text, active_amd, active_nvidia, amd, nvidia)
+            _track_define(kind, text, active, envs)
             continue
         if kind in ("if", "ifdef", "ifndef"):
-            group = _Group(active_amd, active_nvidia)
+            group = _Group(list(active), [False] * len(envs))
             stack.append(group)
         elif not stack:
             continue   # an #else/#endif without #if: the file is broken; ignore it
@@ -185,21 +192,28 @@ def classify(data: bytes, worlds: Selectors) -> RegionMap:
         if kind == "endif":
             stack.pop()
             spans.extend(_group_spans(group, len(stack)))
-            active_amd, active_nvidia = group.parent_amd, group.parent_nvidia
+            inactive.extend((b.start, end) for b, end in group.branches if len(b.active) > 2 and b.active[2] is False)
+            active = group.parent
             continue
         if kind == "else":
-            cond_amd, cond_nvidia = True, True
+            conds: list = [True] * len(envs)
         else:
             expr = _condition(kind, text)[0]
-            cond_amd = ppexpr.truth(ppexpr.evaluate(expr, amd))
-            cond_nvidia = ppexpr.truth(ppexpr.evaluate(expr, nvidia))
-        branch_amd = _and(_and(group.parent_amd, _not(group.taken_amd)), cond_amd)
-        branch_nvidia = _and(_and(group.parent_nvidia, _not(group.taken_nvidia)), cond_nvidia)
-        group.taken_amd = _or(group.taken_amd, cond_amd)
-        group.taken_nvidia = _or(group.taken_nvidia, cond_nvidia)
-        group.open = _Branch(after, branch_amd, branch_nvidia)
-        active_amd, active_nvidia = branch_amd, branch_nvidia
-    return RegionMap(_flatten(spans), shim)
+            conds = [ppexpr.truth(ppexpr.evaluate(expr, env)) for env in envs]
+        active = [_and(_and(p, _not(t)), c) for p, t, c in zip(group.parent, group.taken, conds)]
+        group.taken = [_or(t, c) for t, c in zip(group.taken, conds)]
+        group.open = _Branch(after, active)
+    return RegionMap(_flatten(spans), shim, _union(inactive))
+
+
+def _union(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for start, end in sorted(r for r in ranges if r[1] > r[0]):
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return out
 
 
 def directives(data: bytes):
@@ -227,7 +241,7 @@ def _or(a: bool | None, b: bool | None) -> bool | None:
     return None if a is None or b is None else False
 
 
-def _track_define(kind: str, text: str, active_amd, active_nvidia, amd: dict, nvidia: dict) -> None:
+def _track_define(kind: str, text: str, active: list, envs: list[dict]) -> None:
     """Follow #define/#undef in each world. A macro defined only where one world compiles is
     undefined in the other, so it becomes that world's selector (ggml's
     `#if defined(GGML_USE_HIP) && ... #define V_DOT2_F32_F16_AVAILABLE`)."""
@@ -235,15 +249,15 @@ def _track_define(kind: str, text: str, active_amd, active_nvidia, amd: dict, nv
     if name is None:
         return
     macro = name.group(1)
-    for active, world in ((active_amd, amd), (active_nvidia, nvidia)):
-        if active is None:
-            world.pop(macro, None)          # maybe defined, maybe not: unknown
-        elif active and kind == "define":
-            world[macro] = ppexpr.DEFINED
-        elif active:
-            world[macro] = ppexpr.UNDEFINED
+    for compiled, env in zip(active, envs):
+        if compiled is None:
+            env.pop(macro, None)          # maybe defined, maybe not: unknown
+        elif compiled and kind == "define":
+            env[macro] = ppexpr.DEFINED
+        elif compiled:
+            env[macro] = ppexpr.UNDEFINED
         elif kind == "define":
-            world.setdefault(macro, ppexpr.UNDEFINED)   # this world skips the definition
+            env.setdefault(macro, ppexpr.UNDEFINED)   # this world skips the definition
 
 
 def _close_branch(group: _Group, end: int, data: bytes) -> None:
@@ -259,9 +273,10 @@ def _group_spans(group: _Group, depth: int) -> list[tuple[int, int, str, int]]:
     """AMD-only and NVIDIA-only branches of a finished group; NVIDIA-only ones are PORTED when
     the group also has an AMD-only branch."""
     def kind(b: _Branch) -> str | None:
-        if b.nvidia is False and b.amd is not False:
+        amd, nvidia = b.active[0], b.active[1]
+        if nvidia is False and amd is not False:
             return AMD
-        if b.amd is False and b.nvidia is not False:
+        if amd is False and nvidia is not False:
             return NVIDIA
         return None
     kinds = [(b, end, kind(b)) for b, end in group.branches]
@@ -333,6 +348,22 @@ def learn(data: bytes) -> frozenset[str]:
             if kind in (b"if", b"ifdef", b"elif", b"elifdef") else None
         stack.append((positive, after))
     return frozenset(learned)
+
+
+def parse_defines(defines: list[str], undefines: list[str]) -> tuple[tuple, tuple]:
+    """-D NAME[=VALUE] and -U NAME as the configured world's macros; a bad name is a user error."""
+    from .errors import PortkitError
+    parsed = []
+    for item in defines:
+        name, eq, value = item.partition("=")
+        if not (name.isidentifier() and name.isascii()):
+            raise PortkitError(f"-D {item}: {name!r} is not a macro name")
+        number = ppexpr.evaluate(value, {}) if eq else 1
+        parsed.append((name, number))
+    for name in undefines:
+        if not (name.isidentifier() and name.isascii()):
+            raise PortkitError(f"-U {name}: not a macro name")
+    return tuple(parsed), tuple(undefines)
 
 
 def project_amd_macros(entries: list, configured: tuple[str, ...] = ()) -> tuple[str, ...]:

@@ -114,7 +114,7 @@ def platform_map(source: SourceFile, options: Options) -> regions.RegionMap:
     """The file's platform model under the built-in selectors and the project's AMD macros."""
     if not options.platform_model:
         return regions.RegionMap()
-    return regions.classify(source.data, regions.selectors(options.amd_macros))
+    return regions.classify(source.data, regions.selectors(options.amd_macros, options.defines, options.undefines))
 
 
 def finish_findings(findings: list[Finding]) -> list[Finding]:

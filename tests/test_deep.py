@@ -195,7 +195,7 @@ def test_audit_cli_prints_the_deep_summary(tc, capsys):
 
 @pytest.mark.parametrize("args, message", [
     (["--cuda-path", "/nonexistent"], "--cuda-path: only with --engine clang"),
-    (["-D", "X"], "-p/-I/-D: only with --engine clang"),
+    (["-I", "X"], "-p/-I: only with --engine clang"),   # -D/-U configure the default engine too
     (["--engine", "clang", "--cuda-path", "/nonexistent"],
      "--cuda-path /nonexistent: no include/cuda_runtime.h there"),
     (["--engine", "clang", "--cuda-arch", "gfx90a"], "--cuda-arch gfx90a: expected an sm_NN name"),

@@ -113,7 +113,7 @@ def test_audit_reports_ported_ptx_as_info_at_no_cost_and_never_amd_assembly(tmp_
     assert doc["summary"]["platforms"] == {
         "amd_bytes": 784, "ported_bytes": 196, "nvidia_bytes": 28, "shared_bytes": 1818,
         "amd_path_share": 0.3468, "shim_files": ["vendors/hip.h"], "amd_macros": ["DEMO_USE_HIP"],
-        "refs_already_ported": 11, "findings_left_amd": 0, "findings_already_ported": 1,
+        "refs_already_ported": 11, "findings_left_amd": 0, "findings_already_ported": 1, "findings_inactive": 0,
     }
 
 
@@ -134,3 +134,31 @@ def test_configured_amd_macros_come_from_the_project_settings(tmp_path: Path, mo
     assert main(["convert", "k.cu", "--check"]) == 0          # nothing to change: the #else is ported
     (tmp_path / "pyproject.toml").write_text('[tool.portkit]\namd-macros = ["MY HIP"]\n')
     assert main(["convert", "k.cu", "--check"]) == 2
+
+
+def test_defines_pick_branches_and_leave_the_rest_out_of_the_audit(tmp_path: Path):
+    """-D/-U with the default engine: a configured world; its false branches' findings are left out,
+    and the AMD/NVIDIA classification does not change."""
+    doc = _audit(tmp_path, "-D", "USE_ROCM")
+    assert doc["findings"] == [] and doc["summary"]["platforms"]["findings_inactive"] == 1
+    doc = _audit(tmp_path, "-U", "USE_ROCM")
+    assert [(f["line"], f["code"], f["severity"]) for f in doc["findings"]] == [(26, "PK301", "info")]
+    assert doc["summary"]["platforms"]["findings_inactive"] == 0
+
+
+def test_configured_world_inactive_ranges():
+    src = b"#if FEATURE >= 2\nnew();\n#elif defined(OLD)\nold();\n#else\nnone();\n#endif\n"
+    found = regions.classify(src, regions.selectors((), (("FEATURE", 1),), ("OLD",)))
+    assert [src[s:e] for s, e in found.inactive] == [b"new();\n", b"old();\n"]
+    assert not found.is_inactive(src.index(b"none"))
+    assert regions.classify(src, WORLDS).inactive == []
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-D", "BAD NAME"], "portkit: error: -D BAD NAME: 'BAD NAME' is not a macro name"),
+    (["-U", "1X"], "portkit: error: -U 1X: not a macro name"),
+    (["-I", "inc"], "portkit: error: -p/-I: only with --engine clang"),
+])
+def test_bad_configuration_flags_are_one_line_errors(args, message, capsys):
+    assert main(["audit", str(PROJECT), "-q", *args]) == 2
+    assert capsys.readouterr().err.strip() == message

@@ -102,6 +102,7 @@ def _platforms(result: AuditResult) -> dict:
         "amd_macros": list(result.options.scan.amd_macros),
         "refs_already_ported": sum(s.metrics.refs_already_ported for s in scans),
         "findings_left_amd": sum(s.metrics.findings_left_amd for s in scans),
+        "findings_inactive": sum(s.metrics.findings_inactive for s in scans),
         "findings_already_ported": sum(1 for f in result.findings if f.platform == "ported"),
     }
 
