@@ -162,3 +162,20 @@ def test_configured_world_inactive_ranges():
 def test_bad_configuration_flags_are_one_line_errors(args, message, capsys):
     assert main(["audit", str(PROJECT), "-q", *args]) == 2
     assert capsys.readouterr().err.strip() == message
+
+
+def test_convert_and_audit_say_what_was_left_as_already_ported(capsys):
+    assert main(["convert", str(PROJECT), "--check"]) == 1
+    assert ("Left as already ported: 11 CUDA names in AMD-only code or in NVIDIA branches beside an AMD one; "
+            "1 vendor shim header (vendors/hip.h) (docs/platforms.md; --no-platform-model converts them)"
+            ) in capsys.readouterr().out.splitlines()
+    assert main(["audit", str(PROJECT)]) == 0
+    assert ("Already ported: 34.7% of the code is AMD-only or NVIDIA-only beside an AMD branch; 1 vendor shim "
+            "header; 1 finding there reported as info, not costed") in capsys.readouterr().out.splitlines()
+
+
+def test_without_the_platform_model_everything_is_converted_and_costed(tmp_path: Path, capsys):
+    assert main(["convert", str(PROJECT / "vendors" / "hip.h"), "--check"]) == 0
+    assert main(["convert", str(PROJECT / "vendors" / "hip.h"), "--check", "--no-platform-model"]) == 1
+    doc = _audit(tmp_path, "--no-platform-model")
+    assert [(f["line"], f["code"], f["severity"]) for f in doc["findings"]] == [(26, "PK301", "high")]

@@ -31,6 +31,7 @@ def render_convert(result: ConvertResult, console: Console, mode: str) -> None:
                               result.total("refs_left"))
     share = f" ({100.0 * converted / found:.1f}% converted)" if found else ""
     console.print(f"CUDA references: {found:,} found, {converted:,} converted, {left:,} left{share}")
+    _already_ported(scans, console)
     findings = sorted(result.findings, key=lambda f: f.sort_key())
     groups = (
         ("Left unconverted", [f for f in findings if f.code in LEFT_CODES]),
@@ -54,6 +55,18 @@ def render_convert(result: ConvertResult, console: Console, mode: str) -> None:
         console.print(f"\nWrote {_plural(result.written, 'file')}.")
     elif mode == "in-place":
         console.print(f"\nRewrote {_plural(result.written, 'file')} in place.")
+
+
+def _already_ported(scans, console: Console) -> None:
+    """What the platform model kept convert from (docs/platforms.md), and why."""
+    shims = sorted(s.rel for s in scans if s.metrics.shim)
+    names = sum(s.metrics.refs_already_ported for s in scans)
+    if not shims and not names:
+        return
+    parts = [f"{_plural(names, 'CUDA name')} in AMD-only code or in NVIDIA branches beside an AMD one"] if names else []
+    if shims:
+        parts.append(f"{_plural(len(shims), 'vendor shim header')} ({', '.join(shims)})")
+    say(console, "Left as already ported: ", "; ".join(parts), " (docs/platforms.md; --no-platform-model converts them)")
 
 
 def render_compat(result, console: Console, in_place: bool) -> None:
