@@ -82,12 +82,11 @@ def audit_paths(paths: list[Path], opts: AuditOptions,
         entries = [e for e in entries if not excluded(e.rel)]
     entries = [e for e in entries if e.kind is not None]
     if opts.scan.platform_model:   # the tree's AMD selectors, learned before the scan (regions.py)
-        opts = replace(opts, scan=replace(opts.scan, amd_macros=regions.project_amd_macros(entries, opts.scan.amd_macros)))
+        opts = replace(opts, scan=regions.project_platforms(entries, opts.scan))
     result = AuditResult(root=root, options=opts, skipped=skipped)
     progress = progress_factory(len(entries)) if progress_factory else None
     job = ScanJob(opts.scan if opts.scan.audit else
-                  Options(audit=True, rocm=opts.scan.rocm, amd_macros=opts.scan.amd_macros,
-                          platform_model=opts.scan.platform_model), enabled)
+                  replace(opts.scan, audit=True, launch_syntax="cuda", builtins="cuda"), enabled)
     if opts.deep is not None:   # parse: libclang's facts first, in worker processes
         from .deep import engine
         result.deep = engine.collect(root, entries, opts.deep, progress_factory)

@@ -49,6 +49,7 @@ class Options:
     file_timeout: float = 60.0           # seconds one file may take (--file-timeout; 0: no limit)
     amd_macros: tuple[str, ...] = ()     # the project's AMD selector macros (config, learned; regions.py)
     platform_model: bool = True          # False (--no-platform-model): every byte is CUDA for every build
+    shim_names: frozenset[bytes] = frozenset()   # CUDA names the project's shim headers map to HIP
     defines: tuple[tuple[str, int | None], ...] = ()   # -D NAME[=VALUE] (None: a value we cannot read)
     undefines: tuple[str, ...] = ()      # -U NAME: with -D, branches false under them are left out
 

@@ -114,7 +114,7 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
     check_options(paths, opts)
     root, entries, skipped = discover(paths)
     if opts.scan.platform_model:   # the tree's AMD selectors, learned before the scan (regions.py)
-        opts = replace(opts, scan=replace(opts.scan, amd_macros=regions.project_amd_macros(entries, opts.scan.amd_macros)))
+        opts = replace(opts, scan=regions.project_platforms(entries, opts.scan))
     result = ConvertResult(root=root, skipped=skipped)
     if opts.rename is not None:
         plan, clashes = rename_plan(entries, opts.rename)

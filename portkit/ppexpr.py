@@ -11,6 +11,7 @@ in both builds as far as portkit is concerned.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Callable, Mapping
 
 # What a world knows of a macro: its integer value, UNDEFINED, or DEFINED (defined, value unknown).
@@ -30,7 +31,9 @@ class _Unreadable(Exception):
     """The expression is outside what this evaluator reads: the whole #if is unknown."""
 
 
-def tokens(text: str) -> list[str]:
+@lru_cache(maxsize=4096)
+def tokens(text: str) -> tuple[str, ...]:
+    """The expression's tokens (cached: the same guards recur across a tree's files)."""
     out, pos = [], 0
     text = text.strip()
     while pos < len(text):
@@ -39,7 +42,7 @@ def tokens(text: str) -> list[str]:
             raise _Unreadable(text[pos:pos + 20])
         out.append(m.group(1) or m.group(2) or m.group(3) or "'")
         pos = m.end()
-    return out
+    return tuple(out)
 
 
 def evaluate(text: str, world: Mapping[str, object]) -> Value:
@@ -61,7 +64,7 @@ def truth(value: Value) -> bool | None:
 class _Parser:
     """Precedence climbing over the tokens; every operator knows what unknown operands give."""
 
-    def __init__(self, toks: list[str], world: Mapping[str, object]):
+    def __init__(self, toks: tuple[str, ...], world: Mapping[str, object]):
         self.toks, self.pos, self.world = toks, 0, world
 
     def peek(self) -> str | None:

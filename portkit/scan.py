@@ -54,9 +54,11 @@ def dispatch(ctx: ScanContext, view: View, root: Node) -> None:
     # still see them (their findings are dropped or become "already ported" in ScanContext.report)
     region_map = ctx.regions
     protected = region_map.protected if (region_map.ranges or region_map.shim) else None
+    shimmed = ctx.options.shim_names   # the project's own shim maps these: already ported
     for node in caps.get("name", ()):
         text = node.text
-        if protected is not None and (text in table or legacy is not None) and protected(view.start(node)):
+        if (text in shimmed or (protected is not None and (text in table or legacy is not None)
+                                and protected(view.start(node)))):
             ctx.metrics.refs_already_ported += text in table
         else:
             if text in table:

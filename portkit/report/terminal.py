@@ -63,7 +63,8 @@ def _already_ported(scans, console: Console) -> None:
     names = sum(s.metrics.refs_already_ported for s in scans)
     if not shims and not names:
         return
-    parts = [f"{_plural(names, 'CUDA name')} in AMD-only code or in NVIDIA branches beside an AMD one"] if names else []
+    parts = [f"{_plural(names, 'CUDA name')} in AMD-only code, in NVIDIA branches beside an AMD one or mapped "
+             "by the project's shim"] if names else []
     if shims:
         parts.append(f"{_plural(len(shims), 'vendor shim header')} ({', '.join(shims)})")
     say(console, "Left as already ported: ", "; ".join(parts), " (docs/platforms.md; --no-platform-model converts them)")
