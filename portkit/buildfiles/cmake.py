@@ -82,7 +82,9 @@ class _File:
 
 def migrate(ctx: ScanContext, table: BuildTable) -> None:
     text = ctx.source.data.decode("latin-1")
-    f = _File(ctx, table, text, commands(text))
+    # A command with no `)` runs to the end of the file: CMake rejects it, and a line inserted
+    # after it would land inside it (a second run would insert it again). Leave it as written.
+    f = _File(ctx, table, text, [c for c in commands(text) if c.close < len(text)])
     f.marked = _marked_hip(f.cmds)
     for cmd in f.cmds:
         handler = _HANDLERS.get(cmd.lower)

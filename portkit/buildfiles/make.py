@@ -18,7 +18,7 @@ from .nvcc import Change, Translation, Word, translate
 from .table import BuildTable
 from .words import apply, note
 
-_NVCC = re.compile(r'^["\']?(?:\S*/)?nvcc(?:\.exe)?["\']?$')
+_NVCC = re.compile(r'^["\']?(?:(?!-)\S*/)?nvcc(?:\.exe)?["\']?$')
 _ASSIGN = re.compile(r"^\s*(?:(?:export|override)\s+)*([A-Za-z_][A-Za-z0-9_.-]*)\s*(?:\+|\?|:|::|!)?=")
 _REF = re.compile(r"\$[({]([A-Za-z_][A-Za-z0-9_]*)[)}]")
 _FLAG_VAR_HINT = re.compile(r"NVCC|GENCODE|CUDA\w*FLAGS|CUFLAGS|\bSMS\b")
