@@ -213,7 +213,7 @@ def _findcuda_options(f: _File, cmd: Command) -> None:
         return
     at = names.index("OPTIONS")
     words = [Word(a.value, a.start, a.end) for a in cmd.args[at + 1:]]
-    new = rewritten(f.ctx, words, translate(words, f.table, f.targets))
+    new = [_names_in(f, cmd, w) for w in rewritten(f.ctx, words, translate(words, f.table, f.targets))]
     start = cmd.args[at - 1].end
     f.ctx.edit(start, cmd.args[-1].end, b"", "build", covers=True)
     f.done.update(a.start for a in cmd.args[at:])
@@ -278,7 +278,7 @@ def _file(f: _File, cmd: Command) -> None:
 def _nvcc_flags_variable(f: _File, cmd: Command, args: list[Arg]) -> None:
     """FindCUDA's CUDA_NVCC_FLAGS (a list) becomes words appended to CMAKE_HIP_FLAGS (a string)."""
     words = [w for a in args if a.value != "${CUDA_NVCC_FLAGS}" for w in _list_items(a.value, a.start)]
-    new = rewritten(f.ctx, words, translate(words, f.table, f.targets))
+    new = [_names_in(f, cmd, w) for w in rewritten(f.ctx, words, translate(words, f.table, f.targets))]
     _replace_command(f, cmd, [f'string(APPEND CMAKE_HIP_FLAGS " {" ".join(new)}")'] if new else [])
 
 
@@ -560,6 +560,33 @@ def _rewrite_names(f: _File, cmd: Command | None, arg: Arg) -> None:
         elif name != "CUDA_NVCC_FLAGS" and FINDCUDA_RESULTS.fullmatch(name):
             note(f.ctx, "PK508", start, end, f"`{name}` describes the CUDA toolkit; no HIP counterpart "
                  "(hip_VERSION and ROCM_PATH describe ROCm)", name)
+
+
+def _names_in(f: _File, cmd: Command, word: str) -> str:
+    """`word`, moved into new text (a flag string, target_compile_options), with the names that
+    _rewrite_names changes in place changed here: the next run sees them as already ported."""
+    def variable(m: re.Match) -> str:
+        name = m.group(1) or m.group(2)
+        if name in TOOLKIT_VARIABLES:
+            return f"${{{TOOLKIT_VARIABLES[name]}}}" if m.group(1) else TOOLKIT_VARIABLES[name]
+        lib = f.table.by_findcuda.get(name)
+        if lib is not None and lib.hip_target:
+            _need(f, lib.hip_package, cmd.start)
+            return lib.hip_target
+        return m.group(0)
+
+    def target(m: re.Match) -> str:
+        lib = f.table.by_target.get(m.group(0))
+        if lib is None or not lib.hip_target:
+            return m.group(0)
+        _need(f, lib.hip_package, cmd.start)
+        return lib.hip_target
+
+    word = _CUDA_VAR.sub(variable, word)
+    word = _TARGET.sub(target, word)
+    word = _CMAKE_CUDA.sub(lambda m: f"CMAKE_HIP_{m.group(1)}" if m.group(1) in HIP_VARIABLES else m.group(0), word)
+    word = _STD_FEATURE.sub(lambda m: f"hip_std_{m.group(1)}", word)
+    return _GENEX.sub(lambda m: f"$<{m.group(1)}:HIP" + (",Clang" if m.group(2) else ""), word)
 
 
 # ---------------------------------------------------------------- architectures, packages, version
