@@ -92,6 +92,14 @@ def test_make_variable_that_held_nvcc_converts_the_same_twice():
     assert twice(text, "Makefile") == (b"NVCC ?= hipcc\nNVCC := -arch=sm_86\n",) * 2
 
 
+@pytest.mark.parametrize("text, expected", [
+    ("NVCC\tnvcc -Xcompiler ", b"NVCC\thipcc "),
+    ("NVCCFLAGS = -Xcompiler \tnvcc -Xcompiler ", b"NVCCFLAGS = hipcc "),
+])
+def test_deleting_make_options_never_takes_the_compiler_between_them(text: str, expected: bytes):
+    assert twice(text, "Makefile") == (expected, expected)
+
+
 def test_include_path_ending_in_nvcc_is_not_the_compiler():
     text = "CFLAGS = -I/usr/local/cuda/include/usr/local/cuda/bin/nvcc\n"
     assert twice(text, "Makefile") == (b"CFLAGS = \n", b"CFLAGS = \n")
