@@ -148,7 +148,7 @@ def _passed_through(first: int, last: int, parts: list[str], table: BuildTable, 
     """-Xcompiler's host flags become hipcc's own words: translated like any other hipcc word now,
     so that converting the result again changes nothing (`-Xcompiler -lcudart` -> `-lamdhip64`)."""
     inner = [Word(p, 0, 0) for p in parts]
-    nested = translate(inner, table, targets, nvcc_context)
+    nested = translate(inner, table, targets, nvcc_context=False)   # host flags: never "unknown to nvcc"
     new = list(parts)
     for change in sorted(nested.changes, key=lambda c: -c.first):
         if change.words is not None:
