@@ -39,9 +39,29 @@ def load(path: Path) -> Counter:
         return Counter()
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        entries = data["findings"]
-        if data.get("version") != VERSION:
-            raise ValueError(f"version {data.get('version')!r}, expected {VERSION}")
-        return Counter({e["fingerprint"]: int(e.get("count", 1)) for e in entries})
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise PortkitError(f"{path}: not a portkit baseline ({exc}); write one with `portkit baseline`") from None
+        return _counts(data)
+    except RecursionError:
+        reason = "nested too deeply"
+    except (OSError, ValueError) as exc:
+        reason = str(exc)
+    raise PortkitError(f"{path}: not a portkit baseline ({reason}); write one with `portkit baseline`")
+
+
+def _counts(data: object) -> Counter:
+    """Fingerprint -> count from a parsed baseline; ValueError naming what is wrong."""
+    if not isinstance(data, dict):
+        raise ValueError(f"expected an object, got {type(data).__name__}")
+    if data.get("version") != VERSION:
+        raise ValueError(f"version {data.get('version')!r:.20}, expected {VERSION}")
+    entries = data.get("findings")
+    if not isinstance(entries, list):
+        raise ValueError("`findings` must be a list")
+    counts: Counter = Counter()
+    for k, e in enumerate(entries):
+        count = e.get("count", 1) if isinstance(e, dict) else None
+        if not isinstance(e, dict) or not isinstance(e.get("fingerprint"), str):
+            raise ValueError(f"findings[{k}]: expected an object with a string `fingerprint`")
+        if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+            raise ValueError(f"findings[{k}].count: expected a positive integer, got {count!r:.20}")
+        counts[e["fingerprint"]] = count
+    return counts

@@ -46,12 +46,12 @@ def _on_sigterm(signum, frame) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
     import signal
     import threading
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _on_sigterm)
     try:
+        args = parser.parse_args(argv)   # option types raise PortkitError: one line, exit 2
         if args.command == "convert":
             return cli_convert.run(args)
         if args.command == "mappings":

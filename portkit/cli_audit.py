@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 from . import cli_deep
-from .cli_common import add_file_timeout, add_platform_model, check_file_timeout, codes, emit, progress_factory
+from .cli_common import MAX_TEAM, add_file_timeout, add_jobs, add_platform_model, bounded, check_file_timeout, codes, \
+    count, emit, progress_factory
 from .errors import PortkitError
 
 
@@ -28,8 +29,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help="skip these rule codes or prefixes")
     p.add_argument("--fail-on", choices=("blocker", "high", "medium", "low", "info"),
                    help="exit 1 when a finding is at or above this severity")
-    p.add_argument("--team-size", type=int, default=1, metavar="N", help="engineers on the port (default 1)")
-    p.add_argument("--focus-hours", type=float, metavar="H",
+    p.add_argument("--team-size", type=count("--team-size", MAX_TEAM), default=1, metavar="N",
+                   help="engineers on the port (default 1)")
+    p.add_argument("--focus-hours", type=bounded("--focus-hours", 1, 80), metavar="H",
                    help="focused engineering hours per person per week (default 30, from effort.toml)")
     p.add_argument("--rocm", metavar="X.Y", help="target ROCm release (default: the newest the tables know)")
     p.add_argument("--statistics", action="store_true", help="add counts per rule (text and csv)")
@@ -40,7 +42,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help="append this run's summary to the history (the HTML report shows the trend)")
     p.add_argument("--history", type=Path, metavar="PATH",
                    help="the history database (default: .portkit/history.sqlite under the audited root)")
-    p.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)")
+    add_jobs(p)
     add_file_timeout(p)
     p.add_argument("-q", "--quiet", action="store_true", help="text format: print nothing; use the exit code")
     cli_deep.add_options(p, with_flags=True)
@@ -83,9 +85,12 @@ def run_audit(args: argparse.Namespace) -> int:
     doc = audit_document(result)
     history_path = args.history or result.root / history.DEFAULT
     if args.record:
-        history.record(doc, history_path)
+        try:
+            history.record(doc, history_path)
+        except PortkitError as exc:   # the audit itself is still reported
+            print(f"portkit: warning: {exc}; this run is not recorded", file=sys.stderr)
     if args.html is not None:
-        _write_html(doc, args.html, history.load(history_path, doc["root"]), args.quiet)
+        _write_html(doc, args.html, _history(history_path, doc["root"]), args.quiet)
     formatter = audit_formats()[args.format]
     if args.output is not None:
         buffer = io.StringIO()
@@ -112,13 +117,28 @@ def _write_html(doc: dict, output: Path, runs: list[dict], quiet: bool = False) 
 def run_report(args: argparse.Namespace) -> int:
     import json
 
-    from . import history
+    from .report.shape import audit_problem
     try:
         doc = json.loads(args.audit.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise PortkitError(f"{args.audit}: cannot read the audit JSON: {exc}") from None
+    except RecursionError:
+        raise PortkitError(f"{args.audit}: cannot read the audit JSON: nested too deeply") from None
     if not isinstance(doc, dict) or doc.get("version") != 1 or "estimate" not in doc:
         raise PortkitError(f"{args.audit}: not a portkit audit (write one with `portkit audit --format json`)")
-    runs = history.load(args.history, doc["root"]) if args.history else []
+    found = audit_problem(doc)
+    if found is not None:
+        raise PortkitError(f"{args.audit}: not a valid portkit audit: {found}")
+    runs = _history(args.history, doc["root"]) if args.history else []
     _write_html(doc, args.output, runs)
     return 0
+
+
+def _history(path: Path, root: str) -> list[dict]:
+    """The recorded runs for the trend; a history that cannot be read costs the trend, not the report."""
+    from . import history
+    try:
+        return history.load(path, root)
+    except PortkitError as exc:
+        print(f"portkit: warning: {exc}; the report has no trend", file=sys.stderr)
+        return []

@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from . import cli_deep, cli_verify
-from .cli_common import add_file_timeout, add_platform_model, check_file_timeout, progress_factory
+from .cli_common import add_file_timeout, add_jobs, add_platform_model, check_file_timeout, progress_factory
 from .errors import PortkitError
 
 
@@ -61,7 +61,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "With --in-place, --diff or --check")
     p.add_argument("--no-build-files", action="store_false", dest="build_files",
                    help="leave CMake files, Makefiles and setup.py as they are (they are still copied with -o)")
-    p.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)")
+    add_jobs(p)
     add_file_timeout(p)
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     p.add_argument("--verify", action="store_true",

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .cli_common import add_jobs, seconds
 from .errors import PortkitError
 
 if TYPE_CHECKING:
@@ -32,7 +33,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add_options(p)
     p.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
     p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write the report to FILE")
-    p.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="compilers run at once (default 1)")
+    add_jobs(p, "compilers run at once")
     p.add_argument("-q", "--quiet", action="store_true", help="text format: print only the summary line")
 
 
@@ -49,7 +50,7 @@ def add_options(p: argparse.ArgumentParser) -> None:
                    help="an include directory for every unit")
     g.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]",
                    help="a macro for every unit")
-    g.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
+    g.add_argument("--timeout", type=seconds("--timeout"), default=300.0, metavar="SECONDS",
                    help="time limit per unit (default 300)")
 
 

@@ -6,6 +6,7 @@ audited root, `--history PATH` to choose). Rows hold the run's summary only, nev
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from pathlib import Path
 
@@ -34,10 +35,22 @@ def row_of(doc: dict) -> dict:
     }
 
 
+def _check_types(path: Path, row: dict) -> None:
+    """SQLite stores whatever it is given: a text in a number column must not reach the charts."""
+    for column in COLUMNS:
+        value = row[column]
+        if _TYPE.get(column) == "TEXT":
+            ok = isinstance(value, str)
+        else:
+            ok = isinstance(value, (int, float)) and math.isfinite(value)
+        if not ok:
+            raise PortkitError(f"{path}: not a portkit history: column {column} holds {value!r:.40}")
+
+
 def _connect(path: Path) -> sqlite3.Connection:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(path)
+        db = sqlite3.connect(path, timeout=2)   # a locked database: a warning soon, not a hang
         db.execute(_SCHEMA)
         return db
     except (OSError, sqlite3.Error) as exc:
@@ -66,7 +79,10 @@ def load(path: Path, root: str | None = None) -> list[dict]:
     db = _connect(path)
     try:
         query = f"SELECT {', '.join(COLUMNS)} FROM runs" + (" WHERE root = ?" if root else "") + " ORDER BY id"
-        return [dict(zip(COLUMNS, r)) for r in db.execute(query, (root,) if root else ())]
+        rows = [dict(zip(COLUMNS, r)) for r in db.execute(query, (root,) if root else ())]
+        for row in rows:
+            _check_types(path, row)
+        return rows
     except sqlite3.Error as exc:
         raise PortkitError(f"{path}: cannot read the history: {exc}") from None
     finally:

@@ -39,7 +39,9 @@ _VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.\d+)*((?:\.\.\.)[\d.]+)?$")
 
 def migrate(ctx: ScanContext, table: BuildTable) -> None:
     text = ctx.source.data.decode("latin-1")
-    f = CMakeFile(ctx, table, text, commands(text))
+    # A command with no `)` runs to the end of the file: CMake rejects it, and a line inserted
+    # after it would land inside it (a second run would insert it again). Leave it as written.
+    f = CMakeFile(ctx, table, text, [c for c in commands(text) if c.close < len(text)])
     f.marked = marked_hip(f.cmds)
     for cmd in f.cmds:
         handler = _HANDLERS.get(cmd.lower)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from .cmake_file import CMakeFile, insert_after, need, replace_command
 from .cmake_flags import list_items
 from .cmake_lexer import Arg, Command
+from .cmake_names import names_in
 from .nvcc import Word, translate
 from .words import rewritten
 
@@ -29,7 +30,7 @@ def findcuda_options(f: CMakeFile, cmd: Command) -> None:
         return
     at = names.index("OPTIONS")
     words = [Word(a.value, a.start, a.end) for a in cmd.args[at + 1:]]
-    new = rewritten(f.ctx, words, translate(words, f.table, f.targets))
+    new = [names_in(f, cmd, w) for w in rewritten(f.ctx, words, translate(words, f.table, f.targets))]
     start = cmd.args[at - 1].end
     f.ctx.edit(start, cmd.args[-1].end, b"", "build", covers=True)
     f.done.update(a.start for a in cmd.args[at:])
@@ -51,5 +52,5 @@ def findcuda_library(f: CMakeFile, cmd: Command) -> None:
 def nvcc_flags_variable(f: CMakeFile, cmd: Command, args: list[Arg]) -> None:
     """FindCUDA's CUDA_NVCC_FLAGS (a list) becomes words appended to CMAKE_HIP_FLAGS (a string)."""
     words = [w for a in args if a.value != "${CUDA_NVCC_FLAGS}" for w in list_items(a.value, a.start)]
-    new = rewritten(f.ctx, words, translate(words, f.table, f.targets))
+    new = [names_in(f, cmd, w) for w in rewritten(f.ctx, words, translate(words, f.table, f.targets))]
     replace_command(f, cmd, [f'string(APPEND CMAKE_HIP_FLAGS " {" ".join(new)}")'] if new else [])

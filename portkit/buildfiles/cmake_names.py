@@ -82,3 +82,30 @@ def rewrite_names(f: CMakeFile, cmd: Command | None, arg: Arg) -> None:
         elif name != "CUDA_NVCC_FLAGS" and FINDCUDA_RESULTS.fullmatch(name):
             note(f.ctx, "PK508", start, end, f"`{name}` describes the CUDA toolkit; no HIP counterpart "
                  "(hip_VERSION and ROCM_PATH describe ROCm)", name)
+
+
+def names_in(f: CMakeFile, cmd: Command, word: str) -> str:
+    """`word`, moved into new text (a flag string, target_compile_options), with the names that
+    rewrite_names changes in place changed here: the next run sees them as already ported."""
+    def variable(m: re.Match) -> str:
+        name = m.group(1) or m.group(2)
+        if name in TOOLKIT_VARIABLES:
+            return f"${{{TOOLKIT_VARIABLES[name]}}}" if m.group(1) else TOOLKIT_VARIABLES[name]
+        lib = f.table.by_findcuda.get(name)
+        if lib is not None and lib.hip_target:
+            need(f, lib.hip_package, cmd.start)
+            return lib.hip_target
+        return m.group(0)
+
+    def target(m: re.Match) -> str:
+        lib = f.table.by_target.get(m.group(0))
+        if lib is None or not lib.hip_target:
+            return m.group(0)
+        need(f, lib.hip_package, cmd.start)
+        return lib.hip_target
+
+    word = _CUDA_VAR.sub(variable, word)
+    word = _TARGET.sub(target, word)
+    word = _CMAKE_CUDA.sub(lambda m: f"CMAKE_HIP_{m.group(1)}" if m.group(1) in HIP_VARIABLES else m.group(0), word)
+    word = _STD_FEATURE.sub(lambda m: f"hip_std_{m.group(1)}", word)
+    return _GENEX.sub(lambda m: f"$<{m.group(1)}:HIP" + (",Clang" if m.group(2) else ""), word)

@@ -18,7 +18,8 @@ from .nvcc import Change, Translation, Word, translate
 from .table import BuildTable
 from .words import apply, note
 
-_NVCC = re.compile(r'^["\']?(?:\S*/)?nvcc(?:\.exe)?["\']?$')
+_NVCC = re.compile(r'^["\']?(?:(?!-)\S*/)?nvcc(?:\.exe)?["\']?$')
+_HIPCC = re.compile(r'^["\']?(?:(?!-)\S*/)?hipcc["\']?$')
 _ASSIGN = re.compile(r"^\s*(?:(?:export|override)\s+)*([A-Za-z_][A-Za-z0-9_.-]*)\s*(?:\+|\?|:|::|!)?=")
 _REF = re.compile(r"\$[({]([A-Za-z_][A-Za-z0-9_]*)[)}]")
 _FLAG_VAR_HINT = re.compile(r"NVCC|GENCODE|CUDA\w*FLAGS|CUFLAGS|\bSMS\b")
@@ -44,6 +45,11 @@ def migrate(ctx: ScanContext, table: BuildTable) -> None:
     text = ctx.source.data.decode("latin-1")
     lines = list(_logical_lines(text))
     compilers, flag_vars = _nvcc_variables(lines)
+    # A variable that holds the compiler is one after conversion too (NVCC ?= hipcc): a later
+    # assignment to it is then treated the same on the second run as on the first.
+    holders = compilers | {line.var for line in lines if line.var is not None
+                           and any(_HIPCC.match(w.text) for w in line.words[line.value_from:])}
+    flag_vars -= holders
     for line in lines:
         words = line.words[line.value_from:]
         if not words:
@@ -58,7 +64,7 @@ def migrate(ctx: ScanContext, table: BuildTable) -> None:
         for w in computed:
             _computed_architectures(ctx, w)
         options = [w for w in words if not _NVCC.match(w.text) and not _TOOLKIT.search(w.text) and w not in computed]
-        if line.var is not None and line.var in compilers and not invokes:
+        if line.var is not None and line.var in holders and not invokes:
             continue
         apply(ctx, options, translate(options, table, ctx.options.offload_arch, nvcc_context=context))
 

@@ -129,7 +129,7 @@ def translate(words: list[Word], table: BuildTable, targets: tuple[str, ...],
                                       shown))
         elif flag.action == "split":
             parts = [p for p in re.split(r"[,\s]+", value or "") if p]
-            out.changes.append(Change(i, last, parts))
+            out.changes += _passed_through(i, last, parts, table, targets, nvcc_context)
         elif flag.when_value is not None and (value or "").lower() != flag.when_value:
             out.changes.append(Change(i, last, [], "PK509", f"`{shown}` dropped: it is the default", shown))
         else:
@@ -141,6 +141,20 @@ def translate(words: list[Word], table: BuildTable, targets: tuple[str, ...],
         arch_change.message = (f"GPU targets {found} replaced by {chosen} (--offload-arch); "
                                "AMD chips do not correspond to sm_XX, choose them with --offload-arch")
     return out
+
+
+def _passed_through(first: int, last: int, parts: list[str], table: BuildTable, targets: tuple[str, ...],
+                    nvcc_context: bool) -> list[Change]:
+    """-Xcompiler's host flags become hipcc's own words: translated like any other hipcc word now,
+    so that converting the result again changes nothing (`-Xcompiler -lcudart` -> `-lamdhip64`)."""
+    inner = [Word(p, 0, 0) for p in parts]
+    nested = translate(inner, table, targets, nvcc_context=False)   # host flags: never "unknown to nvcc"
+    new = list(parts)
+    for change in sorted(nested.changes, key=lambda c: -c.first):
+        if change.words is not None:
+            new[change.first:change.last] = change.words
+    notes = [Change(first, last, None, c.code, c.message, c.subject) for c in nested.changes if c.code]
+    return [Change(first, last, new)] + notes
 
 
 # Options whose spelling means something else to gcc/clang: only changed where nvcc reads them.

@@ -54,7 +54,7 @@ def apply(ctx: ScanContext, words: list[Word], translation: Translation, style: 
         if change.words:
             ctx.edit(words[change.first].start, words[change.last - 1].end,
                      render(change.words, words[change.first], style).encode("utf-8"), "build")
-    for first, last in _runs(sorted(translation.deleted())):
+    for first, last in _runs(sorted(translation.deleted()), words, ctx.source.data):
         start, end = _deletion(ctx.source.data, words, first, last, style)
         ctx.edit(start, end, b"", "build")
 
@@ -66,27 +66,33 @@ def render(new: list[str], like: Word, style: str) -> str:
     return (";" if style == "semicolon" else " ").join(new)
 
 
-def _runs(indices: list[int]) -> list[tuple[int, int]]:
+def _runs(indices: list[int], words: list[Word], data: bytes) -> list[tuple[int, int]]:
+    """Runs of adjacent deleted words; a run never spans text that is not a separator."""
     runs: list[tuple[int, int]] = []
     for i in indices:
-        if runs and runs[-1][1] == i:
+        if runs and runs[-1][1] == i and not data[words[i - 1].end:words[i].start].strip(_SEPARATORS):
             runs[-1] = (runs[-1][0], i + 1)
         else:
             runs.append((i, i + 1))
     return runs
 
 
+_SEPARATORS = b" \t\r\n,;\\"
+
+
 def _deletion(data: bytes, words: list[Word], first: int, last: int, style: str) -> tuple[int, int]:
     """The byte range that removes words[first:last] and one separator."""
     start, end = words[first].start, words[last - 1].end
     multiline = style != "python"
+    # Only a separator may go: the words given can be a selection (the nvcc word left out of a
+    # make line's options), and the text between two of them then holds a word of its own.
     if first > 0:
         gap = data[words[first - 1].end:start]
-        if not (multiline and b"\n" in gap):
+        if not (multiline and b"\n" in gap) and not gap.strip(_SEPARATORS):
             return words[first - 1].end, end
     elif last < len(words):
         gap = data[end:words[last].start]
-        if not (multiline and b"\n" in gap):
+        if not (multiline and b"\n" in gap) and not gap.strip(_SEPARATORS):
             return start, words[last].start
     # The words open a line of their own: take them and the blanks after them on that line.
     while end < len(data) and data[end:end + 1] in (b" ", b"\t"):

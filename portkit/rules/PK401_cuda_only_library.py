@@ -56,7 +56,9 @@ def check_text(ctx: ScanContext) -> None:
     eco = ecosystem.default()
     for line in lines(ctx):
         for match in _LINKS.finditer(line.code):
-            names = [match.group(1) or match.group(2)] if not match.group(3) else match.group(3).split()
+            # `target_link_libraries(` may end the line: group 3 is then empty, not absent
+            links = match.group(3)
+            names = links.split() if links is not None else [match.group(1) or match.group(2)]
             for name in names:
                 library = eco.link(name.strip('"'))
                 if library is not None and ctx.first(("PK401", library.id, line.number)):

@@ -1,0 +1,114 @@
+"""The shape of a saved audit document that the HTML report reads, checked before rendering.
+
+`portkit report` renders a JSON file that anyone may have written or edited. docs/audit.schema.json
+describes the whole document; this is the part html.py and the template read, as Python data
+(jsonschema is only a test dependency, and docs/ is not shipped). A wrong type anywhere is one
+message naming the JSON path (`findings[3].line: expected an integer, got "x"`), never a
+traceback from inside the template. Numbers must be finite: JSON's 1e400 parses as infinity.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+NUMBER = "number"
+SEVERITIES = ("blocker", "high", "medium", "low", "info")
+STATUSES = ("drop-in", "different-api", "partial", "none")
+
+
+@dataclass(frozen=True)
+class OneOf:
+    values: tuple
+
+
+@dataclass(frozen=True)
+class MapOf:
+    """An object whose keys are chosen by the data (counts by severity ...)."""
+    value: object
+
+
+HOURS3 = {"low": NUMBER, "likely": NUMBER, "high": NUMBER}
+PERCENTILES = {"p10": NUMBER, "p50": NUMBER, "p90": NUMBER}
+NAMED_HOURS = [{"name": str, "hours": NUMBER}]
+AUDIT = {
+    "version": int, "generated": str, "root": str,
+    "tool": {"version": str, "mappings": {"names": int, "newest_rocm": str}},
+    "options": {"rocm": (str, type(None))},
+    "summary": {"files": int, "lines": int, "findings": int, "blockers": int, "cuda_refs": int,
+                "refs_converted": int, "converted_share": NUMBER, "by_severity": MapOf(int)},
+    "estimate": {
+        "person_weeks": PERCENTILES, "calendar_weeks": {"p50": NUMBER, "p90": NUMBER},
+        "team_size": int, "focus_hours_per_week": NUMBER,
+        "archetype": {"label": str, "reference": str, "feasible": bool},
+        "by_category": NAMED_HOURS, "by_directory": NAMED_HOURS,
+        "items": [{"kind": str, "key": str, "label": str, "hours": HOURS3}],
+        "model": {"samples": int, "seed": int, "source": str, "uncertainty": HOURS3},
+    },
+    "dependencies": [{"kind": str, "name": str, "rocm": (str, type(None)), "status": OneOf(STATUSES)}],
+    "files": [{"path": str, "kind": (str, type(None)), "lines": int, "cuda_refs": int, "refs_converted": int,
+               "kernels": int, "findings": int, "effort_hours": NUMBER}],
+    "findings": [{"code": str, "name": str, "severity": OneOf(SEVERITIES), "path": str, "line": int,
+                  "column": int, "message": str, "snippet": str, "fix": str,
+                  "effort_hours": {"low": NUMBER, "high": NUMBER}}],
+}
+
+
+ENGINE = {"units": int, "added": int, "left_out_inactive": int, "fell_back": [object]}
+
+
+def audit_problem(doc: object) -> str | None:
+    """What keeps `doc` from being rendered as the HTML report, or None."""
+    found = problem(doc, AUDIT)
+    if found is None and doc.get("engine"):   # deep mode only
+        found = problem(doc["engine"], ENGINE, "engine")
+    return found
+
+
+def problem(doc: object, shape: object = AUDIT, where: str = "") -> str | None:
+    """The first place where `doc` does not have `shape`, as `path: what is wrong`; None if it fits."""
+    if isinstance(shape, dict):
+        if not isinstance(doc, dict):
+            return _wrong(where, "an object", doc)
+        for key, inner in shape.items():
+            if key not in doc:
+                return f"{where or 'the document'}: missing field {key!r}"
+            found = problem(doc[key], inner, f"{where}.{key}" if where else key)
+            if found:
+                return found
+        return None
+    if isinstance(shape, list):
+        if not isinstance(doc, list):
+            return _wrong(where, "a list", doc)
+        for k, item in enumerate(doc):
+            found = problem(item, shape[0], f"{where}[{k}]")
+            if found:
+                return found
+        return None
+    if isinstance(shape, MapOf):
+        if not isinstance(doc, dict):
+            return _wrong(where, "an object", doc)
+        return next((p for k, v in doc.items() if (p := problem(v, shape.value, f"{where}.{k}"))), None)
+    if isinstance(shape, OneOf):
+        return None if doc in shape.values else _wrong(where, "one of " + ", ".join(shape.values), doc)
+    return _scalar(doc, shape, where)
+
+
+def _scalar(doc: object, shape: object, where: str) -> str | None:
+    if shape == NUMBER:
+        ok = isinstance(doc, (int, float)) and not isinstance(doc, bool) and math.isfinite(doc)
+        return None if ok else _wrong(where, "a finite number", doc)
+    types = shape if isinstance(shape, tuple) else (shape,)
+    if isinstance(doc, bool) and bool not in types:
+        return _wrong(where, _NAMES.get(types[0], "a value"), doc)
+    return None if isinstance(doc, types) else _wrong(where, _NAMES.get(types[0], "a value"), doc)
+
+
+_NAMES = {int: "an integer", str: "a string", bool: "true or false"}
+
+
+def _wrong(where: str, expected: str, got: object) -> str:
+    shown = repr(got) if not isinstance(got, (dict, list)) else type(got).__name__
+    if len(shown) > 40:
+        shown = shown[:39] + "…"
+    return f"{where or 'the document'}: expected {expected}, got {shown}"
