@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
-from . import ecosystem, effort, regions, rules, suppress
+from . import ecosystem, effort, platform_facts, rules, suppress
 from .errors import PortkitError
 from .files import Entry, Skipped, discover, read
 from .findings import SEVERITIES
@@ -82,7 +82,7 @@ def audit_paths(paths: list[Path], opts: AuditOptions,
         entries = [e for e in entries if not excluded(e.rel)]
     entries = [e for e in entries if e.kind is not None]
     if opts.scan.platform_model:   # the tree's AMD selectors, learned before the scan (regions.py)
-        opts = replace(opts, scan=regions.project_platforms(entries, opts.scan))
+        opts = replace(opts, scan=platform_facts.project_platforms(entries, opts.scan))
     result = AuditResult(root=root, options=opts, skipped=skipped)
     progress = progress_factory(len(entries)) if progress_factory else None
     job = ScanJob(opts.scan if opts.scan.audit else

@@ -61,14 +61,14 @@ def _report_parser(sub: argparse._SubParsersAction) -> None:
 def run_audit(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from . import config, history, regions, scan_options
+    from . import config, history, platform_facts, scan_options
     from .audit import AuditOptions, audit_paths
     from .report import audit_formats
     from .report.model import audit_document
     from .context import Options
 
     cfg = config.find()   # [tool.portkit] / portkit.toml; flags win
-    defines, undefines = regions.parse_defines(args.defines, args.undefines)
+    defines, undefines = platform_facts.parse_defines(args.defines, args.undefines)
     scan = scan_options(rocm=args.rocm or cfg.rocm)
     opts = AuditOptions(scan=Options(audit=True, rocm=scan.rocm, file_timeout=check_file_timeout(args.file_timeout),
                                        amd_macros=cfg.amd_macros, platform_model=args.platform_model,

@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
 
-from . import regions
+from . import platform_facts
 from .buildfiles import FORMATS as BUILD_FORMATS
 from .edits import apply_edits
 from .errors import PortkitError
@@ -114,7 +114,7 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
     check_options(paths, opts)
     root, entries, skipped = discover(paths)
     if opts.scan.platform_model:   # the tree's AMD selectors, learned before the scan (regions.py)
-        opts = replace(opts, scan=regions.project_platforms(entries, opts.scan))
+        opts = replace(opts, scan=platform_facts.project_platforms(entries, opts.scan))
     result = ConvertResult(root=root, skipped=skipped)
     if opts.rename is not None:
         plan, clashes = rename_plan(entries, opts.rename)

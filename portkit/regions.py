@@ -34,17 +34,10 @@ PROTECTED = (AMD, PORTED)
 _DIRECTIVE = re.compile(rb"#[ \t]*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif|define|undef)\b([^\n]*)")
 _COMMENT = re.compile(r"/\*.*?\*/|//.*", re.S)
 # A branch that uses HIP: its guard is an AMD selector (GGML_USE_HIP guarding "vendors/hip.h").
-# Each pattern starts with a literal, which the regex engine seeks fast (one alternation of them
-# all scans byte by byte: 0.2 s on tiny-cuda-nn's large guarded headers).
-_HIP_EVIDENCE = tuple(re.compile(p) for p in (
-    rb"#[ \t]*include[ \t]*[<\"](?:[^>\"\n]*/)?(?:hip|rocm|rocblas|hipblas|rocprim|hipcub|rccl)[/._\w]*[>\"]",
-    rb"hip[A-Z]\w+", rb"__builtin_amdgcn_\w+", rb"HIP_DYNAMIC_SHARED\b", rb"__hip_\w+",
-    rb"asm\b[^;\"]{0,40}\"\s*(?:v|s|ds|buffer|global|flat)_[a-z0-9_]+\s",
-))
 # `#define cudaX hipX` (and back): a line of a vendor shim header, read name then body.
-_DEFINE_LINE = re.compile(rb"#[ \t]*define[ \t]+(\w+)([^\n]*)")   # from the '#': see _DIRECTIVE
-_CUDA_NAME = re.compile(rb"(?:cu|CU|nccl|NCCL|__nv|nv|__shfl|__ballot|__all_sync|__any_sync|__syncwarp)")
-_VENDOR_BODY = re.compile(rb"\b(?:hip|HIP|roc|ROC|rccl|musa|MUSA|mublas|MUBLAS|__hip|__shfl|__ballot|__all|__any)")
+DEFINE_LINE = re.compile(rb"#[ \t]*define[ \t]+(\w+)([^\n]*)")   # from the '#': see _DIRECTIVE
+CUDA_NAME = re.compile(rb"(?:cu|CU|nccl|NCCL|__nv|nv|__shfl|__ballot|__all_sync|__any_sync|__syncwarp)")
+VENDOR_BODY = re.compile(rb"\b(?:hip|HIP|roc|ROC|rccl|musa|MUSA|mublas|MUBLAS|__hip|__shfl|__ballot|__all|__any)")
 _HIP_NAME = re.compile(rb"(?:hip|HIP)")
 _CUDA_BODY = re.compile(rb"\b(?:cu|CU)[a-zA-Z]")
 SHIM_MIN_DEFINES = 8
@@ -153,7 +146,7 @@ def _not(a: bool | None) -> bool | None:
     return None if a is None else not a
 
 
-def _condition(kind: str, text: str) -> tuple[str, str | None]:
+def condition(kind: str, text: str) -> tuple[str, str | None]:
     """The directive as an #if expression, and X for a positive `defined(X)` test."""
     text = _COMMENT.sub(" ", text.replace("\\\n", " ").replace("\\\r\n", " ")).strip()
     if kind in ("ifdef", "elifdef"):
@@ -170,7 +163,7 @@ def classify(data: bytes, worlds: Selectors) -> RegionMap:
     """The region map of one file's bytes under the worlds (AMD, NVIDIA, and the user's -D/-U)."""
     if b"#" not in data:
         return RegionMap()
-    shim = _is_shim(data)
+    shim = is_shim(data)
     # each world is copied: #define/#undef update it in file order
     envs = [dict(worlds.amd), dict(worlds.nvidia)] + ([dict(worlds.config)] if worlds.config is not None else [])
     stack: list[_Group] = []
@@ -179,7 +172,7 @@ def classify(data: bytes, worlds: Selectors) -> RegionMap:
     active: list = [True] * len(envs)
     for m in directives(data):
         kind = m.group(1).decode()
-        raw, after = _directive_text(data, m)
+        raw, after = directive_text(data, m)
         text = raw.decode("utf-8", "replace")
         if kind in ("define", "undef"):
             _track_define(kind, text, active, envs)
@@ -201,7 +194,7 @@ def classify(data: bytes, worlds: Selectors) -> RegionMap:
         if kind == "else":
             conds: list = [True] * len(envs)
         else:
-            expr = _condition(kind, text)[0]
+            expr = condition(kind, text)[0]
             conds = [ppexpr.truth(ppexpr.evaluate(expr, env)) for env in envs]
         active = [_and(_and(p, _not(t)), c) for p, t, c in zip(group.parent, group.taken, conds)]
         group.taken = [_or(t, c) for t, c in zip(group.taken, conds)]
@@ -228,7 +221,7 @@ def directives(data: bytes):
             yield m
 
 
-def _directive_text(data: bytes, m: re.Match) -> tuple[bytes, int]:
+def directive_text(data: bytes, m: re.Match) -> tuple[bytes, int]:
     """The directive's text after its keyword, continuation lines joined, and where the next line starts."""
     text, end = m.group(2), m.end()
     while text.endswith((b"\\", b"\\\r")) and end < len(data):
@@ -314,93 +307,14 @@ def _flatten(spans: list[tuple[int, int, str, int]]) -> list[tuple[int, int, str
     return out
 
 
-def _is_shim(data: bytes) -> bool:
+def is_shim(data: bytes) -> bool:
     """Most of the file's #defines map CUDA names to HIP (or another vendor's) names, or back."""
     if data.count(b"define") < SHIM_MIN_DEFINES:
         return False
     shim = total = 0
-    for m in _DEFINE_LINE.finditer(data):
+    for m in DEFINE_LINE.finditer(data):
         total += 1
         name, body = m.group(1), m.group(2)
-        if (_CUDA_NAME.match(name) and _VENDOR_BODY.search(body)) or (_HIP_NAME.match(name) and _CUDA_BODY.search(body)):
+        if (CUDA_NAME.match(name) and VENDOR_BODY.search(body)) or (_HIP_NAME.match(name) and _CUDA_BODY.search(body)):
             shim += 1
     return shim >= SHIM_MIN_DEFINES and shim * 2 >= total
-
-
-def _uses_hip(data: bytes, start: int, end: int) -> bool:
-    """The branch [start, end) includes a HIP/ROCm header, names HIP or AMD builtins, or holds AMD assembly."""
-    return any(p.search(data, start, end) for p in _HIP_EVIDENCE)
-
-
-def learn(data: bytes) -> frozenset[str]:
-    """The AMD selectors a file reveals: X of `#ifdef X` / `#if defined(X)` when the branch it
-    guards uses HIP. A directive walk without evaluation: the tree-wide pass before the scan."""
-    if b"#" not in data:
-        return frozenset()   # (a shim's branches all use HIP: project_platforms does not ask it)
-    learned: set[str] = set()
-    stack: list[tuple[str | None, int]] = []   # (positive macro of the open branch, its start)
-    for m in directives(data):
-        kind = m.group(1)
-        if kind in (b"define", b"undef"):
-            continue
-        if kind not in (b"if", b"ifdef", b"ifndef"):
-            if not stack:
-                continue
-            name, start = stack.pop()
-            if name and _uses_hip(data, start, m.start()):
-                learned.add(name)
-            if kind == b"endif":
-                continue
-        raw, after = _directive_text(data, m)
-        positive = _condition(kind.decode(), raw.decode("utf-8", "replace"))[1] \
-            if kind in (b"if", b"ifdef", b"elif", b"elifdef") else None
-        stack.append((positive, after))
-    return frozenset(learned)
-
-
-def parse_defines(defines: list[str], undefines: list[str]) -> tuple[tuple, tuple]:
-    """-D NAME[=VALUE] and -U NAME as the configured world's macros; a bad name is a user error."""
-    from .errors import PortkitError
-    parsed = []
-    for item in defines:
-        name, eq, value = item.partition("=")
-        if not (name.isidentifier() and name.isascii()):
-            raise PortkitError(f"-D {item}: {name!r} is not a macro name")
-        number = ppexpr.evaluate(value, {}) if eq else 1
-        parsed.append((name, number))
-    for name in undefines:
-        if not (name.isidentifier() and name.isascii()):
-            raise PortkitError(f"-U {name}: not a macro name")
-    return tuple(parsed), tuple(undefines)
-
-
-def shim_names(data: bytes) -> frozenset[bytes]:
-    """The CUDA names a vendor shim header maps (`#define cudaMalloc hipMalloc`: b"cudaMalloc")."""
-    return frozenset(m.group(1) for m in _DEFINE_LINE.finditer(data)
-                     if _CUDA_NAME.match(m.group(1)) and _VENDOR_BODY.search(m.group(2)))
-
-
-def project_platforms(entries: list, options):
-    """The tree's platform facts, from a directive-only pass over its sources before the scan:
-    the AMD selectors (configured, plus those any file reveals: `#if defined(GGML_USE_HIP)` around
-    `#include "vendors/hip.h"` makes GGML_USE_HIP one in every file), and the CUDA names the
-    project's own shim headers map to HIP. Returns `options` with both filled in."""
-    from dataclasses import replace
-
-    from .files import read
-    learned: set[str] = set()
-    mapped: set[bytes] = set()
-    for entry in entries:
-        if entry.kind != "source":
-            continue
-        data, skipped = read(entry)
-        if data is None or skipped is not None or b"#" not in data:
-            continue
-        if _is_shim(data):
-            mapped |= shim_names(data)
-        else:
-            learned |= learn(data)
-    configured = tuple(options.amd_macros)
-    known = set(builtin_selectors()[0]) | set(configured)
-    return replace(options, amd_macros=configured + tuple(sorted(learned - known)),
-                   shim_names=frozenset(mapped))

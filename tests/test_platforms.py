@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
-from portkit import ppexpr, regions
+from portkit import platform_facts, ppexpr, regions
 from portkit.cli import main
 
 PROJECT = REPO / "fixtures" / "convert" / "dual_vendor_project" / "input"
@@ -81,13 +81,13 @@ def test_the_tree_pass_learns_selectors_and_the_names_the_shim_maps():
     from portkit.context import Options
     from portkit.files import discover
     _, entries, _ = discover([PROJECT])
-    found = regions.project_platforms(entries, Options())
+    found = platform_facts.project_platforms(entries, Options())
     assert found.amd_macros == ("DEMO_USE_HIP",)
     assert sorted(found.shim_names) == [
         b"__shfl_xor_sync", b"cudaDeviceSynchronize", b"cudaError_t", b"cudaFree", b"cudaGetErrorString",
         b"cudaMalloc", b"cudaMemcpy", b"cudaMemcpyDeviceToHost", b"cudaMemcpyHostToDevice", b"cudaStream_t",
         b"cudaSuccess"]
-    assert regions.project_platforms(entries, Options(amd_macros=("MINE",))).amd_macros == ("MINE", "DEMO_USE_HIP")
+    assert platform_facts.project_platforms(entries, Options(amd_macros=("MINE",))).amd_macros == ("MINE", "DEMO_USE_HIP")
 
 
 def test_a_vendor_shim_header_is_amd_as_a_whole():

@@ -1,0 +1,102 @@
+"""The tree-wide platform facts, found before the scan: AMD selector macros and shim names.
+
+`convert` and `audit` read every source once more, directives only, before scanning it: a
+macro is an AMD selector when a branch it guards uses HIP (ggml's `GGML_USE_HIP` around
+`#include "vendors/hip.h"`), and the CUDA names the project's own shim headers map are already
+ported. The results travel in the scan Options to every file (regions.py classifies each one);
+`-D`/`-U` are parsed here too.
+"""
+
+from __future__ import annotations
+
+import re
+
+from . import ppexpr
+from .regions import (CUDA_NAME, DEFINE_LINE, VENDOR_BODY, condition, directive_text, is_shim,
+                      builtin_selectors, directives)
+
+# Each pattern starts with a literal, which the regex engine seeks fast (one alternation of them
+# all scans byte by byte: 0.2 s on tiny-cuda-nn's large guarded headers).
+_HIP_EVIDENCE = tuple(re.compile(p) for p in (
+    rb"#[ \t]*include[ \t]*[<\"](?:[^>\"\n]*/)?(?:hip|rocm|rocblas|hipblas|rocprim|hipcub|rccl)[/._\w]*[>\"]",
+    rb"hip[A-Z]\w+", rb"__builtin_amdgcn_\w+", rb"HIP_DYNAMIC_SHARED\b", rb"__hip_\w+",
+    rb"asm\b[^;\"]{0,40}\"\s*(?:v|s|ds|buffer|global|flat)_[a-z0-9_]+\s",
+))
+
+def _uses_hip(data: bytes, start: int, end: int) -> bool:
+    """The branch [start, end) includes a HIP/ROCm header, names HIP or AMD builtins, or holds AMD assembly."""
+    return any(p.search(data, start, end) for p in _HIP_EVIDENCE)
+
+
+def learn(data: bytes) -> frozenset[str]:
+    """The AMD selectors a file reveals: X of `#ifdef X` / `#if defined(X)` when the branch it
+    guards uses HIP. A directive walk without evaluation: the tree-wide pass before the scan."""
+    if b"#" not in data:
+        return frozenset()   # (a shim's branches all use HIP: project_platforms does not ask it)
+    learned: set[str] = set()
+    stack: list[tuple[str | None, int]] = []   # (positive macro of the open branch, its start)
+    for m in directives(data):
+        kind = m.group(1)
+        if kind in (b"define", b"undef"):
+            continue
+        if kind not in (b"if", b"ifdef", b"ifndef"):
+            if not stack:
+                continue
+            name, start = stack.pop()
+            if name and _uses_hip(data, start, m.start()):
+                learned.add(name)
+            if kind == b"endif":
+                continue
+        raw, after = directive_text(data, m)
+        positive = condition(kind.decode(), raw.decode("utf-8", "replace"))[1] \
+            if kind in (b"if", b"ifdef", b"elif", b"elifdef") else None
+        stack.append((positive, after))
+    return frozenset(learned)
+
+
+def parse_defines(defines: list[str], undefines: list[str]) -> tuple[tuple, tuple]:
+    """-D NAME[=VALUE] and -U NAME as the configured world's macros; a bad name is a user error."""
+    from .errors import PortkitError
+    parsed = []
+    for item in defines:
+        name, eq, value = item.partition("=")
+        if not (name.isidentifier() and name.isascii()):
+            raise PortkitError(f"-D {item}: {name!r} is not a macro name")
+        number = ppexpr.evaluate(value, {}) if eq else 1
+        parsed.append((name, number))
+    for name in undefines:
+        if not (name.isidentifier() and name.isascii()):
+            raise PortkitError(f"-U {name}: not a macro name")
+    return tuple(parsed), tuple(undefines)
+
+
+def shim_names(data: bytes) -> frozenset[bytes]:
+    """The CUDA names a vendor shim header maps (`#define cudaMalloc hipMalloc`: b"cudaMalloc")."""
+    return frozenset(m.group(1) for m in DEFINE_LINE.finditer(data)
+                     if CUDA_NAME.match(m.group(1)) and VENDOR_BODY.search(m.group(2)))
+
+
+def project_platforms(entries: list, options):
+    """The tree's platform facts, from a directive-only pass over its sources before the scan:
+    the AMD selectors (configured, plus those any file reveals: `#if defined(GGML_USE_HIP)` around
+    `#include "vendors/hip.h"` makes GGML_USE_HIP one in every file), and the CUDA names the
+    project's own shim headers map to HIP. Returns `options` with both filled in."""
+    from dataclasses import replace
+
+    from .files import read
+    learned: set[str] = set()
+    mapped: set[bytes] = set()
+    for entry in entries:
+        if entry.kind != "source":
+            continue
+        data, skipped = read(entry)
+        if data is None or skipped is not None or b"#" not in data:
+            continue
+        if is_shim(data):
+            mapped |= shim_names(data)
+        else:
+            learned |= learn(data)
+    configured = tuple(options.amd_macros)
+    known = set(builtin_selectors()[0]) | set(configured)
+    return replace(options, amd_macros=configured + tuple(sorted(learned - known)),
+                   shim_names=frozenset(mapped))
