@@ -167,11 +167,8 @@ def write_baseline(root: Path, target: Path, opts: CheckOptions) -> tuple[int, i
     result = audit_paths([root], AuditOptions(scan=scan, select=opts.select, ignore=opts.ignore,
                                               exclude=opts.config.exclude))
     findings = result.findings
-    from .convert import atomic_write
-    try:
-        atomic_write(target, baseline_file.dumps(findings).encode("utf-8"))
-    except OSError as exc:
-        raise PortkitError(f"{target}: cannot write: {exc.strerror or exc}") from None
+    from .output import write_output
+    write_output(target, baseline_file.dumps(findings).encode("utf-8"))
     return len(findings), len(result.scans)
 
 

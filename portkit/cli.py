@@ -252,6 +252,7 @@ def _run_compat(args: argparse.Namespace) -> int:
     from . import scan_options
     from .compat import compat_paths
     from .convert import diff_bytes, write_compat
+    from .files import read_regular
     from .report.terminal import render_compat
     if args.output is not None or not (args.in_place or args.diff or args.check):
         raise PortkitError("--compat-header keeps the sources where they are: use it with --in-place, --diff "
@@ -265,7 +266,8 @@ def _run_compat(args: argparse.Namespace) -> int:
     result = compat_paths(args.paths, args.compat_header, options, args.jobs)
     if args.diff:
         for f in result.changed:
-            sys.stdout.buffer.write(diff_bytes(f.entry.path.read_bytes(), f.output or b"", f.entry.rel, f.entry.rel))
+            sys.stdout.buffer.write(diff_bytes(read_regular(f.entry.path, f.entry.named), f.output or b"",
+                                               f.entry.rel, f.entry.rel))
         if result.header_changed:
             sys.stdout.buffer.write(diff_bytes(result.old_header or b"", result.header_text, result.header_rel,
                                                result.header_rel))
@@ -371,12 +373,8 @@ def run_report(args: argparse.Namespace) -> int:
 
 
 def _emit(text: str, output: Path) -> None:
-    from .convert import atomic_write
-    try:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(output, text.encode("utf-8"))
-    except OSError as exc:
-        raise PortkitError(f"{output}: cannot write: {exc.strerror or exc}") from None
+    from .output import write_output
+    write_output(output, text.encode("utf-8"))
 
 
 def run_rules(args: argparse.Namespace) -> int:
@@ -393,7 +391,6 @@ def run_rules(args: argparse.Namespace) -> int:
 def run_mappings(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from .convert import atomic_write
     from .coverage import lookup
     from .mappings import default_db
     from .report import mappings as report
@@ -419,10 +416,7 @@ def run_mappings(args: argparse.Namespace) -> int:
         return 0
     buffer = io.StringIO()
     render(db, buffer)
-    try:
-        atomic_write(args.output, buffer.getvalue().encode("utf-8"))
-    except OSError as exc:
-        raise PortkitError(f"{args.output}: cannot write: {exc.strerror or exc}") from None
+    _emit(buffer.getvalue(), args.output)
     return 0
 
 
