@@ -234,7 +234,7 @@ def _replace(outcome: FileOutcome, backup: bool, result: ConvertResult, options:
         path = in_place_path(outcome.entry)
         if outcome.renamed and path != outcome.entry.path:
             raise OSError(0, "a symbolic link is not renamed; rename its target instead")
-        target = path.with_name(outcome.target_rel.rsplit("/", 1)[-1])
+        target = path.with_name(outcome.target_rel.rsplit("/", 1)[-1]) if outcome.renamed else path
         sweep_stale(path.parent, swept)
         original = read_regular(path)
         data = outcome.output if outcome.changed else original
