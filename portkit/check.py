@@ -16,7 +16,7 @@ from .audit import ScanJob, audit_bytes
 from .workers import FileTimeout, time_limit
 from .config import Config
 from .errors import PortkitError
-from .files import kind_of
+from .files import kind_of, read_regular
 from .findings import SEVERITIES, Finding
 from .mappings import parse_version
 from .context import Options
@@ -101,7 +101,7 @@ def _read_files(root: Path, paths) -> dict[str, bytes]:
         if kind_of(path.name) is None:
             continue
         try:
-            out[_relative(root, path)] = path.read_bytes()
+            out[_relative(root, path)] = read_regular(path, follow=True)
         except OSError as exc:
             raise PortkitError(f"{path}: cannot read: {exc.strerror or exc}") from None
     return out
