@@ -123,6 +123,8 @@ def publish_new(data: bytes, final: Path, like: Path) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         _copy_metadata(tmp, like, like, keep_owner=True)
+        st = like.stat()
+        os.utime(tmp, ns=(st.st_atime_ns, st.st_mtime_ns))   # a backup carries the original's times
         try:
             os.link(tmp, final)     # fails on any existing name, a symbolic link included
         except OSError as exc:
@@ -147,6 +149,8 @@ def write_output(target: Path, data: bytes, durable: bool = False) -> None:
     link to its target, to a character device, FIFO or descriptor as a stream; refuse the rest."""
     try:
         _write_output(Path(target), data, durable)
+    except BrokenPipeError:
+        raise   # the reader stopped early (`-o /dev/stdout | head`): as for standard output, not an error
     except OSError as exc:
         raise PortkitError(f"{target}: cannot write: {exc.strerror or exc}") from None
 

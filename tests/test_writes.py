@@ -115,7 +115,9 @@ def test_in_place_keeps_owner_group_and_mode_of_the_file_and_its_backup(src: Pat
     target = src / "a.cu"
     os.chown(target, 1234, 5678)
     os.chmod(target, 0o640)
+    os.utime(target, ns=(1_000_000_000_000_000_000, 1_500_000_000_000_000_000))
     assert main(["convert", str(src), "--in-place", "--backup", "-q"]) == 0
+    assert (src / "a.cu.orig").stat().st_mtime_ns == 1_500_000_000_000_000_000
     for path in (target, src / "a.cu.orig"):
         st = path.stat()
         assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (1234, 5678, 0o640), path.name
