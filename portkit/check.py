@@ -16,7 +16,7 @@ from .audit import ScanJob
 from .workers import FileTimeout, time_limit
 from .config import Config
 from .errors import PortkitError
-from .files import kind_of
+from .files import kind_of, read_regular
 from .findings import SEVERITIES, Finding
 from .mappings import parse_version
 from .context import Options
@@ -120,7 +120,7 @@ def _read_files(root: Path, paths) -> dict[str, bytes]:
         if kind_of(path.name) is None:
             continue
         try:
-            out[_relative(root, path)] = path.read_bytes()
+            out[_relative(root, path)] = read_regular(path, follow=True)
         except OSError as exc:
             raise PortkitError(f"{path}: cannot read: {exc.strerror or exc}") from None
     return out
@@ -193,11 +193,8 @@ def write_baseline(root: Path, target: Path, opts: CheckOptions) -> tuple[int, i
     result = audit_paths([root], AuditOptions(scan=scan, select=opts.select, ignore=opts.ignore,
                                               exclude=opts.config.exclude))
     findings = result.findings
-    from .convert import atomic_write
-    try:
-        atomic_write(target, baseline_file.dumps(findings).encode("utf-8"))
-    except OSError as exc:
-        raise PortkitError(f"{target}: cannot write: {exc.strerror or exc}") from None
+    from .output import write_output
+    write_output(target, baseline_file.dumps(findings).encode("utf-8"))
     return len(findings), len(result.scans)
 
 

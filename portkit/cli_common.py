@@ -122,12 +122,8 @@ def emit(text: str, output: Path, what: str, quiet: bool = False) -> None:
     A person who ran a command that writes a file is told where it went; stdout stays for the
     data itself.
     """
-    from .convert import atomic_write
-    try:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(output, text.encode("utf-8"))
-    except OSError as exc:
-        raise PortkitError(f"{output}: cannot write: {exc.strerror or exc}") from None
+    from .output import write_output
+    write_output(output, text.encode("utf-8"))   # a file atomically; a device or FIFO as a stream
     if not quiet:
         print(f"portkit: wrote {what} to {output}", file=sys.stderr)
 

@@ -134,6 +134,7 @@ def _run_compat(args: argparse.Namespace) -> int:
     from . import scan_options
     from .compat import compat_paths
     from .convert import diff_bytes, write_compat
+    from .files import read_regular
     from .report.terminal import render_compat
     if args.output is not None or not (args.in_place or args.diff or args.check):
         raise PortkitError("--compat-header keeps the sources where they are: use it with --in-place, --diff "
@@ -147,7 +148,8 @@ def _run_compat(args: argparse.Namespace) -> int:
     result = compat_paths(args.paths, args.compat_header, options, args.jobs)
     if args.diff:
         for f in result.changed:
-            sys.stdout.buffer.write(diff_bytes(f.entry.path.read_bytes(), f.output or b"", f.entry.rel, f.entry.rel))
+            sys.stdout.buffer.write(diff_bytes(read_regular(f.entry.path, f.entry.named), f.output or b"",
+                                               f.entry.rel, f.entry.rel))
         if result.header_changed:
             sys.stdout.buffer.write(diff_bytes(result.old_header or b"", result.header_text, result.header_rel,
                                                result.header_rel))

@@ -100,9 +100,5 @@ def _write(text: str, output: Path | None) -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
         return
-    from .convert import atomic_write
-    try:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(output, text.encode("utf-8"))
-    except OSError as exc:
-        raise PortkitError(f"{output}: cannot write: {exc.strerror or exc}") from None
+    from .output import write_output
+    write_output(output, text.encode("utf-8"))

@@ -1,15 +1,14 @@
 """convert: scan every file, apply the edits, and write the result the way the user asked.
 
 Only this module writes sources. Writes are atomic (a temporary file in the same directory,
-then rename), keep the file's permissions, and never land outside the output root.
+then rename; see output.py), keep the file's permissions, owner and group, never land outside the
+output root, and never overwrite an input or a backup they did not make.
 """
 
 from __future__ import annotations
 
 import difflib
 import os
-import shutil
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
@@ -18,7 +17,8 @@ from . import platform_facts
 from .buildfiles import FORMATS as BUILD_FORMATS
 from .edits import apply_edits
 from .errors import PortkitError
-from .files import Entry, Skipped, discover, read
+from .files import Entry, Skipped, discover, read, read_regular
+from .output import atomic_write, publish_new, sweep_stale, write_output
 from .rename import rename_in_build_file
 from .rename import plan as rename_plan
 from .results import ConvertOptions, ConvertResult, FileOutcome
@@ -50,7 +50,7 @@ def _convert_entry(entry: Entry, options: Options) -> FileOutcome:
         return FileOutcome(entry, skipped=skipped, plan=options.rename)
     try:
         with time_limit(options.file_timeout):
-            scan, output = convert_bytes(entry.rel, data, options, entry.kind or "source")
+            scan, output = _convert_data(entry, data, options)
     except FileTimeout as exc:
         return FileOutcome(entry, skipped=Skipped(entry.rel, f"{exc} to scan: left as it is (--file-timeout)",
                                                   error=True), plan=options.rename)
@@ -63,10 +63,15 @@ def _convert_entry(entry: Entry, options: Options) -> FileOutcome:
         return FileOutcome(entry, skipped=Skipped(
             entry.rel, f"internal error while converting ({type(exc).__name__}: {exc}): left as it is; "
                        f"please report it", error=True), plan=options.rename)
+    return FileOutcome(entry, scan=scan, output=output, plan=options.rename)
+
+
+def _convert_data(entry: Entry, data: bytes, options: Options) -> tuple[FileScan, bytes | None]:
+    scan, output = convert_bytes(entry.rel, data, options, entry.kind or "source")
     if options.rename is not None and options.build_files and entry.kind in ("cmake", "make"):
         renamed = rename_in_build_file(output if output is not None else data, entry.rel, options.rename)
         output = renamed if renamed != data else None
-    return FileOutcome(entry, scan=scan, output=output, plan=options.rename)
+    return scan, output
 
 
 def _outcomes(entries: list[Entry], options: Options, jobs: int,
@@ -125,16 +130,21 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
         result.deep = engine.collect(root, entries, opts.deep, progress_factory)
     progress = progress_factory(len(entries)) if progress_factory else None
     to_stdout = opts.output is not None and str(opts.output) == "-"
+    if opts.output is not None and not to_stdout:
+        _refuse_overwriting_inputs(entries, opts.output, opts.scan)
+    swept: set[Path] = set()
     for outcome in _outcomes(entries, opts.scan, opts.jobs, progress):
         result.outcomes.append(outcome)
         if to_stdout:
             if outcome.skipped is None or not outcome.skipped.error:
-                data = outcome.output if outcome.changed else outcome.entry.path.read_bytes()
-                stdout.write(data)  # type: ignore[union-attr]
+                try:
+                    stdout.write(_output_bytes(outcome))  # type: ignore[union-attr]
+                except OSError as exc:
+                    result.skipped.append(Skipped(outcome.entry.rel, f"cannot read: {exc.strerror or exc}", True))
         elif opts.output is not None:
-            _mirror(outcome, opts.output, result)
+            _mirror(outcome, opts.output, result, swept)
         elif opts.in_place and (outcome.changed or outcome.renamed):
-            _replace(outcome, opts.backup, result)
+            _replace(outcome, opts.backup, result, opts.scan, swept)
         if opts.diff and (outcome.changed or outcome.renamed):
             result.diff_text.append(unified_diff(outcome))
     if result.deep is not None:
@@ -147,19 +157,49 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
     return result
 
 
-def _mirror(outcome: FileOutcome, out_root: Path, result: ConvertResult) -> None:
+def _output_bytes(outcome: FileOutcome) -> bytes:
+    """What the file becomes; an unchanged one is read again, never through a FIFO or a new link."""
+    if outcome.changed:
+        return outcome.output or b""
+    return read_regular(outcome.entry.path, follow=outcome.entry.named)
+
+
+def _refuse_overwriting_inputs(entries: list[Entry], out_root: Path, options: Options) -> None:
+    """-o: stop before writing anything when a file would land on an input (the output is the
+    inputs' own directory, a directory among them, or a link or hard link to one)."""
+    inputs: dict[tuple[int, int], str] = {}
+    for entry in entries:
+        try:
+            st = entry.path.stat()
+            inputs[(st.st_dev, st.st_ino)] = entry.rel
+        except OSError:
+            continue
+    for entry in entries:
+        rel = options.rename.target(entry.rel) if options.rename is not None else entry.rel
+        try:
+            st = (out_root / rel).stat()
+        except OSError:
+            continue
+        hit = inputs.get((st.st_dev, st.st_ino))
+        if hit is not None:
+            raise PortkitError(f"{out_root}: writing {rel} there would overwrite the input {hit}; "
+                               f"choose an output directory outside the inputs")
+
+
+def _mirror(outcome: FileOutcome, out_root: Path, result: ConvertResult, swept: set[Path]) -> None:
     target = (out_root / outcome.target_rel).absolute()
     base = out_root.absolute().resolve()
     if base not in target.resolve().parents:
         raise PortkitError(f"{outcome.entry.rel}: would be written outside {out_root}; stopped")
     try:
-        data = outcome.output if outcome.changed else outcome.entry.path.read_bytes()
+        data = _output_bytes(outcome)
     except OSError:
         return      # unreadable or gone: already reported (a file that failed to convert is copied as is)
     if _case_clash(target, outcome.target_rel, result):
         return
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
+        sweep_stale(target.parent, swept)
         atomic_write(target, data, mode_from=outcome.entry.path)
         result.written_paths[str(target).lower()] = target
     except OSError as exc:
@@ -188,61 +228,71 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def _replace(outcome: FileOutcome, backup: bool, result: ConvertResult) -> None:
-    """Rewrite one file where it is; with --rename, write the new name first, then remove the old
-    one, so that an interruption leaves both rather than neither."""
-    path = outcome.entry.path
-    target = path.with_name(outcome.target_rel.rsplit("/", 1)[-1])
-    data = outcome.output if outcome.changed else path.read_bytes()
+def _replace(outcome: FileOutcome, backup: bool, result: ConvertResult, options: Options,
+             swept: set[Path]) -> None:
+    """Rewrite one file where it is (through a symbolic link named on the command line); with
+    --rename, write the new name first, then remove the old one, so that an interruption leaves
+    both rather than neither."""
     try:
+        path = in_place_path(outcome.entry)
+        if outcome.renamed and path != outcome.entry.path:
+            raise OSError(0, "a symbolic link is not renamed; rename its target instead")
+        target = path.with_name(outcome.target_rel.rsplit("/", 1)[-1]) if outcome.renamed else path
+        sweep_stale(path.parent, swept)
+        original = read_regular(path)
+        data = outcome.output if outcome.changed else original
         if backup:
-            keep = path.with_name(path.name + BACKUP_SUFFIX)
-            if not keep.exists():  # a second run must not overwrite the real original
-                shutil.copy2(path, keep)
-        if target != path and target.exists():
+            _backup(outcome.entry, path, original, options)
+        if target != path and os.path.lexists(target):
             raise FileExistsError(f"{target.name} appeared during the run")
-        atomic_write(target, data or b"", mode_from=path, durable=True)
+        atomic_write(target, data or b"", mode_from=path, durable=True, keep_owner=True)
         if target != path:
             path.unlink()
-    except OSError as exc:
-        result.skipped.append(Skipped(outcome.entry.rel, f"cannot write: {exc.strerror or exc}", True))
+    except OSError as exc:   # errno 0: a refusal of ours, which says why itself
+        reason = exc.strerror if exc.errno == 0 else f"cannot write: {exc.strerror or exc}"
+        result.skipped.append(Skipped(outcome.entry.rel, reason, True))
         return
     result.written += 1
 
 
-def atomic_write(target: Path, data: bytes, mode_from: Path | None = None, durable: bool = False) -> None:
-    """Write `data` to `target` so that readers see the old file or the new one, never a part.
+def in_place_path(entry: Entry) -> Path:
+    """The file that --in-place rewrites: the entry itself, or the target of a symbolic link the
+    user named; a file found in the tree that has become a link since is not written."""
+    if not entry.path.is_symlink():
+        return entry.path
+    if not entry.named:
+        raise OSError(0, "became a symbolic link during the run; not written")
+    return Path(os.path.realpath(entry.path))
 
-    `durable` also flushes the data to disk before the rename, so that even a system crash
-    cannot leave an empty file where a user's original was (used for --in-place).
-    """
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".portkit-tmp", dir=target.parent)
+
+def _backup(entry: Entry, path: Path, original: bytes, options: Options) -> None:
+    """NAME.orig: written complete under a temporary name, then linked into place, so that a
+    partial copy never has the final name. One that exists already is kept only when it is the
+    original of this file (a copy of it, or what converts to it); anything else, a link, or a
+    partial copy from an older release, stops the file rather than stand in for its original."""
+    keep = path.with_name(path.name + BACKUP_SUFFIX)
+    if not os.path.lexists(keep):
+        publish_new(original, keep, like=path)
+        return
+    problem = f"{keep.name} exists but is not a backup of {path.name}"
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            if durable:
-                handle.flush()
-                os.fsync(handle.fileno())
-        if mode_from is not None and mode_from.exists():
-            os.chmod(tmp, mode_from.stat().st_mode & 0o7777)
-        elif target.exists():
-            os.chmod(tmp, target.stat().st_mode & 0o7777)
-        else:   # mkstemp makes 0600; a new report or table export gets the usual 0666 - umask
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+        old = read_regular(keep)
+    except OSError:
+        raise OSError(0, f"{keep.name} exists and is not a regular file; not converted") from None
+    if old == original:
+        return
+    try:
+        converted = _convert_data(entry, old, options)[1]
+    except Exception:   # whatever it is, it is not the original of this file
+        converted = None
+    if (converted if converted is not None else old) != original:
+        raise OSError(0, f"{problem} (a partial copy, or another version); not converted: "
+                         f"move it away to make a new backup")
 
 
 def unified_diff(outcome: FileOutcome) -> bytes:
     """A unified diff of one file (a rename without a change says so)."""
-    old = outcome.entry.path.read_bytes()
+    old = read_regular(outcome.entry.path, follow=outcome.entry.named)
     new = outcome.output if outcome.changed else old
     if outcome.renamed and old == new:
         return f"rename from {outcome.entry.rel}\nrename to {outcome.target_rel}\n".encode("utf-8", "surrogateescape")
@@ -267,13 +317,15 @@ def write_compat(result: "CompatResult") -> int:
     """--compat-header --in-place: each source with its guarded includes, then the header, each
     atomically (durable, as --in-place is); the number of sources written."""
     written = 0
-    try:
-        for f in result.changed:
-            atomic_write(f.entry.path, f.output or b"", mode_from=f.entry.path, durable=True)
-            written += 1
-        if result.header_changed:
-            result.header.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(result.header, result.header_text, durable=True)
-    except OSError as exc:
-        raise PortkitError(f"cannot write: {exc.strerror or exc} ({exc.filename})") from None
+    swept: set[Path] = set()
+    for f in result.changed:
+        try:
+            path = in_place_path(f.entry)
+            sweep_stale(path.parent, swept)
+            atomic_write(path, f.output or b"", mode_from=path, durable=True, keep_owner=True)
+        except OSError as exc:
+            raise PortkitError(f"{f.entry.rel}: cannot write: {exc.strerror or exc}") from None
+        written += 1
+    if result.header_changed:   # compat_paths refused a header that portkit did not generate
+        write_output(result.header, result.header_text, durable=True)
     return written

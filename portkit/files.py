@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import PortkitError
+from .output import is_temp_name
 from .source import UTF16_BOMS
 
 # C, C++, CUDA and HIP sources and headers: scanned. Everything else is only mirrored with -o.
@@ -32,6 +35,7 @@ class Entry:
     path: Path
     rel: str          # forward slashes, relative to the common root
     kind: str | None  # "source" (C/C++/CUDA), a build/dependency kind (see kind_of), or None
+    named: bool = False   # named on the command line: a symbolic link there is followed
 
     @property
     def is_source(self) -> bool:
@@ -84,7 +88,7 @@ def discover(paths: list[Path]) -> tuple[Path, list[Entry], list[Skipped]]:
             if not _regular(path, follow=True):
                 skipped.append(Skipped(rel, "not a regular file, not read", error=True))
                 continue
-            entries[rel] = Entry(path, rel, kind_of(path.name) or "source")  # named: always scanned
+            entries[rel] = Entry(path, rel, kind_of(path.name) or "source", named=True)  # always scanned
     return root, [entries[k] for k in sorted(entries)], skipped
 
 
@@ -102,6 +106,8 @@ def _walk(root: Path, top: Path, entries: dict[str, Entry], skipped: list[Skippe
                 skipped.append(Skipped((base / dirname).relative_to(root).as_posix(),
                                        "symbolic link to a directory, not followed", error=False))
         for name in sorted(filenames):
+            if is_temp_name(name):   # a write in progress, or left by a killed run: never an input
+                continue
             path = base / name
             rel = path.relative_to(root).as_posix()
             if path.is_symlink():
@@ -114,7 +120,6 @@ def _walk(root: Path, top: Path, entries: dict[str, Entry], skipped: list[Skippe
 
 
 def _regular(path: Path, follow: bool = False) -> bool:
-    import stat
     try:
         return stat.S_ISREG((path.stat() if follow else path.lstat()).st_mode)
     except OSError:
@@ -124,8 +129,13 @@ def _regular(path: Path, follow: bool = False) -> bool:
 def read(entry: Entry) -> tuple[bytes | None, Skipped | None]:
     """The file's bytes, or why it is not converted (unreadable: an error; binary: a note)."""
     try:
-        data = entry.path.read_bytes()
+        data = read_regular(entry.path, follow=entry.named)
+    except NotRegularFile:
+        return None, Skipped(entry.rel, "not a regular file any more (it changed during the run), not read",
+                             error=True)
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return None, Skipped(entry.rel, "became a symbolic link during the run, not followed", error=True)
         return None, Skipped(entry.rel, f"cannot read: {exc.strerror or exc}", error=True)
     if entry.kind is not None:
         if data.startswith(UTF16_BOMS):
@@ -133,3 +143,25 @@ def read(entry: Entry) -> tuple[bytes | None, Skipped | None]:
         if b"\0" in data[:8192]:
             return data, Skipped(entry.rel, "binary file: not converted", error=False)
     return data, None
+
+
+class NotRegularFile(OSError):
+    """What was opened is a FIFO, device, socket or directory: reading it could block or never end."""
+
+
+def read_regular(path: Path, follow: bool = False) -> bytes:
+    """The bytes of a regular file. Opened without blocking (a FIFO swapped in since discovery
+    has no writer) and, unless `follow`, without following a symbolic link; the type is checked
+    on the opened descriptor, so nothing can change between the check and the read."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    if not follow:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotRegularFile(errno.EINVAL, "not a regular file", str(path))
+    except BaseException:
+        os.close(fd)
+        raise
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read()

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Callable
 
 from . import compdb
-from .files import Entry
+from .files import Entry, read_regular
 
 UNIT_SUFFIXES = (".cu", ".hip")
 HOST_SUFFIXES = (".cpp", ".cc", ".cxx", ".c++")
@@ -65,7 +65,7 @@ class HeaderIndex:
         """(quoted, spelled path) of each #include in the file, read once."""
         if rel not in self._includes:
             try:
-                data = (self.root / rel).read_bytes()
+                data = read_regular(self.root / rel, follow=True)
             except OSError:
                 data = b""
             self._includes[rel] = [(m.group(1) == b'"', m.group(2).decode("utf-8", "replace").strip())

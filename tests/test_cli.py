@@ -66,9 +66,12 @@ def test_in_place_with_backup_keeps_mode_and_first_original(tree: Path):
     assert stat.S_IMODE(target.stat().st_mode) == 0o751
     assert (tree / "a.cu.orig").read_bytes() == CUDA
     assert not (tree / "b.cpp.orig").exists()  # unchanged files are not rewritten
-    target.write_bytes(CUDA.replace(b"64 *", b"32 *"))
-    assert main(["convert", str(tree), "--in-place", "--backup", "-q"]) == 0
-    assert (tree / "a.cu.orig").read_bytes() == CUDA  # the real original survives a second run
+    changed = CUDA.replace(b"64 *", b"32 *")
+    target.write_bytes(changed)
+    # the real original survives a second run, and the new content is not converted without a backup
+    assert main(["convert", str(tree), "--in-place", "--backup", "-q"]) == 2
+    assert (tree / "a.cu.orig").read_bytes() == CUDA
+    assert target.read_bytes() == changed
     assert not [p for p in tree.rglob("*portkit-tmp*")]
 
 
@@ -127,13 +130,14 @@ def test_binary_file_is_skipped_with_a_note(tree: Path, tmp_path: Path, capsys):
 
 
 def test_unreadable_file_is_reported_and_the_run_continues(tree: Path, tmp_path: Path, capsys, monkeypatch):
-    real = Path.read_bytes
+    import portkit.files
+    real = portkit.files.read_regular
 
-    def read_bytes(self):
-        if self.name == "b.cpp":
+    def read_regular(path, follow=False):
+        if path.name == "b.cpp":
             raise PermissionError(13, "Permission denied")
-        return real(self)
-    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+        return real(path, follow)
+    monkeypatch.setattr(portkit.files, "read_regular", read_regular)
     assert main(["convert", str(tree), "-o", str(tmp_path / "out")]) == 2
     assert (tmp_path / "out" / "a.cu").read_bytes() == HIP
     assert "error: b.cpp: cannot read: Permission denied" in capsys.readouterr().out

@@ -25,7 +25,7 @@ from typing import Callable
 
 from .. import compdb
 from ..errors import PortkitError
-from ..files import Entry
+from ..files import Entry, read_regular
 from ..units import Unit, database_units, tree_units
 from .toolchain import Toolchain
 from .worker_unit import line_runs
@@ -92,7 +92,7 @@ def units(root: Path, entries: list[Entry], opts: DeepOptions) -> list[Unit]:
     for entry in entries:
         if entry.kind == "source" and entry.path.suffix.lower() in SOURCE_SUFFIXES:
             try:
-                sources[entry.rel] = entry.path.read_bytes()
+                sources[entry.rel] = read_regular(entry.path, follow=True)
             except OSError:
                 continue
     found = tree_units(root, entries, sources, unit=_uses_cuda)

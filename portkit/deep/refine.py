@@ -23,6 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from .. import effort, rules, suppress
+from ..files import read_regular
 from ..findings import Finding, fingerprint
 from ..context import FileScan, line_snippet
 from ..source import SourceFile
@@ -66,7 +67,7 @@ def refine(scans: dict[str, FileScan], deep: DeepResult, root: Path, enabled: fr
 
 def _source(root: Path, rel: str) -> SourceFile | None:
     try:
-        return SourceFile.from_bytes(rel, (root / rel).read_bytes())
+        return SourceFile.from_bytes(rel, read_regular(root / rel, follow=True))
     except OSError:
         return None
 

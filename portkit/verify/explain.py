@@ -23,6 +23,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from .. import rules
+from ..files import read_regular
 from ..findings import Finding, fingerprint
 from ..mappings import Mapping, MappingDB, Version, format_version
 from ..scan import Options, scan_source
@@ -84,7 +85,7 @@ class Facts:
 
     def _load(self, rel: str) -> FileFacts:
         try:
-            data = (self.root / rel).read_bytes()
+            data = read_regular(self.root / rel, follow=True)
         except OSError:
             return FileFacts([], [])
         try:
@@ -95,7 +96,7 @@ class Facts:
         facts = FileFacts(findings, data.splitlines(keepends=True))
         if self.source_root is not None:
             try:
-                original = (self.source_root / rel).read_bytes().splitlines(keepends=True)
+                original = read_regular(self.source_root / rel, follow=True).splitlines(keepends=True)
             except OSError:
                 return facts
             facts.source_lines = original

@@ -1,0 +1,222 @@
+"""Where portkit writes: atomic replacement of files, user-named outputs, and its own temporary files.
+
+Every write goes through a temporary file in the target's directory, named so that it is
+recognisably portkit's (`.NAME.portkit-tmp-PID-XXXXXXXX`): discovery ignores such names, and a
+later run removes the ones whose writer is gone from the directories it writes. An output the
+user names (`-o`, `--html`, `mappings -o`, a baseline) is a stream when it is a device, a FIFO or
+a descriptor (`/dev/stdout`), is written through when it is a symbolic link, and is never
+replaced by a regular file in those cases.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import stat
+import tempfile
+import time
+from pathlib import Path
+
+from .errors import PortkitError
+
+TEMP_MARK = ".portkit-tmp"
+# ours: `.a.cu.portkit-tmp-1234-k3j4h5gd`; older releases wrote `.a.cu.k3j4h5gd.portkit-tmp`
+_TEMP = re.compile(r"^\..+\.portkit-tmp-(?P<pid>\d+)-[A-Za-z0-9_]+$|^\..+\.[A-Za-z0-9_]{8}\.portkit-tmp$")
+READER_WAIT_S = 5.0     # how long a FIFO may take to get its reader (`cat fifo & portkit ... -o fifo`)
+_DESCRIPTOR_DIRS = ("/dev/", "/proc/")   # names of devices and of descriptors the caller opened
+
+
+def is_temp_name(name: str) -> bool:
+    """A temporary file portkit writes (and a killed run may leave): never an input."""
+    return _TEMP.match(name) is not None
+
+
+def new_temp(directory: Path, name: str) -> tuple[int, str]:
+    """An open descriptor and the path of a new temporary file for `name` in `directory`."""
+    return tempfile.mkstemp(prefix=f".{name}{TEMP_MARK}-{os.getpid()}-", suffix="", dir=directory)
+
+
+def sweep_stale(directory: Path, seen: set[Path]) -> None:
+    """Remove, once per run and directory, the temporary files of portkit runs that were killed.
+
+    Only names of our own pattern, regular files, owned by this user, whose writing process no
+    longer exists: a concurrent run's temporary file is left alone."""
+    if directory in seen:
+        return
+    seen.add(directory)
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
+        match = _TEMP.match(name)
+        if match is None or match.group("pid") is None or _alive(int(match.group("pid"))):
+            continue
+        path = directory / name
+        try:
+            st = os.lstat(path)
+            if stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid():
+                os.unlink(path)
+        except OSError:
+            pass
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
+
+
+def atomic_write(target: Path, data: bytes, mode_from: Path | None = None, durable: bool = False,
+                 keep_owner: bool = False) -> None:
+    """Write `data` to `target` so that readers see the old file or the new one, never a part.
+
+    `durable` also flushes the data to disk before the rename, so that even a system crash
+    cannot leave an empty file where a user's original was (used for --in-place); `keep_owner`
+    gives the new file the owner and group of `mode_from` (or fails: it never silently changes).
+    """
+    fd, tmp = new_temp(target.parent, target.name)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
+        _copy_metadata(tmp, target, mode_from, keep_owner)
+        os.replace(tmp, target)
+    except BaseException:
+        _unlink_quietly(tmp)
+        raise
+
+
+def _copy_metadata(tmp: str, target: Path, mode_from: Path | None, keep_owner: bool) -> None:
+    source = mode_from if mode_from is not None and mode_from.exists() else target if target.exists() else None
+    if source is None:   # mkstemp makes 0600; a new report or table export gets the usual 0666 - umask
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        return
+    st = source.stat()
+    if keep_owner:
+        mine = os.stat(tmp)
+        if (mine.st_uid, mine.st_gid) != (st.st_uid, st.st_gid):
+            try:
+                os.chown(tmp, st.st_uid, st.st_gid)
+            except PermissionError:
+                raise PermissionError(errno.EPERM, f"cannot keep its owner and group ({st.st_uid}:{st.st_gid}) "
+                                                   f"without privileges; left as it is") from None
+    os.chmod(tmp, st.st_mode & 0o7777)   # after chown, which clears set-user-ID and set-group-ID
+
+
+def publish_new(data: bytes, final: Path, like: Path) -> None:
+    """Create `final` with `data` (mode, owner and group of `like`), complete or not at all, and
+    only if no file, link or anything else has that name: a partial copy never gets the name."""
+    fd, tmp = new_temp(final.parent, final.name)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        _copy_metadata(tmp, like, like, keep_owner=True)
+        st = like.stat()
+        os.utime(tmp, ns=(st.st_atime_ns, st.st_mtime_ns))   # a backup carries the original's times
+        try:
+            os.link(tmp, final)     # fails on any existing name, a symbolic link included
+        except OSError as exc:
+            if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.ENOSYS):
+                raise
+            if os.path.lexists(final):   # no hard links here: check, then rename
+                raise FileExistsError(errno.EEXIST, "exists", str(final)) from None
+            os.rename(tmp, final)
+    finally:
+        _unlink_quietly(tmp)
+
+
+def _unlink_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def write_output(target: Path, data: bytes, durable: bool = False) -> None:
+    """Write an output the user named: a regular file (or a new name) atomically, through a symbolic
+    link to its target, to a character device, FIFO or descriptor as a stream; refuse the rest."""
+    try:
+        _write_output(Path(target), data, durable)
+    except BrokenPipeError:
+        raise   # the reader stopped early (`-o /dev/stdout | head`): as for standard output, not an error
+    except OSError as exc:
+        raise PortkitError(f"{target}: cannot write: {exc.strerror or exc}") from None
+
+
+def _write_output(target: Path, data: bytes, durable: bool) -> None:
+    if os.path.abspath(target).startswith(_DESCRIPTOR_DIRS):
+        st = _stat(target, follow=True)
+        if st is None:
+            raise PortkitError(f"{target}: no such device; portkit creates no files there")
+        return _stream(target, data, st, regular=True)
+    st = _stat(target, follow=False)
+    if st is None or stat.S_ISREG(st.st_mode):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        return atomic_write(target, data, durable=durable)
+    if stat.S_ISLNK(st.st_mode):
+        pointed = _stat(target, follow=True)
+        if pointed is None or stat.S_ISREG(pointed.st_mode):   # the link stays; its target gets the data
+            return atomic_write(Path(os.path.realpath(target)), data, durable=durable)
+        st = pointed
+    _stream(target, data, st, regular=False)
+
+
+def _stat(path: Path, follow: bool) -> os.stat_result | None:
+    try:
+        return os.stat(path) if follow else os.lstat(path)
+    except FileNotFoundError:
+        return None
+
+
+def _stream(target: Path, data: bytes, st: os.stat_result, regular: bool) -> None:
+    """Write to a device, FIFO or descriptor without replacing it (a regular file behind
+    /dev/stdout, `regular`, is appended to, as the shell's `>>` or `>` opened it)."""
+    kind = _refused_kind(st.st_mode, regular)
+    if kind is not None:
+        raise PortkitError(f"{target}: is {kind}; not written")
+    flags = os.O_WRONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | os.O_APPEND
+    deadline = time.monotonic() + READER_WAIT_S
+    while True:
+        try:
+            fd = os.open(target, flags)
+            break
+        except OSError as exc:   # ENXIO: a FIFO that nobody reads (yet)
+            if exc.errno != errno.ENXIO or time.monotonic() >= deadline:
+                if exc.errno == errno.ENXIO:
+                    raise PortkitError(f"{target}: no process reads this FIFO; not written") from None
+                raise
+            time.sleep(0.05)
+    try:
+        kind = _refused_kind(os.fstat(fd).st_mode, regular)   # what was opened, not what was looked at
+        if kind is not None:
+            raise PortkitError(f"{target}: is {kind}; not written")
+        os.set_blocking(fd, True)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+
+
+def _refused_kind(mode: int, regular: bool) -> str | None:
+    if stat.S_ISCHR(mode) or stat.S_ISFIFO(mode) or (regular and stat.S_ISREG(mode)):
+        return None
+    if stat.S_ISREG(mode):
+        return "a regular file that replaced a device or FIFO during the run"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    return "a socket" if stat.S_ISSOCK(mode) else "not a file"

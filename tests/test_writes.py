@@ -1,0 +1,341 @@
+"""Issue 19, class 4: writes are atomic, confined, and never destroy what they did not create.
+
+Backups are complete or absent and never trusted when they do not match; --in-place keeps owner
+and group and writes through a link the user named; -o never lands on an input; --compat-header
+never replaces a header it did not generate; outputs that are devices, FIFOs or links are written
+as such; reading never blocks on a FIFO; temporary files are recognisable, ignored, and swept.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import signal
+import stat
+import subprocess
+import sys
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+import portkit.audit
+import portkit.convert
+import portkit.output
+from portkit.cli import main
+
+CUDA = b"#include <cuda_runtime.h>\nvoid f(float **p) { cudaMalloc(p, 64); cudaFree(*p); }\n"
+HIP = b"#include <hip/hip_runtime.h>\nvoid f(float **p) { hipMalloc(p, 64); hipFree(*p); }\n"
+
+
+class Hung(BaseException):
+    """Raised by the alarm: the run blocked (a FIFO read) instead of finishing."""
+
+
+@contextmanager
+def no_hang(seconds: float = 20.0):
+    def on_alarm(signum, frame):
+        raise Hung(f"still running after {seconds} s")
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.fixture
+def src(tmp_path: Path) -> Path:
+    root = tmp_path / "src"
+    root.mkdir()
+    (root / "a.cu").write_bytes(CUDA)
+    return root
+
+
+def err_lines(capsys) -> list[str]:
+    return capsys.readouterr().err.splitlines()
+
+
+# --- --backup -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("partial", [b"", CUDA[:20]], ids=["empty", "truncated"])
+def test_a_partial_backup_never_stands_in_for_the_original(src: Path, partial: bytes, capsys):
+    (src / "a.cu.orig").write_bytes(partial)     # what a full disk or a kill left behind
+    assert main(["convert", str(src), "--in-place", "--backup", "-q"]) == 2
+    assert err_lines(capsys) == ["portkit: a.cu: a.cu.orig exists but is not a backup of a.cu (a partial copy, or "
+                                 "another version); not converted: move it away to make a new backup"]
+    assert (src / "a.cu").read_bytes() == CUDA
+    assert (src / "a.cu.orig").read_bytes() == partial
+    (src / "a.cu.orig").write_bytes(CUDA)        # complete: a run killed after its backup, before the rewrite
+    assert main(["convert", str(src), "--in-place", "--backup", "-q"]) == 0
+    assert (src / "a.cu").read_bytes() == HIP
+    assert (src / "a.cu.orig").read_bytes() == CUDA
+
+
+def test_a_backup_cut_short_by_a_full_disk_never_gets_the_final_name(src: Path):
+    big = CUDA + b"// padding\n" * 6000           # 72 kB: more than the file size limit below
+    (src / "a.cu").write_bytes(big)
+
+    def limit_file_size():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)   # EFBIG instead of a signal, as on a full disk
+        resource.setrlimit(resource.RLIMIT_FSIZE, (16384, 16384))
+    cmd = [sys.executable, "-m", "portkit", "convert", str(src), "--in-place", "--backup", "-q"]
+    first = subprocess.run(cmd, preexec_fn=limit_file_size, capture_output=True, text=True, timeout=120)
+    assert first.returncode == 2
+    assert first.stderr == "portkit: a.cu: cannot write: File too large\n"
+    assert sorted(p.name for p in src.iterdir()) == ["a.cu"]          # no .orig, no temporary file
+    assert (src / "a.cu").read_bytes() == big
+    second = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert (second.returncode, second.stderr) == (0, "")
+    assert (src / "a.cu.orig").read_bytes() == big                     # the complete original
+    assert (src / "a.cu").read_bytes().startswith(HIP)
+
+
+@pytest.mark.parametrize("dangling", [True, False], ids=["dangling", "to-a-file"])
+def test_backup_never_follows_a_link_named_orig(src: Path, tmp_path: Path, dangling: bool, capsys):
+    victim = tmp_path / "victim.txt"
+    if not dangling:
+        victim.write_bytes(b"someone else's file\n")
+    (src / "a.cu.orig").symlink_to(victim)
+    assert main(["convert", str(src), "--in-place", "--backup", "-q"]) == 2
+    assert err_lines(capsys) == ["portkit: a.cu: a.cu.orig exists and is not a regular file; not converted"]
+    assert os.readlink(src / "a.cu.orig") == str(victim)
+    assert victim.exists() is not dangling
+    if not dangling:
+        assert victim.read_bytes() == b"someone else's file\n"
+    assert (src / "a.cu").read_bytes() == CUDA
+
+
+# --- --in-place ---------------------------------------------------------------------------------
+
+def test_in_place_keeps_owner_group_and_mode_of_the_file_and_its_backup(src: Path):
+    target = src / "a.cu"
+    os.chown(target, 1234, 5678)
+    os.chmod(target, 0o640)
+    os.utime(target, ns=(1_000_000_000_000_000_000, 1_500_000_000_000_000_000))
+    assert main(["convert", str(src), "--in-place", "--backup", "-q"]) == 0
+    assert (src / "a.cu.orig").stat().st_mtime_ns == 1_500_000_000_000_000_000
+    for path in (target, src / "a.cu.orig"):
+        st = path.stat()
+        assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (1234, 5678, 0o640), path.name
+    assert target.read_bytes() == HIP
+
+
+def test_in_place_on_a_named_link_converts_its_target_and_keeps_the_link(tmp_path: Path, src: Path):
+    link = tmp_path / "link.cu"
+    link.symlink_to(src / "a.cu")
+    assert main(["convert", str(link), "--in-place", "--backup", "-q"]) == 0
+    assert link.is_symlink() and os.readlink(link) == str(src / "a.cu")
+    assert (src / "a.cu").read_bytes() == HIP
+    assert (src / "a.cu.orig").read_bytes() == CUDA       # beside the file that changed
+    assert not os.path.lexists(tmp_path / "link.cu.orig")
+
+
+# --- -o never lands on an input ---------------------------------------------------------------------
+
+def test_output_that_is_the_inputs_directory_is_refused(src: Path, capsys):
+    assert main(["convert", str(src / "a.cu"), "-o", str(src)]) == 2
+    assert err_lines(capsys) == [f"portkit: error: {src}: writing a.cu there would overwrite the input a.cu; "
+                                 f"choose an output directory outside the inputs"]
+    assert (src / "a.cu").read_bytes() == CUDA
+
+
+def test_output_inside_the_inputs_that_would_overwrite_one_is_refused(src: Path, capsys):
+    (src / "x").mkdir()
+    (src / "x" / "a.cu").write_bytes(b"// the other a.cu\n")
+    assert main(["convert", str(src / "x" / "a.cu"), str(src / "a.cu"), "-o", str(src / "x")]) == 2
+    assert err_lines(capsys) == [f"portkit: error: {src / 'x'}: writing a.cu there would overwrite the input "
+                                 f"x/a.cu; choose an output directory outside the inputs"]
+    assert (src / "x" / "a.cu").read_bytes() == b"// the other a.cu\n"
+    assert sorted(p.relative_to(src).as_posix() for p in src.rglob("*")) == ["a.cu", "x", "x/a.cu"]
+
+
+# --- --compat-header ----------------------------------------------------------------------------
+
+def test_compat_header_never_replaces_a_file_it_did_not_generate(src: Path, capsys):
+    header = src / "compat.h"
+    header.write_bytes(b"// my own header\n#define MINE 1\n")
+    assert main(["convert", str(src), "--compat-header", str(header), "--in-place", "-q"]) == 2
+    assert err_lines(capsys) == [f"portkit: error: {header}: exists and was not generated by portkit (its first "
+                                 f"line is not `// Generated by portkit: ...`); not overwritten, choose another "
+                                 f"--compat-header"]
+    assert header.read_bytes() == b"// my own header\n#define MINE 1\n"
+    assert (src / "a.cu").read_bytes() == CUDA
+    header.unlink()                             # one that portkit generated is regenerated
+    assert main(["convert", str(src), "--compat-header", str(header), "--in-place", "-q"]) == 0
+    first = header.read_bytes()
+    assert first.startswith(b"// Generated by portkit: the CUDA names this project uses")
+    header.write_bytes(first.replace(b"#pragma once\n", b"#pragma once\n// edited\n"))
+    assert main(["convert", str(src), "--compat-header", str(header), "--in-place", "-q"]) == 0
+    assert header.read_bytes() == first
+
+
+# --- user-named outputs: devices, FIFOs, links ------------------------------------------------------
+
+def _commands(tmp_path: Path, src: Path, out: Path) -> dict[str, list[str]]:
+    audit_json = tmp_path / "audit.json"
+    if not audit_json.exists():
+        assert main(["audit", str(src), "--format", "json", "-o", str(audit_json), "-q"]) == 0
+    return {
+        "audit -o": ["audit", str(src), "--format", "json", "-o", str(out), "-q"],
+        "audit --html": ["audit", str(src), "--html", str(out), "-q"],
+        "report -o": ["report", str(audit_json), "-o", str(out)],
+        "mappings -o": ["mappings", "--format", "json", "-o", str(out)],
+        "baseline -o": ["baseline", str(src), "-o", str(out)],
+    }
+
+
+def _looks_right(name: str, data: bytes) -> None:
+    """The output is complete: JSON parses, HTML ends (exact bytes vary with the time of the run)."""
+    if name in ("audit -o", "mappings -o", "baseline -o"):
+        assert isinstance(json.loads(data), (dict, list))
+    else:
+        assert data.startswith(b"<!doctype html>") and data.rstrip().endswith(b"</html>")
+
+
+COMMANDS = ["audit -o", "audit --html", "report -o", "mappings -o", "baseline -o"]
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_an_output_link_to_a_device_stays_a_link(tmp_path: Path, src: Path, name: str):
+    out = tmp_path / "null"
+    out.symlink_to("/dev/null")
+    assert main(_commands(tmp_path, src, out)[name]) == 0
+    assert out.is_symlink() and os.readlink(out) == "/dev/null"
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_an_output_link_to_a_file_writes_the_file(tmp_path: Path, src: Path, name: str):
+    real = tmp_path / "real" / "report.out"
+    real.parent.mkdir()
+    real.write_bytes(b"old")
+    out = tmp_path / "link.out"
+    out.symlink_to(real)
+    assert main(_commands(tmp_path, src, out)[name]) == 0
+    assert out.is_symlink() and os.readlink(out) == str(real)
+    _looks_right(name, real.read_bytes())
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_an_output_fifo_is_streamed_to_its_reader(tmp_path: Path, src: Path, name: str):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    with no_hang():
+        assert main(_commands(tmp_path, src, fifo)[name]) == 0
+    reader.join(timeout=10)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert len(got) == 1
+    _looks_right(name, got[0])
+
+
+def test_an_output_fifo_nobody_reads_is_refused(tmp_path: Path, src: Path, capsys, monkeypatch):
+    monkeypatch.setattr(portkit.output, "READER_WAIT_S", 0.2)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with no_hang():
+        assert main(["mappings", "--format", "json", "-o", str(fifo)]) == 2
+    assert err_lines(capsys) == [f"portkit: error: {fifo}: no process reads this FIFO; not written"]
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_an_output_directory_is_refused(tmp_path: Path, capsys):
+    assert main(["mappings", "--format", "json", "-o", str(tmp_path)]) == 2
+    assert err_lines(capsys) == [f"portkit: error: {tmp_path}: is a directory; not written"]
+
+
+# --- reading never blocks ---------------------------------------------------------------------------
+
+def _swap_after_discovery(monkeypatch, module, swap) -> None:
+    real = module.discover
+
+    def discover(paths):
+        found = real(paths)
+        swap()
+        return found
+    monkeypatch.setattr(module, "discover", discover)
+
+
+def _to_fifo(path: Path):
+    def swap():
+        path.unlink()
+        os.mkfifo(path)
+    return swap
+
+
+@pytest.mark.parametrize("mode", ["-o", "--in-place", "--diff"])
+def test_a_file_that_becomes_a_fifo_after_discovery_never_hangs_convert(src: Path, tmp_path: Path, mode: str,
+                                                                        monkeypatch, capsys):
+    os.mkfifo(src / "k.cu")                      # a FIFO at discovery: a note, never read
+    (src / "b.cu").write_bytes(CUDA)
+    _swap_after_discovery(monkeypatch, portkit.convert, _to_fifo(src / "a.cu"))
+    args = ["convert", str(src), mode] + ([str(tmp_path / "out")] if mode == "-o" else []) + ["-q"]
+    with no_hang():
+        assert main(args) == 2
+    captured = capsys.readouterr()
+    assert captured.err == "portkit: a.cu: not a regular file any more (it changed during the run), not read\n"
+    written = tmp_path / "out" / "b.cu" if mode == "-o" else src / "b.cu"
+    assert written.read_bytes() == (CUDA if mode == "--diff" else HIP)
+    assert not (tmp_path / "out" / "a.cu").exists() and not (tmp_path / "out" / "k.cu").exists()
+
+
+def test_a_file_that_becomes_a_fifo_after_discovery_never_hangs_audit(src: Path, monkeypatch, capsys):
+    _swap_after_discovery(monkeypatch, portkit.audit, _to_fifo(src / "a.cu"))
+    with no_hang():
+        assert main(["audit", str(src), "--format", "json", "-q"]) == 2
+    assert capsys.readouterr().err == ("portkit: a.cu: not a regular file any more (it changed during the run), "
+                                       "not read\n")
+
+
+def test_a_file_that_becomes_a_link_after_discovery_is_not_followed(src: Path, tmp_path: Path, monkeypatch, capsys):
+    secret = tmp_path / "secret.txt"
+    secret.write_bytes(b"not part of the tree\n")
+
+    def swap():
+        (src / "a.cu").unlink()
+        (src / "a.cu").symlink_to(secret)
+    _swap_after_discovery(monkeypatch, portkit.convert, swap)
+    assert main(["convert", str(src), "-o", str(tmp_path / "out"), "-q"]) == 2
+    assert capsys.readouterr().err == "portkit: a.cu: became a symbolic link during the run, not followed\n"
+    assert not (tmp_path / "out" / "a.cu").exists()
+
+
+# --- temporary files --------------------------------------------------------------------------------
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_stale_temporary_files_are_swept_and_never_inputs(src: Path, tmp_path: Path, capsys):
+    stale = src / f".a.cu.portkit-tmp-{_dead_pid()}-k3j4h5gd"       # left by a run killed with SIGKILL
+    live = src / f".a.cu.portkit-tmp-{os.getpid()}-abcdefgh"        # a concurrent run's, still writing
+    older = src / ".b.cu.k3j4h5gd.portkit-tmp"                       # the older releases' naming
+    for path in (stale, live, older):
+        path.write_bytes(CUDA)
+    assert main(["convert", str(src), "-o", str(tmp_path / "out"), "-q"]) == 0
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["a.cu"]
+    assert main(["audit", str(src), "--format", "json", "-o", str(tmp_path / "audit.json"), "-q"]) == 0
+    assert {f["path"] for f in json.loads((tmp_path / "audit.json").read_bytes())["findings"]} <= {"a.cu"}
+    assert main(["convert", str(src), "--in-place", "-q"]) == 0
+    assert sorted(p.name for p in src.iterdir()) == sorted(["a.cu", live.name, older.name])
+    assert live.read_bytes() == older.read_bytes() == CUDA
+
+
+def test_temporary_files_are_named_so_that_they_are_recognised(src: Path, monkeypatch):
+    names: list[str] = []
+    real = os.replace
+
+    def replace(a, b):
+        names.append(os.path.basename(a))
+        return real(a, b)
+    monkeypatch.setattr(os, "replace", replace)
+    assert main(["convert", str(src), "--in-place", "-q"]) == 0
+    assert len(names) == 1 and names[0].startswith(f".a.cu.portkit-tmp-{os.getpid()}-")
+    assert portkit.output.is_temp_name(names[0])
