@@ -49,6 +49,7 @@ class Options:
     file_timeout: float = 60.0           # seconds one file may take (--file-timeout; 0: no limit)
     amd_macros: tuple[str, ...] = ()     # the project's AMD selector macros (config, learned; regions.py)
     platform_model: bool = True          # False (--no-platform-model): every byte is CUDA for every build
+    rewrite_guards: bool = False         # --rewrite-guards: CUDA version guards get the AMD selector (rewrite/guards.py)
 
 
 @dataclass

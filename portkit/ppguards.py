@@ -39,6 +39,7 @@ _COMMENT = re.compile(r"/\*.*?\*/|//.*", re.S)
 class Branch:
     keyword: str                 # if, ifdef, ifndef, elif, elifdef, elifndef, else
     at: int                      # the '#' of its directive
+    keyword_at: int              # its keyword (`ifdef`), which a fix may rewrite to `if`
     start: int                   # first byte of its body
     text: str                    # its condition as an #if expression ("" for #else)
     written: str                 # the directive as written, comments dropped (`#ifdef __CUDA_ARCH__`)
@@ -149,11 +150,11 @@ def _directives(data: bytes):
 
 def _branch(kind: str, text: str, m: re.Match, after: int, amd: dict, nvidia: dict) -> Branch:
     if kind == "else":
-        return Branch(kind, m.start(), after, "", "#else", None, True, True, True, ())
+        return Branch(kind, m.start(), m.start(1), after, "", "#else", None, True, True, True, ())
     expr = _condition(kind, text)[0]
     newest = {**nvidia, **NEWEST}
     written = " ".join(f"#{kind} {_COMMENT.sub(' ', text)}".split())
-    return Branch(kind, m.start(), after, expr, written, _condition_bytes(m),
+    return Branch(kind, m.start(), m.start(1), after, expr, written, _condition_bytes(m),
                   ppexpr.truth(ppexpr.evaluate(expr, amd)), ppexpr.truth(ppexpr.evaluate(expr, nvidia)),
                   ppexpr.truth(ppexpr.evaluate(expr, newest)),
                   tuple(dict.fromkeys(_GUARD_TEXT.findall(expr))))
