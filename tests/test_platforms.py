@@ -108,7 +108,9 @@ def _audit(tmp_path: Path, *extra: str) -> dict:
 def test_audit_reports_ported_ptx_as_info_at_no_cost_and_never_amd_assembly(tmp_path: Path):
     doc = _audit(tmp_path)
     assert [(f["path"], f["line"], f["code"], f["severity"], f["platform"], f["effort_hours"]["likely"])
-            for f in doc["findings"]] == [("common.cuh", 26, "PK301", "info", "ported", 0.0)]
+            for f in doc["findings"]] == [("common.cuh", 26, "PK301", "info", "ported", 0.0),
+                                          # `__CUDA_ARCH__ >= 350` with no AMD branch: PK103, costed
+                                          ("kernels.cu", 17, "PK103", "medium", "", 0.5)]
     assert doc["findings"][0]["message"].startswith("already ported (this #if has an AMD branch")
     assert doc["summary"]["platforms"] == {
         "amd_bytes": 784, "ported_bytes": 196, "nvidia_bytes": 28, "shared_bytes": 1818,
