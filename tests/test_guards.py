@@ -113,3 +113,16 @@ def test_guards_are_kept_without_the_option(tmp_path, capsys):
     assert main(["convert", str(path), "--check", "-q"]) == 0
     assert main(["convert", str(path), "--diff", "--rewrite-guards", "-q"]) == 0
     assert "+#if CUDA_VERSION >= 10000 || defined(__HIP_PLATFORM_AMD__)\n" in capsys.readouterr().out
+
+
+def test_rewrite_guards_leaves_every_copy_of_a_guard_it_leaves_once():
+    src = (b"#if CUDART_VERSION >= 12080\n__device__ float h(__nv_fp4_e2m1 v) { return float(v); }\n#endif\n"
+           b"__device__ float g() {\n#if CUDART_VERSION >= 12080\n  return h({});\n#else\n  return 0.f;\n#endif\n}\n")
+    out, found = convert(src)
+    assert out == b"#include <hip/hip_runtime.h>\n" + src
+    assert found == [
+        (1, "medium", "left as it is (__nv_fp4_e2m1 in the branch is not in portkit's tables): an AMD build takes "
+                      "another branch than a current nvcc build"),
+        (5, "medium", "left as it is (the same guard is left at line 1): an AMD build takes another branch than a "
+                      "current nvcc build"),
+    ]

@@ -29,32 +29,51 @@ DEVICE_TEST = re.compile(r"(?:\s|!|\(|\)|&&|\|\||defined|__CUDA_ARCH__)*")
 # Converter findings that mean "a CUDA name here does not become HIP at the target".
 LEFT_CODES = frozenset({"PK001", "PK002", "PK003", "PK005", "PK007"})
 _ASM = re.compile(rb"\b(?:asm|__asm__|__asm)\b")
+# Names that look like CUDA's (runtime, driver, libraries, nv intrinsics and headers): each must
+# be one the tables convert, or the branch is left.
+_CUDA_LIKE = re.compile(rb"\b(?:cuda|cu[A-Z]|CU_|CUDA_|CUBLAS|CUFFT|CURAND|CUSPARSE|CUSOLVER|__nv_|nv_|nvcuda|nvtx|"
+                        rb"cublas|cufft|curand|cusparse|cusolver|cudnn|nccl)\w*(?:\.h)?")
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
 def rewrite(ctx: ScanContext) -> None:
-    """Edits for the guard groups of the file that an AMD build evaluates differently."""
+    """Edits for the guard groups of the file that an AMD build evaluates differently. The same
+    condition is rewritten everywhere in the file or nowhere: ggml defines a helper under
+    `#if CUDART_VERSION >= 12080` and calls it under the same guard further down."""
     data = ctx.source.data
     if not ppguards.mentions_guard(data):
         return
     worlds = regions.selectors(ctx.options.amd_macros)
+    plans = []
     for group in ppguards.analyse(data, worlds).groups:
         if ctx.regions.protected(group.branches[0].at) or not _differs(group):
             continue
         selector, reason = _plan(ctx, group)
+        changed = [] if reason else [_edit(ctx, b, selector, worlds) for b in group.branches if b.keyword != "else"]
+        if not reason and any(c is None for c in changed):
+            reason = "a condition the rewrite cannot read whole"
+        plans.append((group, reason, changed))
+    left = {}
+    for group, reason, _ in plans:
+        for key in _keys(group) if reason else ():
+            left.setdefault(key, group.branches[0].at)
+    for group, reason, changed in plans:
+        same = next((left[k] for k in _keys(group) if k in left), None)
+        if not reason and same is not None:
+            reason = f"the same guard is left at line {ctx.source.position(same)[0]}"
         if reason:
             _report(ctx, group, RULE.severity, f"left as it is ({reason}): an AMD build takes another branch "
                                                f"than a current nvcc build")
-            continue
-        changed = [_edit(ctx, b, selector, worlds) for b in group.branches if b.keyword != "else"]
-        if any(c is None for c in changed):
-            _report(ctx, group, RULE.severity, "left as it is (a condition the rewrite cannot read whole)")
             continue
         for _, _, start, end, text in filter(bool, changed):
             ctx.edit(start, end, text.encode(), what="guard")
         written = "; ".join(f"`{old}` -> `{new}`" for old, new, *_ in filter(bool, changed))
         _report(ctx, group, "info", f"rewritten for AMD: {written}: the AMD build now takes the branch a "
                                     f"current nvcc build takes")
+
+
+def _keys(group: ppguards.Group) -> list[str]:
+    return [" ".join(b.text.split()) for b in group.branches if b.macros]
 
 
 def _differs(group: ppguards.Group) -> bool:
@@ -83,6 +102,11 @@ def _plan(ctx: ScanContext, group: ppguards.Group) -> tuple[str, str]:
         body = ctx.source.data[branch.start:branch.end]
         if _ASM.search(body):
             return "", "the branch holds inline assembly"
+        table = ctx.db.names_by_bytes
+        unknown = next((m.group() for m in _CUDA_LIKE.finditer(body)
+                        if m.group() not in table and m.group().decode() not in ctx.db.headers), None)
+        if unknown is not None:
+            return "", f"{unknown.decode()} in the branch is not in portkit's tables"
         first, last = ctx.source.position(branch.start)[0], ctx.source.position(max(branch.start, branch.end - 1))[0]
         left = [f for f in ctx.findings if f.code in LEFT_CODES and first <= f.line <= last]
         if left:
