@@ -42,6 +42,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help=f"target ROCm release: names HIP only has in later releases are left and "
                         f"reported (default: {newest})")
     add_platform_model(p)
+    p.add_argument("--rewrite-guards", action="store_true",
+                   help="rewrite CUDA version guards so the AMD build takes the branch a current nvcc build takes "
+                        "(#if CUDA_VERSION >= X -> ... || defined(__HIP_PLATFORM_AMD__), #ifdef __CUDA_ARCH__ -> "
+                        "... || defined(__HIP_DEVICE_COMPILE__)) when every CUDA name in that branch converts at "
+                        "--rocm; off by default, since it changes what the AMD build compiles (PK103)")
     p.add_argument("--roc", action="store_true", dest="prefer_roc",
                    help="prefer the roc* libraries (rocBLAS, rocRAND, ...) where the tables have them")
     p.add_argument("--offload-arch", action="append", metavar="GFX",
@@ -96,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
         scan=replace(scan_options(args.launch_syntax, args.rocm, args.prefer_roc, args.offload_arch,
                                   args.build_files, args.builtins),
                      file_timeout=check_file_timeout(args.file_timeout), amd_macros=config.find().amd_macros,
-                     platform_model=args.platform_model),
+                     platform_model=args.platform_model, rewrite_guards=args.rewrite_guards),
         deep=cli_deep.options(args, args.jobs, check_file_timeout(args.file_timeout)))
     data_on_stdout = args.diff or (args.output is not None and str(args.output) == "-")
     if args.verify and (args.output is None or data_on_stdout):

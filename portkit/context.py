@@ -52,6 +52,7 @@ class Options:
     shim_names: frozenset[bytes] = frozenset()   # CUDA names the project's shim headers map to HIP
     defines: tuple[tuple[str, int | None], ...] = ()   # -D NAME[=VALUE] (None: a value we cannot read)
     undefines: tuple[str, ...] = ()      # -U NAME: with -D, branches false under them are left out
+    rewrite_guards: bool = False         # --rewrite-guards: CUDA version guards get the AMD selector (rewrite/guards.py)
 
 
 @dataclass

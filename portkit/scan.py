@@ -13,7 +13,7 @@ from .context import FileScan, Metrics, Options, ScanContext, View, line_snippet
 from .edits import normalize
 from .findings import Finding
 from .mappings import MappingDB, default_db
-from .rewrite import builtins, codes, identifiers, includes, launches, macros, preproc_names
+from .rewrite import builtins, codes, guards, identifiers, includes, launches, macros, preproc_names
 from .source import SourceFile
 
 # The per-file types live in context.py; they are re-exported here for the callers that take
@@ -105,6 +105,8 @@ def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB 
                  "tree-sitter could not parse this region; names in it were converted, but "
                  "constructs spanning it (kernel launches, symbol arguments) may be missed",
                  subject="parse-error")
+    if options.rewrite_guards:   # after the names: it leaves a guard whose branch keeps a CUDA name
+        guards.rewrite(ctx)
     # a file with an AMD path chose its own headers there: no runtime header is added
     includes.finish(ctx, root, add_runtime=not ctx.regions.shim and
                     not any(kind == regions.AMD for _, _, kind in ctx.regions.ranges))

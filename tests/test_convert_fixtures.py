@@ -73,10 +73,12 @@ def _changed_lines_are_cuda(original: bytes, converted: bytes, extra: frozenset[
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_only_cuda_lines_change(case: Case):
     """Every line that differs held a CUDA name, a launch or an include (or, with --builtins hip,
-    a built-in index variable); nothing else moved."""
+    a built-in index variable; with --rewrite-guards, a version guard); nothing else moved."""
     from portkit.rewrite.builtins import table
     inputs, expected = tree_bytes(case.input), tree_bytes(case.expected)
     assert set(inputs) == set(expected)
     extra = frozenset(table()) if "--builtins" in case.args else frozenset()
+    if "--rewrite-guards" in case.args:   # guard lines get the AMD selector (rewrite/guards.py)
+        extra |= {b"CUDA_VERSION", b"CUDART_VERSION", b"__CUDA_ARCH__"}
     for rel in inputs:
         assert _changed_lines_are_cuda(inputs[rel], expected[rel], extra) == [], rel

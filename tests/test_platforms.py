@@ -114,7 +114,9 @@ def _audit(tmp_path: Path, *extra: str) -> dict:
 def test_audit_reports_ported_ptx_as_info_at_no_cost_and_never_amd_assembly(tmp_path: Path):
     doc = _audit(tmp_path)
     assert [(f["path"], f["line"], f["code"], f["severity"], f["platform"], f["effort_hours"]["likely"])
-            for f in doc["findings"]] == [("common.cuh", 26, "PK301", "info", "ported", 0.0)]
+            for f in doc["findings"]] == [("common.cuh", 26, "PK301", "info", "ported", 0.0),
+                                          # `__CUDA_ARCH__ >= 350` with no AMD branch: PK103, costed
+                                          ("kernels.cu", 17, "PK103", "medium", "", 0.5)]
     assert doc["findings"][0]["message"].startswith("already ported (this #if has an AMD branch")
     assert doc["summary"]["platforms"] == {
         "amd_bytes": 784, "ported_bytes": 196, "nvidia_bytes": 28, "shared_bytes": 1905,
@@ -146,9 +148,11 @@ def test_defines_pick_branches_and_leave_the_rest_out_of_the_audit(tmp_path: Pat
     """-D/-U with the default engine: a configured world; its false branches' findings are left out,
     and the AMD/NVIDIA classification does not change."""
     doc = _audit(tmp_path, "-D", "USE_ROCM")
-    assert doc["findings"] == [] and doc["summary"]["platforms"]["findings_inactive"] == 1
+    assert [(f["path"], f["line"], f["code"]) for f in doc["findings"]] == [("kernels.cu", 17, "PK103")]
+    assert doc["summary"]["platforms"]["findings_inactive"] == 1
     doc = _audit(tmp_path, "-U", "USE_ROCM")
-    assert [(f["line"], f["code"], f["severity"]) for f in doc["findings"]] == [(26, "PK301", "info")]
+    assert [(f["path"], f["line"], f["code"], f["severity"]) for f in doc["findings"]] == [
+        ("common.cuh", 26, "PK301", "info"), ("kernels.cu", 17, "PK103", "medium")]
     assert doc["summary"]["platforms"]["findings_inactive"] == 0
 
 
@@ -186,5 +190,5 @@ def test_without_the_platform_model_everything_is_converted_and_costed(tmp_path:
     assert main(["convert", str(PROJECT / "vendors" / "hip.h"), "--check", "--no-platform-model"]) == 1
     doc = _audit(tmp_path, "--no-platform-model")   # the shim's own shuffle macro is judged as CUDA too
     assert [(f["path"], f["line"], f["code"], f["severity"]) for f in doc["findings"]] == [
-        ("common.cuh", 26, "PK301", "high"), ("vendors/hip.h", 17, "PK004", "medium"),
+        ("common.cuh", 26, "PK301", "high"), ("kernels.cu", 17, "PK103", "medium"), ("vendors/hip.h", 17, "PK004", "medium"),
         ("vendors/hip.h", 17, "PK101", "low")]
