@@ -17,7 +17,7 @@ import os
 import re
 from pathlib import Path
 
-from .buildconfig import HIP_CONDITION, FileConfig, plain_dir, read_options
+from .buildvalues import HIP_CONDITION, FileConfig, plain_dir, read_options
 from .buildfiles.cmake_lexer import Command, commands
 
 _VAR = re.compile(r"\$\{([A-Za-z0-9_]+)\}")

@@ -150,7 +150,7 @@ def test_verify_json_marks_unexplained_failures(tmp_path: Path, capsys):
     assert main(["verify", str(out), "--source", str(source), "--format", "json"]) == 1
     doc = json.loads(capsys.readouterr().out)
     assert doc["summary"] | {"seconds": 0} == {"units": 1, "compiled": 0, "failed": 1, "explained": 0,
-                                               "unexplained": 1, "seconds": 0}
+                                               "unexplained": 1, "not_reached": 0, "seconds": 0}
     unit = doc["units"][0]
     assert (unit["path"], unit["status"], unit["unexplained"]) == ("version.cu", "failed", True)
     error = unit["errors"][0]
@@ -297,17 +297,21 @@ def test_verify_names_where_the_configuration_came_from(tmp_path: Path, capsys):
 
 
 def test_the_unit_needs_the_standard_the_directory_and_the_definition(tmp_path: Path):
-    """With the include directory and C++17 given by hand but no definition, the unit stops at
-    config.h's #error: each of the three settings of CMakeLists.txt is needed."""
+    """Without CMakeLists.txt's definition the unit stops at config.h's #error; without its include
+    directory (standard and definition given by hand) at the stale legacy header."""
     require_tool("hipcc", HIPCC)
     out = tmp_path / "out"
     convert_paths([BUILD_CONFIG], output=out, rocm="5.2")
-    result = verify_tree(out, VerifyOptions(build_config=False, std="c++17", includes=(str(out / "include"),)))
-    [unit] = result.units
-    assert [(e.rel, e.line, e.message) for e in unit.errors] == [
+    result = verify_tree(out, VerifyOptions(build_config=False, std="c++17", defines=("SCALE_FACTOR=3",)))
+    assert [(e.rel, e.line) for e in result.units[0].errors] == [("src/legacy/config.h", 3), ("src/scale.cu", 7)]
+    assert (result.units[0].flags_from, result.configurations) == ("tree", [])
+    cmake = out / "CMakeLists.txt"
+    cmake.write_text(cmake.read_text().replace("target_compile_definitions(scale PRIVATE SCALE_FACTOR=3)", ""))
+    result = verify_tree(out, VerifyOptions())
+    assert [(e.rel, e.line, e.message) for e in result.units[0].errors] == [
         ("include/config.h", 5, '"SCALE_FACTOR must be defined by the build"'),
-        ("include/config.h", 13, "use of undeclared identifier 'SCALE_FACTOR'")]
-    assert (unit.flags_from, result.configurations) == ("tree", [])
+        ("include/config.h", 13, "use of undeclared identifier 'SCALE_FACTOR'"),
+        ("src/scale.cu", 7, "use of undeclared identifier 'scale_factor'")]
 
 
 def test_std_must_be_a_standard(tmp_path: Path, capsys):
