@@ -185,9 +185,7 @@ def _verify_converted(result, args: argparse.Namespace, verify_opts, console) ->
     opts = replace(verify_opts, source=result.root, only=only, rocm=None)
     verified = verify_tree(args.output, opts, progress_factory=progress_factory(Console(stderr=True), "compiling"))
     if args.quiet:
-        s = report.summary(verified)
-        print(f"portkit verify: {s['compiled']}/{s['units']} compiled, {s['failed']} failed "
-              f"({s['unexplained']} unexplained)")
+        print(report.quiet_line(verified))
     else:
         console.print()
         report.render_text(verified, console)

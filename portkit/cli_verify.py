@@ -46,6 +46,10 @@ def add_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("-p", "--compile-commands", type=Path, metavar="BUILD",
                    help="a build directory with compile_commands.json (or the file): include paths and "
                         "macros per file; otherwise include directories are inferred from the tree")
+    g.add_argument("--std", metavar="STD",
+                   help="the language standard of every unit (c++17 ...), over the build's own")
+    g.add_argument("--no-build-config", dest="build_config", action="store_false",
+                   help="do not read the standard, -I and -D from the tree's CMakeLists.txt or Makefile")
     g.add_argument("-I", dest="includes", action="append", default=[], metavar="DIR",
                    help="an include directory for every unit")
     g.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]",
@@ -65,7 +69,7 @@ def options(args: argparse.Namespace, source: Path | None = None, only: frozense
         compiler=args.compiler, rocm_path=args.rocm_path, offload_arch=offload_archs(args.offload_arch),
         compile_commands=args.compile_commands, includes=tuple(args.includes), defines=tuple(args.defines),
         source=source, rocm=scan_options(rocm=args.rocm).rocm, jobs=jobs or args.jobs, timeout=args.timeout,
-        only=only)
+        only=only, std=args.std, build_config=args.build_config)
 
 
 def run(args: argparse.Namespace, progress_factory) -> int:
@@ -88,8 +92,7 @@ def run(args: argparse.Namespace, progress_factory) -> int:
         _write(buffer.getvalue(), args.output)
     elif args.quiet:
         s = report.summary(result)
-        print(f"portkit verify: {s['compiled']}/{s['units']} compiled, {s['failed']} failed "
-              f"({s['unexplained']} unexplained)")
+        print(report.quiet_line(result))
     else:
         report.render_text(result, Console(highlight=False, soft_wrap=True))
     return 0 if result.ok else 1

@@ -20,6 +20,7 @@ from .rename import RenamePlan
 
 if TYPE_CHECKING:
     from .deep.engine import DeepOptions, DeepResult
+    from .buildconfig import BuildConfig
     from .verify.compiler import Compiler
 
 DEFAULT_VERIFY_TIMEOUT = 300.0   # seconds one unit's compile may take (verify --timeout)
@@ -166,6 +167,8 @@ class VerifyOptions:
     jobs: int = 1
     timeout: float = DEFAULT_VERIFY_TIMEOUT
     only: frozenset[str] | None = None       # compile only these files (convert --verify: what it wrote)
+    std: str | None = None                   # --std: the language standard of every unit (wins)
+    build_config: bool = True                # read the build's standard, -I and -D (CMake, Makefile)
 
 
 @dataclass
@@ -187,7 +190,7 @@ class ErrorReport:
 @dataclass
 class UnitReport:
     rel: str
-    status: str                              # "compiled", "failed" or "timeout"
+    status: str                              # "compiled", "failed", "not_reached" or "timeout"
     seconds: float
     command: tuple[str, ...]
     flags_from: str
@@ -200,7 +203,12 @@ class UnitReport:
 
     @property
     def explained(self) -> bool:
-        return self.failed and bool(self.errors) and all(e.explained for e in self.errors)
+        return self.status == "failed" and bool(self.errors) and all(e.explained for e in self.errors)
+
+    @property
+    def not_reached(self) -> bool:
+        """Stopped at a header of a library not installed here: its porting errors were not seen."""
+        return self.status == "not_reached"
 
 
 @dataclass
@@ -213,6 +221,9 @@ class VerifyResult:
     unmatched: list[str] = field(default_factory=list)    # compile_commands files not in the tree
     skipped: list[Skipped] = field(default_factory=list)
     seconds: float = 0.0
+    configurations: list[tuple["BuildConfig", int]] = field(default_factory=list)   # and how many units each
+    std: str | None = None                   # --std, when given
+    default_std: str | None = None           # the compiler's own, when known
 
     def count(self, what: str) -> int:
         if what == "compiled":
@@ -222,7 +233,9 @@ class VerifyResult:
         if what == "explained":
             return sum(u.explained for u in self.units)
         if what == "unexplained":
-            return sum(u.failed and not u.explained for u in self.units)
+            return sum(u.failed and not u.explained and not u.not_reached for u in self.units)
+        if what == "not_reached":
+            return sum(u.not_reached for u in self.units)
         raise ValueError(what)
 
     @property

@@ -9,6 +9,10 @@ Two sources of flags, in order of trust:
   that makes it resolve is added with -I. That is how a sample that includes
   <helper_cuda.h> finds Common/ without being told.
 
+The build's own configuration (its language standard, include directories and definitions, from
+the CMakeLists.txt or Makefile above each unit; buildconfig.py) goes in front of the inferred
+directories: `configured`.
+
 Headers are not compiled on their own: their errors show up in the units that include them.
 Plain C++ files are units only when they use HIP (a HIP include or a hip* name), so a
 converted tree's unrelated host code does not turn into compile noise.
@@ -18,11 +22,12 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
 from . import compdb
+from .buildconfig import BuildConfig, TreeConfig
 from .files import Entry, read_regular
 
 UNIT_SUFFIXES = (".cu", ".hip")
@@ -39,7 +44,7 @@ class Unit:
     rel: str
     path: Path
     flags: tuple[str, ...] = ()
-    flags_from: str = "tree"        # "tree" (inferred) or "compile_commands"
+    flags_from: str = "tree"        # "tree" (inferred), "cmake", "makefile" or "compile_commands"
 
 
 def is_unit(entry: Entry, data: bytes) -> bool:
@@ -132,6 +137,24 @@ def tree_units(root: Path, entries: list[Entry], sources: dict[str, bytes],
         flags = tuple(f"-I{(root / d) if d else root}" for d in inferred_include_dirs(index, entry.rel))
         units.append(Unit(entry.rel, entry.path, flags))
     return units
+
+
+def configured(units: list[Unit], tree: TreeConfig) -> tuple[list[Unit], list[tuple[BuildConfig, int]]]:
+    """The units with their build configuration's flags in front, and each configuration used
+    with how many units use it (in the order first used)."""
+    out: list[Unit] = []
+    used: dict[BuildConfig, int] = {}
+    for unit in units:
+        config = tree.for_unit(unit.rel)
+        used[config] = used.get(config, 0) + 1
+        out.append(replace(unit, flags=config.flags() + unit.flags, flags_from=config.key))
+    return out, list(used.items())
+
+
+def database_config(units: list[Unit], database: Path) -> list[tuple[BuildConfig, int]]:
+    """How compile_commands.json units are reported: one configuration, with the standards it names."""
+    stds = sorted({f[5:] for u in units for f in u.flags if f.startswith("-std=")})
+    return [(BuildConfig("compile database", (str(database),), ", ".join(stds) or None), len(units))]
 
 
 def database_units(root: Path, entries: list[Entry], database: list[compdb.CompileEntry],

@@ -23,6 +23,8 @@ else:  # pragma: no cover
 from cases import all_cases
 from conftest import CUDA_LIB_INCLUDE, NVCC, REPO, require_dir, require_tool
 from portkit import compdb
+from portkit.buildconfig import BuildConfig, FileConfig, TreeConfig, read_make
+from portkit.buildconfig_cmake import read_cmake
 from portkit.api import convert_paths
 from portkit.cli import main
 from portkit.verify import VerifyOptions, VerifyResult, verify_tree
@@ -63,7 +65,7 @@ def test_verify_case(case: Path, run: dict, tmp_path: Path):
     source = case / "input"
     convert_paths([source], output=out, **_convert_kwargs(run.get("convert", [])))
     database = source / run["compile_commands"] if "compile_commands" in run else None
-    result = verify_tree(out, VerifyOptions(source=source, compile_commands=database, jobs=2))
+    result = verify_tree(out, VerifyOptions(source=source, compile_commands=database, jobs=2, **run.get("verify", {})))
     assert outcome_lines(result) == run["expected"]
     assert result.ok == all(line.endswith(": compiled") for line in run["expected"])
 
@@ -85,7 +87,10 @@ def test_verify_inputs_compile_with_nvcc(case: Path):
         if head.startswith("// nvcc-skip:"):
             continue
         nvcc = require_tool(NVCC, "nvcc (CUDA toolkit)")
-        flags = ["-I", str(case / "input" / "include"), "-I", str(case / "input" / "config"), "-DTILE=16"]
+        # the case's own build configuration (CMakeLists.txt) first, as its build would give it
+        config = TreeConfig(case / "input").for_unit(unit.relative_to(case / "input").as_posix())
+        flags = [*config.flags(), "-I", str(case / "input" / "include"), "-I", str(case / "input" / "config"),
+                 "-DTILE=16"]
         if re.search(rb"cublas", unit.read_bytes()):
             flags += ["-I", str(require_dir(CUDA_LIB_INCLUDE, "CUDA library headers (set CUDA_LIB_INCLUDE)"))]
         proc = subprocess.run([nvcc, "-x", "cu", "-c", str(unit), "-o", os.devnull, *flags],
@@ -132,7 +137,9 @@ def test_convert_verify_on_the_command_line(tmp_path: Path, capsys):
     assert "include/lane.cuh:7:16: error: invalid instruction" in text
     assert 'CUDA line 6: asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));' in text
     assert "explained by PK301 inline-ptx-asm" in text
-    assert "1 translation unit: 0 compiled, 1 failed (1 explained by findings, 0 unexplained)" in text
+    assert "configuration of 1 unit: default (no CMakeLists.txt or Makefile read; the compiler's -std=c++11, " \
+           "include directories inferred from the tree)\n" in text
+    assert "1 translation unit: 0 compiled, 1 failed (1 explained by findings, 0 unexplained, 0 not reached)" in text
 
 
 def test_verify_json_marks_unexplained_failures(tmp_path: Path, capsys):
@@ -143,7 +150,7 @@ def test_verify_json_marks_unexplained_failures(tmp_path: Path, capsys):
     assert main(["verify", str(out), "--source", str(source), "--format", "json"]) == 1
     doc = json.loads(capsys.readouterr().out)
     assert doc["summary"] | {"seconds": 0} == {"units": 1, "compiled": 0, "failed": 1, "explained": 0,
-                                               "unexplained": 1, "seconds": 0}
+                                               "unexplained": 1, "not_reached": 0, "seconds": 0}
     unit = doc["units"][0]
     assert (unit["path"], unit["status"], unit["unexplained"]) == ("version.cu", "failed", True)
     error = unit["errors"][0]
@@ -259,3 +266,173 @@ def test_a_unit_over_the_time_limit_is_reported_not_waited_for(tmp_path: Path):
     [unit] = result.units
     assert (unit.status, unit.failed, unit.explained, unit.errors) == ("timeout", True, False, [])
     assert unit.seconds < 5 and result.count("unexplained") == 1
+
+
+# --- the build's configuration (CMakeLists.txt, Makefile) -----------------------------------------
+
+BUILD_CONFIG = VERIFY / "build_config" / "input"
+
+
+def test_verify_names_where_the_configuration_came_from(tmp_path: Path, capsys):
+    require_tool("hipcc", HIPCC)
+    out = tmp_path / "out"
+    convert_paths([BUILD_CONFIG], output=out, rocm="5.2")
+    assert main(["verify", str(out), "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["configurations"] == [{"origin": "CMake", "files": ["CMakeLists.txt"], "std": "c++17",
+                                      "includes": [str(out / "include")], "defines": ["SCALE_FACTOR=3"], "units": 1}]
+    [unit] = doc["units"]
+    assert (unit["status"], unit["flags_from"]) == ("compiled", "cmake")
+    command = unit["command"]
+    assert command[command.index("-std=c++17") + 1:command.index("-std=c++17") + 3] == \
+        [f"-I{out / 'include'}", "-DSCALE_FACTOR=3"]
+    assert command.index("-std=c++11") < command.index("-std=c++17")      # hipcc's default comes first, and loses
+    assert main(["verify", str(out), "--no-build-config", "--std", "c++17", "-q"]) == 1
+    assert capsys.readouterr().out == "portkit verify: 0/1 compiled, 1 failed (1 unexplained)\n"
+    assert main(["verify", str(out), "--std", "c++14"]) == 1
+    text = capsys.readouterr().out
+    assert "configuration of 1 unit: CMake (CMakeLists.txt): -std=c++17, 1 include directory, 1 definition " \
+           "(SCALE_FACTOR=3)\nstandard: -std=c++14 for every unit (--std)\n" in text
+    assert "include/config.h:8:11: error: 'auto' not allowed in template parameter until C++17" in text
+
+
+def test_the_unit_needs_the_standard_the_directory_and_the_definition(tmp_path: Path):
+    """Without CMakeLists.txt's definition the unit stops at config.h's #error; without its include
+    directory (standard and definition given by hand) at the stale legacy header."""
+    require_tool("hipcc", HIPCC)
+    out = tmp_path / "out"
+    convert_paths([BUILD_CONFIG], output=out, rocm="5.2")
+    result = verify_tree(out, VerifyOptions(build_config=False, std="c++17", defines=("SCALE_FACTOR=3",)))
+    assert [(e.rel, e.line) for e in result.units[0].errors] == [("src/legacy/config.h", 3), ("src/scale.cu", 7)]
+    assert (result.units[0].flags_from, result.configurations) == ("tree", [])
+    cmake = out / "CMakeLists.txt"
+    cmake.write_text(cmake.read_text().replace("target_compile_definitions(scale PRIVATE SCALE_FACTOR=3)", ""))
+    result = verify_tree(out, VerifyOptions())
+    assert [(e.rel, e.line, e.message) for e in result.units[0].errors] == [
+        ("include/config.h", 5, '"SCALE_FACTOR must be defined by the build"'),
+        ("include/config.h", 13, "use of undeclared identifier 'SCALE_FACTOR'"),
+        ("src/scale.cu", 7, "use of undeclared identifier 'scale_factor'")]
+
+
+def test_std_must_be_a_standard(tmp_path: Path, capsys):
+    require_tool("hipcc", HIPCC)
+    (tmp_path / "a.cu").write_text("__global__ void k() {}\n")
+    assert main(["verify", str(tmp_path), "--std", "c++17 -DX"]) == 2
+    assert capsys.readouterr().err == "portkit: error: --std: 'c++17 -DX' is not a C++ standard (c++17, gnu++20, ...)\n"
+
+
+def test_a_missing_third_party_header_makes_the_unit_not_reached(tmp_path: Path, capsys):
+    require_tool("hipcc", HIPCC)
+    (tmp_path / "solve.cu").write_text('#include <hip/hip_runtime.h>\n#include <fancysolver/solver.h>\n'
+                                       '__global__ void k(float *x) { x[0] = undeclared_here; }\n')
+    (tmp_path / "ok.cu").write_text("#include <hip/hip_runtime.h>\n__global__ void k(float *x) { x[0] = 1; }\n")
+    (tmp_path / "gap.cu").write_text("#include <hip/hip_runtime.h>\nint v = CUDART_VERSION;\n")
+    assert main(["verify", str(tmp_path), "--format", "json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["summary"] | {"seconds": 0} == {"units": 3, "compiled": 1, "failed": 2, "explained": 0,
+                                               "unexplained": 1, "not_reached": 1, "seconds": 0}
+    solve = next(u for u in doc["units"] if u["path"] == "solve.cu")
+    assert (solve["status"], solve["not_reached"], solve["explained"], solve["unexplained"]) == \
+        ("not_reached", True, False, False)
+    assert [(e["message"], [f["code"] for f in e["findings"]]) for e in solve["errors"]] == \
+        [("'fancysolver/solver.h' file not found", ["PK702"])]
+    assert main(["verify", str(tmp_path)]) == 1
+    text = capsys.readouterr().out
+    assert "solve.cu: not reached: a header of a library not installed here" in text
+    assert "3 translation units: 1 compiled, 2 failed (0 explained by findings, 1 unexplained, 1 not reached)" in text
+    assert main(["verify", str(tmp_path), "-q"]) == 1
+    assert capsys.readouterr().out == "portkit verify: 1/3 compiled, 2 failed (1 unexplained, 1 not reached)\n"
+
+
+def _cmake(tmp_path: Path, text: str) -> FileConfig:
+    return read_cmake(text, tmp_path, tmp_path)
+
+
+def test_cmake_reader_takes_standards_directories_and_definitions(tmp_path: Path):
+    for d in ("inc", "src/include", "gen"):
+        (tmp_path / d).mkdir(parents=True)
+    config = _cmake(tmp_path, """
+        set(CMAKE_CXX_STANDARD 14)
+        set_property(TARGET lib PROPERTY CUDA_STANDARD 17)
+        include_directories(inc missing)
+        list(APPEND MY_INCLUDES "src/include")
+        target_include_directories(lib PUBLIC $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/gen>
+                                   $<INSTALL_INTERFACE:include> ${MY_INCLUDES} ${UNKNOWN_DIR})
+        add_compile_definitions(A=1 $<$<CONFIG:Debug>:DEBUG_ONLY>)
+        add_definitions(-DB -fPIC)
+        target_compile_definitions(lib PRIVATE C V="${VERSION}" W="v1")
+        if(WITH_EXTRAS)
+          add_compile_definitions(EXTRA)
+        elseif(USE_ROCM)
+          add_compile_definitions(HIP_BUILD)
+        endif()
+        if(NOT USE_HIP)
+          add_compile_definitions(CUDA_BUILD)
+        endif()
+        add_library(lib STATIC a.cu ${MORE})
+    """)
+    assert config.std == "c++17"
+    assert config.includes == [str(tmp_path / "inc"), str(tmp_path / "gen"), str(tmp_path / "src/include")]
+    assert config.defines == ["A=1", "B", "HIP_BUILD"]
+    assert config.target_defines == {"lib": ["C"]}
+    assert config.target_sources == {"lib": [str(tmp_path / "a.cu")]}
+
+
+@pytest.mark.parametrize("line", [
+    'include_directories("$(touch X)" `touch X` "a;$ENV{HOME}")',
+    "target_include_directories(t PRIVATE -Ibad ../../../../../../nonexistent)",
+    'add_compile_definitions("X=$(touch Y)" "Y=1 touch Z" -DZ=`id` "Q=\\"q\\"" 1BAD)',
+    'set(CMAKE_CXX_FLAGS "-std=c++17;rm -rf /")',
+    "set(CMAKE_CXX_STANDARD 17abc)",
+])
+def test_cmake_reader_drops_what_is_not_plain(tmp_path: Path, line: str):
+    config = _cmake(tmp_path, line)
+    std = "c++17" if "CMAKE_CXX_FLAGS" in line else None
+    assert (config.std, config.includes, config.defines, config.target_defines) == (std, [], [], {})
+    assert not (tmp_path / "X").exists()
+
+
+def test_tree_config_merges_parents_and_keeps_targets_for_their_sources(tmp_path: Path):
+    (tmp_path / "include").mkdir()
+    (tmp_path / "gpu").mkdir()
+    (tmp_path / "CMakeLists.txt").write_text(
+        "project(p)\nset(CMAKE_CUDA_STANDARD 17)\ninclude_directories(${PROJECT_SOURCE_DIR}/include)\n"
+        "add_library(core gpu/listed.cu)\ntarget_compile_definitions(core PRIVATE CORE=1)\n"
+        "add_library(cpu_avx512 ${SRC})\ntarget_compile_definitions(cpu_avx512 PRIVATE SIMD_AVX512)\n")
+    (tmp_path / "gpu" / "CMakeLists.txt").write_text("add_library(gpu ${GLOBBED})\n"
+                                                     "target_compile_definitions(gpu PRIVATE GPU=1)\n")
+    tree = TreeConfig(tmp_path)
+    base = ("CMake", ("CMakeLists.txt", "gpu/CMakeLists.txt"), "c++17", (str(tmp_path / "include"),))
+    assert tree.for_unit("gpu/listed.cu") == BuildConfig(*base, ("CORE=1",))
+    assert tree.for_unit("gpu/other.cu") == BuildConfig(*base, ("GPU=1",))
+    assert tree.for_unit("top.cu") == BuildConfig("CMake", ("CMakeLists.txt",), "c++17", base[3],
+                                                  ("SIMD_AVX512",))
+    assert tree.for_unit("gpu/listed.cu").flags() == ("-std=c++17", f"-I{tmp_path / 'include'}", "-DCORE=1")
+
+
+def test_makefile_reader_takes_flag_variables_and_recipes(tmp_path: Path):
+    (tmp_path / "dev").mkdir()
+    (tmp_path / "inc dir").mkdir()
+    config = read_make(
+        "NVCC_FLAGS = -O3 --use_fast_math -std=c++17 # -std=c++20 in a comment\n"
+        'NVCC_INCLUDES += -I"dev" -I $(CUDNN_PATH) -I"inc dir"\n'
+        "CFLAGS = -DFAST \\\n  -DLEVEL=2\n"
+        "ifeq ($(USE_MPI),1)\n  NVCC_FLAGS += -DUSE_MPI -Iinc\nelse ifdef USE_HIP\n  NVCC_FLAGS += -DHIP_BUILD\nendif\n"
+        "LDFLAGS = -L/opt/x -DNOT_A_FLAG_VAR_BUT_FLAGS\n"
+        "OTHER = -DNOT_FLAGS\n"
+        "train: train.cu\n\t$(NVCC) $(NVCC_FLAGS) -Icommon -DRECIPE=1 $< -o $@\n", tmp_path)
+    assert config.std == "c++17"
+    assert config.includes == [str(tmp_path / "dev"), str(tmp_path / "inc dir")]
+    assert config.defines == ["FAST", "LEVEL=2", "HIP_BUILD", "NOT_A_FLAG_VAR_BUT_FLAGS", "RECIPE=1"]
+
+
+@pytest.mark.parametrize("text", [
+    "CFLAGS = -I$(touch X) -D$(shell touch X)=1\n",
+    "CFLAGS = '-I`touch X`' -DA=$$(id) -D'B=1;touch X'\n",
+    'NVCCFLAGS = -I"/tmp/$(HOME)" -std=c++17;touch -std=$(STD)\n',
+    "all:\n\tcc -I../../../../../../../../nonexistent -D 'X Y' -std=c++17x\n",
+])
+def test_makefile_reader_drops_what_is_not_plain(tmp_path: Path, text: str):
+    config = read_make(text, tmp_path)
+    assert (config.std, config.includes, config.defines) == (None, [], [])
+    assert not (tmp_path / "X").exists()

@@ -2,6 +2,9 @@
 
 The JSON marks each error, and each unit, `unexplained` when no finding explains it: those
 are the cases where portkit's rules or tables fall short, worth gathering across projects.
+Units that stopped at a header of a library not installed here are `not_reached`, apart from
+both. Both formats say where each unit's configuration came from (compile database, CMake,
+Makefile, or the compiler's defaults).
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from typing import TextIO
 
 from rich.console import Console
 
+from ..buildconfig import BuildConfig
 from ..findings import Finding
 from ..mappings import format_version
 from ..results import ErrorReport, UnitReport, VerifyResult
@@ -34,7 +38,8 @@ def _error(e: ErrorReport) -> dict:
 
 def _unit(u: UnitReport) -> dict:
     return {"path": u.rel, "status": u.status, "explained": u.explained,
-            "unexplained": u.failed and not u.explained, "seconds": round(u.seconds, 3),
+            "unexplained": u.failed and not u.explained and not u.not_reached, "not_reached": u.not_reached,
+            "seconds": round(u.seconds, 3),
             "flags_from": u.flags_from, "command": list(u.command),
             "errors": [_error(e) for e in u.errors], "compiler_output": u.output or None}
 
@@ -49,6 +54,9 @@ def document(result: VerifyResult) -> dict:
         "target_rocm": format_version(result.target),
         "offload_arch": list(result.offload_arch),
         "summary": summary(result),
+        "std_option": result.std,
+        "configurations": [{"origin": c.origin, "files": list(c.files), "std": c.std, "includes": list(c.includes),
+                            "defines": list(c.defines), "units": n} for c, n in result.configurations],
         "units": [_unit(u) for u in result.units],
         "unmatched_compile_commands": result.unmatched,
         "skipped": [{"path": s.rel, "reason": s.reason, "error": s.error} for s in result.skipped],
@@ -58,12 +66,42 @@ def document(result: VerifyResult) -> dict:
 def summary(result: VerifyResult) -> dict:
     return {"units": len(result.units), "compiled": result.count("compiled"), "failed": result.count("failed"),
             "explained": result.count("explained"), "unexplained": result.count("unexplained"),
-            "seconds": round(result.seconds, 2)}
+            "not_reached": result.count("not_reached"), "seconds": round(result.seconds, 2)}
 
 
 def render_json(result: VerifyResult, stream: TextIO) -> None:
     json.dump(document(result), stream, indent=2)
     stream.write("\n")
+
+
+def quiet_line(result: VerifyResult) -> str:
+    s = summary(result)
+    not_reached = f", {s['not_reached']} not reached" if s["not_reached"] else ""
+    return (f"portkit verify: {s['compiled']}/{s['units']} compiled, {s['failed']} failed "
+            f"({s['unexplained']} unexplained{not_reached})")
+
+
+def configuration_lines(result: VerifyResult) -> list[str]:
+    """Where the units' standard, include directories and definitions came from."""
+    lines = []
+    for config, n in result.configurations or [(None, len(result.units))]:
+        lines.append(f"configuration of {_plural(n, 'unit')}: {_describe(config, result)}")
+    if result.std is not None:
+        lines.append(f"standard: -std={result.std} for every unit (--std)")
+    return lines
+
+
+def _describe(config: BuildConfig | None, result: VerifyResult) -> str:
+    default = f"the compiler's -std={result.default_std}" if result.default_std else "the compiler's standard"
+    if config is None or config.origin == "default":
+        return f"default (no CMakeLists.txt or Makefile read; {default}, include directories inferred from the tree)"
+    parts = [f"-std={config.std}" if config.std else default]
+    if config.origin != "compile database":
+        parts.append(_plural(len(config.includes), "include directory", "include directories"))
+        parts.append(_plural(len(config.defines), "definition") +
+                     (f" ({', '.join(config.defines[:4])}{', ...' if len(config.defines) > 4 else ''})"
+                      if config.defines else ""))
+    return f"{config.origin} ({', '.join(config.files)}): {', '.join(parts)}"
 
 
 def render_text(result: VerifyResult, console: Console) -> None:
@@ -72,10 +110,14 @@ def render_text(result: VerifyResult, console: Console) -> None:
     archs = ",".join(result.offload_arch)
     say(console, ("portkit verify", "bold"), f": {result.root} with {result.compiler.describe()}, "
         f"--offload-arch={archs}")
+    for line in configuration_lines(result):
+        say(console, line)
     for unit in result.units:
         if not unit.failed:
             continue
         label = ("failed, explained", "yellow") if unit.explained else ("failed, UNEXPLAINED", "red")
+        if unit.not_reached:
+            label = ("not reached: a header of a library not installed here", "cyan")
         console.print()
         say(console, f"{unit.rel}: ", label, f" ({unit.seconds:.1f} s)")
         for error in unit.errors[:TEXT_ERRORS_PER_UNIT]:
@@ -91,8 +133,8 @@ def render_text(result: VerifyResult, console: Console) -> None:
         say(console, f"not in the tree (from compile_commands.json): {path}")
     s = summary(result)
     console.print(f"\n{_plural(s['units'], 'translation unit')}: {s['compiled']:,} compiled, {s['failed']:,} failed "
-                  f"({s['explained']:,} explained by findings, {s['unexplained']:,} unexplained) "
-                  f"in {s['seconds']:.1f} s")
+                  f"({s['explained']:,} explained by findings, {s['unexplained']:,} unexplained, "
+                  f"{s['not_reached']:,} not reached) in {s['seconds']:.1f} s")
     if s["unexplained"]:
         console.print("Unexplained failures are gaps in portkit's rules or tables: `--format json` marks them "
                       "(\"unexplained\": true); please report them.")
@@ -109,5 +151,5 @@ def _print_error(error: ErrorReport, console: Console) -> None:
         say(console, f"    explained by {f.code} {f.name}: {f.message}")
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n:,} {word}{'' if n == 1 else 's'}"
+def _plural(n: int, word: str, words: str | None = None) -> str:
+    return f"{n:,} {word if n == 1 else (words or word + 's')}"

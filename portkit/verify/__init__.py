@@ -1,21 +1,26 @@
 """verify: compile a converted tree for an AMD GPU and explain every failure by a finding.
 
-The data flows one way: converted tree -> units (which files, which flags; portkit/units.py) ->
+The data flows one way: converted tree -> units (which files, which flags: the compile database,
+or the build's CMakeLists.txt / Makefile and the tree; portkit/units.py, buildconfig.py) ->
 compiler runs (compiler.py) -> errors placed in the tree (diagnostics.py) -> the findings that
 explain them (explain.py) -> VerifyResult -> report/verify.py. Nothing here prints.
 
 A unit is explained when every error the compiler gave for it is explained; the others are
 gaps in portkit's rules or tables, and the JSON output marks them so they can be collected.
+A unit whose only errors are headers of libraries not installed here (PK701, PK702) is "not
+reached": the compiler stopped before its code, so its porting errors were not seen.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable
 
 from .. import compdb
+from ..buildconfig import STD, TreeConfig
 from ..errors import PortkitError
 from ..files import discover, read
 from ..mappings import default_db
@@ -23,7 +28,7 @@ from ..results import DEFAULT_VERIFY_TIMEOUT, ErrorReport, UnitReport, VerifyOpt
 from . import compiler as compilers
 from .diagnostics import Located, locate, parse
 from .explain import Facts, explain
-from ..units import Unit, database_units, tree_units
+from ..units import Unit, configured, database_config, database_units, tree_units
 
 DEFAULT_TIMEOUT = DEFAULT_VERIFY_TIMEOUT
 
@@ -38,6 +43,8 @@ def verify_tree(out: Path, opts: VerifyOptions,
         raise PortkitError(f"{out}: not a directory (verify takes the converted tree, e.g. the -o of convert)")
     if opts.source is not None and not opts.source.is_dir():
         raise PortkitError(f"{opts.source}: --source is not a directory")
+    if opts.std is not None and not STD.match(opts.std):
+        raise PortkitError(f"--std: {opts.std!r} is not a C++ standard (c++17, gnu++20, ...)")
     compiler = compilers.find(opts.compiler, opts.rocm_path)
     target = opts.rocm or compiler.rocm or default_db().newest
     root, entries, skipped = discover([out])
@@ -50,18 +57,12 @@ def verify_tree(out: Path, opts: VerifyOptions,
             elif data is not None:
                 sources[entry.rel] = data
     result = VerifyResult(root, compiler, target, opts.offload_arch, skipped=skipped)
-    if opts.compile_commands is not None:
-        units, result.unmatched = database_units(root, entries, compdb.load(opts.compile_commands), opts.source)
-        if not units:
-            raise PortkitError(f"{opts.compile_commands}: none of its {len(result.unmatched)} files is in {out} "
-                               f"(give the CUDA tree it was written for with --source)")
-    else:
-        units = tree_units(root, entries, sources)
-    if opts.only is not None:
-        units = [u for u in units if u.rel in opts.only]
-    if not units:
-        raise PortkitError(f"{out}: nothing to compile (no .cu or .hip files, and no C++ files that use HIP)")
+    units = _units(root, entries, sources, opts, result)
     extra = tuple(f"-I{Path(i).absolute()}" for i in opts.includes) + tuple(f"-D{d}" for d in opts.defines)
+    if opts.std is not None:
+        extra += (f"-std={opts.std}",)
+    result.std = opts.std
+    result.default_std = next((f[5:] for f in compiler.hip_before if f.startswith("-std=")), None)
     commands = {unit.rel: _command(compiler, unit, opts, extra) for unit in units}
     progress = progress_factory(len(units)) if progress_factory else None
 
@@ -83,6 +84,28 @@ def verify_tree(out: Path, opts: VerifyOptions,
     pool.shutdown()
     result.seconds = time.perf_counter() - start
     return result
+
+
+def _units(root: Path, entries, sources: dict[str, bytes], opts: VerifyOptions, result: VerifyResult) -> list[Unit]:
+    """The units to compile with their flags; `result` learns the configurations they come from."""
+    if opts.compile_commands is not None:
+        units, result.unmatched = database_units(root, entries, compdb.load(opts.compile_commands), opts.source)
+        if not units:
+            raise PortkitError(f"{opts.compile_commands}: none of its {len(result.unmatched)} files is in {root} "
+                               f"(give the CUDA tree it was written for with --source)")
+    else:
+        units = tree_units(root, entries, sources)
+    if opts.only is not None:
+        units = [u for u in units if u.rel in opts.only]
+    if not units:
+        raise PortkitError(f"{root}: nothing to compile (no .cu or .hip files, and no C++ files that use HIP)")
+    if opts.compile_commands is not None:
+        result.configurations = database_config(units, opts.compile_commands)
+    elif opts.build_config:
+        units, result.configurations = configured(units, TreeConfig(root))
+    if opts.std is not None:        # --std wins over every standard of the build
+        units = [replace(u, flags=tuple(f for f in u.flags if not f.startswith("-std="))) for u in units]
+    return units
 
 
 def _command(compiler: compilers.Compiler, unit: Unit, opts: VerifyOptions, extra: tuple[str, ...]) -> list[str]:
@@ -111,7 +134,19 @@ def _report(unit: Unit, outcome: compilers.CompileRun, root: Path, facts: Facts,
         report.errors.append(_error(located, unit.rel, facts))
     if not report.errors:
         report.output = outcome.output.strip()[-2000:]
+    elif all(_missing_library(e) for e in report.errors):
+        report.status = "not_reached"
     return report
+
+
+# a header of a ROCm library or of another dependency that is not installed here: the environment's
+# gap, not the port's (a CUDA header left in the code is the port's, and stays a failure)
+_LIBRARY_HEADER_CODES = {"PK701", "PK702"}
+
+
+def _missing_library(error: ErrorReport) -> bool:
+    return "file not found" in error.message and bool(error.findings) \
+        and all(f.code in _LIBRARY_HEADER_CODES for f in error.findings)
 
 
 def _error(located: Located, unit_rel: str, facts: Facts) -> ErrorReport:
