@@ -38,7 +38,8 @@ def load(path: Path) -> Counter:
     if not path.is_file():
         return Counter()
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        from .files import read_regular   # never blocks on a FIFO swapped in for the file
+        data = json.loads(read_regular(path, follow=True).decode("utf-8"))
         return _counts(data)
     except RecursionError:
         reason = "nested too deeply"

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .buildvalues import HIP_CONDITION, STD, FileConfig, read_options
+from .files import read_regular
 
 __all__ = ["STD", "BuildConfig", "FileConfig", "TreeConfig", "read_make"]
 
@@ -107,7 +108,7 @@ class TreeConfig:
     def _read(self, path: Path, top: Path) -> FileConfig | None:
         if path not in self._files:
             try:
-                text = path.read_bytes().decode("latin-1")
+                text = read_regular(path, follow=True).decode("latin-1")   # never blocks on a FIFO
             except OSError:
                 self._files[path] = None
                 return None

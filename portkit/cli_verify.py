@@ -91,7 +91,6 @@ def run(args: argparse.Namespace, progress_factory) -> int:
         report.render_text(result, Console(file=buffer, width=120, highlight=False, soft_wrap=True))
         _write(buffer.getvalue(), args.output)
     elif args.quiet:
-        s = report.summary(result)
         print(report.quiet_line(result))
     else:
         report.render_text(result, Console(highlight=False, soft_wrap=True))

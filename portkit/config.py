@@ -70,7 +70,8 @@ def find(start: Path | None = None) -> Config:
 
 def _read(path: Path) -> dict:
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        from .files import read_regular   # a FIFO or device named pyproject.toml never blocks the run
+        return tomllib.loads(read_regular(path, follow=True).decode("utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise PortkitError(f"{path}: cannot read the configuration: {exc}") from None
 

@@ -339,3 +339,23 @@ def test_temporary_files_are_named_so_that_they_are_recognised(src: Path, monkey
     assert main(["convert", str(src), "--in-place", "-q"]) == 0
     assert len(names) == 1 and names[0].startswith(f".a.cu.portkit-tmp-{os.getpid()}-")
     assert portkit.output.is_temp_name(names[0])
+
+
+@pytest.mark.parametrize("name, command, code", [
+    ("pyproject.toml", ["audit", "."], 2),
+    ("portkit.toml", ["audit", "."], 2),
+    (".portkit-baseline.json", ["check", "k.cu"], 2),
+])
+def test_project_files_swapped_for_fifos_never_hang(tmp_path: Path, monkeypatch, capsys, name, command, code):
+    """Files found in the tree (configuration, baseline) are read without blocking: one that turns
+    into a FIFO after the is_file() check is a one-line error, never a hang."""
+    (tmp_path / "k.cu").write_text("__global__ void k(int *o) { o[threadIdx.x % 32] = 1; }\n")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    os.mkfifo(tmp_path / name)
+    real_is_file = Path.is_file
+    monkeypatch.setattr(Path, "is_file", lambda self: self.name == name or real_is_file(self))   # the race
+    monkeypatch.chdir(tmp_path)
+    with no_hang():
+        assert main(command) == code
+    err = capsys.readouterr().err
+    assert name in err and "not a regular file" in err and len(err.strip().splitlines()) == 1
