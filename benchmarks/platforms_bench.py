@@ -11,7 +11,8 @@ For each tree (a local checkout of ggml's src/ggml-cuda, faiss/gpu, llm.c ...; n
 - what convert leaves: files it changes with and without the model;
 - the audit: findings dropped as AMD-only, reported as already ported, and the estimate (P50
   person-weeks) without and with the model;
-- cost: CPU seconds of convert and audit with and without the model, and the overhead.
+- cost: CPU seconds of convert and audit with and without the model (whole processes: noisy on a
+  shared machine), and the model's own CPU seconds measured in-process, as a share of convert.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import resource
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 
@@ -41,6 +43,25 @@ def _run(args: list[str]) -> tuple[float, subprocess.CompletedProcess]:
 def _best(args: list[str], repeat: int) -> tuple[float, subprocess.CompletedProcess]:
     runs = [_run(args) for _ in range(repeat)]
     return min(t for t, _ in runs), runs[-1][1]
+
+
+def model_cpu(tree: Path, repeat: int) -> float:
+    """CPU seconds of the platform model alone, in this process: the tree pass and every file's
+    classification (best of `repeat`), to set against the whole convert's CPU time."""
+    from portkit import platform_facts, regions
+    from portkit.context import Options
+    from portkit.files import discover
+    _, entries, _ = discover([tree])
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.process_time()
+        opts = platform_facts.project_platforms(entries, Options())
+        worlds = regions.selectors(opts.amd_macros)
+        for e in entries:
+            if e.kind == "source":
+                regions.classify(e.path.read_bytes(), worlds)
+        best = min(best, time.process_time() - start)
+    return best
 
 
 def measure(tree: Path, repeat: int) -> dict:
@@ -63,10 +84,12 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     print("| tree | lines | AMD | ported | NVIDIA-only | shared | shims | learned AMD macros | files changed (no model -> model) "
-          "| findings dropped AMD / already ported | P50 weeks (no model -> model) | convert CPU s | audit CPU s |")
-    print("|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|")
+          "| findings dropped AMD / already ported | P50 weeks (no model -> model) | convert CPU s | audit CPU s "
+          "| the model alone: CPU s (share of convert without it) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|")
     for tree in args.trees:
         m = measure(tree, args.repeat)
+        m["model_cpu"] = model_cpu(tree, args.repeat)
         doc, base = m["model"]["doc"], m["no_model"]["doc"]
         p = doc["summary"]["platforms"]
         total = sum(p[k] for k in ("amd_bytes", "ported_bytes", "nvidia_bytes", "shared_bytes")) or 1
@@ -78,7 +101,8 @@ def main() -> int:
               f"{m['no_model']['files_changed']} -> {m['model']['files_changed']} | "
               f"{p['findings_left_amd']} / {p['findings_already_ported']} | {weeks[0]:.1f} -> {weeks[1]:.1f} | "
               f"{m['no_model']['convert_s']:.2f} -> {m['model']['convert_s']:.2f} ({cost[0]:+.1%}) | "
-              f"{m['no_model']['audit_s']:.2f} -> {m['model']['audit_s']:.2f} ({cost[1]:+.1%}) |")
+              f"{m['no_model']['audit_s']:.2f} -> {m['model']['audit_s']:.2f} ({cost[1]:+.1%}) | "
+              f"{m['model_cpu']:.3f} ({m['model_cpu'] / m['no_model']['convert_s']:.1%}) |")
         sys.stdout.flush()
     return 0
 

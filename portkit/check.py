@@ -136,7 +136,7 @@ def run_check(opts: CheckOptions, cwd: Path | None = None) -> CheckResult:
         target = parse_version(opts.rocm) if opts.rocm else None
     except ValueError as exc:
         raise PortkitError(f"--rocm: {exc}") from None
-    job = ScanJob(Options(audit=True, rocm=target), enabled, hours=False)
+    job = ScanJob(Options(audit=True, rocm=target, amd_macros=opts.config.amd_macros), enabled, hours=False)
     accepted = baseline_file.load(opts.baseline or root / opts.config.baseline)
     result = CheckResult(root=root, mode=mode)
     limit = SEVERITIES.index(opts.fail_on)
@@ -189,7 +189,7 @@ def write_baseline(root: Path, target: Path, opts: CheckOptions) -> tuple[int, i
     """Audit the whole project and accept every current finding; (findings, files)."""
     from .audit import AuditOptions, audit_paths
 
-    scan = Options(audit=True, rocm=parse_version(opts.rocm) if opts.rocm else None)
+    scan = Options(audit=True, rocm=parse_version(opts.rocm) if opts.rocm else None, amd_macros=opts.config.amd_macros)
     result = audit_paths([root], AuditOptions(scan=scan, select=opts.select, ignore=opts.ignore,
                                               exclude=opts.config.exclude))
     findings = result.findings

@@ -192,3 +192,15 @@ def test_without_the_platform_model_everything_is_converted_and_costed(tmp_path:
     assert [(f["path"], f["line"], f["code"], f["severity"]) for f in doc["findings"]] == [
         ("common.cuh", 26, "PK301", "high"), ("kernels.cu", 17, "PK103", "medium"), ("vendors/hip.h", 17, "PK004", "medium"),
         ("vendors/hip.h", 17, "PK101", "low")]
+
+
+def test_the_commit_gate_uses_the_configured_amd_macros(tmp_path: Path, monkeypatch, capsys):
+    """A hazard in a branch the project's AMD macro selects is already AMD code: it never blocks."""
+    import subprocess
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "k.cu").write_text('#ifdef MY_HIP\nasm volatile("mov.u32 %0, %%laneid;" : "=r"(x));\n#endif\n')
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "k.cu"]) == 1
+    capsys.readouterr()
+    (tmp_path / "pyproject.toml").write_text('[tool.portkit]\namd-macros = ["MY_HIP"]\n')
+    assert main(["check", "k.cu"]) == 0
