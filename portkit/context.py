@@ -17,7 +17,7 @@ from tree_sitter import Node
 from .edits import Edit
 from .findings import Finding, fingerprint
 from .mappings import MappingDB, Version
-from .regions import PORTED, RegionMap
+from .regions import FALLBACK, PORTED, RegionMap
 from .source import SourceFile
 
 if TYPE_CHECKING:
@@ -50,6 +50,7 @@ class Options:
     amd_macros: tuple[str, ...] = ()     # the project's AMD selector macros (config, learned; regions.py)
     platform_model: bool = True          # False (--no-platform-model): every byte is CUDA for every build
     shim_names: frozenset[bytes] = frozenset()   # CUDA names the project's shim headers map to HIP
+    one_world: tuple[tuple[str, str], ...] = ()   # (macro, "amd"|"nvidia"): defined only in that world's code
     defines: tuple[tuple[str, int | None], ...] = ()   # -D NAME[=VALUE] (None: a value we cannot read)
     undefines: tuple[str, ...] = ()      # -U NAME: with -D, branches false under them are left out
     rewrite_guards: bool = False         # --rewrite-guards: CUDA version guards get the AMD selector (rewrite/guards.py)
@@ -168,6 +169,9 @@ class ScanContext:
         if region == PORTED and severity != "info":
             severity = "info"
             message = "already ported (this #if has an AMD branch; nvcc alone compiles this one): " + message
+        elif region == FALLBACK and severity != "info":
+            severity = "info"
+            message = "AMD builds take another branch of this #if (nvcc alone compiles this one): " + message
         line, col = self.source.position(start)
         end_line, end_col = self.source.position(max(start, end))
         snippet = self.memo.get(("snippet", line))

@@ -51,7 +51,7 @@ class CostModel:
     def finding_hours(self, f: Finding) -> Range:
         """The cost range of a finding met for the first time in its file; nothing for code that
         already has an AMD branch (regions.py)."""
-        if f.platform == "ported":
+        if f.platform in ("ported", "fallback"):
             return (0.0, 0.0, 0.0)
         return self.finding_by_severity.get(f"{f.code}:{f.severity}") or self.finding.get(f.code, (0.0, 0.0, 0.0))
 

@@ -24,7 +24,7 @@ class Finding:
     fix: str = ""
     subject: str = ""         # the CUDA name or construct (part of the fingerprint)
     effort_hours: tuple[float, float, float] = (0.0, 0.0, 0.0)
-    platform: str = ""        # "" shared code, "ported" (an AMD branch exists), "nvidia" (NVIDIA-only, no AMD path)
+    platform: str = ""        # "" shared, "ported"/"fallback" (AMD has another branch), "nvidia" (no AMD path)
     fingerprint: str = field(default="", compare=False)
 
     def sort_key(self) -> tuple:

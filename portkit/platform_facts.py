@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 
 from . import ppexpr
-from .regions import (CUDA_NAME, DEFINE_LINE, VENDOR_BODY, condition, directive_text, is_shim,
-                      builtin_selectors, directives)
+from .regions import (AMD, CUDA_NAME, DEFINE_LINE, NVIDIA, VENDOR_BODY, builtin_selectors, classify, condition,
+                      directive_text, directives, is_shim, selectors)
 
 # Each pattern starts with a literal, which the regex engine seeks fast (one alternation of them
 # all scans byte by byte: 0.2 s on tiny-cuda-nn's large guarded headers).
@@ -76,16 +76,26 @@ def shim_names(data: bytes) -> frozenset[bytes]:
                      if CUDA_NAME.match(m.group(1)) and VENDOR_BODY.search(m.group(2)))
 
 
+HIP_SHIM = re.compile(rb"\bhip[A-Z_]\w*|\bHIP[A-Z_]\w*|<hip/")   # a shim to HIP (not MUSA's)
+
+
 def project_platforms(entries: list, options):
-    """The tree's platform facts, from a directive-only pass over its sources before the scan:
-    the AMD selectors (configured, plus those any file reveals: `#if defined(GGML_USE_HIP)` around
-    `#include "vendors/hip.h"` makes GGML_USE_HIP one in every file), and the CUDA names the
-    project's own shim headers map to HIP. Returns `options` with both filled in."""
+    """The tree's platform facts, from directive-only passes over its sources before the scan:
+
+    - the AMD selectors: configured, plus those any file reveals (`#if defined(GGML_USE_HIP)`
+      around `#include "vendors/hip.h"` makes GGML_USE_HIP one in every file);
+    - the macros the tree defines only in one world's code (ggml's TURING_MMA_AVAILABLE, defined
+      in common.cuh under `!defined(GGML_USE_HIP) && __CUDA_ARCH__ >= ...`, tested in mma.cuh);
+    - the CUDA names the project's own shim headers map to HIP.
+
+    Returns `options` with the three filled in."""
     from dataclasses import replace
 
     from .files import read
     learned: set[str] = set()
     mapped: set[bytes] = set()
+    sources: list[bytes] = []
+    where: dict[str, set[str]] = {}
     for entry in entries:
         if entry.kind != "source":
             continue
@@ -94,9 +104,22 @@ def project_platforms(entries: list, options):
             continue
         if is_shim(data):
             mapped |= shim_names(data)
+            if HIP_SHIM.search(data):   # included by the AMD build only: what it defines is AMD's
+                for m in DEFINE_LINE.finditer(data):
+                    where.setdefault(m.group(1).decode("latin-1"), set()).add(AMD)
         else:
             learned |= learn(data)
+            if b"define" in data:
+                sources.append(data)
     configured = tuple(options.amd_macros)
     known = set(builtin_selectors()[0]) | set(configured)
-    return replace(options, amd_macros=configured + tuple(sorted(learned - known)),
-                   shim_names=frozenset(mapped))
+    amd_macros = configured + tuple(sorted(learned - known))
+    worlds = selectors(amd_macros)
+    for data in sources:
+        classify(data, worlds, where)
+    builtin = {name for names in builtin_selectors() for name in names}
+    one_world = tuple(sorted((name, kinds.pop()) for name, kinds in where.items()
+                             if len(kinds) == 1 and next(iter(kinds)) in (AMD, NVIDIA) and name not in builtin
+                             and name not in amd_macros and not name.startswith("__")   # reserved: the compiler's
+                             and not CUDA_NAME.match(name.encode())))
+    return replace(options, amd_macros=amd_macros, shim_names=frozenset(mapped), one_world=one_world)

@@ -9,8 +9,11 @@ plus the project's own), and each byte range gets one of:
   nothing there;
 - PORTED: compiled only for NVIDIA, and the same `#if` has an AMD branch: the port exists;
   convert leaves it (nvcc compiles it), audit reports it as info, costed at nothing;
-- NVIDIA: compiled only for NVIDIA with no AMD counterpart (`#if __CUDA_ARCH__ >= 800`): code an
-  AMD build silently leaves out; converted and costed like shared code;
+- FALLBACK: compiled only for NVIDIA, and the AMD build takes another, portable branch of the same
+  `#if` (`#if CUDART_VERSION >= 11080 <PTX> #else <generic> #endif`): converted, audit reports it
+  as info at no cost (PK103 names the guard);
+- NVIDIA: compiled only for NVIDIA with no AMD counterpart (`#if __CUDA_ARCH__ >= 800` with no
+  `#else`): code an AMD build silently leaves out; converted and costed like shared code;
 - shared: everything else (the gaps between the ranges).
 
 A vendor shim file (a header whose job is mapping CUDA names to HIP names or back) is AMD as a
@@ -26,7 +29,7 @@ from functools import lru_cache
 
 from . import ppexpr
 
-AMD, PORTED, NVIDIA = "amd", "ported", "nvidia"
+AMD, PORTED, NVIDIA, FALLBACK = "amd", "ported", "nvidia", "fallback"
 PROTECTED = (AMD, PORTED)
 
 # Searched from the `#` (a literal prefix the regex engine finds fast); directives() checks that
@@ -41,6 +44,8 @@ VENDOR_BODY = re.compile(rb"\b(?:hip|HIP|roc|ROC|rccl|musa|MUSA|mublas|MUBLAS|__
 _HIP_NAME = re.compile(rb"(?:hip|HIP)")
 _CUDA_BODY = re.compile(rb"\b(?:cu|CU)[a-zA-Z]")
 SHIM_MIN_DEFINES = 8
+# `#ifdef __CUDA_ARCH__`, `#if !defined(__CUDACC__)`: the #else is host code, not an AMD path.
+DEVICE_SPLIT = re.compile(r"\s*!?\s*\(?\s*defined\s*\(?\s*(?:__CUDA_ARCH__|__CUDACC__|__NVCC__)\s*\)?\s*\)?\s*")
 
 
 @dataclass(frozen=True)
@@ -86,7 +91,7 @@ class RegionMap:
             return {AMD: size, PORTED: 0, NVIDIA: 0, "shared": 0}
         out = {AMD: 0, PORTED: 0, NVIDIA: 0}
         for start, end, kind in self.ranges:
-            out[kind] += end - start
+            out[PORTED if kind == FALLBACK else kind] += end - start   # both have an AMD path
         out["shared"] = size - sum(out.values())
         return out
 
@@ -105,8 +110,9 @@ def builtin_selectors() -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ..
 
 @lru_cache(maxsize=8)
 def selectors(amd_macros: tuple[str, ...] = (), defines: tuple[tuple[str, int | None], ...] = (),
-              undefines: tuple[str, ...] = ()) -> Selectors:
-    """The worlds: AMD and NVIDIA (built-in selectors and the project's AMD macros), and, when
+              undefines: tuple[str, ...] = (), one_world: tuple[tuple[str, str], ...] = ()) -> Selectors:
+    """The worlds: AMD and NVIDIA (built-in selectors, the project's AMD macros, and the macros
+    the tree defines only in one world's code: `one_world`), and, when
     -D/-U were given, the configured one: those macros alone, everything else unknown. -D/-U pick
     branches; they do not change what an AMD or an NVIDIA build is."""
     amd_defined, amd_valued, nvidia_valued = builtin_selectors()
@@ -115,6 +121,8 @@ def selectors(amd_macros: tuple[str, ...] = (), defines: tuple[tuple[str, int | 
     amd.update({m: ppexpr.UNDEFINED for m in nvidia_valued})
     nvidia: dict = {m: ppexpr.DEFINED for m in nvidia_valued}
     nvidia.update({m: ppexpr.UNDEFINED for m in (*amd_defined, *amd_valued, *amd_macros)})
+    for name, world in one_world:   # defined only in that world's code anywhere in the tree
+        (nvidia if world == AMD else amd).setdefault(name, ppexpr.UNDEFINED)
     if not (defines or undefines):
         return Selectors(amd, nvidia, None)
     config: dict = {name: ppexpr.DEFINED if value is None else value for name, value in defines}
@@ -126,6 +134,7 @@ def selectors(amd_macros: tuple[str, ...] = (), defines: tuple[tuple[str, int | 
 class _Branch:
     start: int                  # first byte after the directive line
     active: list                # per world (amd, nvidia[, config]): compiled there? None: cannot tell
+    device_split: bool = False  # `#ifdef __CUDA_ARCH__`-style: device code vs host code, not vendors
 
 
 @dataclass
@@ -159,7 +168,7 @@ def condition(kind: str, text: str) -> tuple[str, str | None]:
     return text, (m.group(1) if m else None)
 
 
-def classify(data: bytes, worlds: Selectors) -> RegionMap:
+def classify(data: bytes, worlds: Selectors, record: dict | None = None) -> RegionMap:
     """The region map of one file's bytes under the worlds (AMD, NVIDIA, and the user's -D/-U)."""
     if b"#" not in data:
         return RegionMap()
@@ -175,7 +184,7 @@ def classify(data: bytes, worlds: Selectors) -> RegionMap:
         raw, after = directive_text(data, m)
         text = raw.decode("utf-8", "replace")
         if kind in ("define", "undef"):
-            _track_define(kind, text, active, envs)
+            _track_define(kind, text, active, envs, record)
             continue
         if kind in ("if", "ifdef", "ifndef"):
             group = _Group(list(active), [False] * len(envs))
@@ -198,7 +207,7 @@ def classify(data: bytes, worlds: Selectors) -> RegionMap:
             conds = [ppexpr.truth(ppexpr.evaluate(expr, env)) for env in envs]
         active = [_and(_and(p, _not(t)), c) for p, t, c in zip(group.parent, group.taken, conds)]
         group.taken = [_or(t, c) for t, c in zip(group.taken, conds)]
-        group.open = _Branch(after, active)
+        group.open = _Branch(after, active, kind != "else" and DEVICE_SPLIT.fullmatch(expr) is not None)
     return RegionMap(_flatten(spans), shim, _union(inactive))
 
 
@@ -237,14 +246,20 @@ def _or(a: bool | None, b: bool | None) -> bool | None:
     return None if a is None or b is None else False
 
 
-def _track_define(kind: str, text: str, active: list, envs: list[dict]) -> None:
+def _track_define(kind: str, text: str, active: list, envs: list[dict], record: dict | None = None) -> None:
     """Follow #define/#undef in each world. A macro defined only where one world compiles is
     undefined in the other, so it becomes that world's selector (ggml's
-    `#if defined(GGML_USE_HIP) && ... #define V_DOT2_F32_F16_AVAILABLE`)."""
+    `#if defined(GGML_USE_HIP) && ... #define V_DOT2_F32_F16_AVAILABLE`). `record` collects, per
+    macro, in which worlds' code each #define stands (for the tree: platform_facts.py)."""
     name = re.match(r"\s*(\w+)", text)
     if name is None:
         return
     macro = name.group(1)
+    if record is not None and kind == "define":
+        amd, nvidia = active[0], active[1]
+        where = NVIDIA if amd is False and nvidia is not False else AMD if nvidia is False and amd is not False \
+            else "both"
+        record.setdefault(macro, set()).add(where)
     for compiled, env in zip(active, envs):
         if compiled is None:
             env.pop(macro, None)          # maybe defined, maybe not: unknown
@@ -267,7 +282,7 @@ def _close_branch(group: _Group, end: int, data: bytes) -> None:
 
 def _group_spans(group: _Group, depth: int) -> list[tuple[int, int, str, int]]:
     """AMD-only and NVIDIA-only branches of a finished group; NVIDIA-only ones are PORTED when
-    the group also has an AMD-only branch."""
+    the group has an AMD-only branch, FALLBACK when it has another the AMD build compiles."""
     def kind(b: _Branch) -> str | None:
         amd, nvidia = b.active[0], b.active[1]
         if nvidia is False and amd is not False:
@@ -276,11 +291,16 @@ def _group_spans(group: _Group, depth: int) -> list[tuple[int, int, str, int]]:
             return NVIDIA
         return None
     kinds = [(b, end, kind(b)) for b, end in group.branches]
+    # A counterpart: an AMD-only branch (PORTED: left as it is), or, unless the #if splits device
+    # from host code, a branch both builds may compile, which an AMD build takes instead
+    # (`#if CUDART_VERSION >= 11080 <PTX> #else <portable code> #endif`: FALLBACK, converted).
     has_amd = any(k == AMD for _, _, k in kinds)
+    has_fallback = not any(b.device_split for b, _, _ in kinds) and \
+        any(k is None and b.active[0] is not False for b, _, k in kinds)
     out = []
     for b, end, k in kinds:
-        if k == NVIDIA and has_amd:
-            k = PORTED
+        if k == NVIDIA and (has_amd or has_fallback):
+            k = PORTED if has_amd else FALLBACK
         if k is not None and end > b.start:
             out.append((b.start, end, k, depth))
     return out

@@ -118,7 +118,8 @@ def platform_map(source: SourceFile, options: Options) -> regions.RegionMap:
     """The file's platform model under the built-in selectors and the project's AMD macros."""
     if not options.platform_model:
         return regions.RegionMap()
-    return regions.classify(source.data, regions.selectors(options.amd_macros, options.defines, options.undefines))
+    return regions.classify(source.data, regions.selectors(options.amd_macros, options.defines, options.undefines,
+                                                           options.one_world))
 
 
 def finish_findings(findings: list[Finding]) -> list[Finding]:

@@ -65,11 +65,11 @@ def test_branches_are_classified_nested_and_by_derived_macros():
     assert [(SOURCE[s:e], k) for s, e, k in found.ranges] == [
         (b"hip_code();\n", "amd"),
         (b"cuda_code();\n#if __CUDA_ARCH__ >= 800\ninner();\n#endif\n", "ported"),   # nested: still ported
-        (b"newer();\n", "nvidia"),                                                    # no AMD counterpart
+        (b"newer();\n", "fallback"),                                                  # AMD takes older()
         (b"#define V_DOT2\n", "amd"),
         (b'asm volatile("v_dot2_f32_f16 %0, %1, %2, %0");\n', "amd"),                # V_DOT2 only on AMD
     ]
-    assert not found.shim and found.totals(len(SOURCE))["ported"] == 54
+    assert not found.shim and found.totals(len(SOURCE))["ported"] == 63
 
 
 def test_without_the_project_macro_its_branches_are_shared():
@@ -119,8 +119,8 @@ def test_audit_reports_ported_ptx_as_info_at_no_cost_and_never_amd_assembly(tmp_
                                           ("kernels.cu", 17, "PK103", "medium", "", 0.5)]
     assert doc["findings"][0]["message"].startswith("already ported (this #if has an AMD branch")
     assert doc["summary"]["platforms"] == {
-        "amd_bytes": 784, "ported_bytes": 196, "nvidia_bytes": 28, "shared_bytes": 1905,
-        "amd_path_share": 0.3364, "shim_files": ["vendors/hip.h"], "amd_macros": ["DEMO_USE_HIP"],
+        "amd_bytes": 784, "ported_bytes": 224, "nvidia_bytes": 0, "shared_bytes": 1905,
+        "amd_path_share": 0.346, "shim_files": ["vendors/hip.h"], "amd_macros": ["DEMO_USE_HIP"],
         "refs_already_ported": 21, "findings_left_amd": 0, "findings_already_ported": 1, "findings_inactive": 0,
     }
 
@@ -181,7 +181,7 @@ def test_convert_and_audit_say_what_was_left_as_already_ported(capsys):
         "Left as already ported: 21 CUDA names in AMD-only code, in NVIDIA branches beside an AMD one or mapped by "
         "the project's shim; 1 vendor shim header (vendors/hip.h) (docs/platforms.md; --no-platform-model converts them)"]
     assert main(["audit", str(PROJECT)]) == 0
-    assert ("Already ported: 33.6% of the code is AMD-only or NVIDIA-only beside an AMD branch; 1 vendor shim "
+    assert ("Already ported: 34.6% of the code is AMD-only, or NVIDIA-only beside a branch AMD builds take; 1 vendor shim "
             "header; 1 finding there reported as info, not costed") in capsys.readouterr().out.splitlines()
 
 
@@ -204,3 +204,11 @@ def test_the_commit_gate_uses_the_configured_amd_macros(tmp_path: Path, monkeypa
     capsys.readouterr()
     (tmp_path / "pyproject.toml").write_text('[tool.portkit]\namd-macros = ["MY_HIP"]\n')
     assert main(["check", "k.cu"]) == 0
+
+
+def test_a_fallback_is_converted_but_a_device_host_split_is_no_counterpart():
+    src = (b"#if CUDART_VERSION >= 11080\nptx();\n#else\ngeneric();\n#endif\n"
+           b"#ifdef __CUDA_ARCH__\ndevice();\n#else\nhost();\n#endif\n")
+    found = regions.classify(src, WORLDS)
+    assert [(src[s:e], k) for s, e, k in found.ranges] == [(b"ptx();\n", "fallback"), (b"device();\n", "nvidia")]
+    assert not found.protected(src.index(b"ptx"))   # converted: only an AMD branch is left as it is

@@ -103,7 +103,7 @@ def _platforms(result: AuditResult) -> dict:
         "refs_already_ported": sum(s.metrics.refs_already_ported for s in scans),
         "findings_left_amd": sum(s.metrics.findings_left_amd for s in scans),
         "findings_inactive": sum(s.metrics.findings_inactive for s in scans),
-        "findings_already_ported": sum(1 for f in result.findings if f.platform == "ported"),
+        "findings_already_ported": sum(1 for f in result.findings if f.platform in ("ported", "fallback")),
     }
 
 

@@ -61,8 +61,8 @@ def _estimate(doc: dict, console: Console) -> None:
                   f"({share:.1f}%); {s['refs_left']:,} left for people; blockers: {s['blockers']}")
     platforms = s.get("platforms")
     if platforms and (platforms["amd_path_share"] or platforms["shim_files"]):
-        say(console, f"Already ported: {platforms['amd_path_share'] * 100:.1f}% of the code is AMD-only or NVIDIA-only "
-                     f"beside an AMD branch; {_plural(len(platforms['shim_files']), 'vendor shim header')}; "
+        say(console, f"Already ported: {platforms['amd_path_share'] * 100:.1f}% of the code is AMD-only, or NVIDIA-only "
+                     f"beside a branch AMD builds take; {_plural(len(platforms['shim_files']), 'vendor shim header')}; "
                      f"{_plural(platforms['findings_already_ported'], 'finding')} there reported as info, not costed")
 
 
