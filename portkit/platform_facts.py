@@ -112,12 +112,12 @@ def project_platforms(entries: list, options):
             if b"define" in data:
                 sources.append(data)
     configured = tuple(options.amd_macros)
-    known = set(builtin_selectors()[0]) | set(configured)
+    known = set(builtin_selectors().amd_defined) | set(configured)
     amd_macros = configured + tuple(sorted(learned - known))
     worlds = selectors(amd_macros)
     for data in sources:
         classify(data, worlds, where)
-    builtin = {name for names in builtin_selectors() for name in names}
+    builtin = builtin_selectors().names()
     one_world = tuple(sorted((name, kinds.pop()) for name, kinds in where.items()
                              if len(kinds) == 1 and next(iter(kinds)) in (AMD, NVIDIA) and name not in builtin
                              and name not in amd_macros and not name.startswith("__")   # reserved: the compiler's

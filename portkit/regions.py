@@ -96,16 +96,32 @@ class RegionMap:
         return out
 
 
+@dataclass(frozen=True)
+class Builtins:
+    """mappings/platforms.toml: the selector macros each build defines."""
+
+    amd_defined: tuple[str, ...]       # 1 in an AMD build, undefined in an NVIDIA one
+    amd_valued: tuple[str, ...]        # defined (value unknown) in an AMD build
+    amd_device: tuple[str, ...]        # maybe defined in an AMD build (device pass), never in an NVIDIA one
+    nvidia_valued: tuple[str, ...]     # defined (value unknown) in an NVIDIA build, never in an AMD one
+    nvidia_device: tuple[str, ...]     # maybe defined in an NVIDIA build (device pass), never in an AMD one
+
+    def names(self) -> set[str]:
+        return {*self.amd_defined, *self.amd_valued, *self.amd_device, *self.nvidia_valued, *self.nvidia_device}
+
+
 @lru_cache(maxsize=1)
-def builtin_selectors() -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-    """(AMD macros defined as 1, AMD macros with an unknown value, NVIDIA macros) from platforms.toml."""
+def builtin_selectors() -> Builtins:
+    """The selector macros of mappings/platforms.toml."""
     from .mappings import tables_dir
     try:
         import tomllib
     except ModuleNotFoundError:   # Python 3.10
         import tomli as tomllib
     doc = tomllib.loads((tables_dir() / "platforms.toml").read_text(encoding="utf-8"))
-    return tuple(doc["amd"]["defined"]), tuple(doc["amd"]["valued"]), tuple(doc["nvidia"]["valued"])
+    amd, nvidia = doc["amd"], doc["nvidia"]
+    return Builtins(tuple(amd["defined"]), tuple(amd["valued"]), tuple(amd.get("device_pass", ())),
+                    tuple(nvidia["valued"]), tuple(nvidia.get("device_pass", ())))
 
 
 @lru_cache(maxsize=8)
@@ -115,12 +131,12 @@ def selectors(amd_macros: tuple[str, ...] = (), defines: tuple[tuple[str, int | 
     the tree defines only in one world's code: `one_world`), and, when
     -D/-U were given, the configured one: those macros alone, everything else unknown. -D/-U pick
     branches; they do not change what an AMD or an NVIDIA build is."""
-    amd_defined, amd_valued, nvidia_valued = builtin_selectors()
-    amd: dict = {m: 1 for m in (*amd_defined, *amd_macros)}
-    amd.update({m: ppexpr.DEFINED for m in amd_valued})
-    amd.update({m: ppexpr.UNDEFINED for m in nvidia_valued})
-    nvidia: dict = {m: ppexpr.DEFINED for m in nvidia_valued}
-    nvidia.update({m: ppexpr.UNDEFINED for m in (*amd_defined, *amd_valued, *amd_macros)})
+    b = builtin_selectors()
+    amd: dict = {m: 1 for m in (*b.amd_defined, *amd_macros)}
+    amd.update({m: ppexpr.DEFINED for m in b.amd_valued})
+    amd.update({m: ppexpr.UNDEFINED for m in (*b.nvidia_valued, *b.nvidia_device)})
+    nvidia: dict = {m: ppexpr.DEFINED for m in b.nvidia_valued}
+    nvidia.update({m: ppexpr.UNDEFINED for m in (*b.amd_defined, *b.amd_valued, *b.amd_device, *amd_macros)})
     for name, world in one_world:   # defined only in that world's code anywhere in the tree
         (nvidia if world == AMD else amd).setdefault(name, ppexpr.UNDEFINED)
     if not (defines or undefines):

@@ -132,8 +132,12 @@ def _edit(ctx: ScanContext, branch: ppguards.Branch, selector: str, worlds: regi
         new = f"{cond} || defined({selector})"
     else:
         new = f"({cond}) && !defined({selector})" if "||" in cond else f"{cond} && !defined({selector})"
-    if ppexpr.truth(ppexpr.evaluate(new, worlds.amd)) != branch.newest \
-            or ppexpr.truth(ppexpr.evaluate(new, worlds.nvidia)) != branch.nvidia:
+    # checked in the device passes, where the guard matters: hip-clang's defines
+    # __HIP_DEVICE_COMPILE__, nvcc's __CUDA_ARCH__ (ppguards evaluates the same way)
+    amd = {**worlds.amd, selector: 1} if selector == "__HIP_DEVICE_COMPILE__" else worlds.amd
+    nvidia = {**{m: ppexpr.DEFINED for m in DEVICE_MACROS}, **worlds.nvidia}
+    if ppexpr.truth(ppexpr.evaluate(new, amd)) != branch.newest \
+            or ppexpr.truth(ppexpr.evaluate(new, nvidia)) != branch.nvidia:
         return None
     return branch.written, f"#{keyword} {new}", start, end, prefix + new
 
