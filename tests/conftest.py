@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
-from typing import Iterable, NoReturn
+from typing import Iterable, Iterator, NoReturn
 
 import pytest
 
@@ -55,8 +55,7 @@ ROCM_LIBRARIES = {
 def require_rocm_libraries(paths: Iterable[Path]) -> None:
     """Skip (or fail under PORTKIT_REQUIRE_TOOLS=1) when code in `paths` (files or folders) uses a
     HIP library whose headers, or the headers they include, are not installed."""
-    files = [f for p in paths for f in ((x for x in sorted(p.rglob("*")) if x.is_file()) if p.is_dir() else [p])]
-    text = b"".join(f.read_bytes() for f in files)
+    text = b"".join(f.read_bytes() for f in _files(paths))
     for name, headers in ROCM_LIBRARIES.items():
         if name not in text:
             continue
@@ -64,3 +63,11 @@ def require_rocm_libraries(paths: Iterable[Path]) -> None:
             if not any((d / header).is_file() for d in HIP_INCLUDE_DIRS):
                 missing(f"{name.decode()} needs {header}, not found in {', '.join(map(str, HIP_INCLUDE_DIRS))} "
                         f"(apt-get install {package})")
+
+
+def _files(paths: Iterable[Path]) -> Iterator[Path]:
+    for path in paths:
+        if path.is_dir():
+            yield from (f for f in sorted(path.rglob("*")) if f.is_file())
+        else:
+            yield path
