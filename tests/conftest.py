@@ -1,7 +1,7 @@
 """Shared test helpers: the fixture corpus, and tools that may be missing on a developer machine.
 
-A missing compiler skips the compile checks on a developer machine, but CI sets
-PORTKIT_REQUIRE_TOOLS=1 and then a missing tool fails the run instead of hiding it.
+A missing compiler or ROCm library skips the compile checks that need it on a developer machine,
+but CI sets PORTKIT_REQUIRE_TOOLS=1 and then a missing tool fails the run instead of hiding it.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import Iterable, Iterator, NoReturn
 
 import pytest
 
@@ -22,16 +23,51 @@ def require_tool(path_or_name: str, what: str) -> str:
     found = shutil.which(path_or_name) or (path_or_name if Path(path_or_name).is_file() else None)
     if found:
         return found
-    message = f"{what} not found ({path_or_name})"
-    if os.environ.get("PORTKIT_REQUIRE_TOOLS") == "1":
-        pytest.fail(message + " and PORTKIT_REQUIRE_TOOLS=1")
-    pytest.skip(message)
+    missing(f"{what} not found ({path_or_name})")
 
 
 def require_dir(path: Path, what: str) -> Path:
     if path.is_dir():
         return path
-    message = f"{what} not found ({path})"
+    missing(f"{what} not found ({path})")
+
+
+def missing(message: str) -> NoReturn:
+    """Skip the test for a missing tool, or fail it when CI requires every tool."""
     if os.environ.get("PORTKIT_REQUIRE_TOOLS") == "1":
         pytest.fail(message + " and PORTKIT_REQUIRE_TOOLS=1")
     pytest.skip(message)
+
+
+# Where hipcc looks for ROCm library headers: $ROCM_PATH, AMD's packages, Debian's packages.
+HIP_INCLUDE_DIRS = tuple(dict.fromkeys(
+    Path(p) for p in (os.environ.get("ROCM_PATH", "/opt/rocm") + "/include", "/opt/rocm/include", "/usr/include")))
+
+# A HIP library named in a tree (header, CMake package or -l flag), and the headers hipcc needs to
+# compile code that uses it on AMD, with the Debian package of each. Debian's libhiprand-dev does
+# not pull in librocrand-dev, although every hiprand header includes rocrand's.
+ROCM_LIBRARIES = {
+    b"hiprand": (("hiprand/hiprand.h", "libhiprand-dev"), ("rocrand/rocrand.h", "librocrand-dev")),
+    b"hipsparse": (("hipsparse/hipsparse.h", "libhipsparse-dev"),),
+}
+
+
+def require_rocm_libraries(paths: Iterable[Path]) -> None:
+    """Skip (or fail under PORTKIT_REQUIRE_TOOLS=1) when code in `paths` (files or folders) uses a
+    HIP library whose headers, or the headers they include, are not installed."""
+    text = b"".join(f.read_bytes() for f in _files(paths))
+    for name, headers in ROCM_LIBRARIES.items():
+        if name not in text:
+            continue
+        for header, package in headers:
+            if not any((d / header).is_file() for d in HIP_INCLUDE_DIRS):
+                missing(f"{name.decode()} needs {header}, not found in {', '.join(map(str, HIP_INCLUDE_DIRS))} "
+                        f"(apt-get install {package})")
+
+
+def _files(paths: Iterable[Path]) -> Iterator[Path]:
+    for path in paths:
+        if path.is_dir():
+            yield from (f for f in sorted(path.rglob("*")) if f.is_file())
+        else:
+            yield path

@@ -23,7 +23,7 @@ from portkit.buildfiles.nvcc import Word, translate
 from portkit.buildfiles.table import default_table
 from portkit.cli import main
 
-from conftest import CUDA_LIB_INCLUDE, NVCC, REPO, require_dir, require_tool
+from conftest import CUDA_LIB_INCLUDE, NVCC, REPO, require_dir, require_rocm_libraries, require_tool
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -109,6 +109,7 @@ def test_converted_project_builds(case: Path, tmp_path: Path):
     shutil.copytree(case / "expected", project)
     env = dict(os.environ, HIP_PLATFORM="amd")
     require_tool("hipcc", "hipcc (apt-get install hipcc libamdhip64-dev rocm-device-libs)")
+    require_rocm_libraries([project])
     if build == "cmake":
         cmake = require_tool("cmake", "cmake (apt-get install cmake)")
         configure = [cmake, "-S", str(project), "-B", str(project / "build")]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from cases import Case, all_cases
-from conftest import CUDA_LIB_INCLUDE, NVCC, REPO, require_dir, require_tool
+from conftest import CUDA_LIB_INCLUDE, NVCC, REPO, require_dir, require_rocm_libraries, require_tool
 
 CASES = all_cases()
 REPO_FIXTURES = REPO / "fixtures"
@@ -47,6 +47,7 @@ def test_expected_compiles_with_hipcc(case: Case):
     if case.hipcc_skip:
         pytest.skip(f"not compiled with hipcc: {case.hipcc_skip}")
     hipcc = require_tool("hipcc", "hipcc (apt-get install hipcc libamdhip64-dev rocm-device-libs)")
+    require_rocm_libraries(case.expected_files())
     env = dict(os.environ, HIP_PLATFORM="amd")
     base = case.expected if case.multi else case.expected.parent
     for unit in translation_units(case, case.expected_files()):
@@ -75,3 +76,51 @@ def test_audit_case_compiles_with_nvcc(path: Path):
         includes = ["-I", str(require_dir(CUDA_LIB_INCLUDE, "CUDA library headers (set CUDA_LIB_INCLUDE)"))]
     run([nvcc, "-std=c++17", "-x", "cu", "-c", str(path), "-o", os.devnull, "-I", str(path.parent),
          *includes, *(flags.group(1).split() if flags else [])])
+
+
+# A ROCm library that is not installed skips the compile checks that need it, with the package to
+# install, like a missing compiler; under PORTKIT_REQUIRE_TOOLS=1 (CI) it fails them instead.
+
+def test_missing_rocm_library_header_skips_with_the_package(tmp_path: Path, monkeypatch):
+    import conftest
+    include = tmp_path / "include"
+    (include / "hiprand").mkdir(parents=True)
+    (include / "hiprand" / "hiprand.h").write_text("")
+    source = tmp_path / "src" / "k.hip"
+    source.parent.mkdir()
+    source.write_text("#include <hiprand/hiprand.h>\n")
+    monkeypatch.setattr(conftest, "HIP_INCLUDE_DIRS", (include,))
+    monkeypatch.delenv("PORTKIT_REQUIRE_TOOLS", raising=False)
+    with pytest.raises(pytest.skip.Exception) as skipped:
+        require_rocm_libraries([source.parent])
+    assert str(skipped.value) == (f"hiprand needs rocrand/rocrand.h, not found in {include} "
+                                  "(apt-get install librocrand-dev)")
+    monkeypatch.setenv("PORTKIT_REQUIRE_TOOLS", "1")
+    with pytest.raises(pytest.fail.Exception) as failed:
+        require_rocm_libraries([source])
+    assert str(failed.value) == (f"hiprand needs rocrand/rocrand.h, not found in {include} "
+                                 "(apt-get install librocrand-dev) and PORTKIT_REQUIRE_TOOLS=1")
+    (include / "rocrand").mkdir()
+    (include / "rocrand" / "rocrand.h").write_text("")
+    assert require_rocm_libraries([source]) is None             # installed: the check runs
+
+
+def test_code_without_a_rocm_library_needs_none(tmp_path: Path, monkeypatch):
+    import conftest
+    source = tmp_path / "k.hip"
+    source.write_text("#include <hip/hip_runtime.h>\n")
+    monkeypatch.setattr(conftest, "HIP_INCLUDE_DIRS", (tmp_path / "nothing",))
+    monkeypatch.setenv("PORTKIT_REQUIRE_TOOLS", "1")
+    assert require_rocm_libraries([source]) is None
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.name.startswith("curand")], ids=lambda c: c.name)
+def test_hiprand_cases_need_rocrand(case: Case, tmp_path: Path, monkeypatch):
+    """The corpus's hiprand outputs are what the check guards: without rocrand they skip."""
+    import conftest
+    (tmp_path / "hiprand").mkdir()
+    (tmp_path / "hiprand" / "hiprand.h").write_text("")
+    monkeypatch.setattr(conftest, "HIP_INCLUDE_DIRS", (tmp_path,))
+    monkeypatch.delenv("PORTKIT_REQUIRE_TOOLS", raising=False)
+    with pytest.raises(pytest.skip.Exception, match=r"^hiprand needs rocrand/rocrand\.h, "):
+        require_rocm_libraries(case.expected_files())

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import NVCC, REPO, require_tool
+from conftest import NVCC, REPO, require_rocm_libraries, require_tool
 from portkit import convert_text
 from portkit.api import convert_paths
 from portkit.cli import main
@@ -212,6 +212,7 @@ def test_compat_header_builds_the_conversion_corpus_for_amd(tmp_path: Path):
             for line, what in f.manual:
                 manual.setdefault(case.name, []).append((f.entry.rel, line))
         (base / "portkit_hip_compat.h").write_bytes(result.header_text)
+    require_rocm_libraries([corpus])
     (corpus / "compile_commands.json").write_text(json.dumps(commands))
     verified = verify_tree(corpus, VerifyOptions(compile_commands=corpus, jobs=2))
     failed = {u.rel.split("/")[0] for u in verified.units if u.failed}

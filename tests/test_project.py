@@ -22,7 +22,7 @@ def test_readme_starts_with_exactly_two_commands_and_ci_runs_them():
     main_job, tests = readme_commands()
     assert "portkit convert fixtures/sample_project" in main_job
     assert "portkit audit fixtures/sample_project" in main_job and "--html out/" in main_job
-    assert tests == "python -m pytest -q"
+    assert tests == "python -m pytest -q -n auto"
     ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
     assert tests in ci.splitlines()
     assert "portkit convert fixtures/sample_project" in ci

@@ -21,7 +21,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from cases import all_cases
-from conftest import CUDA_LIB_INCLUDE, NVCC, REPO, require_dir, require_tool
+from conftest import CUDA_LIB_INCLUDE, NVCC, REPO, require_dir, require_rocm_libraries, require_tool
 from portkit import compdb
 from portkit.buildconfig import BuildConfig, FileConfig, TreeConfig, read_make
 from portkit.buildconfig_cmake import read_cmake
@@ -116,6 +116,7 @@ def test_the_fixture_corpus_verifies_clean(tmp_path: Path):
                                  "arguments": ["hipcc", *case.hipcc_flags, "-I.", "-c", str(target)]})
         if case.hipcc_skip:
             skipped[case.name] = case.hipcc_skip
+    require_rocm_libraries(tree / name for name in os.listdir(tree) if name not in skipped)
     (tree / "compile_commands.json").write_text(json.dumps(commands))
     result = verify_tree(tree, VerifyOptions(compile_commands=tree, jobs=2))
     assert len(result.units) == len(commands) and not result.unmatched
