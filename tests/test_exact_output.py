@@ -120,8 +120,10 @@ def test_verify_text_prints_compiler_words_verbatim():
         buffer = io.StringIO()
         verify_report.render_text(result, Console(file=buffer, force_terminal=force, width=200))
         lines = ANSI.sub("", buffer.getvalue()).splitlines()
-        assert lines[:7] == [
+        assert lines[:8] == [
             f"portkit verify: /t/{TRICKY} with hipcc {TRICKY}, --offload-arch=gfx90a",
+            "configuration of 1 unit: default (no CMakeLists.txt or Makefile read; the compiler's standard, "
+            "include directories inferred from the tree)",
             "",
             f"src/{TRICKY}.cu: failed, explained (1.0 s)",
             f"  src/{TRICKY}.cu:100:80: error: no member named '{TRICKY}'",
