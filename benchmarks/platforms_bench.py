@@ -47,19 +47,19 @@ def _best(args: list[str], repeat: int) -> tuple[float, subprocess.CompletedProc
 
 def model_cpu(tree: Path, repeat: int) -> float:
     """CPU seconds of the platform model alone, in this process: the tree pass and every file's
-    classification (best of `repeat`), to set against the whole convert's CPU time."""
-    from portkit import platform_facts, regions
+    region map as the scan builds it (best of `repeat`), to set against the whole convert's."""
+    from portkit import platform_facts, scan
     from portkit.context import Options
     from portkit.files import discover
+    from portkit.source import SourceFile
     _, entries, _ = discover([tree])
+    sources = [SourceFile.from_bytes(e.rel, e.path.read_bytes()) for e in entries if e.kind == "source"]
     best = float("inf")
     for _ in range(repeat):
         start = time.process_time()
         opts = platform_facts.project_platforms(entries, Options())
-        worlds = regions.selectors(opts.amd_macros)
-        for e in entries:
-            if e.kind == "source":
-                regions.classify(e.path.read_bytes(), worlds)
+        for source in sources:
+            scan.platform_map(source, opts)
         best = min(best, time.process_time() - start)
     return best
 

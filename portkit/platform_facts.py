@@ -10,6 +10,7 @@ ported. The results travel in the scan Options to every file (regions.py classif
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 from . import ppexpr
 from .regions import (AMD, CUDA_NAME, DEFINE_LINE, NVIDIA, VENDOR_BODY, builtin_selectors, classify, condition,
@@ -28,30 +29,45 @@ def _uses_hip(data: bytes, start: int, end: int) -> bool:
     return any(p.search(data, start, end) for p in _HIP_EVIDENCE)
 
 
-def learn(data: bytes) -> frozenset[str]:
-    """The AMD selectors a file reveals: X of `#ifdef X` / `#if defined(X)` when the branch it
-    guards uses HIP. A directive walk without evaluation: the tree-wide pass before the scan."""
+@dataclass
+class FileMacros:
+    """What the directive walk of one file found."""
+
+    learned: set[str] = field(default_factory=set)   # guards of branches that use HIP
+    tested: set[str] = field(default_factory=set)    # names its #if conditions test
+    defined: set[str] = field(default_factory=set)   # names it #defines
+
+
+_NAME = re.compile(r"[A-Za-z_]\w*")
+
+
+def learn(data: bytes) -> FileMacros:
+    """A directive walk without evaluation: the AMD selectors a file reveals (X of `#ifdef X` /
+    `#if defined(X)` when the branch it guards uses HIP), and the macros it tests and defines."""
+    found = FileMacros()
     if b"#" not in data:
-        return frozenset()   # (a shim's branches all use HIP: project_platforms does not ask it)
-    learned: set[str] = set()
+        return found   # (a shim's branches all use HIP: project_platforms does not ask it)
     stack: list[tuple[str | None, int]] = []   # (positive macro of the open branch, its start)
     for m in directives(data):
         kind = m.group(1)
         if kind in (b"define", b"undef"):
+            if kind == b"define" and (name := _NAME.match(m.group(2).decode("latin-1").strip())):
+                found.defined.add(name.group())
             continue
         if kind not in (b"if", b"ifdef", b"ifndef"):
             if not stack:
                 continue
             name, start = stack.pop()
             if name and _uses_hip(data, start, m.start()):
-                learned.add(name)
+                found.learned.add(name)
             if kind == b"endif":
                 continue
         raw, after = directive_text(data, m)
-        positive = condition(kind.decode(), raw.decode("utf-8", "replace"))[1] \
-            if kind in (b"if", b"ifdef", b"elif", b"elifdef") else None
+        text = raw.decode("utf-8", "replace")
+        found.tested.update(_NAME.findall(text))
+        positive = condition(kind.decode(), text)[1] if kind in (b"if", b"ifdef", b"elif", b"elifdef") else None
         stack.append((positive, after))
-    return frozenset(learned)
+    return found
 
 
 def parse_defines(defines: list[str], undefines: list[str]) -> tuple[tuple, tuple]:
@@ -108,15 +124,23 @@ def project_platforms(entries: list, options):
                 for m in DEFINE_LINE.finditer(data):
                     where.setdefault(m.group(1).decode("latin-1"), set()).add(AMD)
         else:
-            learned |= learn(data)
-            if b"define" in data:
-                sources.append(data)
+            macros = learn(data)
+            learned |= macros.learned
+            if macros.defined:
+                sources.append((data, macros))
     configured = tuple(options.amd_macros)
     known = set(builtin_selectors().amd_defined) | set(configured)
     amd_macros = configured + tuple(sorted(learned - known))
+    # only a file that defines a macro another file tests can tell the tree anything (the scan
+    # already follows a file's own #defines): evaluate just those
+    tested: dict[str, int] = {}
+    for _, macros in sources:
+        for name in macros.tested:
+            tested[name] = tested.get(name, 0) + 1
     worlds = selectors(amd_macros)
-    for data in sources:
-        classify(data, worlds, where)
+    for data, macros in sources:
+        if any(tested.get(name, 0) > (name in macros.tested) for name in macros.defined):
+            classify(data, worlds, where)
     builtin = builtin_selectors().names()
     one_world = tuple(sorted((name, kinds.pop()) for name, kinds in where.items()
                              if len(kinds) == 1 and next(iter(kinds)) in (AMD, NVIDIA) and name not in builtin

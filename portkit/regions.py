@@ -125,6 +125,13 @@ def builtin_selectors() -> Builtins:
 
 
 @lru_cache(maxsize=8)
+def selector_names(amd_macros: tuple[str, ...] = (), one_world: tuple[tuple[str, str], ...] = ()) -> tuple[bytes, ...]:
+    """Every macro either build's world knows, as bytes: a file naming none of them is shared code."""
+    names = builtin_selectors().names() | set(amd_macros) | {name for name, _ in one_world}
+    return tuple(sorted(n.encode() for n in names))
+
+
+@lru_cache(maxsize=8)
 def selectors(amd_macros: tuple[str, ...] = (), defines: tuple[tuple[str, int | None], ...] = (),
               undefines: tuple[str, ...] = (), one_world: tuple[tuple[str, str], ...] = ()) -> Selectors:
     """The worlds: AMD and NVIDIA (built-in selectors, the project's AMD macros, and the macros

@@ -118,8 +118,12 @@ def platform_map(source: SourceFile, options: Options) -> regions.RegionMap:
     """The file's platform model under the built-in selectors and the project's AMD macros."""
     if not options.platform_model:
         return regions.RegionMap()
-    return regions.classify(source.data, regions.selectors(options.amd_macros, options.defines, options.undefines,
-                                                           options.one_world))
+    data = source.data
+    if not (options.defines or options.undefines) and not regions.is_shim(data) and \
+            not any(name in data for name in regions.selector_names(options.amd_macros, options.one_world)):
+        return regions.RegionMap()   # no selector named: every #if reads the same in both builds
+    return regions.classify(data, regions.selectors(options.amd_macros, options.defines, options.undefines,
+                                                    options.one_world))
 
 
 def finish_findings(findings: list[Finding]) -> list[Finding]:
