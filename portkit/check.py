@@ -7,6 +7,8 @@ a large repository is checked in well under a second.
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -102,11 +104,30 @@ def _added(root: Path, opts: CheckOptions, against: list[str], contents: dict[st
         if rel in contents and source is not None and (
                 kind_of(source.rsplit("/", 1)[-1]) is None or opts.config.excluded(source)):
             lines[rel] = _every_line(contents[rel])
+    for rel, changed in lines.items():
+        if rel in contents and _LONE_CR.search(contents[rel]):
+            lines[rel] = _source_lines(contents[rel], changed)
     return lines
 
 
+# git numbers lines by LF; findings number them as the source does (a lone CR ends a line too).
+_LONE_CR = re.compile(rb"\r(?!\n)")
+
+
+def _source_lines(data: bytes, lf_lines: set[int]) -> set[int]:
+    """The source's line numbers inside the LF-numbered lines git reports as changed: one git line
+    of an old-Mac (CR) file is many source lines, and a hazard on any of them is new."""
+    out, lf = set(), 1
+    starts = SourceFile.from_bytes("", data).line_starts()
+    for number, start in enumerate(starts, 1):
+        lf += data.count(b"\n", starts[number - 2] if number > 1 else 0, start)
+        if lf in lf_lines:
+            out.add(number)
+    return out
+
+
 def _every_line(data: bytes) -> set[int]:
-    return set(range(1, data.count(b"\n") + 2))
+    return set(range(1, SourceFile.from_bytes("", data).line_count + 1))
 
 
 def _read_files(root: Path, paths) -> dict[str, bytes]:

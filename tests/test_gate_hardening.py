@@ -227,3 +227,14 @@ def test_a_file_renamed_from_one_the_gate_never_checks_is_new_everywhere(repo: P
     git(repo, "mv", old, "k.cu")
     _blocked(capsys, f"k.cu:1:{COLUMN}: {MESSAGE}\n")
     _blocked(capsys, f"k.cu:1:{COLUMN}: {MESSAGE}\n", "k.cu")
+
+
+def test_a_hazard_added_to_a_lone_cr_file_blocks(repo: Path, tmp_path: Path, capsys):
+    """git numbers lines by LF: an old-Mac (CR) file is one git line, many source lines."""
+    _configure(repo, tmp_path, {}, {}, "")
+    (repo / "k.cu").write_bytes(b"// old Mac line endings\r// helpers\r")
+    git(repo, "add", "k.cu")
+    git(repo, "commit", "-q", "-m", "cr file")
+    (repo / "k.cu").write_bytes(b"// old Mac line endings\r// helpers\r" + HAZARD.encode().replace(b"\n", b"\r"))
+    git(repo, "add", "k.cu")
+    _blocked(capsys, f"k.cu:3:{COLUMN}: {MESSAGE}\n")
