@@ -41,6 +41,13 @@ def tc() -> toolchain.Toolchain:
         pytest.skip(str(exc))
 
 
+@pytest.fixture(scope="module")
+def deep_default(tc):
+    """The deep audit of the fixture in its default configuration, run once for the tests that
+    only read it (each run parses four units with clang: tens of seconds on two cores)."""
+    return audit(DeepOptions(toolchain=tc))
+
+
 def audit(deep: DeepOptions | None, rocm: str = "5.2"):
     opts = AuditOptions(scan=Options(audit=True, rocm=parse_version(rocm)), deep=deep)
     return audit_paths([PROJECT], opts)
@@ -66,8 +73,8 @@ def test_tree_sitter_findings_are_the_baseline():
     assert render(audit(None).findings) == golden("tree-sitter.txt")
 
 
-def test_deep_findings(tc):
-    result = audit(DeepOptions(toolchain=tc))
+def test_deep_findings(deep_default):
+    result = deep_default
     assert render(result.findings) == golden("clang.txt")
     d = result.deep
     assert (d.units, d.failed, d.clang_errors) == (4, [], [])
@@ -83,9 +90,9 @@ def test_deep_findings(tc):
     assert [(f.path, f.line) for f in result.findings if f.code == "PK005"] == [("src/nested.cu", 5)]
 
 
-def test_deep_only_adds_or_refines_and_shares_fingerprints(tc):
+def test_deep_only_adds_or_refines_and_shares_fingerprints(deep_default):
     shallow = {(f.path, f.line, f.code, f.subject): f.fingerprint for f in audit(None).findings}
-    deep = {(f.path, f.line, f.code, f.subject): f.fingerprint for f in audit(DeepOptions(toolchain=tc)).findings}
+    deep = {(f.path, f.line, f.code, f.subject): f.fingerprint for f in deep_default.findings}
     common = shallow.keys() & deep.keys()
     # what deep mode leaves out: the PTX in `#ifdef USE_PTX` and the nvcc-only branch (not compiled
     # here), and the partial-parse notes of files where clang found every launch tree-sitter did
@@ -114,8 +121,8 @@ def test_compile_commands_give_the_configuration(tc, tmp_path: Path):
     assert render(result.findings) == golden("clang-use-ptx.txt")
 
 
-def test_device_functions_declared_through_macros_are_device_code(tc):
-    result = audit(DeepOptions(toolchain=tc))
+def test_device_functions_declared_through_macros_are_device_code(deep_default):
+    result = deep_default
     metrics = {s.rel: s.metrics for s in result.scans}
     # tree-sitter sees no __global__ in `KERNEL void f()`: deep mode counts them
     assert {rel: m.kernels for rel, m in metrics.items()} == \
