@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from . import ppexpr
 from .regions import Selectors
 # The platform model's own reading of a directive, so that both passes agree on every branch.
-from .regions import _and, _not, _or, _track_define, condition, directive_text
+from .regions import COMMENT, and_, condition, directive_text, directives, not_, or_, track_define
 
 # The macros an AMD build evaluates differently: nvcc's and the CUDA headers' version and
 # architecture macros (hip-clang defines none of them).
@@ -30,9 +30,7 @@ _GUARD_TEXT = re.compile(GUARD.pattern.decode())
 # The newest NVIDIA device pass: every version and architecture test for "at least" holds.
 NEWEST = {"CUDA_VERSION": 10**6, "CUDART_VERSION": 10**6, "__CUDA_API_VERSION": 10**6, "__CUDA_ARCH__": 10**4,
           "__CUDACC_VER_MAJOR__": 99, "__CUDACC_VER_MINOR__": 99, "__CUDACC_VER_BUILD__": 999}
-_DIRECTIVE = re.compile(rb"#[ \t]*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif|define|undef|error)\b([^\n]*)")
 _IDENT = re.compile(r"[A-Za-z_]\w*")
-_COMMENT = re.compile(r"/\*.*?\*/|//.*", re.S)
 
 
 @dataclass
@@ -106,12 +104,12 @@ def analyse(data: bytes, worlds: Selectors) -> Guards:
     stack: list[Group] = []
     active_amd: bool | None = True
     active_nvidia: bool | None = True
-    for m in _directives(data):
+    for m in directives(data, errors=True):
         kind = m.group(1).decode()
         raw, after = directive_text(data, m)
         text = raw.decode("utf-8", "replace")
         if kind in ("define", "undef"):
-            _track_define(kind, text, [active_amd, active_nvidia], [amd, nvidia])
+            track_define(kind, text, [active_amd, active_nvidia], [amd, nvidia])
             continue
         if kind == "error":
             _error(out, stack, m, active_amd, active_nvidia)
@@ -133,19 +131,12 @@ def analyse(data: bytes, worlds: Selectors) -> Guards:
         group.aware = group.aware or any(n in amd_names for n in _IDENT.findall(branch.text))
         earlier_amd = _or_all(b.amd for b in group.branches)
         earlier_nvidia = _or_all(b.nvidia for b in group.branches)
-        branch.reached_amd = _and(_and(group.parent_amd, _not(earlier_amd)), branch.amd)
-        branch.reached_nvidia = _and(_and(group.parent_nvidia, _not(earlier_nvidia)), branch.nvidia)
+        branch.reached_amd = and_(and_(group.parent_amd, not_(earlier_amd)), branch.amd)
+        branch.reached_nvidia = and_(and_(group.parent_nvidia, not_(earlier_nvidia)), branch.nvidia)
         group.branches.append(branch)
         active_amd, active_nvidia = branch.reached_amd, branch.reached_nvidia
     out.groups.sort(key=lambda g: g.branches[0].at)
     return out
-
-
-def _directives(data: bytes):
-    for m in _DIRECTIVE.finditer(data):
-        line = data.rfind(b"\n", 0, m.start()) + 1
-        if line == m.start() or not data[line:m.start()].strip(b" \t"):
-            yield m
 
 
 def _branch(kind: str, text: str, m: re.Match, after: int, amd: dict, nvidia: dict) -> Branch:
@@ -153,7 +144,7 @@ def _branch(kind: str, text: str, m: re.Match, after: int, amd: dict, nvidia: di
         return Branch(kind, m.start(), m.start(1), after, "", "#else", None, True, True, True, ())
     expr = condition(kind, text)[0]
     newest = {**nvidia, **NEWEST}
-    written = " ".join(f"#{kind} {_COMMENT.sub(' ', text)}".split())
+    written = " ".join(f"#{kind} {COMMENT.sub(' ', text)}".split())
     return Branch(kind, m.start(), m.start(1), after, expr, written, _condition_bytes(m),
                   ppexpr.truth(ppexpr.evaluate(expr, amd)), ppexpr.truth(ppexpr.evaluate(expr, nvidia)),
                   ppexpr.truth(ppexpr.evaluate(expr, newest)),
@@ -194,7 +185,7 @@ def _error(out: Guards, stack: list[Group], m: re.Match, active_amd, active_nvid
 def _or_all(values) -> bool | None:
     out: bool | None = False
     for v in values:
-        out = _or(out, v)
+        out = or_(out, v)
     return out
 
 

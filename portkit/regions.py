@@ -34,8 +34,8 @@ PROTECTED = (AMD, PORTED)
 
 # Searched from the `#` (a literal prefix the regex engine finds fast); directives() checks that
 # only blanks stand before it on its line.
-_DIRECTIVE = re.compile(rb"#[ \t]*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif|define|undef)\b([^\n]*)")
-_COMMENT = re.compile(r"/\*.*?\*/|//.*", re.S)
+_DIRECTIVE = re.compile(rb"#[ \t]*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif|define|undef|error)\b([^\n]*)")
+COMMENT = re.compile(r"/\*.*?\*/|//.*", re.S)
 # A branch that uses HIP: its guard is an AMD selector (GGML_USE_HIP guarding "vendors/hip.h").
 # `#define cudaX hipX` (and back): a line of a vendor shim header, read name then body.
 DEFINE_LINE = re.compile(rb"#[ \t]*define[ \t]+(\w+)([^\n]*)")   # from the '#': see _DIRECTIVE
@@ -168,19 +168,19 @@ class _Group:
     open: _Branch | None = None
 
 
-def _and(a: bool | None, b: bool | None) -> bool | None:
+def and_(a: bool | None, b: bool | None) -> bool | None:
     if a is False or b is False:
         return False
     return None if a is None or b is None else True
 
 
-def _not(a: bool | None) -> bool | None:
+def not_(a: bool | None) -> bool | None:
     return None if a is None else not a
 
 
 def condition(kind: str, text: str) -> tuple[str, str | None]:
     """The directive as an #if expression, and X for a positive `defined(X)` test."""
-    text = _COMMENT.sub(" ", text.replace("\\\n", " ").replace("\\\r\n", " ")).strip()
+    text = COMMENT.sub(" ", text.replace("\\\n", " ").replace("\\\r\n", " ")).strip()
     if kind in ("ifdef", "elifdef"):
         name = text.split()[0] if text.split() else ""
         return f"defined({name})", name or None
@@ -207,7 +207,7 @@ def classify(data: bytes, worlds: Selectors, record: dict | None = None) -> Regi
         raw, after = directive_text(data, m)
         text = raw.decode("utf-8", "replace")
         if kind in ("define", "undef"):
-            _track_define(kind, text, active, envs, record)
+            track_define(kind, text, active, envs, record)
             continue
         if kind in ("if", "ifdef", "ifndef"):
             group = _Group(list(active), [False] * len(envs))
@@ -228,8 +228,8 @@ def classify(data: bytes, worlds: Selectors, record: dict | None = None) -> Regi
         else:
             expr = condition(kind, text)[0]
             conds = [ppexpr.truth(ppexpr.evaluate(expr, env)) for env in envs]
-        active = [_and(_and(p, _not(t)), c) for p, t, c in zip(group.parent, group.taken, conds)]
-        group.taken = [_or(t, c) for t, c in zip(group.taken, conds)]
+        active = [and_(and_(p, not_(t)), c) for p, t, c in zip(group.parent, group.taken, conds)]
+        group.taken = [or_(t, c) for t, c in zip(group.taken, conds)]
         group.open = _Branch(after, active, kind != "else" and DEVICE_SPLIT.fullmatch(expr) is not None)
     return RegionMap(_flatten(spans), shim, _union(inactive))
 
@@ -244,9 +244,12 @@ def _union(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return out
 
 
-def directives(data: bytes):
-    """The conditional and #define/#undef directives of a file, in order."""
+def directives(data: bytes, errors: bool = False):
+    """The conditional and #define/#undef directives of a file, in order (and #error with
+    `errors`, for the guard rule: ppguards.py)."""
     for m in _DIRECTIVE.finditer(data):
+        if not errors and m.group(1) == b"error":
+            continue
         start = m.start()
         line = data.rfind(b"\n", 0, start) + 1
         if line == start or not data[line:start].strip(b" \t"):
@@ -263,13 +266,13 @@ def directive_text(data: bytes, m: re.Match) -> tuple[bytes, int]:
     return text, min(end + 1, len(data))
 
 
-def _or(a: bool | None, b: bool | None) -> bool | None:
+def or_(a: bool | None, b: bool | None) -> bool | None:
     if a is True or b is True:
         return True
     return None if a is None or b is None else False
 
 
-def _track_define(kind: str, text: str, active: list, envs: list[dict], record: dict | None = None) -> None:
+def track_define(kind: str, text: str, active: list, envs: list[dict], record: dict | None = None) -> None:
     """Follow #define/#undef in each world. A macro defined only where one world compiles is
     undefined in the other, so it becomes that world's selector (ggml's
     `#if defined(GGML_USE_HIP) && ... #define V_DOT2_F32_F16_AVAILABLE`). `record` collects, per
