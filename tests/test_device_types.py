@@ -78,3 +78,19 @@ def test_hmax2_converts_but_says_hip_has_it_only_for_bfloat16_pairs():
         ("PK004", 1, "__hmax2: HIP has __hmax2 only for __hip_bfloat162; for __half2 apply "
                      "__hmax (ROCm 5.5+) to the low and high halves."),
     ]
+
+
+def test_cublas_status_string_becomes_hipblas_status_to_string_and_the_name_is_left_to_a_polyfill():
+    src = ("#include <cublas_v2.h>\n"
+           "const char* s(cublasStatus_t st) { return cublasGetStatusString(st); }\n"
+           "const char* n(cublasStatus_t st) { return cublasGetStatusName(st); }\n")
+    out = portkit.convert_text(src, rocm="5.2")
+    assert out.output.decode() == (
+        "#include <hipblas/hipblas.h>\n"
+        "const char* s(hipblasStatus_t st) { return hipblasStatusToString(st); }\n"
+        "const char* n(hipblasStatus_t st) { return cublasGetStatusName(st); }\n")
+    assert findings(out) == [
+        ("PK001", 3, "cublasGetStatusName has no HIP equivalent: polyfill: cublasGetStatusName (hipBLAS has "
+                     "no status-name function up to ROCm 6.3: a switch over hipblasStatus_t returning the "
+                     "enumerator's name)."),
+    ]
