@@ -27,14 +27,16 @@ from .errors import MappingError
 KINDS = ("function", "type", "enum", "macro", "header", "namespace")
 STATUSES = ("supported", "partial", "experimental", "unsupported", "removed")
 NOT_TABLES = {"effort", "ecosystem", "build", "builtins", "platforms"}
-FILE_KEYS = {"schema", "family", "title", "source", "prefer_roc", "entries"}
+FILE_KEYS = {"schema", "family", "title", "source", "prefer_roc", "roc_library", "entries"}
 VERSION_FIELDS = ("hip_since", "hip_deprecated", "hip_removed", "roc_since",
                   "cuda_since", "cuda_deprecated", "cuda_removed")
-STR_FIELDS = ("cuda", "hip", "roc", "kind", "status", "note") + VERSION_FIELDS
+STR_FIELDS = ("cuda", "hip", "roc", "kind", "status", "note", "roc_note") + VERSION_FIELDS
 ENTRY_KEYS = set(STR_FIELDS) | {"symbol_arg", "drop_args", "cast_args", "arity_alias"}
 _CAST_RE = re.compile(r"^(const )?void ?\*{1,2}$")
 _VERSION_RE = re.compile(r"^\d+\.\d+(\.\d+)?$")
 _IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# roc names may be qualified (hipify-clang: curandStateSobol32 -> rocrand_device::sobol32_engine<false>)
+_ROC_NAME_RE = re.compile(r"^[A-Za-z_]\w*(::[A-Za-z_]\w*)*(<\w+>)?$")
 
 Version = tuple[int, int, int]
 
@@ -73,10 +75,14 @@ class Mapping:
     drop_args: tuple[int, ...] = ()
     cast_args: tuple[tuple[int, str], ...] = ()   # (1-based argument, type to reinterpret_cast to)
     arity_alias: tuple[tuple[int, str], ...] = ()  # (argument count, CUDA entry a call of that arity is)
+    roc_note: str = ""        # how the roc function's arguments differ (reported as PK004 under --roc)
+    roc_library: str = ""     # the family's roc library (rocBLAS...): under --roc, no `roc` = no conversion
 
     def resolve(self, target: Version, prefer_roc: bool = False) -> tuple[str | None, str, str]:
         """(name to write for ROCm `target`, problem, reason); problem is "" when it converts,
         else "missing", "newer" or "removed", and the name is None."""
+        if prefer_roc and self.roc_library:
+            return self._resolve_roc(target)
         if prefer_roc and self.roc and (self.roc_since is None or self.roc_since <= target):
             return self.roc, "", ""
         if not self.hip:
@@ -89,6 +95,23 @@ class Mapping:
             return None, "newer", (f"{self.cuda} -> {self.hip} needs ROCm {format_version(self.hip_since)}, "
                                    f"the target is ROCm {format_version(target)}")
         return self.hip, "", ""
+
+    def _resolve_roc(self, target: Version) -> tuple[str | None, str, str]:
+        """--roc in a family ported to a roc library: as hipify-clang --roc, a name that library
+        lacks is left (a hip* name would mix two APIs whose handles and types differ)."""
+        if not self.roc:
+            other = f"; without --roc it converts to {self.hip}" if self.hip else ""
+            return None, "missing", f"{self.cuda} has no {self.roc_library} equivalent{other}"
+        if self.roc_since is not None and self.roc_since > target:
+            return None, "newer", (f"{self.cuda} -> {self.roc} needs ROCm {format_version(self.roc_since)}, "
+                                   f"the target is ROCm {format_version(target)}")
+        return self.roc, "", ""
+
+    def conversion_note(self, name: str) -> str:
+        """What the reader must check when `name` was written for this CUDA name ("" if nothing)."""
+        if name == self.roc and name != self.hip:
+            return self.roc_note
+        return self.note if self.status == "partial" else ""
 
 
 @dataclass(frozen=True)
@@ -134,6 +157,10 @@ def _check_entry(where: str, raw: dict) -> None:
         raise MappingError(f"{where}: {raw['cuda']!r} is not an identifier")
     if raw["kind"] != "header" and "hip" in raw and not _IDENT_RE.match(raw["hip"]):
         raise MappingError(f"{where}: hip name {raw['hip']!r} is not an identifier")
+    if raw["kind"] != "header" and "roc" in raw and not _ROC_NAME_RE.match(raw["roc"]):
+        raise MappingError(f"{where}: roc name {raw['roc']!r} is not a (qualified) name")
+    if "roc_note" in raw and "roc" not in raw:
+        raise MappingError(f"{where}: roc_note needs a roc name")
     has_hip = "hip" in raw
     if raw["status"] == "unsupported" and has_hip:
         raise MappingError(f"{where}: status 'unsupported' but a hip name is given")
@@ -165,7 +192,7 @@ def _check_entry(where: str, raw: dict) -> None:
             raise MappingError(f"{where}: arity_alias must map argument counts to CUDA names")
 
 
-def _make_mapping(where: str, family: str, raw: dict) -> Mapping:
+def _make_mapping(where: str, family: str, raw: dict, roc_library: str = "") -> Mapping:
     _check_entry(where, raw)
     versions = {}
     for key in VERSION_FIELDS:
@@ -180,7 +207,7 @@ def _make_mapping(where: str, family: str, raw: dict) -> Mapping:
         symbol_arg=raw.get("symbol_arg", 0), drop_args=tuple(raw.get("drop_args", ())),
         cast_args=tuple(sorted((int(k), v) for k, v in raw.get("cast_args", {}).items())),
         arity_alias=tuple(sorted((int(k), v) for k, v in raw.get("arity_alias", {}).items())),
-        **versions,
+        roc_note=raw.get("roc_note", ""), roc_library=roc_library, **versions,
     )
 
 
@@ -202,12 +229,14 @@ def _load_file(path: Path) -> tuple[Family, list[Mapping]]:
         raise MappingError(f"{shown}: family {doc['family']!r} must equal the file name {path.stem!r}")
     if not isinstance(doc["entries"], list):
         raise MappingError(f"{shown}: 'entries' must be a list of records")
+    if not isinstance(doc.get("roc_library", ""), str):
+        raise MappingError(f"{shown}: 'roc_library' must be a string")
     entries = []
     for index, raw in enumerate(doc["entries"], start=1):
         if not isinstance(raw, dict):
             raise MappingError(f"{shown}: entry {index}: not a record")
         where = f"{shown}: entry {index} ({raw.get('cuda', '?')})"
-        entries.append(_make_mapping(where, doc["family"], raw))
+        entries.append(_make_mapping(where, doc["family"], raw, doc.get("roc_library", "")))
     family = Family(doc["family"], doc["title"], doc["source"], shown, len(entries))
     return family, entries
 

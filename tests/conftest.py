@@ -49,6 +49,7 @@ HIP_INCLUDE_DIRS = tuple(dict.fromkeys(
 ROCM_LIBRARIES = {
     b"hiprand": (("hiprand/hiprand.h", "libhiprand-dev"), ("rocrand/rocrand.h", "librocrand-dev")),
     b"hipsparse": (("hipsparse/hipsparse.h", "libhipsparse-dev"),),
+    b"rocrand": (("rocrand/rocrand.h", "librocrand-dev"),),
 }
 
 

@@ -17,8 +17,12 @@ Status: a HIP name gives "supported"; an E (experimental) version gives "experim
 R (removed) version gives "removed" with hip_removed; no HIP name gives "unsupported".
 A HIP name that HIPIFY lists without a version is dropped (the format requires hip_since)
 unless tools/mapping_overrides.toml supplies one; the run reports how many were dropped.
-A HIP or ROC name that is not a C identifier (`void*`, `rocrand_device::x<false>`) is
-left out of its entry and counted (a CUDA name like that would drop its whole entry).
+A HIP name that is not a C identifier (`void*`) is left out of its entry and counted (a
+CUDA name like that would drop its whole entry); a ROC name may be qualified, as hipify-clang
+writes it (`rocrand_device::sobol32_engine<false>`).
+[meta.<family>] roc_library names the library hipify-clang --roc ports the family to (then a
+name without a ROC name is left under --roc); [[roc_args]] in the overrides gives `roc_note`
+(how the roc function's arguments differ) to the entries it names.
 A CUDA name listed by two families is kept once: in the family named for it under
 [placement] in the overrides, else in the first family of PRECEDENCE (most specific first).
 
@@ -70,10 +74,11 @@ PRECEDENCE = ["device", "complex", "rtc", "cub", "cublas", "curand", "cufft", "c
 NAME_COLUMNS = {"CUDA": "cuda", "HIP": "hip", "ROC": "roc", "MIOPEN": "roc"}
 FIELD_ORDER = ["cuda", "hip", "roc", "kind", "status", "hip_since", "hip_deprecated",
                "hip_removed", "roc_since", "cuda_since", "cuda_deprecated", "cuda_removed",
-               "symbol_arg", "drop_args", "cast_args", "arity_alias", "note"]
+               "symbol_arg", "drop_args", "cast_args", "arity_alias", "note", "roc_note"]
 KINDS = {"function", "type", "enum", "macro", "header", "namespace"}
 STATUSES = {"supported", "partial", "experimental", "unsupported", "removed"}
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+ROC_NAME = re.compile(r"[A-Za-z_]\w*(::[A-Za-z_]\w*)*(<\w+>)?\Z")
 VERSION = re.compile(r"\d+\.\d+(\.\d+)?\Z")
 MACRO_HINT = re.compile(r"^CUDART_|_VERSION$|_VER_[A-Z]+$|_PATCHLEVEL$")
 
@@ -194,8 +199,8 @@ def make_entry(family: str, section: str, row: dict[str, str], kinds: dict[str, 
                        ("hip_removed", "hip.R"), ("roc", "roc"), ("roc_since", "roc.A")):
         if key in row:
             entry[field] = row[key]
-    for field in ("hip", "roc"):
-        if field in entry and not IDENT.match(entry[field]):
+    for field, valid in (("hip", IDENT), ("roc", ROC_NAME)):
+        if field in entry and not valid.match(entry[field]):
             report.count(f"skipped: {field} name not an identifier")
             report.say(f"  {family}: {cuda}: {field} {entry[field]!r} is not an identifier")
             entry.pop(field)
@@ -287,6 +292,20 @@ def apply_one(entries: dict, cuda: str, fields: dict, report: Report) -> None:
     entry.update(fields)
 
 
+def apply_roc_args(families: dict[str, dict], groups: list[dict], report: Report) -> None:
+    """[[roc_args]]: `roc_note` on the entries (names or globs) whose roc function takes other
+    arguments than the CUDA one (hipify-clang's FuncArgCasts entries for --roc)."""
+    for group in groups:
+        entries = families[group["family"]]
+        for pattern in group["names"]:
+            hits = [e for name, e in entries.items() if fnmatch.fnmatchcase(name, pattern) and "roc" in e]
+            if not hits:
+                report.say(f"  warning: roc_args: {pattern!r} matches no entry with a roc name")
+            for entry in hits:
+                entry["roc_note"] = group["note"]
+            report.count("roc notes set by roc_args", len(hits))
+
+
 def drop_unversioned_hip(families: dict[str, dict], report: Report) -> None:
     """Remove HIP names that have no hip_since: the format cannot express them."""
     for family, entries in families.items():
@@ -315,6 +334,8 @@ def check_entry(entry: dict) -> list[str]:
         bad.append("hip without hip_since")
     if entry.get("status") == "unsupported" and "hip" in entry:
         bad.append("unsupported but has hip")
+    if "roc_note" in entry and "roc" not in entry:
+        bad.append("roc_note without roc")
     if entry.get("drop_args") and (entry.get("status") != "partial" or "note" not in entry):
         bad.append("drop_args needs status partial and a note")
     return bad
@@ -342,8 +363,9 @@ def render(family: str, entries: dict, meta: dict) -> str:
     lines += [f"# {c}" for c in meta.get("comment", [])]
     lines += ["", "schema = 1", f'family = "{family}"', f"title = {toml_value(title)}",
               f'source = "ROCm HIPIFY docs/tables/{table_file} @ {COMMIT}"']
-    if "prefer_roc" in meta:
-        lines.append(f"prefer_roc = {toml_value(meta['prefer_roc'])}")
+    for key in ("prefer_roc", "roc_library"):
+        if key in meta:
+            lines.append(f"{key} = {toml_value(meta[key])}")
     lines += ["", "entries = ["]
     for cuda in sorted(entries):
         entry = entries[cuda]
@@ -400,6 +422,7 @@ def main(argv: list[str] | None = None) -> int:
                 for f in FAMILIES}
     resolve_duplicates(families, overrides.get("placement", {}), report)
     apply_overrides(families, overrides, report)
+    apply_roc_args(families, overrides.get("roc_args", []), report)
     drop_unversioned_hip(families, report)
     problems = write_all(families, args.out, overrides)
     print_summary(families, report)

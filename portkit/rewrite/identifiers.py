@@ -80,13 +80,13 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
     ctx.metrics.refs_converted += 1
     if mapping.family in RUNTIME_FAMILIES:
         ctx.uses_runtime_api = True
-    if mapping.symbol_arg or mapping.drop_args or mapping.cast_args:
+    if hip == mapping.hip and (mapping.symbol_arg or mapping.drop_args or mapping.cast_args):
         args = call_arguments(node)
         if args is not None:
             fix_call(ctx, view, mapping, args)
-    if mapping.status == "partial":
-        ctx.flag(codes.PARTIAL_CONVERSION, start, end, f"{mapping.cuda} -> {hip}: {mapping.note}",
-               mapping.cuda)
+    note = mapping.conversion_note(hip)  # a roc function whose arguments differ: say so, never silently
+    if note:
+        ctx.flag(codes.PARTIAL_CONVERSION, start, end, f"{mapping.cuda} -> {hip}: {note}", mapping.cuda)
 
 
 STRING_WINDOW = 4096   # bytes of the line looked at: bounded work on megabyte-long lines
