@@ -48,7 +48,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "... || defined(__HIP_DEVICE_COMPILE__)) when every CUDA name in that branch converts at "
                         "--rocm; off by default, since it changes what the AMD build compiles (PK103)")
     p.add_argument("--roc", action="store_true", dest="prefer_roc",
-                   help="prefer the roc* libraries (rocBLAS, rocRAND, ...) where the tables have them")
+                   help="port cuBLAS, cuSPARSE, cuRAND, cuSOLVER and cuDNN to rocBLAS, rocSPARSE, rocRAND, "
+                        "rocSOLVER and MIOpen as hipify-clang --roc does; a name the roc library lacks is "
+                        "left and reported, never sent to the hip* library (docs/mapping-format.md)")
     p.add_argument("--offload-arch", action="append", metavar="GFX",
                    help="AMD GPU targets for the build files, comma-separated or repeated (default gfx90a = "
                         "MI200; gfx942 = MI300, gfx950 = MI350/MI355). CUDA's sm_XX are never mapped to a chip")
