@@ -66,6 +66,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "of #defines mapping exactly the CUDA names they use to HIP, for AMD builds only "
                         "(__HIP_PLATFORM_AMD__ or __HIP__ defined); each CUDA #include is guarded to take FILE on AMD. "
                         "With --in-place, --diff or --check")
+    p.add_argument("--no-polyfills", action="store_false", dest="polyfills",
+                   help="leave the CUDA names the --rocm release lacks as they are (reported) instead of defining "
+                        "the small ones in a generated portkit_polyfills.h at the root of the output (docs/polyfills.md)")
     p.add_argument("--no-build-files", action="store_false", dest="build_files",
                    help="leave CMake files, Makefiles and setup.py as they are (they are still copied with -o)")
     add_jobs(p)
@@ -103,7 +106,8 @@ def run(args: argparse.Namespace) -> int:
         scan=replace(scan_options(args.launch_syntax, args.rocm, args.prefer_roc, args.offload_arch,
                                   args.build_files, args.builtins),
                      file_timeout=check_file_timeout(args.file_timeout), amd_macros=config.find().amd_macros,
-                     platform_model=args.platform_model, rewrite_guards=args.rewrite_guards),
+                     platform_model=args.platform_model, rewrite_guards=args.rewrite_guards,
+                     polyfills=args.polyfills),
         deep=cli_deep.options(args, args.jobs, check_file_timeout(args.file_timeout)))
     data_on_stdout = args.diff or (args.output is not None and str(args.output) == "-")
     if args.verify and (args.output is None or data_on_stdout):
@@ -127,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"portkit: {s.rel}: {s.reason}", file=sys.stderr)
     if result.errors:
         return 2
-    if args.check and result.changed:
+    if args.check and (result.changed or (result.polyfills is not None and result.polyfills.changed)):
         return 1
     if verify_opts is not None:
         return _verify_converted(result, args, verify_opts, console)

@@ -54,6 +54,9 @@ class Options:
     defines: tuple[tuple[str, int | None], ...] = ()   # -D NAME[=VALUE] (None: a value we cannot read)
     undefines: tuple[str, ...] = ()      # -U NAME: with -D, branches false under them are left out
     rewrite_guards: bool = False         # --rewrite-guards: CUDA version guards get the AMD selector (rewrite/guards.py)
+    polyfills: bool = False              # names the target lacks become polyfills (polyfills.py): convert, audit
+    project_defined: frozenset[str] = frozenset()   # polyfill names the project defines itself: none for them
+    polyfill_header: str = "portkit_polyfills.h"    # where the header is, relative to the root
 
 
 @dataclass
@@ -77,6 +80,7 @@ class Metrics:
     refs_already_ported: int = 0   # CUDA names in AMD-only or ported code: left as they are
     findings_left_amd: int = 0     # findings dropped because their code is AMD-only
     findings_inactive: int = 0     # findings dropped: not compiled under the user's -D/-U
+    polyfills: set[str] = field(default_factory=set)   # polyfills the file uses (polyfills.py)
 
 
 @dataclass

@@ -64,6 +64,22 @@ class FileOutcome:
 
 
 @dataclass
+class PolyfillHeader:
+    """The generated portkit_polyfills.h of a conversion (polyfills.py)."""
+
+    rel: str                          # relative to the output root
+    path: Path | None                 # where it is written; None when nowhere (-o -, --diff, --check)
+    text: bytes
+    old: bytes | None                 # the header there before this run
+    users: dict[str, list[str]]       # polyfill name -> the files that use it, sorted
+    rocm: str = ""
+
+    @property
+    def changed(self) -> bool:
+        return self.old != self.text
+
+
+@dataclass
 class ConvertResult:
     root: Path
     outcomes: list[FileOutcome] = field(default_factory=list)
@@ -72,6 +88,7 @@ class ConvertResult:
     written_paths: dict[str, Path] = field(default_factory=dict)   # lower-cased name -> path written (-o)
     diff_text: list[bytes] = field(default_factory=list)
     deep: "DeepResult | None" = None
+    polyfills: PolyfillHeader | None = None   # the header, when the converted files use a polyfill
 
     @property
     def scans(self) -> list[FileScan]:

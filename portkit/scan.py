@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from . import parse, regions, rules
+from . import parse, polyfills, regions, rules
 from .context import FileScan, Metrics, Options, ScanContext, View, line_snippet
 from .edits import normalize
 from .findings import Finding
@@ -110,6 +110,8 @@ def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB 
     # a file with an AMD path chose its own headers there: no runtime header is added
     includes.finish(ctx, root, add_runtime=not ctx.regions.shim and
                     not any(kind == regions.AMD for _, _, kind in ctx.regions.ranges))
+    if options.polyfills and (ctx.metrics.polyfills or polyfills.HEADER.encode() in data):
+        polyfills.include(ctx, includes.insertion_point(ctx, root)[0])
     edits = normalize(ctx.edits)
     return FileScan(source.rel, edits, finish_findings(ctx.findings), ctx.metrics)
 

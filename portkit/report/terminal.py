@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.console import Console
 
+from .. import polyfills
 from ..results import ConvertResult
 from .plain import say
 
@@ -32,6 +33,7 @@ def render_convert(result: ConvertResult, console: Console, mode: str) -> None:
     share = f" ({100.0 * converted / found:.1f}% converted)" if found else ""
     console.print(f"CUDA references: {found:,} found, {converted:,} converted, {left:,} left{share}")
     _already_ported(scans, console)
+    _polyfills(result, console, mode)
     findings = sorted(result.findings, key=lambda f: f.sort_key())
     groups = (
         ("Left unconverted", [f for f in findings if f.code in LEFT_CODES]),
@@ -68,6 +70,23 @@ def _already_ported(scans, console: Console) -> None:
     if shims:
         parts.append(f"{_plural(len(shims), 'vendor shim header')} ({', '.join(shims)})")
     say(console, "Left as already ported: ", "; ".join(parts), " (docs/platforms.md; --no-platform-model converts them)")
+
+
+def _polyfills(result: ConvertResult, console: Console, mode: str) -> None:
+    """The generated header (docs/polyfills.md): whether it was written, and each polyfill in it."""
+    header = result.polyfills
+    if header is None:
+        return
+    if header.path is None:
+        state = ("would change" if header.changed else "unchanged") if mode in ("check", "diff") else \
+            "not written (-o - writes one file: convert with -o OUT or --in-place to get it)"
+    else:
+        state = "written" if header.changed else "unchanged"
+    say(console, f"Polyfills for ROCm {header.rocm}: {_plural(len(header.users), 'name')} defined in "
+                 f"{header.rel}, {state}:")
+    notes = {p.name: p.note for p in polyfills.table().values()}
+    for name, users in header.users.items():
+        say(console, f"  {name} ({_plural(len(users), 'file')}): {notes.get(name, '')}")
 
 
 def render_compat(result, console: Console, in_place: bool) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
+from .. import polyfills
 from ..context import ScanContext, View
 from ..mappings import Mapping, format_version
 from . import codes
@@ -63,6 +64,7 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
     if mapping.arity_alias:
         mapping = _by_arity(ctx, node, mapping)
     hip, problem, reason = mapping.resolve(ctx.target, ctx.options.prefer_roc)
+    hip = polyfills.serve(ctx, mapping.cuda, hip)
     if ctx.options.audit and hip is not None:
         audit_notes(ctx, mapping, view.start(node), view.end(node))
     if hip == mapping.cuda:

@@ -1,0 +1,124 @@
+"""Polyfills (portkit/polyfills.py, mappings/polyfills.toml): the generated header, where it is
+included, the releases that get none, the project's own definitions, and the summary lines."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import NVCC, CUDA_LIB_INCLUDE, REPO, require_rocm_libraries, require_tool
+from portkit import polyfills
+from portkit.cli import main
+from portkit.mappings import MappingError
+
+FIXTURES = REPO / "fixtures" / "polyfills"
+CASES = ("device", "sparse", "own_shim")
+
+
+def _convert(tmp_path: Path, case: str, *extra: str) -> Path:
+    src = tmp_path / "src"
+    src.mkdir()
+    shutil.copy(FIXTURES / case / "input.cu", src / "input.cu")
+    out = tmp_path / "out"
+    assert main(["convert", str(src), "-o", str(out), "-q", *extra]) == 0
+    return out
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_rocm_52_output_and_header_are_exact(tmp_path, case):
+    out = _convert(tmp_path, case, "--rocm", "5.2")
+    assert (out / "input.cu").read_bytes() == (FIXTURES / case / "expected.hip").read_bytes()
+    assert (out / "portkit_polyfills.h").read_bytes() == (FIXTURES / case / "expected_polyfills.h").read_bytes()
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_outputs_compile_with_hipcc(tmp_path, case):
+    hipcc = require_tool("hipcc", "hipcc")
+    require_rocm_libraries([FIXTURES / case / "expected.hip"])
+    work = tmp_path / case
+    work.mkdir()
+    shutil.copy(FIXTURES / case / "expected.hip", work / "input.hip")
+    shutil.copy(FIXTURES / case / "expected_polyfills.h", work / "portkit_polyfills.h")
+    run = subprocess.run([hipcc, "-x", "hip", "--offload-arch=gfx90a", "-c", str(work / "input.hip"), "-o",
+                          os.devnull], env={**os.environ, "HIP_PLATFORM": "amd"}, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_inputs_compile_with_nvcc(tmp_path, case):
+    nvcc = require_tool(NVCC, "nvcc")
+    run = subprocess.run([nvcc, "-I", str(CUDA_LIB_INCLUDE), "-c", str(FIXTURES / case / "input.cu"), "-o",
+                          os.devnull], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+
+
+def test_release_that_has_the_names_gets_no_polyfill(tmp_path):
+    out = _convert(tmp_path, "sparse", "--rocm", "6.0")
+    assert not (out / "portkit_polyfills.h").exists()
+    text = (out / "input.cu").read_bytes()
+    assert b"portkit_polyfills.h" not in text
+    assert b"hipsparseGetErrorName(status), hipsparseGetErrorString(status)" in text
+
+
+def test_project_definition_wins_and_its_name_stays_reported(tmp_path, capsys):
+    src = tmp_path / "src"
+    src.mkdir()
+    shutil.copy(FIXTURES / "own_shim" / "input.cu", src / "input.cu")
+    assert main(["convert", str(src), "--check", "--rocm", "5.2"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert "Polyfills for ROCm 5.2: 1 name defined in portkit_polyfills.h, would change:" in lines
+    assert "  __vsub4 (1 file): per-byte subtraction, modulo 256" in lines
+    assert ("  input.cu:11:14: PK001 __vsubss4 has no HIP equivalent: No HIP equivalent for the SIMD-in-a-word "
+            "intrinsics; unpack the bytes or halfwords and operate on them one by one.") in lines
+
+
+def test_summary_lines_and_in_place_reruns_are_byte_identical(tmp_path, capsys):
+    tree = tmp_path / "tree"
+    (tree / "sub").mkdir(parents=True)
+    shutil.copy(FIXTURES / "sparse" / "input.cu", tree / "sub" / "report.cu")
+    assert main(["convert", str(tree), "--in-place", "--rocm", "5.2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[2:5] == ["Polyfills for ROCm 5.2: 2 names defined in portkit_polyfills.h, written:",
+                          "  hipsparseGetErrorName (1 file): a switch over hipsparseStatus_t",
+                          "  hipsparseGetErrorString (1 file): a switch over hipsparseStatus_t"]
+    source = (tree / "sub" / "report.cu").read_bytes()
+    assert source.splitlines()[1] == b'#include "../portkit_polyfills.h"'
+    header = (tree / "portkit_polyfills.h").read_bytes()
+    assert header == (FIXTURES / "sparse" / "expected_polyfills.h").read_bytes()
+    # the second run sees HIP names only: the header keeps them, nothing is written again
+    assert main(["convert", str(tree), "--check", "--rocm", "5.2"]) == 0
+    assert "Polyfills for ROCm 5.2: 2 names defined in portkit_polyfills.h, unchanged:" in capsys.readouterr().out
+    assert main(["convert", str(tree), "--in-place", "--rocm", "5.2", "-q"]) == 0
+    assert (tree / "sub" / "report.cu").read_bytes() == source
+    assert (tree / "portkit_polyfills.h").read_bytes() == header
+
+
+def test_no_polyfills_leaves_the_names_reported(tmp_path, capsys):
+    out = _convert(tmp_path, "device", "--rocm", "5.2", "--no-polyfills")
+    assert not (out / "portkit_polyfills.h").exists()
+    assert b"portkit_polyfills.h" not in (out / "input.cu").read_bytes()
+
+
+def test_a_header_of_the_users_is_never_overwritten(tmp_path, capsys):
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    shutil.copy(FIXTURES / "device" / "input.cu", tree / "k.cu")
+    (tree / "portkit_polyfills.h").write_bytes(b"// mine\n")
+    assert main(["convert", str(tree), "--in-place", "--rocm", "5.2"]) == 2
+    assert capsys.readouterr().err == (f"portkit: error: {tree / 'portkit_polyfills.h'}: exists and was not generated by "
+                                       f"portkit; not overwritten (move it away, or convert with --no-polyfills)\n")
+    assert (tree / "k.cu").read_bytes() == (FIXTURES / "device" / "input.cu").read_bytes()
+
+
+def test_table_is_validated(tmp_path):
+    bad = tmp_path / "polyfills.toml"
+    bad.write_text('[[polyfill]]\nname = "__x"\nsince = "5.2"\nnote = "n"\nbody = "void __y();"\n')
+    with pytest.raises(MappingError, match=r"^polyfills.toml: polyfill __x: the body does not define __x$"):
+        polyfills.load(bad)
+    bad.write_text('[[polyfill]]\nname = "__x"\nsince = "5.2"\nnote = "n"\nbody = "void __x();"\nfoo = 1\n')
+    with pytest.raises(MappingError, match=r"^polyfills.toml: polyfill __x: unknown field foo$"):
+        polyfills.load(bad)
