@@ -13,7 +13,7 @@ from .context import FileScan, Metrics, Options, ScanContext, View, line_snippet
 from .edits import normalize
 from .findings import Finding
 from .mappings import MappingDB, default_db
-from .rewrite import builtins, codes, guards, identifiers, includes, launches, macros, preproc_names
+from .rewrite import builtins, codes, guards, identifiers, includes, launches, macros, preproc_names, strings
 from .source import SourceFile
 
 # The per-file types live in context.py; they are re-exported here for the callers that take
@@ -26,6 +26,7 @@ HANDLERS = {
     "preproc_include": includes.handle,
     "kernel_call_syntax": launches.handle,
     "preproc_arg": macros.handle,
+    "string_literal": strings.handle,
 }
 
 

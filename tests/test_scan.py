@@ -16,12 +16,35 @@ def codes(src: bytes, **kw) -> list[tuple[str, int, int, str]]:
 
 
 def test_comments_strings_and_lookalikes_are_untouched():
-    src = (b'// cudaMalloc here\n/* cudaFree */\nconst char* m = "cudaMemcpy failed";\n'
+    src = (b'// cudaMalloc here\n/* cudaFree */\nconst char* m = "cudaMemcpy: failed";\n'
            b"int my_cudaMalloc_wrapper = 0; int cudaMallocCount = 0;\n"
            b"struct S { int cudaMalloc; };\nint f(S s) { return s.cudaMalloc; }\n")
     result = convert_text(src)
     assert result.output == src
     assert result.edits == []
+
+
+def test_string_words_that_are_exactly_a_cuda_name_convert_as_hipify_clang_does():
+    """RewriteString: the run from "cu" to the next space must be a whole CUDA name; the search
+    resumes after that space, so a name glued to punctuation or inside a longer word stays."""
+    src = (b'const char* a = "cudaMalloc failed";\n'
+           b'const char* b = "x cudaFree";\n'
+           b'const char* c = "cudaFree() cudaMemcpy:";\n'
+           b'const char* d = "my_cudaMemset still";\n'
+           b'const char* e = u8"cudaMalloc";\n'
+           b'const char* f = R"(cudaMalloc )";\n')
+    assert conv(src) == (b'const char* a = "hipMalloc failed";\n'
+                         b'const char* b = "x hipFree";\n'
+                         b'const char* c = "cudaFree() cudaMemcpy:";\n'
+                         b'const char* d = "my_hipMemset still";\n'
+                         b'const char* e = u8"cudaMalloc";\n'
+                         b'const char* f = R"(cudaMalloc )";\n')
+
+
+def test_a_string_name_the_target_lacks_stays():
+    src = b'const char* a = "cudaStreamBeginCaptureToGraph failed";\n'
+    assert conv(src, rocm="5.2") == src
+    assert conv(src) == b'const char* a = "hipStreamBeginCaptureToGraph failed";\n'
 
 
 def test_file_without_cuda_is_identical_even_with_math_names():

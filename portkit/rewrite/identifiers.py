@@ -1,7 +1,8 @@
 """CUDA names in code -> HIP names, plus the two call fixes the tables ask for.
 
-Only identifier nodes are touched, so comments and string literals are never rewritten, and a
-name that merely contains a CUDA name (my_cudaMalloc) is a different identifier.
+Only identifier nodes are touched, so comments are never rewritten (string literals have their
+own, hipify-clang-compatible rule in strings.py), and a name that merely contains a CUDA name
+(my_cudaMalloc) is a different identifier.
 """
 
 from __future__ import annotations
