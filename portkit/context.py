@@ -54,6 +54,10 @@ class Options:
     defines: tuple[tuple[str, int | None], ...] = ()   # -D NAME[=VALUE] (None: a value we cannot read)
     undefines: tuple[str, ...] = ()      # -U NAME: with -D, branches false under them are left out
     rewrite_guards: bool = False         # --rewrite-guards: CUDA version guards get the AMD selector (rewrite/guards.py)
+    active_only: bool = False            # --active-only: branches false under -D/-U are not converted
+    # --active-only --engine clang: (rel, inactive line runs) of every file clang preprocessed;
+    # for these its preprocessor decides, for the others ppexpr under -D/-U does
+    clang_inactive: tuple[tuple[str, tuple[tuple[int, int], ...]], ...] = ()
 
 
 @dataclass
@@ -77,6 +81,9 @@ class Metrics:
     refs_already_ported: int = 0   # CUDA names in AMD-only or ported code: left as they are
     findings_left_amd: int = 0     # findings dropped because their code is AMD-only
     findings_inactive: int = 0     # findings dropped: not compiled under the user's -D/-U
+    refs_inactive: int = 0         # --active-only: CUDA names left in branches not compiled under -D/-U
+    branches_inactive: int = 0     # --active-only: #if branches left as they are
+    branches_undecided: int = 0    # --active-only: conditions ppexpr cannot evaluate (converted as active)
 
 
 @dataclass
@@ -148,6 +155,8 @@ class ScanContext:
         return True
 
     def edit(self, start: int, end: int, text: bytes, what: str = "", covers: bool = False) -> None:
+        if self.options.active_only and self.regions.inactive and self.regions.is_inactive(start):
+            return   # --active-only: a branch the configuration does not compile stays byte for byte
         self.edits.append(Edit(start, end, text, what, covers))
 
     def flag(self, rule: "Rule", start: int, end: int, message: str, subject: str,

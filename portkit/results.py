@@ -72,6 +72,7 @@ class ConvertResult:
     written_paths: dict[str, Path] = field(default_factory=dict)   # lower-cased name -> path written (-o)
     diff_text: list[bytes] = field(default_factory=list)
     deep: "DeepResult | None" = None
+    active_only: bool = False   # --active-only: branches not compiled under -D/-U were left as they are
 
     @property
     def scans(self) -> list[FileScan]:
