@@ -239,9 +239,13 @@ def write_list(out: Path, sections: list[tuple[str, list]], max_lines: int, per_
         if shown is not rows:
             text.append(f"(more than {max_lines}: {per_category} samples per category and verdict)")
         for label, line, category, verdict, why, pk, perl in shown:
-            text.append(f"{label}:{line}: [{category}] {verdict}: {why}\n  portkit:     {pk}\n  hipify-perl: {perl}")
+            text.append(f"{label}:{line}: [{category}] {verdict}: {why}\n  portkit:     {_cut(pk)}\n  hipify-perl: {_cut(perl)}")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(text) + "\n", encoding="utf-8", errors="surrogateescape")
+
+
+def _cut(line: str | None, width: int = 160) -> str | None:
+    return line if line is None or len(line) <= width else line[:width] + "..."
 
 
 def _samples(rows: list, n: int) -> list:
@@ -262,7 +266,7 @@ def main() -> int:
     ap.add_argument("--work", type=Path, default=Path("/tmp/portkit-differential"))
     ap.add_argument("--reuse", action="store_true", help="compare the outputs already in --work")
     ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "differential.txt")
-    ap.add_argument("--max-lines", type=int, default=3000)
+    ap.add_argument("--max-lines", type=int, default=1000)
     ap.add_argument("--per-category", type=int, default=5)
     args = ap.parse_args()
     files = inputs(args.samples)
