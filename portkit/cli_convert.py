@@ -47,6 +47,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "(#if CUDA_VERSION >= X -> ... || defined(__HIP_PLATFORM_AMD__), #ifdef __CUDA_ARCH__ -> "
                         "... || defined(__HIP_DEVICE_COMPILE__)) when every CUDA name in that branch converts at "
                         "--rocm; off by default, since it changes what the AMD build compiles (PK103)")
+    p.add_argument("--active-only", action="store_true",
+                   help="convert only the #if branches the configuration given with -D/-U compiles (hipify-clang's "
+                        "--skip-excluded-preprocessor-conditional-blocks); the others stay byte for byte. With the "
+                        "default engine a condition portkit cannot evaluate counts as compiled; with --engine clang "
+                        "the preprocessor decides (docs/platforms.md)")
+    p.add_argument("-U", dest="undefines", action="append", default=[], metavar="NAME",
+                   help="with --active-only (or --engine clang): a macro the configuration leaves undefined")
     p.add_argument("--roc", action="store_true", dest="prefer_roc",
                    help="port cuBLAS, cuSPARSE, cuRAND, cuSOLVER and cuDNN to rocBLAS, rocSPARSE, rocRAND, "
                         "rocSOLVER and MIOpen as hipify-clang --roc does; a name the roc library lacks is "
@@ -100,6 +107,7 @@ def run(args: argparse.Namespace) -> int:
         return _run_compat(args)
     if args.rename_map is not None and not args.rename:
         raise PortkitError("--rename-map needs --rename")
+    defines, undefines = _configuration(args)
     opts = ConvertOptions(
         output=args.output, in_place=args.in_place, backup=args.backup, diff=args.diff,
         check=args.check, jobs=args.jobs, rename=parse_map(args.rename_map) if args.rename else None,
@@ -107,7 +115,8 @@ def run(args: argparse.Namespace) -> int:
                                   args.build_files, args.builtins),
                      file_timeout=check_file_timeout(args.file_timeout), amd_macros=config.find().amd_macros,
                      platform_model=args.platform_model, rewrite_guards=args.rewrite_guards,
-                     polyfills=args.polyfills),
+                     polyfills=args.polyfills,
+                     active_only=args.active_only, defines=defines, undefines=undefines),
         deep=cli_deep.options(args, args.jobs, check_file_timeout(args.file_timeout)))
     data_on_stdout = args.diff or (args.output is not None and str(args.output) == "-")
     if args.verify and (args.output is None or data_on_stdout):
@@ -138,6 +147,20 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _configuration(args: argparse.Namespace) -> tuple[tuple, tuple]:
+    """--active-only's -D/-U (the configured world of the platform model); without it -D only
+    reaches --verify's compiler and --engine clang, and -U only the latter."""
+    from . import platform_facts
+    if not args.active_only:
+        if args.undefines and args.engine != "clang":
+            raise PortkitError("-U: only with --active-only or --engine clang")
+        return (), ()
+    if not (args.defines or args.undefines or args.engine == "clang"):
+        raise PortkitError("--active-only needs the configuration: -D/-U, or --engine clang (with -p for the "
+                           "build's own)")
+    return platform_facts.parse_defines(args.defines, args.undefines)
+
+
 def _run_compat(args: argparse.Namespace) -> int:
     """convert --compat-header: the generated header and the guarded includes (portkit/compat.py)."""
     from rich.console import Console
@@ -150,9 +173,9 @@ def _run_compat(args: argparse.Namespace) -> int:
     if args.output is not None or not (args.in_place or args.diff or args.check):
         raise PortkitError("--compat-header keeps the sources where they are: use it with --in-place, --diff "
                            "or --check (not -o)")
-    if args.rename or args.builtins != "cuda" or args.launch_syntax != "cuda" or args.verify:
-        raise PortkitError("--compat-header leaves the CUDA code as it is: --rename, --builtins, --launch-syntax "
-                           "and --verify do not apply")
+    if args.rename or args.builtins != "cuda" or args.launch_syntax != "cuda" or args.verify or args.active_only:
+        raise PortkitError("--compat-header leaves the CUDA code as it is: --rename, --builtins, --launch-syntax, "
+                           "--active-only and --verify do not apply")
     if args.jobs < 1:
         raise PortkitError(f"--jobs must be at least 1, not {args.jobs}")
     options = scan_options(rocm=args.rocm, prefer_roc=args.prefer_roc)

@@ -43,11 +43,12 @@ def options(args: argparse.Namespace, jobs: int, timeout: float):
                                           ("--clang-resource-dir", args.clang_resource_dir),
                                           ("--cuda-arch", args.cuda_arch))
                  if value is not None]
-        if getattr(args, "undefines", None) is not None:   # audit: -D/-U configure the platform model
+        if hasattr(args, "active_only"):   # convert: -p/-I/-D are verify's; -D/-U also --active-only's
+            if not args.verify and (args.compile_commands or args.includes or (args.defines and not args.active_only)):
+                asked.append("-p/-I" if args.active_only else "-p/-I/-D")
+        elif getattr(args, "undefines", None) is not None:   # audit: -D/-U configure the platform model
             if args.compile_commands or args.includes:
                 asked.append("-p/-I")
-        elif not getattr(args, "verify", False) and (args.compile_commands or args.includes or args.defines):
-            asked.append("-p/-I/-D")
         if asked:
             raise PortkitError(f"{', '.join(asked)}: only with --engine clang")
         return None

@@ -57,6 +57,10 @@ class Options:
     polyfills: bool = False              # names the target lacks become polyfills (polyfills.py): convert, audit
     project_defined: frozenset[str] = frozenset()   # polyfill names the project defines itself: none for them
     polyfill_header: str = "portkit_polyfills.h"    # where the header is, relative to the root
+    active_only: bool = False            # --active-only: branches false under -D/-U are not converted
+    # --active-only --engine clang: (rel, inactive line runs) of every file clang preprocessed;
+    # for these its preprocessor decides, for the others ppexpr under -D/-U does
+    clang_inactive: tuple[tuple[str, tuple[tuple[int, int], ...]], ...] = ()
 
 
 @dataclass
@@ -81,6 +85,9 @@ class Metrics:
     findings_left_amd: int = 0     # findings dropped because their code is AMD-only
     findings_inactive: int = 0     # findings dropped: not compiled under the user's -D/-U
     polyfills: set[str] = field(default_factory=set)   # polyfills the file uses (polyfills.py)
+    refs_inactive: int = 0         # --active-only: CUDA names left in branches not compiled under -D/-U
+    branches_inactive: int = 0     # --active-only: #if branches left as they are
+    branches_undecided: int = 0    # --active-only: conditions ppexpr cannot evaluate (converted as active)
 
 
 @dataclass
@@ -152,6 +159,8 @@ class ScanContext:
         return True
 
     def edit(self, start: int, end: int, text: bytes, what: str = "", covers: bool = False) -> None:
+        if self.options.active_only and self.regions.inactive and self.regions.is_inactive(start):
+            return   # --active-only: a branch the configuration does not compile stays byte for byte
         self.edits.append(Edit(start, end, text, what, covers))
 
     def flag(self, rule: "Rule", start: int, end: int, message: str, subject: str,

@@ -121,7 +121,7 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
     root, entries, skipped = discover(paths)
     if opts.scan.platform_model:   # the tree's AMD selectors, learned before the scan (regions.py)
         opts = replace(opts, scan=platform_facts.project_platforms(entries, opts.scan))
-    result = ConvertResult(root=root, skipped=skipped)
+    result = ConvertResult(root=root, skipped=skipped, active_only=opts.scan.active_only)
     if opts.scan.polyfills:
         entries, opts = _polyfill_setup(root, entries, opts)
     if opts.rename is not None:
@@ -131,6 +131,10 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
     if opts.deep is not None:   # libclang's facts, before the scan that they refine
         from .deep import engine
         result.deep = engine.collect(root, entries, opts.deep, progress_factory)
+        if opts.scan.active_only:   # clang's preprocessor decides the files it saw
+            skipped_lines = tuple((rel, tuple((a, b) for a, b in result.deep.inactive.get(rel, ())))
+                                  for rel in sorted(result.deep.parsed))
+            opts = replace(opts, scan=replace(opts.scan, clang_inactive=skipped_lines))
     progress = progress_factory(len(entries)) if progress_factory else None
     to_stdout = opts.output is not None and str(opts.output) == "-"
     if opts.output is not None and not to_stdout:

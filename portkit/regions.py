@@ -64,6 +64,7 @@ class RegionMap:
     ranges: list[tuple[int, int, str]] = field(default_factory=list)
     shim: bool = False
     inactive: list[tuple[int, int]] = field(default_factory=list)   # false under the user's -D/-U
+    undecided: int = 0   # #if/#elif conditions the user's -D/-U leave unknown (read as compiled)
     _starts: list[int] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
@@ -201,6 +202,7 @@ def classify(data: bytes, worlds: Selectors, record: dict | None = None) -> Regi
     stack: list[_Group] = []
     spans: list[tuple[int, int, str, int]] = []           # (start, end, kind, depth)
     inactive: list[tuple[int, int]] = []
+    undecided = 0
     active: list = [True] * len(envs)
     for m in directives(data):
         kind = m.group(1).decode()
@@ -228,10 +230,12 @@ def classify(data: bytes, worlds: Selectors, record: dict | None = None) -> Regi
         else:
             expr = condition(kind, text)[0]
             conds = [ppexpr.truth(ppexpr.evaluate(expr, env)) for env in envs]
+            if len(envs) > 2 and conds[2] is None and and_(group.parent[2], not_(group.taken[2])) is not False:
+                undecided += 1
         active = [and_(and_(p, not_(t)), c) for p, t, c in zip(group.parent, group.taken, conds)]
         group.taken = [or_(t, c) for t, c in zip(group.taken, conds)]
         group.open = _Branch(after, active, kind != "else" and DEVICE_SPLIT.fullmatch(expr) is not None)
-    return RegionMap(_flatten(spans), shim, _union(inactive))
+    return RegionMap(_flatten(spans), shim, _union(inactive), undecided)
 
 
 def _union(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:

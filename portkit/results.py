@@ -89,6 +89,7 @@ class ConvertResult:
     diff_text: list[bytes] = field(default_factory=list)
     deep: "DeepResult | None" = None
     polyfills: PolyfillHeader | None = None   # the header, when the converted files use a polyfill
+    active_only: bool = False   # --active-only: branches not compiled under -D/-U were left as they are
 
     @property
     def scans(self) -> list[FileScan]:

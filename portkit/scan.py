@@ -56,9 +56,13 @@ def dispatch(ctx: ScanContext, view: View, root: Node) -> None:
     region_map = ctx.regions
     protected = region_map.protected if (region_map.ranges or region_map.shim) else None
     shimmed = ctx.options.shim_names   # the project's own shim maps these: already ported
+    # --active-only: branches the user's -D/-U (or clang) leave out are not rewritten at all
+    inactive = region_map.is_inactive if (ctx.options.active_only and region_map.inactive) else None
     for node in caps.get("name", ()):
         text = node.text
-        if (text in shimmed or (protected is not None and (text in table or legacy is not None)
+        if inactive is not None and (text in table or legacy is not None) and inactive(view.start(node)):
+            ctx.metrics.refs_inactive += text in table
+        elif (text in shimmed or (protected is not None and (text in table or legacy is not None)
                                 and protected(view.start(node)))):
             ctx.metrics.refs_already_ported += text in table
         else:
@@ -70,7 +74,8 @@ def dispatch(ctx: ScanContext, view: View, root: Node) -> None:
             for check in rule_names[text]:
                 check(ctx, view, node)
     for node in caps.get("node", ()):
-        if protected is None or not protected(view.start(node)):
+        if (protected is None or not protected(view.start(node))) and \
+                (inactive is None or not inactive(view.start(node))):
             handlers[node.type](ctx, view, node)
         for check in rule_nodes.get(node.type, ()):
             check(ctx, view, node)
@@ -90,6 +95,9 @@ def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB 
     ctx.metrics.lines = source.line_count
     ctx.metrics.shim = ctx.regions.shim
     ctx.metrics.region_bytes = ctx.regions.totals(len(source.data))
+    if options.active_only:
+        ctx.metrics.branches_inactive = len(ctx.regions.inactive)
+        ctx.metrics.branches_undecided = ctx.regions.undecided
     data = source.parse_bytes
     tree = parse.parse(data)
     root = tree.root_node
@@ -119,6 +127,8 @@ def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB 
 
 def platform_map(source: SourceFile, options: Options) -> regions.RegionMap:
     """The file's platform model under the built-in selectors and the project's AMD macros."""
+    if options.active_only:
+        return configured_map(source, options)
     if not options.platform_model:
         return regions.RegionMap()
     data = source.data
@@ -127,6 +137,23 @@ def platform_map(source: SourceFile, options: Options) -> regions.RegionMap:
         return regions.RegionMap()   # no selector named: every #if reads the same in both builds
     return regions.classify(data, regions.selectors(options.amd_macros, options.defines, options.undefines,
                                                     options.one_world))
+
+
+def configured_map(source: SourceFile, options: Options) -> regions.RegionMap:
+    """--active-only: the platform model (unless --no-platform-model) and the branches the
+    configuration leaves out: clang's skipped lines for a file it preprocessed, otherwise
+    ppexpr's reading of the directives under -D/-U (a condition it cannot evaluate is compiled)."""
+    worlds = regions.selectors(options.amd_macros, options.defines, options.undefines, options.one_world)
+    found = regions.classify(source.data, worlds)
+    if not options.platform_model:
+        found = regions.RegionMap(inactive=found.inactive, undecided=found.undecided)
+    clang = dict(options.clang_inactive).get(source.rel)
+    if clang is not None:   # the preprocessor decided: nothing is undecided
+        starts = source.line_starts()
+        found.inactive = [(starts[a - 1], starts[b] if b < len(starts) else len(source.data))
+                          for a, b in clang if 0 < a <= len(starts)]
+        found.undecided = 0
+    return found
 
 
 def finish_findings(findings: list[Finding]) -> list[Finding]:

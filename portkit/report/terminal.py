@@ -34,6 +34,8 @@ def render_convert(result: ConvertResult, console: Console, mode: str) -> None:
     console.print(f"CUDA references: {found:,} found, {converted:,} converted, {left:,} left{share}")
     _already_ported(scans, console)
     _polyfills(result, console, mode)
+    if result.active_only:
+        _active_only(result, console)
     findings = sorted(result.findings, key=lambda f: f.sort_key())
     groups = (
         ("Left unconverted", [f for f in findings if f.code in LEFT_CODES]),
@@ -57,6 +59,18 @@ def render_convert(result: ConvertResult, console: Console, mode: str) -> None:
         console.print(f"\nWrote {_plural(result.written, 'file')}.")
     elif mode == "in-place":
         console.print(f"\nRewrote {_plural(result.written, 'file')} in place.")
+
+
+def _active_only(result: ConvertResult, console: Console) -> None:
+    """What --active-only left out, and what it could not decide (converted as compiled)."""
+    branches, names, undecided = (result.total("branches_inactive"), result.total("refs_inactive"),
+                                  result.total("branches_undecided"))
+    console.print(f"--active-only: {branches:,} #if branch{'' if branches == 1 else 'es'} this configuration does "
+                  f"not compile, left byte for byte ({_plural(names, 'CUDA name')} in them)")
+    if undecided:
+        console.print(f"--active-only: {_plural(undecided, '#if condition')} portkit cannot evaluate under -D/-U "
+                      "converted as compiled" + ("" if result.deep is not None else
+                                                 " (--engine clang decides them exactly)"))
 
 
 def _already_ported(scans, console: Console) -> None:
