@@ -29,8 +29,8 @@ STATUSES = ("supported", "partial", "experimental", "unsupported", "removed")
 NOT_TABLES = {"effort", "ecosystem", "build", "builtins", "platforms", "polyfills"}
 FILE_KEYS = {"schema", "family", "title", "source", "prefer_roc", "roc_library", "entries"}
 VERSION_FIELDS = ("hip_since", "hip_deprecated", "hip_removed", "roc_since",
-                  "cuda_since", "cuda_deprecated", "cuda_removed")
-STR_FIELDS = ("cuda", "hip", "roc", "kind", "status", "note", "roc_note") + VERSION_FIELDS
+                  "cuda_since", "cuda_deprecated", "cuda_removed", "legacy_until")
+STR_FIELDS = ("cuda", "hip", "roc", "kind", "status", "note", "roc_note", "legacy") + VERSION_FIELDS
 ENTRY_KEYS = set(STR_FIELDS) | {"symbol_arg", "drop_args", "cast_args", "arity_alias"}
 _CAST_RE = re.compile(r"^(const )?void ?\*{1,2}$")
 _VERSION_RE = re.compile(r"^\d+\.\d+(\.\d+)?$")
@@ -77,14 +77,20 @@ class Mapping:
     arity_alias: tuple[tuple[int, str], ...] = ()  # (argument count, CUDA entry a call of that arity is)
     roc_note: str = ""        # how the roc function's arguments differ (reported as PK004 under --roc)
     roc_library: str = ""     # the family's roc library (rocBLAS...): under --roc, no `roc` = no conversion
+    legacy: str | None = None           # the name releases before legacy_until take instead of hip
+    legacy_until: Version | None = None
 
-    def resolve(self, target: Version, prefer_roc: bool = False) -> tuple[str | None, str, str]:
+    def resolve(self, target: Version, prefer_roc: bool = False,
+                legacy: bool = True) -> tuple[str | None, str, str]:
         """(name to write for ROCm `target`, problem, reason); problem is "" when it converts,
-        else "missing", "newer" or "removed", and the name is None."""
+        else "missing", "newer" or "removed", and the name is None. `legacy=False`: the caller
+        knows the name is not used where the legacy API is (an argument of another library)."""
         if prefer_roc and self.roc_library:
             return self._resolve_roc(target)
         if prefer_roc and self.roc and (self.roc_since is None or self.roc_since <= target):
             return self.roc, "", ""
+        if legacy and self.legacy and self.legacy_until is not None and target < self.legacy_until:
+            return self.legacy, "", ""
         if not self.hip:
             reason = f"{self.cuda} has no HIP equivalent"
             return None, "missing", f"{reason}: {self.note}" if self.note else reason
@@ -190,6 +196,10 @@ def _check_entry(where: str, raw: dict) -> None:
         if (not isinstance(alias, dict) or not alias
                 or any(not k.isdigit() or not isinstance(v, str) for k, v in alias.items())):
             raise MappingError(f"{where}: arity_alias must map argument counts to CUDA names")
+    if ("legacy" in raw) != ("legacy_until" in raw):
+        raise MappingError(f"{where}: legacy and legacy_until go together")
+    if "legacy" in raw and not _IDENT_RE.match(raw["legacy"]):
+        raise MappingError(f"{where}: legacy name {raw['legacy']!r} is not an identifier")
 
 
 def _make_mapping(where: str, family: str, raw: dict, roc_library: str = "") -> Mapping:
@@ -204,6 +214,7 @@ def _make_mapping(where: str, family: str, raw: dict, roc_library: str = "") -> 
     return Mapping(
         cuda=raw["cuda"], kind=raw["kind"], status=raw["status"], family=family,
         hip=raw.get("hip"), roc=raw.get("roc"), note=raw.get("note", ""),
+        legacy=raw.get("legacy"),
         symbol_arg=raw.get("symbol_arg", 0), drop_args=tuple(raw.get("drop_args", ())),
         cast_args=tuple(sorted((int(k), v) for k, v in raw.get("cast_args", {}).items())),
         arity_alias=tuple(sorted((int(k), v) for k, v in raw.get("arity_alias", {}).items())),

@@ -74,6 +74,7 @@ PRECEDENCE = ["device", "complex", "rtc", "cub", "cublas", "curand", "cufft", "c
 NAME_COLUMNS = {"CUDA": "cuda", "HIP": "hip", "ROC": "roc", "MIOPEN": "roc"}
 FIELD_ORDER = ["cuda", "hip", "roc", "kind", "status", "hip_since", "hip_deprecated",
                "hip_removed", "roc_since", "cuda_since", "cuda_deprecated", "cuda_removed",
+               "legacy", "legacy_until",
                "symbol_arg", "drop_args", "cast_args", "arity_alias", "note", "roc_note"]
 KINDS = {"function", "type", "enum", "macro", "header", "namespace"}
 STATUSES = {"supported", "partial", "experimental", "unsupported", "removed"}

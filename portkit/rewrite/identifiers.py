@@ -64,7 +64,8 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
         return   # error recovery split a string literal: "cudaMalloc failed" is text, not code
     if mapping.arity_alias:
         mapping = _by_arity(ctx, node, mapping)
-    hip, problem, reason = mapping.resolve(ctx.target, ctx.options.prefer_roc)
+    own_api = not _argument_of_other_family(ctx, node, mapping)
+    hip, problem, reason = mapping.resolve(ctx.target, ctx.options.prefer_roc, legacy=own_api)
     hip = polyfills.serve(ctx, mapping.cuda, hip)
     if ctx.options.audit and hip is not None:
         audit_notes(ctx, mapping, view.start(node), view.end(node))
@@ -90,6 +91,19 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
     note = mapping.conversion_note(hip)  # a roc function whose arguments differ: say so, never silently
     if note:
         ctx.flag(codes.PARTIAL_CONVERSION, start, end, f"{mapping.cuda} -> {hip}: {note}", mapping.cuda)
+
+
+def _argument_of_other_family(ctx: ScanContext, node: Node, mapping: Mapping) -> bool:
+    """`cusparseCreateDnVec(..., CUDA_R_32F)`: a data type passed to another library's call, which
+    takes hipDataType on every ROCm release; hipBLAS before 6.0 takes only hipblasDatatype_t."""
+    if not mapping.legacy:
+        return False
+    arguments = node.parent
+    if arguments is None or arguments.type != "argument_list" or arguments.parent is None:
+        return False
+    function = arguments.parent.child_by_field_name("function")
+    callee = ctx.db.names_by_bytes.get(function.text) if function is not None else None
+    return callee is not None and callee.family != mapping.family
 
 
 STRING_WINDOW = 4096   # bytes of the line looked at: bounded work on megabyte-long lines
