@@ -51,7 +51,7 @@ def dispatch(ctx: ScanContext, view: View, root: Node) -> None:
         provided = strictness.signatures.names()   # __device__ functions HIP's headers define
         for node in caps["device"]:
             if node.type == "__device__" and node.parent is not None and node.parent.type != "ERROR" and \
-                    _declared_name(node.parent) in provided and not _protected(ctx, view, node):
+                    _declared_name(node.parent) in provided and not _not_amd(ctx, view, node):
                 strictness.device_function(ctx, view, node)
     table = ctx.db.names_by_bytes
     legacy = builtins if ctx.options.builtins == "hip" else None
@@ -98,9 +98,11 @@ def _declared_name(function: Node) -> bytes | None:
     return name.text if name is not None else None
 
 
-def _protected(ctx: ScanContext, view: View, node: Node) -> bool:
+def _not_amd(ctx: ScanContext, view: View, node: Node) -> bool:
+    """Code an AMD build does not compile as CUDA (AMD-only, NVIDIA-only, ported): a definition
+    there cannot clash with HIP's, and one guarded by the converter stays guarded once."""
     regions_ = ctx.regions
-    return bool(regions_.ranges or regions_.shim) and regions_.protected(view.start(node))
+    return bool(regions_.ranges or regions_.shim) and regions_.kind_at(view.start(node)) is not None
 
 
 def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB | None = None) -> FileScan:

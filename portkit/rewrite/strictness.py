@@ -83,8 +83,8 @@ def device_function(ctx: ScanContext, view: View, marker: Node) -> None:
         return
     params = signatures.param_types(declarator)
     release = signatures.provided(name.text.decode(), params, ctx.target) if params is not None else None
-    if release is None:
-        return
+    if release is None or not _file_level(function):
+        return   # in a namespace, class or template it is another function than HIP's
     written = f"{name.text.decode()}({', '.join(params)})"
     where = f"HIP's headers define {written} (ROCm {format_version(release)})"
     guarded = not view.base and _guard(ctx, function)
@@ -99,12 +99,7 @@ def device_function(ctx: ScanContext, view: View, marker: Node) -> None:
 
 def _guard(ctx: ScanContext, function: Node) -> bool:
     """Edits that put the function's own lines under the guard; False when it shares a line with
-    other code or sits inside a namespace, class or template (then it is not HIP's function)."""
-    parent = function.parent
-    if parent is None or parent.type not in _TOP_LEVEL:
-        return False
-    if parent.type == "declaration_list" and (parent.parent is None or parent.parent.type != "linkage_specification"):
-        return False
+    other code."""
     data, newline = ctx.source.data, ctx.source.newline
     line_start = data.rfind(b"\n", 0, function.start_byte) + 1
     line_end = data.find(b"\n", function.end_byte)
@@ -117,6 +112,18 @@ def _guard(ctx: ScanContext, function: Node) -> bool:
     else:
         ctx.edit(line_end + 1, line_end + 1, b"#endif" + newline, what="guard")
     return True
+
+
+def _file_level(function: Node) -> bool:
+    """At file level, in an #if there, or in an extern "C" block."""
+    parent = function.parent
+    while parent is not None and parent.type in _TOP_LEVEL:
+        if parent.type == "translation_unit":
+            return True
+        if parent.type == "declaration_list" and (parent.parent is None or parent.parent.type != "linkage_specification"):
+            return False
+        parent = parent.parent
+    return False
 
 
 def _narrowing(ctx: ScanContext, view: View, braces: Node) -> None:
