@@ -12,6 +12,9 @@ from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
 NAME_KINDS = ("identifier", "type_identifier", "namespace_identifier")
 CAPTURE_KINDS = ("preproc_arg", "preproc_include", "kernel_call_syntax", "string_literal")
 DEVICE_MARKERS = ("__global__", "__device__", "__shared__", "__constant__", "__managed__")
+# C++ that hip-clang rejects and nvcc accepts (rewrite/strictness.py): `register`, and the brace
+# initialisers of declarations (not every initializer_list: launch configurations, nested lists).
+STRICT_PATTERNS = '"register" @strict (init_declarator value: (initializer_list) @strict)'
 
 
 @lru_cache(maxsize=1)
@@ -30,7 +33,7 @@ def scan_query(with_rules: tuple[str, ...] = ()) -> Query:
     names = " ".join(f"({kind})" for kind in NAME_KINDS)
     named = " ".join(f"({kind})" for kind in CAPTURE_KINDS)
     anonymous = " ".join(f'"{kind}"' for kind in DEVICE_MARKERS)
-    text = f"[{names}] @name [{named}] @node [{anonymous}] @device"
+    text = f"[{names}] @name [{named}] @node [{anonymous}] @device {STRICT_PATTERNS}"
     extra = [kind for kind in with_rules if kind not in CAPTURE_KINDS and kind not in NAME_KINDS]
     if extra:
         text += " [" + " ".join(f"({kind})" for kind in extra) + "] @rule (field_identifier) @field"

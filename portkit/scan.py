@@ -13,7 +13,8 @@ from .context import FileScan, Metrics, Options, ScanContext, View, line_snippet
 from .edits import normalize
 from .findings import Finding
 from .mappings import MappingDB, default_db
-from .rewrite import builtins, codes, guards, identifiers, includes, launches, macros, preproc_names, strings
+from .rewrite import (builtins, codes, guards, identifiers, includes, launches, macros, preproc_names,
+                      strictness, strings)
 from .source import SourceFile
 
 # The per-file types live in context.py; they are re-exported here for the callers that take
@@ -49,6 +50,11 @@ def dispatch(ctx: ScanContext, view: View, root: Node) -> None:
         ctx.metrics.kernels += sum(1 for n in caps["device"]   # definitions, not prototypes
                                    if n.type == "__global__" and n.parent is not None
                                    and n.parent.type == "function_definition")
+        provided = strictness.signatures.names()   # __device__ functions HIP's headers define
+        for node in caps["device"]:
+            if node.type == "__device__" and node.parent is not None and node.parent.type != "ERROR" and \
+                    _declared_name(node.parent) in provided and not _not_amd(ctx, view, node):
+                strictness.device_function(ctx, view, node)
     table = ctx.db.names_by_bytes
     legacy = builtins if ctx.options.builtins == "hip" else None
     # AMD-only code and NVIDIA code with an AMD branch are not rewritten (regions.py); the rules
@@ -79,12 +85,32 @@ def dispatch(ctx: ScanContext, view: View, root: Node) -> None:
             handlers[node.type](ctx, view, node)
         for check in rule_nodes.get(node.type, ()):
             check(ctx, view, node)
+    for node in caps.get("strict", ()):   # register, brace initialisers (rewrite/strictness.py)
+        if (protected is None or not protected(view.start(node))) and \
+                (inactive is None or not inactive(view.start(node))):
+            strictness.handle(ctx, view, node)
     for node in caps.get("field", ()):   # member names (cluster.map_shared_rank), audit only
         for check in rule_names.get(node.text, ()):
             check(ctx, view, node)
     for node in caps.get("rule", ()):
         for check in rule_nodes[node.type]:
             check(ctx, view, node)
+
+
+def _declared_name(function: Node) -> bytes | None:
+    """The name a function definition or declaration declares, cheaply (no pointer return types)."""
+    declarator = function.child_by_field_name("declarator")
+    if declarator is None or declarator.type != "function_declarator":
+        return None
+    name = declarator.child_by_field_name("declarator")
+    return name.text if name is not None else None
+
+
+def _not_amd(ctx: ScanContext, view: View, node: Node) -> bool:
+    """Code an AMD build does not compile as CUDA (AMD-only, NVIDIA-only, ported): a definition
+    there cannot clash with HIP's, and one guarded by the converter stays guarded once."""
+    regions_ = ctx.regions
+    return bool(regions_.ranges or regions_.shim) and regions_.kind_at(view.start(node)) is not None
 
 
 def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB | None = None) -> FileScan:
