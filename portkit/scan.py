@@ -49,6 +49,7 @@ def dispatch(ctx: ScanContext, view: View, root: Node) -> None:
                                    if n.type == "__global__" and n.parent is not None
                                    and n.parent.type == "function_definition")
     table = ctx.db.names_by_bytes
+    qualified = ctx.db.qualified   # thrust::cuda: its innermost name need not be a table name
     legacy = builtins if ctx.options.builtins == "hip" else None
     # AMD-only code and NVIDIA code with an AMD branch are not rewritten (regions.py); the rules
     # still see them (their findings are dropped or become "already ported" in ScanContext.report)
@@ -61,7 +62,7 @@ def dispatch(ctx: ScanContext, view: View, root: Node) -> None:
                                 and protected(view.start(node)))):
             ctx.metrics.refs_already_ported += text in table
         else:
-            if text in table:
+            if text in table or text in qualified:
                 names_handler(ctx, view, node)
             if legacy is not None and text in legacy.table():
                 legacy.handle(ctx, view, node)
