@@ -93,8 +93,7 @@ def fix_call(ctx: ScanContext, view: View, mapping: Mapping, name: Node, hip: st
         if not _already_cast(view.text(args[index - 1])):
             _wrap(ctx, view, args[index - 1], f"reinterpret_cast<{cast}>(".encode(), "cast")
     for index in mapping.drop_args:
-        start, end = _argument_span(view, args, index, 1)
-        ctx.edit(start, end, b"", what=f"{mapping.cuda} argument {index}", covers=True)
+        _delete(ctx, view, args, index, 1, f"{mapping.cuda} argument {index}")
     for index, text in mapping.replace_args:
         arg = args[index - 1]
         ctx.edit(view.start(arg), view.end(arg), text.encode(), what=f"{mapping.cuda} arguments", covers=True)
@@ -117,8 +116,7 @@ def _insertions(ctx: ScanContext, view: View, mapping: Mapping, args: list[Node]
         put(index, text.encode())
     for first, before, count in mapping.move_args:
         put(before, _slice(view, args, first, count))
-        start, end = _argument_span(view, args, first, count)
-        ctx.edit(start, end, b"", what=f"{mapping.cuda} arguments", covers=True)
+        _delete(ctx, view, args, first, count, f"{mapping.cuda} arguments")
     for first, before in mapping.copy_args:
         put(before, _slice(view, args, first, 1))
     filled = len(args)
@@ -130,21 +128,25 @@ def _insertions(ctx: ScanContext, view: View, mapping: Mapping, args: list[Node]
     for before, texts in at.items():
         ctx.edit(view.start(args[before - 1]), view.start(args[before - 1]), b"".join(texts), what=what)
     if tail:   # needed() guarantees at least one argument to write after
-        ctx.edit(view.end(args[-1]), view.end(args[-1]), b"".join(tail), what=what)
+        defaults_only = filled > len(args) and len(tail) == filled - len(args)
+        ctx.edit(view.end(args[-1]), view.end(args[-1]), b"".join(tail),
+                 what=f"{mapping.cuda} default arguments" if defaults_only else what)
 
 
 def _slice(view: View, args: list[Node], first: int, count: int) -> bytes:
     return view.data[args[first - 1].start_byte:args[first + count - 2].end_byte]
 
 
-def _argument_span(view: View, args: list[Node], first: int, count: int) -> tuple[int, int]:
-    """Bytes to delete for arguments first..first+count-1 with one of their commas."""
+def _delete(ctx: ScanContext, view: View, args: list[Node], first: int, count: int, what: str) -> None:
+    """Delete arguments first..first+count-1 with one of their commas. Only the arguments'
+    own bytes swallow the edits inside them: text inserted before the next argument stays."""
     last = first + count - 1
+    start, end = view.start(args[first - 1]), view.end(args[last - 1])
+    ctx.edit(start, end, b"", what=what, covers=True)
     if last < len(args):
-        return view.start(args[first - 1]), view.start(args[last])
-    if first > 1:
-        return view.end(args[first - 2]), view.end(args[last - 1])
-    return view.start(args[0]), view.end(args[last - 1])
+        ctx.edit(end, view.start(args[last]), b"", what=what)
+    elif first > 1:
+        ctx.edit(view.end(args[first - 2]), start, b"", what=what)
 
 
 def _wrap(ctx: ScanContext, view: View, arg: Node, before: bytes, what: str) -> None:
