@@ -70,10 +70,15 @@ def record(m: Mapping) -> dict:
         out["symbol_arg"] = m.symbol_arg
     if m.drop_args:
         out["drop_args"] = list(m.drop_args)
-    if m.cast_args:
-        out["cast_args"] = {str(k): v for k, v in m.cast_args}
-    if m.arity_alias:
-        out["arity_alias"] = {str(k): v for k, v in m.arity_alias}
+    for name in ("cast_args", "arity_alias", "insert_args", "default_args", "replace_args"):
+        if getattr(m, name):
+            out[name] = {str(k): v for k, v in getattr(m, name)}
+    if m.move_args:
+        out["move_args"] = [{"from": f, "before": b, "count": c} for f, b, c in m.move_args]
+    if m.copy_args:
+        out["copy_args"] = [{"from": f, "before": b} for f, b in m.copy_args]
+    if m.args_for != "hip":
+        out["args_for"] = m.args_for
     if m.note:
         out["note"] = m.note
     return out

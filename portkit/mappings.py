@@ -29,12 +29,19 @@ STATUSES = ("supported", "partial", "experimental", "unsupported", "removed")
 NOT_TABLES = {"effort", "ecosystem", "build", "builtins", "platforms", "polyfills", "hip_device_functions"}
 FILE_KEYS = {"schema", "family", "title", "source", "prefer_roc", "roc_library", "entries"}
 VERSION_FIELDS = ("hip_since", "hip_deprecated", "hip_removed", "roc_since",
-                  "cuda_since", "cuda_deprecated", "cuda_removed", "legacy_until")
+                  "cuda_since", "cuda_deprecated", "cuda_removed", "legacy_until", "defaults_in_hip")
 STR_FIELDS = ("cuda", "hip", "roc", "kind", "status", "note", "roc_note", "legacy") + VERSION_FIELDS
-ENTRY_KEYS = set(STR_FIELDS) | {"symbol_arg", "drop_args", "cast_args", "arity_alias"}
-_CAST_RE = re.compile(r"^(const )?void ?\*{1,2}$")
+ARG_FIELDS = ("symbol_arg", "drop_args", "cast_args", "arity_alias", "insert_args", "default_args",
+              "replace_args", "move_args", "copy_args", "defaults_in_hip", "args_for")
+ENTRY_KEYS = set(STR_FIELDS) | set(ARG_FIELDS)
+# reinterpret_cast targets: pointer types (`const void*`, `void**`, `size_t*`)
+_CAST_RE = re.compile(r"^(const )?[A-Za-z_][A-Za-z0-9_]* ?\*{1,2}$")
+# text written as a whole argument: a name, a number, or a qualified name (never a comma or paren)
+_ARG_TEXT_RE = re.compile(r"^[A-Za-z0-9_:.]+$")
 _VERSION_RE = re.compile(r"^\d+\.\d+(\.\d+)?$")
 _IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# a namespace inside another one (thrust::cuda): matched where the code spells it so qualified
+_QUALIFIED_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)+$")
 # roc names may be qualified (hipify-clang: curandStateSobol32 -> rocrand_device::sobol32_engine<false>)
 _ROC_NAME_RE = re.compile(r"^[A-Za-z_]\w*(::[A-Za-z_]\w*)*(<\w+>)?$")
 
@@ -79,6 +86,19 @@ class Mapping:
     roc_library: str = ""     # the family's roc library (rocBLAS...): under --roc, no `roc` = no conversion
     legacy: str | None = None           # the name releases before legacy_until take instead of hip
     legacy_until: Version | None = None
+    # argument rewrites (docs/mapping-format.md, "Call arguments"); positions are CUDA's, 1-based
+    insert_args: tuple[tuple[int, str], ...] = ()   # new argument written before argument N
+    default_args: tuple[tuple[int, str], ...] = ()  # CUDA default arguments HIP lacks, filled in
+    replace_args: tuple[tuple[int, str], ...] = ()  # argument N replaced by a constant
+    move_args: tuple[tuple[int, int, int], ...] = ()  # (from, before, count): arguments moved
+    copy_args: tuple[tuple[int, int], ...] = ()       # (from, before): an argument copied
+    defaults_in_hip: Version | None = None   # the ROCm whose HIP declares default_args itself
+    args_for: str = "hip"                    # the argument rewrites apply to the hip or the roc name
+
+    @property
+    def rewrites_args(self) -> bool:
+        return bool(self.symbol_arg or self.drop_args or self.cast_args or self.insert_args
+                    or self.default_args or self.replace_args or self.move_args or self.copy_args)
 
     def resolve(self, target: Version, prefer_roc: bool = False,
                 legacy: bool = True) -> tuple[str | None, str, str]:
@@ -137,6 +157,11 @@ class MappingDB:
         self.headers = headers
         # the scanner looks names up by the bytes it slices from the source
         self.names_by_bytes = {k.encode("ascii"): v for k, v in names.items()}
+        # qualified namespaces by their innermost name: b"cuda" -> {b"thrust::cuda": mapping}
+        self.qualified: dict[bytes, dict[bytes, Mapping]] = {}
+        for key, mapping in self.names_by_bytes.items():
+            if b"::" in key:
+                self.qualified.setdefault(key.rsplit(b"::", 1)[1], {})[key] = mapping
         self.families = families
         versions = [m.hip_since for m in (*names.values(), *headers.values()) if m.hip_since]
         self.newest: Version = max(versions) if versions else (0, 0, 0)
@@ -159,9 +184,11 @@ def _check_entry(where: str, raw: dict) -> None:
         raise MappingError(f"{where}: bad kind {raw['kind']!r} (one of {', '.join(KINDS)})")
     if raw["status"] not in STATUSES:
         raise MappingError(f"{where}: bad status {raw['status']!r} (one of {', '.join(STATUSES)})")
-    if raw["kind"] != "header" and not _IDENT_RE.match(raw["cuda"]):
+    if raw["kind"] == "namespace" and "::" in raw["cuda"]:
+        _check_qualified(where, raw)
+    elif raw["kind"] != "header" and not _IDENT_RE.match(raw["cuda"]):
         raise MappingError(f"{where}: {raw['cuda']!r} is not an identifier")
-    if raw["kind"] != "header" and "hip" in raw and not _IDENT_RE.match(raw["hip"]):
+    elif raw["kind"] != "header" and "hip" in raw and not _IDENT_RE.match(raw["hip"]):
         raise MappingError(f"{where}: hip name {raw['hip']!r} is not an identifier")
     if raw["kind"] != "header" and "roc" in raw and not _ROC_NAME_RE.match(raw["roc"]):
         raise MappingError(f"{where}: roc name {raw['roc']!r} is not a (qualified) name")
@@ -182,24 +209,51 @@ def _check_entry(where: str, raw: dict) -> None:
         drops = raw["drop_args"]
         if not isinstance(drops, list) or not drops or any(type(d) is not int or d < 1 for d in drops):
             raise MappingError(f"{where}: drop_args must be a list of positive integers")
-        if raw["status"] != "partial":
+        if raw["status"] != "partial" and raw.get("args_for") != "roc":
             raise MappingError(f"{where}: drop_args changes behaviour, so the status must be 'partial'")
-    if "cast_args" in raw:
-        casts = raw["cast_args"]
-        if (not isinstance(casts, dict) or not casts
-                or any(not k.isdigit() or int(k) < 1 or not isinstance(v, str) or not _CAST_RE.match(v)
-                       for k, v in casts.items())):
-            raise MappingError(f"{where}: cast_args must map argument numbers to 'void*', "
-                               f"'void**', 'const void*' or 'const void**'")
-    if "arity_alias" in raw:
-        alias = raw["arity_alias"]
-        if (not isinstance(alias, dict) or not alias
-                or any(not k.isdigit() or not isinstance(v, str) for k, v in alias.items())):
-            raise MappingError(f"{where}: arity_alias must map argument counts to CUDA names")
     if ("legacy" in raw) != ("legacy_until" in raw):
         raise MappingError(f"{where}: legacy and legacy_until go together")
     if "legacy" in raw and not _IDENT_RE.match(raw["legacy"]):
         raise MappingError(f"{where}: legacy name {raw['legacy']!r} is not an identifier")
+    _check_positions(where, raw, "cast_args", _CAST_RE, "pointer types such as 'const void*' or 'size_t*'")
+    _check_positions(where, raw, "arity_alias", _IDENT_RE, "CUDA names", first=0)
+    for key in ("insert_args", "default_args", "replace_args"):
+        _check_positions(where, raw, key, _ARG_TEXT_RE, "argument text (a name or a number)")
+    _check_moves(where, raw)
+    if raw.get("args_for", "hip") not in ("hip", "roc"):
+        raise MappingError(f"{where}: args_for must be 'hip' or 'roc'")
+    if "defaults_in_hip" in raw and "default_args" not in raw:
+        raise MappingError(f"{where}: defaults_in_hip without default_args")
+
+
+def _check_qualified(where: str, raw: dict) -> None:
+    """thrust::cuda -> thrust::hip: only the innermost namespace is renamed."""
+    cuda, hip = raw["cuda"], raw.get("hip", "")
+    if not _QUALIFIED_RE.match(cuda):
+        raise MappingError(f"{where}: {cuda!r} is not a qualified name")
+    if hip and (not _QUALIFIED_RE.match(hip) or hip.rsplit("::", 1)[0] != cuda.rsplit("::", 1)[0]):
+        raise MappingError(f"{where}: hip name {hip!r} must keep the enclosing namespaces of {cuda!r}")
+
+
+def _check_positions(where: str, raw: dict, key: str, value_re: re.Pattern, what: str, first: int = 1) -> None:
+    """`{ "N" = "text" }` with N >= first and every text matching `value_re`."""
+    if key not in raw:
+        return
+    table = raw[key]
+    if (not isinstance(table, dict) or not table
+            or any(not k.isdigit() or int(k) < first or not isinstance(v, str) or not value_re.match(v)
+                   for k, v in table.items())):
+        raise MappingError(f"{where}: {key} must map argument numbers to {what}")
+
+
+def _check_moves(where: str, raw: dict) -> None:
+    for key, fields in (("move_args", ("from", "before", "count")), ("copy_args", ("from", "before"))):
+        items = raw.get(key, [{f: 1 for f in fields}])
+        if (not isinstance(items, list) or not items
+                or any(not isinstance(i, dict) or set(i) - set(fields) or "from" not in i or "before" not in i
+                       or any(type(v) is not int or v < 1 for v in i.values()) for i in items)):
+            raise MappingError(f"{where}: {key} must be a list of {{ {', '.join(fields)} }} "
+                               f"records of positive integers")
 
 
 def _make_mapping(where: str, family: str, raw: dict, roc_library: str = "") -> Mapping:
@@ -218,8 +272,17 @@ def _make_mapping(where: str, family: str, raw: dict, roc_library: str = "") -> 
         symbol_arg=raw.get("symbol_arg", 0), drop_args=tuple(raw.get("drop_args", ())),
         cast_args=tuple(sorted((int(k), v) for k, v in raw.get("cast_args", {}).items())),
         arity_alias=tuple(sorted((int(k), v) for k, v in raw.get("arity_alias", {}).items())),
-        roc_note=raw.get("roc_note", ""), roc_library=roc_library, **versions,
+        insert_args=_numbered(raw, "insert_args"), default_args=_numbered(raw, "default_args"),
+        replace_args=_numbered(raw, "replace_args"),
+        move_args=tuple((m["from"], m["before"], m.get("count", 1)) for m in raw.get("move_args", ())),
+        copy_args=tuple((m["from"], m["before"]) for m in raw.get("copy_args", ())),
+        args_for=raw.get("args_for", "hip"), roc_note=raw.get("roc_note", ""), roc_library=roc_library,
+        **versions,
     )
+
+
+def _numbered(raw: dict, key: str) -> tuple[tuple[int, str], ...]:
+    return tuple(sorted((int(k), v) for k, v in raw.get(key, {}).items()))
 
 
 def _load_file(path: Path) -> tuple[Family, list[Mapping]]:

@@ -56,6 +56,7 @@ def dispatch(ctx: ScanContext, view: View, root: Node) -> None:
                     _declared_name(node.parent) in provided and not _not_amd(ctx, view, node):
                 strictness.device_function(ctx, view, node)
     table = ctx.db.names_by_bytes
+    qualified = ctx.db.qualified   # thrust::cuda: its innermost name need not be a table name
     legacy = builtins if ctx.options.builtins == "hip" else None
     # AMD-only code and NVIDIA code with an AMD branch are not rewritten (regions.py); the rules
     # still see them (their findings are dropped or become "already ported" in ScanContext.report)
@@ -72,7 +73,7 @@ def dispatch(ctx: ScanContext, view: View, root: Node) -> None:
                                 and protected(view.start(node)))):
             ctx.metrics.refs_already_ported += text in table
         else:
-            if text in table:
+            if text in table or text in qualified:
                 names_handler(ctx, view, node)
             if legacy is not None and text in legacy.table():
                 legacy.handle(ctx, view, node)

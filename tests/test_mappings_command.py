@@ -47,7 +47,9 @@ def test_json_export_counts_match_the_tables(capsys):
     assert doc["summary"]["known"] >= 8900      # every name hipify-clang knows, and more
     assert doc["summary"]["with_hip"] >= 4900
     entry = next(e for e in doc["entries"] if e["cuda"] == "cudaGraphInstantiate")
-    assert entry["arity_alias"] == {"3": "cudaGraphInstantiateWithFlags"}
+    assert entry["arity_alias"] == {"2": "cudaGraphInstantiateWithFlags", "3": "cudaGraphInstantiateWithFlags"}
+    entry = next(e for e in doc["entries"] if e["cuda"] == "cudaStreamWaitEvent")
+    assert (entry["default_args"], entry["defaults_in_hip"]) == ({"3": "0"}, "6.1")
 
 
 def test_csv_export(tmp_path):

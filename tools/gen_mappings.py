@@ -75,7 +75,8 @@ NAME_COLUMNS = {"CUDA": "cuda", "HIP": "hip", "ROC": "roc", "MIOPEN": "roc"}
 FIELD_ORDER = ["cuda", "hip", "roc", "kind", "status", "hip_since", "hip_deprecated",
                "hip_removed", "roc_since", "cuda_since", "cuda_deprecated", "cuda_removed",
                "legacy", "legacy_until",
-               "symbol_arg", "drop_args", "cast_args", "arity_alias", "note", "roc_note"]
+               "symbol_arg", "drop_args", "cast_args", "arity_alias", "insert_args", "default_args",
+               "defaults_in_hip", "replace_args", "move_args", "copy_args", "args_for", "note", "roc_note"]
 KINDS = {"function", "type", "enum", "macro", "header", "namespace"}
 STATUSES = {"supported", "partial", "experimental", "unsupported", "removed"}
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -337,7 +338,8 @@ def check_entry(entry: dict) -> list[str]:
         bad.append("unsupported but has hip")
     if "roc_note" in entry and "roc" not in entry:
         bad.append("roc_note without roc")
-    if entry.get("drop_args") and (entry.get("status") != "partial" or "note" not in entry):
+    if entry.get("drop_args") and entry.get("args_for") != "roc" and (
+            entry.get("status") != "partial" or "note" not in entry):
         bad.append("drop_args needs status partial and a note")
     return bad
 

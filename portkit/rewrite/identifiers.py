@@ -1,4 +1,4 @@
-"""CUDA names in code -> HIP names, plus the two call fixes the tables ask for.
+"""CUDA names in code -> HIP names (the call arguments that come with them: arguments.py).
 
 Only identifier nodes are touched, so comments are never rewritten (string literals have their
 own, hipify-clang-compatible rule in strings.py), and a name that merely contains a CUDA name
@@ -12,7 +12,7 @@ from tree_sitter import Node
 from .. import polyfills
 from ..context import ScanContext, View
 from ..mappings import Mapping, format_version
-from . import codes
+from . import arguments, codes
 
 # Families whose converted names mean the file needs the HIP runtime header.
 RUNTIME_FAMILIES = frozenset({"runtime", "driver", "device"})
@@ -41,6 +41,19 @@ def _nested_scope(node: Node) -> bool:
 
 
 
+def _qualified_name(node: Node) -> bytes:
+    """`thrust::cuda` for the `cuda` of `thrust::cuda::par` (or `::thrust::cuda::par`)."""
+    name, current = node.text, node.parent
+    while current is not None and current.parent is not None and current.parent.type == "qualified_identifier":
+        outer = current.parent
+        inner, scope = outer.child_by_field_name("name"), outer.child_by_field_name("scope")
+        if inner is None or inner.id != current.id or scope is None or not scope.text:
+            break
+        name = scope.text + b"::" + name
+        current = outer
+    return name
+
+
 def audit_notes(ctx: ScanContext, mapping: Mapping, start: int, end: int) -> None:
     """PK101/PK102, audit only, for names that do convert (the others already have a PK00x):
     a CUDA API on its way out, or a HIP counterpart still experimental."""
@@ -56,6 +69,10 @@ def audit_notes(ctx: ScanContext, mapping: Mapping, start: int, end: int) -> Non
 
 
 def handle(ctx: ScanContext, view: View, node: Node) -> None:
+    qualified = ctx.db.qualified.get(node.text) if node.type == "namespace_identifier" else None
+    if qualified and _qualified_name(node) in qualified:
+        _convert(ctx, view, node, qualified[_qualified_name(node)])
+        return
     mapping = ctx.db.names_by_bytes.get(node.text)
     if mapping is None or not _matches_kind(node, mapping):
         return
@@ -64,6 +81,10 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
         return   # error recovery split a string literal: "cudaMalloc failed" is text, not code
     if mapping.arity_alias:
         mapping = _by_arity(ctx, node, mapping)
+    _convert(ctx, view, node, mapping)
+
+
+def _convert(ctx: ScanContext, view: View, node: Node, mapping: Mapping) -> None:
     own_api = not _argument_of_other_family(ctx, node, mapping)
     hip, problem, reason = mapping.resolve(ctx.target, ctx.options.prefer_roc, legacy=own_api)
     hip = polyfills.serve(ctx, mapping.cuda, hip)
@@ -80,15 +101,14 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
         ctx.metrics.refs_left += 1
         ctx.flag(codes.PROBLEM_CODES[problem], start, end, reason, mapping.cuda)
         return
-    ctx.edit(start, end, hip.encode("ascii"), what=mapping.cuda)
+    # a qualified namespace (thrust::cuda -> thrust::hip) renames its innermost name only
+    ctx.edit(start, end, hip.rsplit("::", 1)[-1].encode("ascii"), what=mapping.cuda)
     ctx.metrics.refs_converted += 1
     if mapping.family in RUNTIME_FAMILIES:
         ctx.uses_runtime_api = True
-    if hip == mapping.hip and (mapping.symbol_arg or mapping.drop_args or mapping.cast_args):
-        args = call_arguments(node)
-        if args is not None:
-            fix_call(ctx, view, mapping, args)
-    note = mapping.conversion_note(hip)  # a roc function whose arguments differ: say so, never silently
+    if arguments.applies(mapping, hip, ctx):
+        arguments.fix_call(ctx, view, mapping, node, hip)
+    note = mapping.conversion_note(hip)  # a roc function whose arguments differ, or a partial mapping
     if note:
         ctx.flag(codes.PARTIAL_CONVERSION, start, end, f"{mapping.cuda} -> {hip}: {note}", mapping.cuda)
 
@@ -98,10 +118,10 @@ def _argument_of_other_family(ctx: ScanContext, node: Node, mapping: Mapping) ->
     takes hipDataType on every ROCm release; hipBLAS before 6.0 takes only hipblasDatatype_t."""
     if not mapping.legacy:
         return False
-    arguments = node.parent
-    if arguments is None or arguments.type != "argument_list" or arguments.parent is None:
+    arglist = node.parent
+    if arglist is None or arglist.type != "argument_list" or arglist.parent is None:
         return False
-    function = arguments.parent.child_by_field_name("function")
+    function = arglist.parent.child_by_field_name("function")
     callee = ctx.db.names_by_bytes.get(function.text) if function is not None else None
     return callee is not None and callee.family != mapping.family
 
@@ -131,60 +151,8 @@ def _inside_string(data: bytes, pos: int) -> bool:
 def _by_arity(ctx: ScanContext, node: Node, mapping: Mapping) -> Mapping:
     """A call whose argument count marks it as another CUDA API (CUDA 12's three-argument
     cudaGraphInstantiate is cudaGraphInstantiateWithFlags) converts as that API."""
-    args = call_arguments(node)
+    args = arguments.call_arguments(node)
     if args is None:
         return mapping
     alias = dict(mapping.arity_alias).get(len(args))
     return ctx.db.names[alias] if alias else mapping
-
-
-def _already_void(text: bytes) -> bool:
-    """`(void**)&p`, `reinterpret_cast<const void*>(k)`, `NULL`...: no cast needed."""
-    squashed = text.replace(b" ", b"")
-    return squashed.startswith((b"(void*", b"(constvoid*", b"reinterpret_cast<", b"static_cast<void")) \
-        or squashed in (b"NULL", b"nullptr", b"0")
-
-
-def call_arguments(name: Node) -> list[Node] | None:
-    """The arguments when `name` is the callee of a call expression (`f(...)`, `::f(...)`)."""
-    callee = name
-    while callee.parent is not None and callee.parent.type == "qualified_identifier":
-        callee = callee.parent
-    call = callee.parent
-    if call is None or call.type != "call_expression":
-        return None
-    function = call.child_by_field_name("function")
-    arguments = call.child_by_field_name("arguments")
-    if function is None or function.id != callee.id or arguments is None:
-        return None
-    if arguments.type != "argument_list":
-        return None
-    return [a for a in arguments.named_children if a.type != "comment"]
-
-
-def _wrap(ctx: ScanContext, view: View, arg: Node, before: bytes, what: str) -> None:
-    ctx.edit(view.start(arg), view.start(arg), before, what=what)
-    ctx.edit(view.end(arg), view.end(arg), b")", what=what)
-
-
-def fix_call(ctx: ScanContext, view: View, mapping: Mapping, args: list[Node]) -> None:
-    """Wrap a device-symbol argument in HIP_SYMBOL(); cast typed pointers and kernel names to
-    the void pointers HIP's C signatures take; delete arguments HIP does not take."""
-    if mapping.symbol_arg and len(args) >= mapping.symbol_arg:
-        arg = args[mapping.symbol_arg - 1]
-        if not view.text(arg).startswith(b"HIP_SYMBOL"):
-            _wrap(ctx, view, arg, b"HIP_SYMBOL(", "HIP_SYMBOL")
-    for index, cast in mapping.cast_args:
-        if index <= len(args) and not _already_void(view.text(args[index - 1])):
-            _wrap(ctx, view, args[index - 1], f"reinterpret_cast<{cast}>(".encode(), "cast")
-    if mapping.drop_args:
-        for index in mapping.drop_args:
-            if index > len(args):
-                continue
-            if index < len(args):
-                drop = (view.start(args[index - 1]), view.start(args[index]))
-            elif index > 1:
-                drop = (view.end(args[index - 2]), view.end(args[index - 1]))
-            else:
-                drop = (view.start(args[0]), view.end(args[0]))
-            ctx.edit(drop[0], drop[1], b"", what=f"{mapping.cuda} argument {index}", covers=True)

@@ -1,0 +1,162 @@
+"""Call-argument rewrites the mapping tables ask for (hipify-clang's FuncArgCasts, as data).
+
+A converted call may need its arguments changed as well as its name: a device symbol wrapped
+in HIP_SYMBOL(), a kernel cast to the `const void*` HIP's C signature takes, an argument HIP
+does not take dropped, a constant inserted or replaced, CUDA default arguments that HIP's
+declaration lacks written out, arguments moved or copied (the ROCm libraries' orders). The
+fields and their exact output are in docs/mapping-format.md ("Call arguments"). Where the call
+cannot be seen (the name is not called here, or a macro may hide commas) nothing is guessed:
+a PK004 finding says which rewrite is still to do.
+"""
+
+from __future__ import annotations
+
+from tree_sitter import Node
+
+from ..context import ScanContext, View
+from ..mappings import Mapping
+from . import codes
+
+
+def call_arguments(name: Node) -> list[Node] | None:
+    """The arguments when `name` is the callee of a call expression (`f(...)`, `::f(...)`)."""
+    callee = name
+    while callee.parent is not None and callee.parent.type == "qualified_identifier":
+        callee = callee.parent
+    call = callee.parent
+    if call is None or call.type != "call_expression":
+        return None
+    function = call.child_by_field_name("function")
+    arguments = call.child_by_field_name("arguments")
+    if function is None or function.id != callee.id or arguments is None:
+        return None
+    if arguments.type != "argument_list":
+        return None
+    return [a for a in arguments.named_children if a.type != "comment"]
+
+
+def applies(mapping: Mapping, name: str, ctx: ScanContext) -> bool:
+    """Whether `mapping`'s argument rewrites go with the name written (`args_for` hip or roc)."""
+    if not mapping.rewrites_args:
+        return False
+    wrote_roc = name == mapping.roc and name != mapping.hip   # a roc name that is also the hip one is hip's
+    return wrote_roc == (mapping.args_for == "roc")
+
+
+def _defaults(ctx: ScanContext, mapping: Mapping) -> tuple[tuple[int, str], ...]:
+    if mapping.defaults_in_hip is not None and ctx.target >= mapping.defaults_in_hip:
+        return ()   # the target's HIP declares these defaults itself
+    return mapping.default_args
+
+
+def needed(ctx: ScanContext, mapping: Mapping) -> int:
+    """The fewest arguments a call must show for every rewrite to have its place."""
+    counts = [mapping.symbol_arg, *mapping.drop_args, *(i for i, _ in mapping.cast_args),
+              *(i for i, _ in mapping.replace_args), *(i - 1 for i, _ in mapping.insert_args),
+              *(f + c - 1 for f, _, c in mapping.move_args), *(f for f, _ in mapping.copy_args)]
+    defaults = _defaults(ctx, mapping)
+    if defaults:
+        counts.append(defaults[0][0] - 1)
+    return max(1, *counts)   # a call with no arguments has nowhere to put any
+
+
+def describe(ctx: ScanContext, mapping: Mapping) -> str:
+    """The rewrites in words, for a finding that could not apply them."""
+    parts = [f"wrap argument {mapping.symbol_arg} in HIP_SYMBOL()"] if mapping.symbol_arg else []
+    parts += [f"cast argument {i} with reinterpret_cast<{t}>" for i, t in mapping.cast_args]
+    parts += [f"delete argument {i}" for i in mapping.drop_args]
+    parts += [f"insert {t} before argument {i}" for i, t in mapping.insert_args]
+    parts += [f"replace argument {i} with {t}" for i, t in mapping.replace_args]
+    parts += [f"move argument{'s' if c > 1 else ''} {f}{f'-{f + c - 1}' if c > 1 else ''} before argument {b}"
+              for f, b, c in mapping.move_args]
+    parts += [f"copy argument {f} before argument {b}" for f, b in mapping.copy_args]
+    parts += [f"pass {t} as argument {i} (a CUDA default HIP lacks)" for i, t in _defaults(ctx, mapping)]
+    return "; ".join(parts)
+
+
+def fix_call(ctx: ScanContext, view: View, mapping: Mapping, name: Node, hip: str) -> None:
+    """Apply `mapping`'s argument rewrites to the call `name` is the callee of, or report them."""
+    args = call_arguments(name)
+    need = needed(ctx, mapping)
+    if args is None or len(args) < need:
+        seen = ("it is not called here, so its arguments are not in view" if args is None else
+                f"this call shows {len(args)} argument{'s' * (len(args) != 1)} where {need} are expected "
+                "(a macro may expand to several)")
+        ctx.flag(codes.PARTIAL_CONVERSION, view.start(name), view.end(name),
+                 f"{mapping.cuda} -> {hip}: {seen}; rewrite the arguments by hand: {describe(ctx, mapping)}",
+                 mapping.cuda)
+        return
+    if mapping.symbol_arg:
+        arg = args[mapping.symbol_arg - 1]
+        if not view.text(arg).startswith(b"HIP_SYMBOL"):
+            _wrap(ctx, view, arg, b"HIP_SYMBOL(", "HIP_SYMBOL")
+    for index, cast in mapping.cast_args:
+        if not _already_cast(view.text(args[index - 1])):
+            _wrap(ctx, view, args[index - 1], f"reinterpret_cast<{cast}>(".encode(), "cast")
+    for index in mapping.drop_args:
+        _delete(ctx, view, args, index, 1, f"{mapping.cuda} argument {index}")
+    for index, text in mapping.replace_args:
+        arg = args[index - 1]
+        ctx.edit(view.start(arg), view.end(arg), text.encode(), what=f"{mapping.cuda} arguments", covers=True)
+    _insertions(ctx, view, mapping, args)
+
+
+def _insertions(ctx: ScanContext, view: View, mapping: Mapping, args: list[Node]) -> None:
+    """Inserted, moved, copied and defaulted arguments: text placed before an argument, or after
+    the last one; what lands on one spot is written as one edit, in the table's order."""
+    at: dict[int, list[bytes]] = {}
+    tail: list[bytes] = []
+
+    def put(before: int, text: bytes) -> None:
+        if before <= len(args):
+            at.setdefault(before, []).append(text + b", ")
+        else:
+            tail.append(b", " + text)
+
+    for index, text in mapping.insert_args:
+        put(index, text.encode())
+    for first, before, count in mapping.move_args:
+        put(before, _slice(view, args, first, count))
+        _delete(ctx, view, args, first, count, f"{mapping.cuda} arguments")
+    for first, before in mapping.copy_args:
+        put(before, _slice(view, args, first, 1))
+    filled = len(args)
+    for index, text in _defaults(ctx, mapping):
+        if index == filled + 1:   # only defaults after the last argument written
+            tail.append(b", " + text.encode())
+            filled += 1
+    what = f"{mapping.cuda} arguments"
+    for before, texts in at.items():
+        ctx.edit(view.start(args[before - 1]), view.start(args[before - 1]), b"".join(texts), what=what)
+    if tail:   # needed() guarantees at least one argument to write after
+        defaults_only = filled > len(args) and len(tail) == filled - len(args)
+        ctx.edit(view.end(args[-1]), view.end(args[-1]), b"".join(tail),
+                 what=f"{mapping.cuda} default arguments" if defaults_only else what)
+
+
+def _slice(view: View, args: list[Node], first: int, count: int) -> bytes:
+    return view.data[args[first - 1].start_byte:args[first + count - 2].end_byte]
+
+
+def _delete(ctx: ScanContext, view: View, args: list[Node], first: int, count: int, what: str) -> None:
+    """Delete arguments first..first+count-1 with one of their commas. Only the arguments'
+    own bytes swallow the edits inside them: text inserted before the next argument stays."""
+    last = first + count - 1
+    start, end = view.start(args[first - 1]), view.end(args[last - 1])
+    ctx.edit(start, end, b"", what=what, covers=True)
+    if last < len(args):
+        ctx.edit(end, view.start(args[last]), b"", what=what)
+    elif first > 1:
+        ctx.edit(view.end(args[first - 2]), start, b"", what=what)
+
+
+def _wrap(ctx: ScanContext, view: View, arg: Node, before: bytes, what: str) -> None:
+    ctx.edit(view.start(arg), view.start(arg), before, what=what)
+    ctx.edit(view.end(arg), view.end(arg), b")", what=what)
+
+
+def _already_cast(text: bytes) -> bool:
+    """`(void**)&p`, `reinterpret_cast<const void*>(k)`, `NULL`...: no cast needed."""
+    squashed = text.replace(b" ", b"")
+    return squashed.startswith((b"(void*", b"(constvoid*", b"reinterpret_cast<", b"static_cast<void")) \
+        or squashed in (b"NULL", b"nullptr", b"0")
