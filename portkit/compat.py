@@ -137,6 +137,9 @@ def _compat_entry(entry: Entry, job: CompatJob) -> FileCompat:
             if text.startswith("reinterpret_cast"):
                 result.manual.append((source.position(edit.start)[0],
                                       f"HIP's C signature takes this argument as {text[17:-2]}: write {text}...)"))
+            elif text.startswith("static_cast"):   # a narrowing brace initialiser (rewrite/strictness.py)
+                result.manual.append((source.position(edit.start)[0],
+                                      f"hip-clang rejects this narrowing conversion: write {text}...)"))
         elif original.isidentifier() and text.isidentifier():                # a call-dependent name
             result.manual.append((source.position(edit.start)[0],
                                   f"{original} here is {edit.what} in CUDA and {text} in HIP (by its arguments)"))

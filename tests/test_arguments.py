@@ -72,7 +72,7 @@ def test_graph_memcpy_node_symbol_arguments():
 def test_driver_entry_point_gets_the_hip_version_and_a_status_pointer():
     body = b"void f(void** fn) { cudaGetDriverEntryPoint(\"cuInit\", fn, 0); }\n"
     assert conv(body, rocm=None)[0] == (
-        b"void f(void** fn) { hipGetProcAddress(\"cuInit\", fn, 603, 0, nullptr); }\n")
+        b"void f(void** fn) { hipGetProcAddress(\"hipInit\", fn, 603, 0, nullptr); }\n")
 
 
 def test_occupancy_callback_is_dropped_with_a_finding():

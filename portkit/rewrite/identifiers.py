@@ -102,7 +102,8 @@ def _convert(ctx: ScanContext, view: View, node: Node, mapping: Mapping) -> None
         ctx.flag(codes.PROBLEM_CODES[problem], start, end, reason, mapping.cuda)
         return
     # a qualified namespace (thrust::cuda -> thrust::hip) renames its innermost name only
-    ctx.edit(start, end, hip.rsplit("::", 1)[-1].encode("ascii"), what=mapping.cuda)
+    written = hip.rsplit("::", 1)[-1] if "::" in mapping.cuda else hip   # roc names may be qualified
+    ctx.edit(start, end, written.encode("ascii"), what=mapping.cuda)
     ctx.metrics.refs_converted += 1
     if mapping.family in RUNTIME_FAMILIES:
         ctx.uses_runtime_api = True
