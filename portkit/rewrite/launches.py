@@ -53,7 +53,7 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
     function = call.child_by_field_name("function") if call is not None else None
     arguments = call.child_by_field_name("arguments") if call is not None else None
     config = [c for c in node.named_children if c.type != "comment"]
-    why = _kept_because(view, call, function, arguments, config)
+    why = _kept_because(ctx, view, call, function, arguments, config)
     if why:
         ctx.flag(codes.LAUNCH_NOT_CONVERTED, view.start(node), view.end(node), KEPT + why, "launch")
         return
@@ -75,7 +75,7 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
     ctx.metrics.refs_converted += 1
 
 
-def _kept_because(view: View, call: Node | None, function: Node | None, arguments: Node | None,
+def _kept_because(ctx: ScanContext, view: View, call: Node | None, function: Node | None, arguments: Node | None,
                   config: list[Node]) -> str:
     """Why this launch stays as <<<...>>>, or "" when it is rewritten."""
     if (call is None or call.type != "call_expression" or function is None or arguments is None
@@ -87,9 +87,12 @@ def _kept_because(view: View, call: Node | None, function: Node | None, argument
     if _local_variable(function, call):
         return (f"{view.text(function).decode('utf-8', 'replace')} is a variable here (a pointer to "
                 "the kernel), which hipify-clang leaves as it is")
-    if not _statement(view, call):
-        return ("it is used as an expression, and hipLaunchKernelGGL is a statement "
-                "(do { ... } while (0)) that would not compile there")
+    if not _statement(ctx, view, call):
+        holder = call.parent.parent if call.parent is not None and call.parent.type == "argument_list" else None
+        name = holder.child_by_field_name("function") if holder is not None else None
+        where = (f"it is an argument of {name.text.decode('utf-8', 'replace')}, not a statement"
+                 if name is not None else "it is used as an expression")
+        return where + ", and hipLaunchKernelGGL is a statement (do { ... } while (0))"
     if any(c.type == "comment" and c.text.startswith(b"//") for c in _gap_comments(call)):
         return "a // comment sits between its pieces, which one line cannot hold"
     return ""
@@ -135,14 +138,22 @@ def _declared_name(declarator: Node) -> bytes:
     return declarator.text if declarator.type == "identifier" else b""
 
 
-def _statement(view: View, call: Node) -> bool:
-    """A launch that is a whole statement, or the whole body of a macro (used as `LAUNCH(...);`)."""
+def _statement(ctx: ScanContext, view: View, call: Node) -> bool:
+    """A launch that is a whole statement, the whole body of a macro (used as `LAUNCH(...);`), or
+    the whole argument of a macro of this file that uses it as a statement (`CHECK(k<<<...>>>())`)."""
     parent = call.parent
     if parent is not None and parent.type == "expression_statement":
         return True
     blank = b" \t\r\n\\"
-    return bool(view.base) and not view.data[:call.start_byte].strip(blank) and \
-        view.data[call.end_byte:].strip(blank) in (b"", b";")
+    if view.base:
+        return not view.data[:call.start_byte].strip(blank) and view.data[call.end_byte:].strip(blank) in (b"", b";")
+    invocation = parent.parent if parent is not None and parent.type == "argument_list" else None
+    if invocation is None or invocation.type != "call_expression":
+        return False
+    name = invocation.child_by_field_name("function")
+    args = [a for a in parent.named_children if a.type != "comment"]
+    params = _file_facts(ctx, view, call)[1].get(name.text if name is not None else b"")
+    return params is not None and len(params) == len(args) and params[args.index(call)]
 
 
 def _templated(ctx: ScanContext, view: View, function: Node) -> bool:
@@ -158,8 +169,13 @@ def _templated(ctx: ScanContext, view: View, function: Node) -> bool:
 
 
 def _template_names(ctx: ScanContext, view: View, node: Node) -> frozenset[bytes]:
-    """The function templates this file declares (once per file; a macro body asks the whole file)."""
-    key = ("launch-templates",)
+    return _file_facts(ctx, view, node)[0]
+
+
+def _file_facts(ctx: ScanContext, view: View, node: Node) -> tuple[frozenset[bytes], dict[bytes, list[bool]]]:
+    """What this file declares, once per file (a macro body asks the whole file): the function
+    templates, and for each function-like macro which parameters its body uses only as statements."""
+    key = ("launch-file",)
     if key not in ctx.memo:
         if view.base:
             root = parse.parse(ctx.source.parse_bytes).root_node
@@ -167,16 +183,44 @@ def _template_names(ctx: ScanContext, view: View, node: Node) -> frozenset[bytes
             root = node
             while root.parent is not None:
                 root = root.parent
-        found = QueryCursor(_template_query()).captures(root).get("name", [])
-        ctx.memo[key] = frozenset(n.text for n in found)
+        found = QueryCursor(_template_query()).captures(root)
+        macros = {}
+        for definition in found.get("macro", []):
+            params = definition.child_by_field_name("parameters")
+            body = definition.child_by_field_name("value")
+            names = [p.text for p in params.named_children] if params is not None else []
+            if params is not None and any(c.type == "..." for c in params.children):
+                names.append(b"__VA_ARGS__")   # `CHECK(...)`: the launch is the whole variadic part
+            macros[definition.child_by_field_name("name").text] = _statement_params(names, body)
+        ctx.memo[key] = frozenset(n.text for n in found.get("name", [])), macros
     return ctx.memo[key]
+
+
+def _statement_params(names: list[bytes], body: Node | None) -> list[bool]:
+    """For each macro parameter: does the body use it, and only as a statement (`x;` or all of it)?"""
+    if body is None:
+        return [False] * len(names)
+    text = body.text
+    if text.strip(b" \t\r\n\\") in names:
+        return [n == text.strip(b" \t\r\n\\") for n in names]
+    uses: dict[bytes, list[bool]] = {}
+    stack = [parse.parse(text).root_node]
+    while stack:
+        current = stack.pop()
+        if current.type == "identifier" and current.text in names:
+            parent = current.parent
+            uses.setdefault(current.text, []).append(parent is not None and parent.type == "expression_statement"
+                                                     and parent.named_child_count == 1)
+        stack.extend(current.children)
+    return [bool(uses.get(n)) and all(uses[n]) and b"#" + n not in text for n in names]
 
 
 @lru_cache(maxsize=1)
 def _template_query() -> Query:
     name = "declarator: (function_declarator declarator: [(identifier) @name " \
            "(qualified_identifier name: (identifier) @name)])"
-    return Query(parse.language(), f"(template_declaration [(function_definition {name}) (declaration {name})])")
+    return Query(parse.language(), f"(template_declaration [(function_definition {name}) (declaration {name})]) "
+                                   "(preproc_function_def) @macro")
 
 
 def _dim3(view: View, piece: Node) -> tuple[bytes, bytes]:
