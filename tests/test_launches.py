@@ -81,12 +81,6 @@ def test_macro_bodies_and_statement_macro_arguments_are_rewritten():
     assert found == [("PK006", 8, 10, KEPT + "it is an argument of SHOWN, not a statement" + STATEMENT)]
 
 
-def test_configuration_macro_with_two_arguments_is_kept():
-    out, found = hip(b"#define CONFIG 1, 32\nvoid f(float *p) { k<<<CONFIG>>>(p); }\n")
-    assert out == b"#define CONFIG 1, 32\nvoid f(float *p) { k<<<CONFIG>>>(p); }\n"
-    assert found == [("PK006", 4, 21, KEPT + "its configuration could not be read")]
-
-
 def test_fixture_findings_are_exact():
     """The golden fixtures' kept launches, each with its reason."""
     forms = convert_text((FIXTURES / "launch_hip_forms" / "input.cu").read_bytes(), launch_syntax="hip", rocm="5.2")
