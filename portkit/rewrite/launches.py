@@ -80,7 +80,8 @@ def _kept_because(ctx: ScanContext, view: View, call: Node | None, function: Nod
     """Why this launch stays as <<<...>>>, or "" when it is rewritten."""
     if (call is None or call.type != "call_expression" or function is None or arguments is None
             or arguments.type != "argument_list" or len(config) not in DEFAULTS
-            or function.type not in CALLEES or arguments.children[-1].type != ")"):
+            or function.type not in CALLEES or arguments.children[-1].type != ")"
+            or arguments.children[-1].is_missing):
         return "its configuration could not be read"   # e.g. `k<<<CONFIG>>>`, error recovery
     if _indirect(function):
         return "it launches through a pointer or member, which hipify-clang leaves as it is"
