@@ -58,6 +58,8 @@ def _changed_lines_are_cuda(original: bytes, converted: bytes, extra: frozenset[
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
         if tag == "equal":
             continue
+        if any(b"<<<" in line for line in old[i1:i2]) and b"hipLaunchKernelGGL(" in b"".join(new[j1:j2]):
+            continue   # a launch over several lines, joined as hipify-clang writes it (--launch-syntax hip)
         # rewrite/strictness.py: `register` dropped, a narrowing element cast
         strict = any(b"static_cast<" in line for line in new[j1:j2])
         for line in old[i1:i2]:

@@ -47,9 +47,16 @@ def test_a_deletion_inside_another_goes_with_it():
 
 
 def test_a_wrapper_and_a_launch_at_one_byte_nest_wrapper_outside():
-    """A launch as the argument HIP wants cast (found by the fuzzer): both insertions start at the
-    same byte; the cast opens first, around the launch."""
+    """Two insertions at one byte, a wrapper's and another's (found by the fuzzer with a launch as
+    the argument HIP wants cast): the wrapper opens first, outside."""
+    edits = [Edit(2, 2, b"L(", "launch"), Edit(2, 2, b"cast(", "cast"), Edit(3, 3, b"))")]
+    assert apply_edits(b"f(k)", edits) == b"f(cast(L(k)))"
+
+
+def test_a_launch_the_cast_wraps_is_kept():
+    """hipLaunchKernelGGL is a statement: a launch in an argument stays <<<...>>> inside the cast."""
     from portkit.api import convert_text
     source = b"__global__ void k() {}\nvoid f() { cudaFuncAttributes a; cudaFuncGetAttributes(&a, k<<<1, 1>>>()); }\n"
-    out = convert_text(source, launch_syntax="hip", rocm="5.2").output
-    assert b"hipFuncGetAttributes(&a, reinterpret_cast<const void*>(hipLaunchKernelGGL(k, 1, 1, 0, 0)));" in out
+    out = convert_text(source, launch_syntax="hip", rocm="5.2")
+    assert b"hipFuncGetAttributes(&a, reinterpret_cast<const void*>(k<<<1, 1>>>()));" in out.output
+    assert [(f.code, f.line, f.column) for f in out.findings] == [("PK006", 2, 61)]

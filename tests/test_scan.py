@@ -175,9 +175,9 @@ def test_launches_to_hipLaunchKernelGGL():
         b"#include <hip/hip_runtime.h>\n"
         b"template <typename T, int N> __global__ void k(T* a) {}\n__global__ void z() {}\n"
         b"void f(float* d, hipStream_t s) {\n"
-        b"  hipLaunchKernelGGL(HIP_KERNEL_NAME(k<float, 4>), dim3(2, 2), 64, 128, s, d);\n"
-        b"  hipLaunchKernelGGL(z, 1, 1, 0, 0);\n"
-        b"  hipLaunchKernelGGL(z, 1, 1, 0, 0 );\n"
+        b"  hipLaunchKernelGGL(HIP_KERNEL_NAME(k<float, 4>), dim3(2, 2), dim3(64), 128, s, d);\n"
+        b"  hipLaunchKernelGGL(z, dim3(1), dim3(1), 0, 0);\n"
+        b"  hipLaunchKernelGGL(z, dim3(1), dim3(1), 0, 0);\n"
         b"}\n")
 
 
@@ -185,7 +185,7 @@ def test_launch_inside_a_macro_body():
     src = b"#define LAUNCH(k, n, ...) k<<<((n) + 255) / 256, 256>>>(__VA_ARGS__)\n"
     assert conv(src, launch_syntax="hip") == (
         b"#include <hip/hip_runtime.h>\n"
-        b"#define LAUNCH(k, n, ...) hipLaunchKernelGGL(k, ((n) + 255) / 256, 256, 0, 0, __VA_ARGS__)\n")
+        b"#define LAUNCH(k, n, ...) hipLaunchKernelGGL(k, dim3(((n) + 255) / 256), dim3(256), 0, 0, __VA_ARGS__)\n")
 
 
 def test_error_region_is_converted_and_reported():

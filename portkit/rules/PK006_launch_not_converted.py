@@ -3,8 +3,11 @@
 Reported by the converter (portkit/rewrite/), from the mapping tables.
 
 What it finds:
-    With --launch-syntax hip, a kernel launch whose configuration or callee the converter could
-    not rewrite into hipLaunchKernelGGL (an unusual configuration, an unparsed region).
+    With --launch-syntax hip, a kernel launch kept as <<<...>>>: a launch used as an expression
+    or as the argument of a macro that does not use it as a statement (hipLaunchKernelGGL is a
+    statement, do { ... } while (0)); a launch through a pointer, member or kernel-pointer
+    variable (hipify-clang leaves these too); a configuration that cannot be read (a macro giving
+    grid and block, an unparsed region); a // comment between the launch's pieces.
 
 Why it matters on AMD GPUs:
     None on correctness: HIP compiles <<<...>>> launches; only the requested style is not met.
