@@ -79,7 +79,7 @@ class Mapping:
         else "missing", "newer" or "removed", and the name is None."""
         if prefer_roc and self.roc and (self.roc_since is None or self.roc_since <= target):
             return self.roc, "", ""
-        if not self.hip:
+        if self.hip is None:   # "" (a header): HIP needs no include for it, the include goes
             reason = f"{self.cuda} has no HIP equivalent"
             return None, "missing", f"{reason}: {self.note}" if self.note else reason
         if self.hip_removed is not None and self.hip_removed <= target:
