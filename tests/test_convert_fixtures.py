@@ -65,7 +65,8 @@ def _changed_lines_are_cuda(original: bytes, converted: bytes, extra: frozenset[
                 problems.append(f"changed a line with no CUDA name: {line!r}")
         if tag == "insert":
             for line in new[j1:j2]:
-                if line.strip() != b"#include <hip/hip_runtime.h>":
+                # hipify-clang inserts the runtime header as "\n#include <hip/hip_runtime.h>\n"
+                if line.strip() not in (b"#include <hip/hip_runtime.h>", b""):
                     problems.append(f"inserted an unexpected line: {line!r}")
     return problems
 
