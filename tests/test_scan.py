@@ -254,3 +254,12 @@ def test_kernels_are_counted_once_per_definition_not_per_prototype():
               "template <typename T> __global__ void t(T* x) { x[0] = 0; }\n"
               "__global__ void k(float* x) { x[0] = 1; }\n")
     assert convert_text(source).metrics.kernels == 2
+
+
+def test_includes_hip_needs_not_are_deleted_up_to_the_path_as_hipify_clang_does():
+    """device_launch_parameters.h maps to "": `#...>` goes, the rest of the line stays; a
+    duplicate runtime include goes the same way, and the delimiters are kept."""
+    src = (b'#include "cuda_runtime.h"\n#include "device_launch_parameters.h" // dlp\n'
+           b"#include <cuda.h>\n#include <curand_normal.h>\n__global__ void k() {}\n")
+    assert conv(src) == (b'#include "hip/hip_runtime.h"\n // dlp\n\n#include <hiprand/hiprand_kernel.h>\n'
+                         b"__global__ void k() {}\n")
