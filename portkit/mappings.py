@@ -111,7 +111,7 @@ class Mapping:
             return self.roc, "", ""
         if legacy and self.legacy and self.legacy_until is not None and target < self.legacy_until:
             return self.legacy, "", ""
-        if not self.hip:
+        if self.hip is None:   # "" (a header): HIP needs no include for it, the include goes
             reason = f"{self.cuda} has no HIP equivalent"
             return None, "missing", f"{reason}: {self.note}" if self.note else reason
         if self.hip_removed is not None and self.hip_removed <= target:

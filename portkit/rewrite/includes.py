@@ -1,11 +1,19 @@
-"""#include lines: CUDA headers -> HIP headers, no duplicates, and the HIP runtime header when needed."""
+"""#include lines: CUDA headers -> HIP headers, no duplicates, and the HIP runtime header when needed.
+
+The layout follows hipify-clang (HipifyAction.cpp): the include keeps its delimiters; an
+include that HIP does not need (`device_launch_parameters.h`) or that repeats a HIP header
+loses the text from `#` to its path, the rest of the line stays; the runtime header goes in as
+a line break, the include and a line break, after `#pragma once` or the guard's `#ifndef NAME`,
+else before the first #include, else at the top of the file.
+"""
 
 from __future__ import annotations
+
+import re
 
 from tree_sitter import Node
 
 from ..context import IncludeSeen, ScanContext, View
-from ..source import LINE_BREAK
 from . import codes
 
 RUNTIME_HEADER = "hip/hip_runtime.h"
@@ -23,7 +31,8 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
     name = raw[1:-1].decode("utf-8", "replace")
     parent = node.parent
     parent_key = (parent.type, parent.start_byte, parent.end_byte) if parent is not None else None
-    seen = IncludeSeen(view.start(node), view.end(node), hash(parent_key), name, converted=False)
+    # node_end: the end of the path, where hipify-clang's deletion of a directive stops
+    seen = IncludeSeen(view.start(node), view.end(path), hash(parent_key), name, converted=False)
     ctx.includes.append(seen)
     mapping = ctx.db.headers.get(name)
     if mapping is None:
@@ -38,6 +47,11 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
     if hip is None:
         ctx.metrics.refs_left += 1
         ctx.flag(codes.PROBLEM_CODES[problem], start, end, reason, name)
+        return
+    if hip == "":   # the runtime header declares it all (hipify-clang deletes these too)
+        ctx.edit(seen.node_start, end, b"", what=f"removed {name}", covers=True)
+        ctx.metrics.refs_converted += 1
+        seen.header = ""
         return
     ctx.edit(start, end, raw[:1] + hip.encode("utf-8") + raw[-1:], what=name)
     ctx.metrics.refs_converted += 1
@@ -58,11 +72,10 @@ def finish(ctx: ScanContext, root: Node, add_runtime: bool = True) -> None:
     """After the walk: make sure the HIP runtime header comes first where needed, drop duplicates."""
     if add_runtime and _needs_runtime_header(ctx):
         at, parent_key = insertion_point(ctx, root)
-        line = b"#include <" + RUNTIME_HEADER.encode() + b">" + ctx.source.newline
-        data = ctx.source.data
-        if at > 0 and data[at - 1:at] not in (b"\n", b"\r"):
-            line = ctx.source.newline + line  # the file ends without a newline
-        ctx.edit(at, at, line, what="hip runtime header")
+        newline = ctx.source.newline
+        # hipify-clang's bytes: the leading line break ends the `#pragma once` / `#ifndef` line
+        ctx.edit(at, at, newline + b"#include <" + RUNTIME_HEADER.encode() + b">" + newline,
+                 what="hip runtime header")
         # the inserted line takes part in duplicate removal like a converted include
         ctx.includes.insert(0, IncludeSeen(at, at, hash(parent_key), RUNTIME_HEADER, converted=True))
     _drop_duplicates(ctx)
@@ -88,68 +101,82 @@ def _needs_runtime_header(ctx: ScanContext) -> bool:
 
 
 def _drop_duplicates(ctx: ScanContext) -> None:
-    """Two CUDA headers can map to one HIP header (cuda.h, cuda_runtime.h): keep one line.
+    """Two CUDA headers can map to one HIP header (cuda.h, cuda_runtime.h): keep the first.
 
     Only includes the converter rewrote are removed, and only against another include of the
-    same header under the same #if branch, so each preprocessor configuration keeps one.
+    same header under the same #if branch, so each preprocessor configuration keeps one. As
+    hipify-clang does, the text from `#` to the path goes and the rest of the line stays.
     """
     groups: dict[tuple[int, str], list[IncludeSeen]] = {}
     for seen in sorted(ctx.includes, key=lambda s: s.node_start):
-        groups.setdefault((seen.parent_id, seen.header), []).append(seen)
+        if seen.header:
+            groups.setdefault((seen.parent_id, seen.header), []).append(seen)
     for group in groups.values():
         if len(group) < 2:
             continue
         keep_one = all(seen.converted for seen in group)
         converted = [seen for seen in group if seen.converted]
         for seen in converted[1:] if keep_one else converted:
-            ctx.edit(seen.node_start, _line_end(ctx.source.data, seen.node_end), b"",
-                     what=f"duplicate {seen.header}", covers=True)
+            ctx.edit(seen.node_start, seen.node_end, b"", what=f"duplicate {seen.header}", covers=True)
 
 
-def _line_end(data: bytes, pos: int) -> int:
-    """`pos`, moved past the end of its line unless it already stands at a line start."""
-    if pos == 0 or data[pos - 1:pos] == b"\n" or (data[pos - 1:pos] == b"\r" and data[pos:pos + 1] != b"\n"):
-        return pos
-    match = LINE_BREAK.search(data, pos)   # a lone CR ends a line too (old Mac files)
-    return len(data) if match is None else match.end()
+_PRAGMA_ONCE = re.compile(rb"#[ \t]*pragma[ \t]+once\b")
 
 
 def insertion_point(ctx: ScanContext, root: Node) -> tuple[int, tuple]:
-    """After the leading comment block, then after `#pragma once` or the include guard's #define;
-    with the key of the block the new line lands in (for duplicate removal)."""
+    """Where hipify-clang inserts the runtime header, with the key of the block it lands in.
+
+    The earlier of the end of `#pragma once` and the end of `#ifndef NAME` of an include guard;
+    else the `#` of the first #include (one at file level: hipify-clang sees only the active
+    branch, and a header inserted inside an #if would be conditional); else the file's start.
+    """
     data = ctx.source.parse_bytes
-    children = root.children
-    pos = 3 if ctx.source.has_bom else 0
-    parent = root
-    index = 0
-    while index < len(children) and children[index].type == "comment":
-        pos = children[index].end_byte
-        index += 1
-    if index < len(children):
-        first = children[index]
-        if first.type == "preproc_call" and _is_pragma_once(data, first):
-            pos = first.end_byte
-        elif first.type == "preproc_ifdef" and data[first.start_byte:first.start_byte + 7] == b"#ifndef":
-            guard = _guard_define(data, first)
-            if guard is not None:
-                pos = guard.end_byte
-                parent = first
-    return _line_end(ctx.source.data, pos), (parent.type, parent.start_byte, parent.end_byte)
+    guard = _include_guard(data, root)
+    blocks = [root] if guard is None else [root, guard]
+    spots = [(_pragma_once_end(data, block), block) for block in blocks]
+    if guard is not None:
+        spots.append((guard.child_by_field_name("name").end_byte, guard))
+    spots = [(at, block) for at, block in spots if at is not None]
+    if spots:
+        at, block = min(spots, key=lambda spot: spot[0])
+    else:
+        at, block = _before_first_include(root), root
+        if at is None:
+            at = 3 if ctx.source.has_bom else 0
+    return at, (block.type, block.start_byte, block.end_byte)
 
 
-def _is_pragma_once(data: bytes, node: Node) -> bool:
-    text = data[node.start_byte:node.end_byte]
-    return text.split() [:2] == [b"#pragma", b"once"]
-
-
-def _guard_define(data: bytes, ifdef: Node) -> Node | None:
-    """The `#define NAME` right after `#ifndef NAME`, if the block is an include guard."""
-    name = ifdef.child_by_field_name("name")
-    named = [c for c in ifdef.named_children if c.type != "comment"]
-    if name is None or len(named) < 2 or named[1].type != "preproc_def":
+def _include_guard(data: bytes, root: Node) -> Node | None:
+    """The `#ifndef NAME` ... `#endif` around everything but comments (clang's controlling macro)."""
+    code = [c for c in root.children if c.type != "comment"]
+    if len(code) != 1 or code[0].type != "preproc_ifdef" or data[code[0].start_byte:code[0].start_byte + 7] != b"#ifndef":
         return None
-    define = named[1]
-    define_name = define.child_by_field_name("name")
-    if define_name is None or data[define_name.start_byte:define_name.end_byte] != data[name.start_byte:name.end_byte]:
+    if code[0].child_by_field_name("name") is None or code[0].child_by_field_name("alternative") is not None:
         return None
-    return define
+    return code[0]
+
+
+def _pragma_once_end(data: bytes, block: Node) -> int | None:
+    for child in block.children:
+        if child.type == "preproc_call":
+            match = _PRAGMA_ONCE.match(data, child.start_byte, child.end_byte)
+            if match is not None:
+                return match.end()
+    return None
+
+
+def _before_first_include(root: Node) -> int | None:
+    """The first #include at file level; failing that, the file-level block holding the first one."""
+    nested = None
+    for child in root.children:
+        if child.type == "preproc_include":
+            return child.start_byte
+        if nested is None and _holds_include(child):
+            nested = child.start_byte
+    return nested
+
+
+def _holds_include(node: Node) -> bool:
+    if not node.type.startswith("preproc_"):
+        return False
+    return any(child.type == "preproc_include" or _holds_include(child) for child in node.children)
