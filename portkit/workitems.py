@@ -143,7 +143,8 @@ def fixed(present: set[str], project: dict[str, float], model: CostModel) -> lis
             scale = ((cost["fact"], n),)
         if hours[2] > 0:
             why = cost.get("basis", "") + (f" Scales with {cost['fact']} = {scale[0][1]:g}, capped at "
-                                           f"{cost['max'][1]:g} h likely." if scale else " A fixed cost.")
+                                           f"{cost['max'][1]:g} h likely." if scale else
+                                           f" A fixed cost: the project shows {', '.join(when)}.")
             out.append(Item("fixed", name, cost["label"], cost["category"], PROJECT, 1, hours, why, (), scale))
     return out
 
@@ -158,10 +159,12 @@ def dependencies(files: list[tuple[str, Metrics]], findings: list[Finding], eco:
             lib = eco.by_id.get(lib_id)
             if lib is None:
                 continue
-            entry = uses.setdefault(lib.id, {"status": lib.cost_status, "name": lib.name, "sites": [], "features": set()})
+            entry = uses.setdefault(lib.id, {"status": lib.cost_status, "name": lib.name, "sites": [], "features": set(),
+                                             "build": set()})
             sites, feature = _library_sites(path, lib, eco, found)
             entry["sites"].extend(sites)
-            entry["features"].add(feature)
+            # a build file linking it says less than the sources using it (llm.c: -lcudnn under USE_CUDNN)
+            entry["features" if m.kind == "source" else "build"].add(feature)
     for f in findings:
         if f.code != "PK601" or ":" in f.subject:
             continue
@@ -181,7 +184,7 @@ def dependencies(files: list[tuple[str, Metrics]], findings: list[Finding], eco:
         hours = model.dependency.get(dep_id) or model.dependency_status.get(entry["status"])
         if not hours:
             continue
-        features = entry["features"]
+        features = entry["features"] or entry.get("build", set())
         opt = "" if "" in features or not features else sorted(features)[0]
         why = (f"{entry['name']} is {entry['status']} on ROCm: priced once for the project, whatever the "
                f"number of uses ({len(entry['sites'])} listed).")
