@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
-from . import ecosystem, effort, platform_facts, rules, suppress
+from . import ecosystem, effort, optional, platform_facts, rules, suppress, workitems
 from .errors import PortkitError
 from .files import Entry, Skipped, discover, read
 from .findings import SEVERITIES
@@ -96,5 +96,18 @@ def audit_paths(paths: list[Path], opts: AuditOptions,
         from .deep.refine import refine
         refine({s.rel: s for s in result.scans}, result.deep, root, enabled, job.hours)
     metrics = [(s.rel, s.metrics) for s in result.scans]
-    result.estimate = effort.estimate(metrics, result.findings, eco, model, opts.team_size, opts.focus_hours)
+    found = optional.learn(_contents(entries), opts.scan.defines)
+    result.estimate = workitems.estimate(metrics, result.findings, eco, model, opts.team_size, opts.focus_hours,
+                                         found)
     return result
+
+
+def _contents(entries: list[Entry]) -> list[tuple[str, str, bytes]]:
+    """(path, kind, bytes) of the sources and CMake files: what optional.py reads its defaults from."""
+    out = []
+    for entry in entries:
+        if entry.kind in ("source", "cmake"):
+            data, skipped = read(entry)
+            if data is not None and skipped is None:
+                out.append((entry.rel, entry.kind, data))
+    return out

@@ -35,6 +35,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help="focused engineering hours per person per week (default 30, from effort.toml)")
     p.add_argument("--rocm", metavar="X.Y", help="target ROCm release (default: the newest the tables know)")
     p.add_argument("--statistics", action="store_true", help="add counts per rule (text and csv)")
+    p.add_argument("--explain-estimate", action="store_true",
+                   help="print the estimate's work items as a table (what each covers, its hours and why)")
     add_platform_model(p)
     p.add_argument("--html", type=Path, metavar="FILE",
                    help="also write the HTML report for managers (one self-contained file)")
@@ -92,7 +94,11 @@ def run_audit(args: argparse.Namespace) -> int:
     if args.html is not None:
         _write_html(doc, args.html, _history(history_path, doc["root"]), args.quiet)
     formatter = audit_formats()[args.format]
-    if args.output is not None:
+    if args.explain_estimate:   # the work items instead of the report, in any --format
+        from .report.text import render_explain
+        render_explain(doc, sys.stdout)
+        sys.stdout.flush()
+    elif args.output is not None:
         buffer = io.StringIO()
         formatter.render(doc, buffer, statistics=args.statistics)
         emit(buffer.getvalue(), args.output, f"the {args.format} report", args.quiet)

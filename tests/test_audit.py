@@ -76,15 +76,16 @@ def test_cuda_extension_findings_are_exact():
 
 
 def test_every_hour_is_traceable_to_an_item():
-    """The simulated mean equals the items' expected hours times the mean uncertainty factor."""
+    """The estimate is the sum of its items, exactly; each item names its findings or its facts."""
     e = audit(ARCHETYPES / "pytorch_cuda_ext")["estimate"]
-    low, likely, high = default_model().uncertainty
-    expected = sum(i["expected_hours"] for i in e["items"]) * (low + likely + high) / 3
-    assert e["hours"]["mean"] == pytest.approx(expected, rel=0.03)
+    for p in ("p10", "p50", "p90"):
+        assert round(sum(i[p] for i in e["items"] if not i["optional"]), 1) == e["hours"][p]
+    assert all(i["why"] and (i["findings"] or i["facts"] or "A fixed cost: the project shows " in i["why"])
+               for i in e["items"])
     assert sum(c["hours"] for c in e["by_category"]) == pytest.approx(sum(i["expected_hours"] for i in e["items"]), abs=0.5)
     assert sum(d["hours"] for d in e["by_directory"]) == pytest.approx(sum(c["hours"] for c in e["by_category"]), abs=0.5)
     kinds = {i["kind"] for i in e["items"]}
-    assert kinds == {"finding", "unit", "fixed", "dependency"}
+    assert kinds == {"pattern", "unit", "fixed", "dependency"}
 
 
 def test_estimate_is_deterministic_and_scales_with_team_size():

@@ -86,14 +86,24 @@ def _findings_json(findings: list[dict]) -> Markup:
     return Markup(text)
 
 
+COVERS_SHOWN = 5   # findings named in an item's row; the JSON has them all
+
+
+def _covers(item: dict) -> str:
+    """The findings (path:line) an item covers, or the project facts it scales with."""
+    if item["findings"]:
+        shown = item["findings"][:COVERS_SHOWN]
+        more = max(item["count"] if item["kind"] == "pattern" else 0, len(item["findings"])) - len(shown)
+        return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+    return ", ".join(f"{k} {v:g}" for k, v in item["facts"].items())
+
+
 def view(doc: dict, history: list[dict] | None = None) -> dict:
     """Everything the template shows, computed once here."""
     s, e = doc["summary"], doc["estimate"]
     findings = doc["findings"]
     blockers = [f for f in findings if f["severity"] == "blocker"]
     model = e["model"]
-    costs = sorted({(i["kind"], i["key"], i["label"], i["hours"]["low"], i["hours"]["likely"], i["hours"]["high"])
-                    for i in e["items"]})
     return {
         "doc": doc,
         "headline": {
@@ -104,8 +114,12 @@ def view(doc: dict, history: list[dict] | None = None) -> dict:
             "blockers": s["blockers"], "converted": f"{s['converted_share'] * 100:.0f}%",
             "refs_converted": f"{s['refs_converted']:,}", "cuda_refs": f"{s['cuda_refs']:,}",
             "archetype": e["archetype"], "files": f"{s['files']:,}", "lines": f"{s['lines']:,}",
-            "findings": f"{s['findings']:,}",
+            "findings": f"{s['findings']:,}", "conversion": s["headline"],
         },
+        "items": [{**i, "covers": _covers(i)} for i in e["items"] if not i["optional"]],
+        "optional": [{**o, "items": [{**i, "covers": _covers(i)} for i in e["items"] if i["optional"] == o["feature"]]}
+                     for o in e["optional"]],
+        "hours": e["hours"], "scope": e["scope"], "changes": e["changes"],
         "blockers": [{**f, "cost": f"{_hours(f['effort_hours']['low'])} - {_hours(f['effort_hours']['high'])}"}
                      for f in blockers],
         "by_category": bar_chart([(r["name"], r["hours"]) for r in e["by_category"]]),
@@ -120,8 +134,6 @@ def view(doc: dict, history: list[dict] | None = None) -> dict:
         "findings_json": _findings_json(findings),
         "codes": sorted({f["code"] for f in findings}),
         "files": sorted(doc["files"], key=lambda f: (-f["effort_hours"], f["path"])),
-        "costs": [{"kind": k, "key": key, "label": label, "range": f"{lo:g} / {li:g} / {hi:g}"}
-                  for k, key, label, lo, li, hi in costs],
         "model": model,
     }
 

@@ -13,7 +13,7 @@ from collections import Counter
 
 from .. import ecosystem, rules
 from ..results import AuditResult
-from ..effort import Estimate
+from ..effort import Estimate, Item
 from ..findings import SEVERITIES, Finding
 from ..mappings import default_db, format_version
 from ..version import __version__
@@ -40,9 +40,28 @@ def finding_record(f: Finding) -> dict:
     }
 
 
+SHOWN_FINDINGS = 200   # of one item's findings in the JSON (the item's count says how many in all)
+
+
+def item_record(i: Item) -> dict:
+    return {
+        "kind": i.kind, "key": i.key, "label": i.label, "category": i.category, "directory": i.directory,
+        "count": i.count, "hours": {"low": i.hours[0], "likely": i.hours[1], "high": i.hours[2]},
+        **i.percentiles, "expected_hours": round(i.expected, 2), "why": i.why,
+        "findings": list(i.findings[:SHOWN_FINDINGS]), "facts": dict(i.facts), "optional": i.optional,
+    }
+
+
+def changes(e: Estimate) -> list[str]:
+    """What would move the number: each optional feature the team might decide to port."""
+    return [f"porting the optional {o['feature']} code adds {o['person_weeks']['p50']:.1f} person-weeks (P50; "
+            f"{o['person_weeks']['p10']:.1f}-{o['person_weeks']['p90']:.1f})" for o in e.optional]
+
+
 def _estimate_record(e: Estimate) -> dict:
     from ..effort import default_model
     model = default_model()
+    p10, p90 = e.hours["p10"], e.hours["p90"]
     return {
         "archetype": e.archetype,
         "signals": e.signals,
@@ -52,19 +71,21 @@ def _estimate_record(e: Estimate) -> dict:
         "team_size": e.team_size,
         "focus_hours_per_week": e.focus_hours_per_week,
         "blockers": e.blockers,
+        "scope": e.scope,
+        "confidence": {"band_ratio": round(p90 / p10, 2) if p10 else None,
+                       "calibration": "not yet calibrated against real ports (docs/estimate.md)"},
+        "changes": changes(e),
+        "optional": e.optional,
         "by_category": [{"name": k, "hours": round(v, 1)} for k, v in e.by("category")],
         "by_directory": [{"name": k, "hours": round(v, 1)} for k, v in e.by("directory")],
-        "items": [{
-            "kind": i.kind, "key": i.key, "label": i.label, "category": i.category,
-            "directory": i.directory, "count": i.count,
-            "hours": {"low": i.hours[0], "likely": i.hours[1], "high": i.hours[2]},
-            "expected_hours": round(i.expected, 2),
-        } for i in e.items],
-        "model": {"samples": model.samples, "seed": model.seed,
-                  "uncertainty": {"low": model.uncertainty[0], "likely": model.uncertainty[1],
-                                  "high": model.uncertainty[2]},
+        "items": [item_record(i) for i in sorted(e.items, key=_item_order)],
+        "model": {"method": "sum of the work items' percentiles", "per_site": model.per_site,
                   "source": "mappings/effort.toml"},
     }
+
+
+def _item_order(i: Item) -> tuple:
+    return (i.optional, -i.percentiles["p50"], i.kind, i.key)
 
 
 def _dependencies(result: AuditResult) -> list[dict]:
@@ -107,6 +128,17 @@ def _platforms(result: AuditResult) -> dict:
     }
 
 
+def conversion_headline(converted: int, found: int, need_person: int, blockers: int) -> str:
+    """The one sentence on what convert does: never "converted automatically" while high or
+    blocker findings remain, never "0 blockers" beside a blocker."""
+    share = f"{converted / found * 100:.1f}%" if found else "100.0%"
+    refs = f"{converted:,} of {found:,} CUDA references ({share})"
+    if need_person:
+        finding = "finding needs" if need_person == 1 else "findings need"
+        return f"Converted mechanically: {refs}; {need_person:,} high-severity {finding} a person; blockers: {blockers}"
+    return f"Converted automatically: {refs}; blockers: {blockers}"
+
+
 def audit_document(result: AuditResult) -> dict:
     """Everything the formatters show, as JSON-ready data."""
     findings = result.findings
@@ -140,6 +172,8 @@ def audit_document(result: AuditResult) -> dict:
             "refs_converted": converted,
             "refs_left": sum(s.metrics.refs_left for s in scans),
             "converted_share": round(converted / found, 4) if found else 1.0,
+            "headline": conversion_headline(converted, found, severity.get("high", 0) + severity.get("blocker", 0),
+                                            severity.get("blocker", 0)),
             "kernels": sum(s.metrics.kernels for s in scans),
             "launches": sum(s.metrics.launches for s in scans),
             "partially_parsed_files": sum(1 for s in scans if s.metrics.partially_parsed),

@@ -16,6 +16,7 @@ from .plain import cell, say
 from .terminal import SEVERITY_STYLE, _plural
 
 TOP_FILES = 10
+TOP_ITEMS = 12
 TOP_DIRECTORIES = 10
 MAX_BLOCKERS_SHOWN = 20
 MAX_FINDINGS_LISTED = 40
@@ -56,9 +57,10 @@ def _estimate(doc: dict, console: Console) -> None:
     say(console, f"Project: {arche['label']} ({arche['reference']})")
     if not arche.get("feasible", True):
         console.print("[bold red]Not currently feasible as a port: the blockers below need a decision first.[/]")
-    share = s["converted_share"] * 100
-    console.print(f"Converted automatically: {s['refs_converted']:,} of {s['cuda_refs']:,} CUDA references "
-                  f"({share:.1f}%); {s['refs_left']:,} left for people; blockers: {s['blockers']}")
+    say(console, s["headline"])
+    say(console, f"Scope: {e['scope']}")
+    for change in e["changes"]:
+        say(console, f"Not included: {change}.")
     platforms = s.get("platforms")
     if platforms and (platforms["amd_path_share"] or platforms["shim_files"]):
         say(console, f"Already ported: {platforms['amd_path_share'] * 100:.1f}% of the code is AMD-only, or NVIDIA-only "
@@ -110,15 +112,55 @@ def _listing(doc: dict, console: Console) -> None:
         console.print(f"... and {len(rest) - MAX_FINDINGS_LISTED} more (all of them: --format json, sarif or csv)")
 
 
+def items_table(e: dict, limit: int | None = None, why: bool = False) -> Table:
+    """The headline's work items, largest first, and their sum: the estimate."""
+    headline = [i for i in e["items"] if not i["optional"]]
+    shown = headline if limit is None else headline[:limit]
+    title = "Work items (hours; their sum is the estimate)" if limit is None or len(headline) <= limit else \
+        f"Work items, the {limit} largest of {len(headline)} (hours; --explain-estimate lists all)"
+    table = Table(title=title, title_justify="left", show_edge=False)
+    for name in ("item", "covers", "P10", "P50", "P90") + (("why",) if why else ()):
+        table.add_column(name, justify="right" if name.startswith("P") else "left")
+    for i in shown:
+        table.add_row(cell(i["label"]), cell(_covers(i, why)), f"{i['p10']:.1f}", f"{i['p50']:.1f}", f"{i['p90']:.1f}",
+                      *((cell(i["why"]),) if why else ()))
+    h = e["hours"]
+    table.add_row("total", "", f"{h['p10']:.1f}", f"{h['p50']:.1f}", f"{h['p90']:.1f}", *(("",) if why else ()))
+    return table
+
+
+def _covers(item: dict, every: bool) -> str:
+    """What an item covers: its findings (path:line), or the facts it scales with."""
+    if item["findings"]:
+        listed = item["findings"] if every else item["findings"][:2]
+        more = item["count"] - len(listed) if item["kind"] == "pattern" else len(item["findings"]) - len(listed)
+        return ", ".join(listed) + (f" and {more} more" if more > 0 else "")
+    return ", ".join(f"{k} {v:g}" for k, v in item["facts"].items())
+
+
+def render_explain(doc: dict, stream: TextIO) -> None:
+    """--explain-estimate: every work item with what it covers and why, then the optional ones."""
+    terminal = stream.isatty() if hasattr(stream, "isatty") else False
+    console = Console(file=stream, highlight=False, emoji=False, soft_wrap=True, width=None if terminal else 160)
+    e = doc["estimate"]
+    console.print(items_table(e, why=True))
+    for o in e["optional"]:
+        console.print()
+        table = Table(title=f"Optional: {o['feature']} (not in the estimate)", title_justify="left", show_edge=False)
+        for name in ("item", "covers", "P10", "P50", "P90"):
+            table.add_column(name, justify="right" if name.startswith("P") else "left")
+        for i in (i for i in e["items"] if i["optional"] == o["feature"]):
+            table.add_row(cell(i["label"]), cell(_covers(i, True)), f"{i['p10']:.1f}", f"{i['p50']:.1f}", f"{i['p90']:.1f}")
+        h = o["hours"]
+        table.add_row("total", "", f"{h['p10']:.1f}", f"{h['p50']:.1f}", f"{h['p90']:.1f}")
+        console.print(table)
+    say(console, f"Scope: {e['scope']}")
+
+
 def _where(doc: dict, console: Console) -> None:
     e = doc["estimate"]
     console.print()
-    table = Table(title="Where the hours come from (expected hours)", title_justify="left", show_edge=False)
-    table.add_column("category")
-    table.add_column("hours", justify="right")
-    for row in e["by_category"]:
-        table.add_row(cell(row["name"]), f"{row['hours']:.1f}")
-    console.print(table)
+    console.print(items_table(e, TOP_ITEMS))
     dirs = e["by_directory"]
     console.print()
     table = Table(title="By directory", title_justify="left", show_edge=False)

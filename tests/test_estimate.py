@@ -1,0 +1,114 @@
+"""The estimate as work items (docs/estimate.md): patterns priced once, optional code apart,
+project costs scaled by the project, the sum of the items is the estimate, the headline wording."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import REPO
+from portkit import optional
+from portkit.audit import AuditOptions, audit_paths
+from portkit.cli import main
+from portkit.report.model import audit_document, conversion_headline
+from portkit.scan import Options
+
+SAMPLE = REPO / "fixtures" / "sample_project"
+
+
+def audit(path: Path, **scan) -> dict:
+    return audit_document(audit_paths([path], AuditOptions(scan=Options(audit=True, rocm=(5, 2, 0), **scan))))
+
+
+def items(doc: dict, feature: str = "") -> dict[str, dict]:
+    return {i["key"]: i for i in doc["estimate"]["items"] if i["optional"] == feature}
+
+
+def test_the_sum_of_the_items_is_the_estimate_exactly():
+    e = audit(SAMPLE)["estimate"]
+    for p in ("p10", "p50", "p90"):
+        assert round(sum(i[p] for i in e["items"] if not i["optional"]), 1) == e["hours"][p]
+    assert e["hours"] == {"p10": 15.0, "p50": 26.5, "p90": 44.2, "mean": 28.2}
+
+
+def test_a_build_convert_migrates_costs_no_build_item_and_project_costs_scale():
+    """The sample's CMakeLists is migrated by convert: its findings are patterns, no project cost."""
+    e = audit(SAMPLE)["estimate"]
+    fixed = {i["key"]: (i["facts"], i["hours"]) for i in e["items"] if i["kind"] == "fixed"}
+    assert fixed == {
+        "ci": ({"cuda_files": 6}, {"low": 1.3, "likely": 2.6, "high": 7.8}),
+        "cuda_toolchain": ({"cuda_kloc": 0.2}, {"low": 1.1, "likely": 2.2, "high": 6.6}),
+        "project_tests": ({"cuda_kloc": 0.2}, {"low": 0.6, "likely": 1.2, "high": 3.6}),
+    }
+
+
+def test_one_api_used_85_times_is_one_item_with_a_per_site_cost(tmp_path: Path):
+    body = "".join(f"  v = __shfl_down_sync(0xffffffffu, v, {i % 5 + 1});\n" for i in range(85))
+    (tmp_path / "k.cu").write_text(f"__global__ void k(float *p) {{\n  float v = p[0];\n{body}  p[0] = v;\n}}\n")
+    item = items(audit(tmp_path))["PK203:__shfl_down_sync"]
+    assert (item["kind"], item["count"], item["hours"]) == ("pattern", 85, {"low": 0.94, "likely": 2.35, "high": 9.4})
+    assert item["findings"][:2] == ["k.cu:3", "k.cu:4"] and len(item["findings"]) == 85
+
+
+LLMC_LIKE = {
+    "train.cu": "#include <cuda_runtime.h>\n#ifdef ENABLE_CUDNN\n#include \"cudnn_att.h\"\n#endif\n"
+                "#include \"mfu.h\"\n__global__ void k(float *p) { p[0] = 1; }\n"
+                "int main() { float *p; cudaMalloc(&p, 4); k<<<1, 1>>>(p); }\n",
+    "cudnn_att.h": "void attention();\n",
+    "cudnn_att.cpp": "#include \"cudnn_att.h\"\n#include <cudnn.h>\nvoid attention() { cudnnHandle_t h; cudnnCreate(&h); }\n",
+    "mfu.h": "#if __has_include(<nvml.h>)\n#define USE_NVML 1\n#include <nvml.h>\n#else\n#define USE_NVML 0\n#endif\n"
+             "#if USE_NVML\nint clocks() { nvmlInit(); return 0; }\n#endif\n",
+}
+
+
+def test_optional_features_are_priced_apart(tmp_path: Path):
+    for name, text in LLMC_LIKE.items():
+        (tmp_path / name).write_text(text)
+    doc = audit(tmp_path)
+    e = doc["estimate"]
+    assert [(o["feature"], o["items"]) for o in e["optional"]] == [("ENABLE_CUDNN", 4), ("nvml.h", 3)]
+    assert items(doc, "ENABLE_CUDNN")["cudnn"]["findings"] == ["cudnn_att.cpp:2"]
+    assert items(doc, "nvml.h")["nvml"]["findings"] == ["mfu.h:3"]
+    assert "cudnn" not in items(doc) and "nvml" not in items(doc)
+    assert e["changes"][0].startswith("porting the optional ENABLE_CUDNN code adds ")
+    with_cudnn = audit(tmp_path, defines=(("ENABLE_CUDNN", None),))
+    assert "cudnn" in items(with_cudnn) and [o["feature"] for o in with_cudnn["estimate"]["optional"]] == ["nvml.h"]
+
+
+def test_a_dependency_used_only_in_benchmarks_is_optional(tmp_path: Path):
+    (tmp_path / "benchmarks").mkdir()
+    (tmp_path / "benchmarks" / "bench_tf.py").write_text("import tensorflow as tf\n")
+    (tmp_path / "k.cu").write_text("__global__ void k(float *p) { p[0] = 1; }\n")
+    doc = audit(tmp_path)
+    assert items(doc, optional.TEST_ONLY)["tensorflow"]["findings"] == ["benchmarks/bench_tf.py:1"]
+    assert "tensorflow" not in items(doc)
+
+
+def test_optional_ranges_read_the_if_structure():
+    data = (b"#ifdef ENABLE_X\na\n#else\nb\n#endif\n#if defined(USE_Y) || 0\nc\n#endif\n"
+            b"#ifndef ENABLE_X\nd\n#endif\n#if WITH_Z\n#if __has_include(<nvml.h>)\ne\n#endif\n#endif\n")
+    assert optional.file_ranges(data, frozenset(), frozenset()) == [
+        (2, 3, "ENABLE_X"), (7, 8, "USE_Y"), (13, 16, "WITH_Z")]
+    assert optional.file_ranges(data, frozenset(), frozenset({"WITH_Z", "USE_Y"})) == [
+        (2, 3, "ENABLE_X"), (14, 15, "nvml.h")]
+
+
+def test_cmake_options_off_by_default_are_features():
+    files = [("CMakeLists.txt", "cmake", b'option(FAISS_ENABLE_CUVS "cuVS" OFF)\noption(GPU "gpu" ON)\n'),
+             ("a.cu", "source", b"#ifdef FAISS_ENABLE_CUVS\nx\n#endif\n#ifdef GPU\ny\n#endif\n")]
+    assert optional.learn(files).ranges == {"a.cu": [(2, 3, "FAISS_ENABLE_CUVS")]}
+
+
+def test_the_headline_never_says_automatically_beside_high_findings():
+    assert conversion_headline(58, 58, 4, 0) == ("Converted mechanically: 58 of 58 CUDA references (100.0%); "
+                                                 "4 high-severity findings need a person; blockers: 0")
+    assert conversion_headline(9, 10, 0, 0) == "Converted automatically: 9 of 10 CUDA references (90.0%); blockers: 0"
+    assert audit(SAMPLE)["summary"]["headline"] == conversion_headline(58, 58, 4, 0)
+
+
+def test_explain_estimate_prints_every_item_and_the_total(capsys):
+    assert main(["audit", str(SAMPLE), "--rocm", "5.2", "--explain-estimate"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Work items (hours; their sum is the estimate)\n")
+    assert [line.split() for line in out.splitlines() if line.startswith(" total ")] == [
+        ["total", "│", "│", "15.0", "│", "26.5", "│", "44.2", "│"]]
+    assert "src/reduce.cu:18" in out and "cuda_kloc 0.2" in out
