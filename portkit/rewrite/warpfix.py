@@ -119,9 +119,11 @@ def _unrolled_step(view: View, literal: Node, call: Node) -> WarpFix | None:
         statement = statement.parent
     if statement is None or statement.type != "expression_statement":
         return None
-    following = statement.next_named_sibling
+    following, before = statement.next_named_sibling, statement.prev_named_sibling
     if following is None or not _shuffles_with(following, 8):
         return None   # a lone 16: not the start of a sequence
+    if before is not None and before.type == "if_statement" and _shuffles_with(before, 32):
+        return None   # fixed already
     line_start = view.data.rfind(b"\n", 0, view.start(statement)) + 1
     indent = view.data[line_start:view.start(statement)]
     if indent.strip():
