@@ -47,6 +47,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "(#if CUDA_VERSION >= X -> ... || defined(__HIP_PLATFORM_AMD__), #ifdef __CUDA_ARCH__ -> "
                         "... || defined(__HIP_DEVICE_COMPILE__)) when every CUDA name in that branch converts at "
                         "--rocm; off by default, since it changes what the AMD build compiles (PK103)")
+    p.add_argument("--fix", metavar="KIND", choices=("warp",), action="append", default=[],
+                   help="warp: rewrite 32-lane warp idioms (shuffles from 16, lane & 31, tid >> 5, 32-bit "
+                        "ballots, shared arrays of 32, #define WARP_SIZE 32) for 64-lane AMD wavefronts; off by "
+                        "default, since it changes what the code computes (docs/warp-fix.md)")
     p.add_argument("--active-only", action="store_true",
                    help="convert only the #if branches the configuration given with -D/-U compiles (hipify-clang's "
                         "--skip-excluded-preprocessor-conditional-blocks); the others stay byte for byte. With the "
@@ -115,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
                                   args.build_files, args.builtins),
                      file_timeout=check_file_timeout(args.file_timeout), amd_macros=config.find().amd_macros,
                      platform_model=args.platform_model, rewrite_guards=args.rewrite_guards,
-                     polyfills=args.polyfills,
+                     polyfills=args.polyfills, fix_warp="warp" in args.fix,
                      active_only=args.active_only, defines=defines, undefines=undefines),
         deep=cli_deep.options(args, args.jobs, check_file_timeout(args.file_timeout)))
     data_on_stdout = args.diff or (args.output is not None and str(args.output) == "-")

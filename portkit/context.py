@@ -57,6 +57,7 @@ class Options:
     polyfills: bool = False              # names the target lacks become polyfills (polyfills.py): convert, audit
     project_defined: frozenset[str] = frozenset()   # polyfill names the project defines itself: none for them
     polyfill_header: str = "portkit_polyfills.h"    # where the header is, relative to the root
+    fix_warp: bool = False               # --fix warp: 32-lane idioms made wavefront-size generic (rewrite/warpfix.py)
     active_only: bool = False            # --active-only: branches false under -D/-U are not converted
     # --active-only --engine clang: (rel, inactive line runs) of every file clang preprocessed;
     # for these its preprocessor decides, for the others ppexpr under -D/-U does
@@ -70,6 +71,7 @@ class Metrics:
     refs_converted: int = 0    # ... of which the converter changed
     refs_left: int = 0         # ... of which it left as they are (each one has a finding)
     kernels: int = 0           # __global__ definitions
+    warp_fixes: int = 0        # --fix warp fixes applied (rewrite/warpfix.py)
     launches: int = 0          # <<<>>> launches
     partially_parsed: bool = False
     has_device_code: bool = False

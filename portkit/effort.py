@@ -53,6 +53,8 @@ class CostModel:
         AMD branch (regions.py)."""
         if f.platform in ("ported", "fallback"):
             return (0.0, 0.0, 0.0)
+        if f.autofix and f"{f.code}:fixable" in self.finding_by_severity:   # `convert --fix warp` resolves it
+            return self.finding_by_severity[f"{f.code}:fixable"]
         return self.finding_by_severity.get(f"{f.code}:{f.severity}") or self.finding.get(f.code, (0.0, 0.0, 0.0))
 
     def file_finding_hours(self, findings: list[Finding]) -> list[Range]:

@@ -25,6 +25,9 @@ class Finding:
     subject: str = ""         # the CUDA name or construct (part of the fingerprint)
     effort_hours: tuple[float, float, float] = (0.0, 0.0, 0.0)
     platform: str = ""        # "" shared, "ported"/"fallback" (AMD has another branch), "nvidia" (no AMD path)
+    # --fix warp: edits that resolve it, ((line, column, end_line, end_column, text), ...) with
+    # 1-based byte columns (rewrite/warpfix.py); audit shows them as suggestions and prices it as review
+    autofix: tuple[tuple[int, int, int, int, str], ...] = ()
     fingerprint: str = field(default="", compare=False)
 
     def sort_key(self) -> tuple:

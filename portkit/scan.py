@@ -14,7 +14,7 @@ from .edits import normalize
 from .findings import Finding
 from .mappings import MappingDB, default_db
 from .rewrite import (builtins, codes, guards, identifiers, includes, launches, macros, preproc_names,
-                      strictness, strings)
+                      strictness, strings, warpfix)
 from .source import SourceFile
 
 # The per-file types live in context.py; they are re-exported here for the callers that take
@@ -129,6 +129,9 @@ def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB 
     tree = parse.parse(data)
     root = tree.root_node
     dispatch(ctx, View(data), root)
+    fixes = warpfix.collect(View(data), root) if options.fix_warp or options.audit else []
+    if options.fix_warp:
+        warpfix.apply(ctx, fixes)
     preproc_names.check_splices(ctx, root)
     if options.audit:
         for start, end, name in source.masked():
@@ -149,7 +152,10 @@ def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB 
     if options.polyfills and (ctx.metrics.polyfills or polyfills.HEADER.encode() in data):
         polyfills.include(ctx, includes.insertion_point(ctx, root)[0])
     edits = normalize(ctx.edits)
-    return FileScan(source.rel, edits, finish_findings(ctx.findings), ctx.metrics)
+    findings = finish_findings(ctx.findings)
+    if options.audit and fixes:
+        findings = warpfix.suggest(findings, fixes, source)
+    return FileScan(source.rel, edits, findings, ctx.metrics)
 
 
 def platform_map(source: SourceFile, options: Options) -> regions.RegionMap:

@@ -37,6 +37,8 @@ def finding_record(f: Finding) -> dict:
         "end_column": f.end_column, "message": f.message, "snippet": f.snippet, "fix": f.fix,
         "effort_hours": {"low": low, "likely": likely, "high": high}, "fingerprint": f.fingerprint,
         "platform": f.platform,
+        **({"autofix": [{"line": a, "column": b, "end_line": c, "end_column": d, "text": t}
+                        for a, b, c, d, t in f.autofix]} if f.autofix else {}),
     }
 
 

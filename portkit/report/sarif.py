@@ -45,7 +45,7 @@ def _result(f: dict, index: dict[str, int]) -> dict:
     if f["snippet"]:
         region["snippet"] = {"text": f["snippet"]}
     message = f["message"] + (f" Fix: {f['fix']}" if f["fix"] else "")
-    return {
+    result = {
         "ruleId": f["code"],
         "ruleIndex": index[f["code"]],
         "level": LEVEL[f["severity"]],
@@ -58,6 +58,19 @@ def _result(f: dict, index: dict[str, int]) -> dict:
                        "security-severity": SECURITY_SEVERITY[f["severity"]],
                        "effortHours": f["effort_hours"]},
     }
+    if f.get("autofix"):
+        result["fixes"] = [_fix(f)]
+    return result
+
+
+def _fix(f: dict) -> dict:
+    """The `convert --fix warp` edits of a finding, as a SARIF fix an editor can apply."""
+    return {"description": {"text": "portkit convert --fix warp"},
+            "artifactChanges": [{
+                "artifactLocation": {"uri": f["path"], "uriBaseId": "SRCROOT"},
+                "replacements": [{"deletedRegion": {"startLine": e["line"], "startColumn": e["column"],
+                                                    "endLine": e["end_line"], "endColumn": e["end_column"]},
+                                  "insertedContent": {"text": e["text"]}} for e in f["autofix"]]}]}
 
 
 def document(doc: dict) -> dict:

@@ -32,6 +32,8 @@ def render_convert(result: ConvertResult, console: Console, mode: str) -> None:
                               result.total("refs_left"))
     share = f" ({100.0 * converted / found:.1f}% converted)" if found else ""
     console.print(f"CUDA references: {found:,} found, {converted:,} converted, {left:,} left{share}")
+    if result.total("warp_fixes"):
+        console.print(f"Warp fixes (--fix warp): {result.total('warp_fixes'):,}")
     _already_ported(scans, console)
     _polyfills(result, console, mode)
     if result.active_only:

@@ -44,49 +44,67 @@ _ARITHMETIC = {
 
 def check(ctx: ScanContext, view: View, node: Node) -> None:
     if node.type == "preproc_def":
-        _check_define(ctx, view, node)
+        value = warp_size_define(node)
+        if value is not None:
+            name = node.child_by_field_name("name").text.decode(errors="replace")
+            ctx.flag(RULE, view.start(value), view.start(value) + len(value.text.split()[0]),
+                     f"#define {name} 32 fixes the warp size; an AMD wavefront has 64 lanes", subject=name)
         return
+    match = warp_arithmetic(node)
+    if match is not None:
+        parent = match[0]
+        ctx.flag(RULE, view.start(parent), view.end(parent),
+                 f"`{_squash(view.text(parent))}` assumes 32-lane warps; an AMD wavefront has 64 lanes",
+                 subject=_squash(view.text(parent)))
+        return
+    if warp_constant_literal(node):
+        name = _constant_name(node.parent)
+        ctx.flag(RULE, view.start(node), view.end(node),
+                 f"{name.text.decode(errors='replace')} = 32 fixes the warp size; an AMD wavefront has 64 lanes",
+                 subject=name.text.decode(errors="replace"))
+
+
+def warp_arithmetic(node: Node) -> tuple[Node, bytes, Node] | None:
+    """(binary expression, operator, other operand) when the literal `node` is a warp size, lane
+    mask or warp shift next to a thread, lane or warp index (also used by `--fix warp`)."""
     value = _tree.int_value(node)
-    if value not in (5, 31, 32):
-        return
-    parent = _tree.up(node)
-    if parent is None:
-        return
-    if parent.type == "binary_expression":
-        op = _tree.operator(parent)
-        other = _tree.other_operand(parent, node)
-        if other is None or value not in _ARITHMETIC.get(op, ()):
-            return
-        if op in (b">>", b"<<") and parent.child_by_field_name("right").id != _outer(node, parent).id:
-            return  # `5 >> x` is not a shift by five
-        index = _tree.lane_or_warp_index(other.text) if op == b"*" else _tree.index_expression(other)
-        if op == b"/" and _tree.block_size_name(other.text) and not _array_size(parent):
-            index = True   # `kBlock / 32`: warps per block (an array's size is PK205's)
-        if index and other.text not in RUNTIME_WARP_SIZE:
-            ctx.flag(RULE, view.start(parent), view.end(parent),
-                     f"`{_squash(view.text(parent))}` assumes 32-lane warps; an AMD wavefront has 64 lanes",
-                     subject=_squash(view.text(parent)))
-        return
-    if value == 32 and parent.type in ("init_declarator", "enumerator", "optional_parameter_declaration",
-                                       "assignment_expression", "field_declaration"):
-        name = parent.child_by_field_name("declarator") or parent.child_by_field_name("name") \
-            or parent.child_by_field_name("left")
-        if name is not None and _tree.warpish_name(name.text) and _is_constant_declaration(parent):
-            ctx.flag(RULE, view.start(node), view.end(node),
-                     f"{name.text.decode(errors='replace')} = 32 fixes the warp size; an AMD wavefront has 64 lanes",
-                     subject=name.text.decode(errors="replace"))
+    parent = _tree.up(node) if value in (5, 31, 32) else None
+    if parent is None or parent.type != "binary_expression":
+        return None
+    op = _tree.operator(parent)
+    other = _tree.other_operand(parent, node)
+    if other is None or value not in _ARITHMETIC.get(op, ()):
+        return None
+    if op in (b">>", b"<<") and parent.child_by_field_name("right").id != _outer(node, parent).id:
+        return None  # `5 >> x` is not a shift by five
+    index = _tree.lane_or_warp_index(other.text) if op == b"*" else _tree.index_expression(other)
+    if op == b"/" and _tree.block_size_name(other.text) and not _array_size(parent):
+        index = True   # `kBlock / 32`: warps per block (an array's size is PK205's)
+    return (parent, op, other) if index and other.text not in RUNTIME_WARP_SIZE else None
 
 
-def _check_define(ctx: ScanContext, view: View, node: Node) -> None:
+def warp_constant_literal(node: Node) -> bool:
+    """The 32 of `constexpr int kWarpSize = 32`, an enumerator or a default template value."""
+    parent = _tree.up(node) if _tree.int_value(node) == 32 else None
+    if parent is None or parent.type not in ("init_declarator", "enumerator", "optional_parameter_declaration",
+                                             "assignment_expression", "field_declaration"):
+        return False
+    name = _constant_name(parent)
+    return name is not None and _tree.warpish_name(name.text) and _is_constant_declaration(parent)
+
+
+def _constant_name(parent: Node) -> Node | None:
+    return parent.child_by_field_name("declarator") or parent.child_by_field_name("name") \
+        or parent.child_by_field_name("left")
+
+
+def warp_size_define(node: Node) -> Node | None:
+    """The value node of `#define WARP_SIZE 32` (a warp-ish name defined as 32)."""
     name = node.child_by_field_name("name")
     text, value = _tree.define_value(node)
-    if name is None or value is None or not _tree.warpish_name(name.text):
-        return
-    if text.rstrip(b"uU") != b"32":
-        return
-    ctx.flag(RULE, view.start(value), view.start(value) + len(value.text.split()[0]),
-             f"#define {name.text.decode(errors='replace')} 32 fixes the warp size; an AMD wavefront has 64 lanes",
-             subject=name.text.decode(errors="replace"))
+    if name is None or value is None or not _tree.warpish_name(name.text) or text.rstrip(b"uU") != b"32":
+        return None
+    return value
 
 
 def _is_constant_declaration(parent: Node) -> bool:

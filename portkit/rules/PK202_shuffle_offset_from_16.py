@@ -40,7 +40,7 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
     if parent is None:
         return
     if parent.type in ("init_declarator", "assignment_expression"):
-        if _starts_shuffle_loop(parent):
+        if starts_shuffle_loop(parent):
             ctx.flag(RULE, view.start(node), view.end(node),
                      "shuffle loop starts at offset 16: it reduces 32 lanes, an AMD wavefront has 64",
                      subject="loop-from-16")
@@ -56,7 +56,7 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
                  subject=name.decode())
 
 
-def _starts_shuffle_loop(part: Node) -> bool:
+def starts_shuffle_loop(part: Node) -> bool:
     """`for (int offset = 16; ...) __shfl...`, or `int offset = 16; while (offset > 0) {__shfl...}`."""
     holder = part.parent
     if holder is not None and holder.type == "declaration":
