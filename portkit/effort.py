@@ -16,6 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
+from . import rewrites
 from .ecosystem import Ecosystem
 from .errors import PortkitError
 from .findings import Finding
@@ -53,6 +54,9 @@ class CostModel:
         already has an AMD branch (regions.py)."""
         if f.platform in ("ported", "fallback"):
             return (0.0, 0.0, 0.0)
+        if f.code == "PK402":   # a rewrite blocker: priced per kernel, API or line (rewrites.toml)
+            entry, _, unit = f.subject.partition("/")
+            return rewrites.default().hours(entry, unit.split("/")[0])
         return self.finding_by_severity.get(f"{f.code}:{f.severity}") or self.finding.get(f.code, (0.0, 0.0, 0.0))
 
     def file_finding_hours(self, findings: list[Finding]) -> list[Range]:

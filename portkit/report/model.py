@@ -67,6 +67,27 @@ def _estimate_record(e: Estimate) -> dict:
     }
 
 
+def conversion_headline(summary: dict) -> dict:
+    """The one verdict on conversion every format shows, decided from the counts alone.
+
+    "Converted automatically" only while no blocker or high finding remains; otherwise the
+    references were converted mechanically and the findings that need a person are counted.
+    Blockers are always counted, never a hard-coded zero."""
+    severity = summary["by_severity"]
+    blockers = severity.get("blocker", 0)
+    need = blockers + severity.get("high", 0)
+    counts = f"{summary['refs_converted']:,} of {summary['cuda_refs']:,} CUDA references " \
+             f"({summary['converted_share'] * 100:.1f}%)"
+    tail = f"blockers: {blockers}"
+    if need:
+        label = f"converted mechanically; {need:,} finding{'s' if need != 1 else ''} need{'' if need != 1 else 's'} a person"
+        text = f"{counts} {label} (high severity or worse); {tail}"
+    else:
+        label = "converted automatically"
+        text = f"Converted automatically: {counts}; {summary['refs_left']:,} left for people; {tail}"
+    return {"text": text, "label": f"of CUDA references {label}", "need_person": need, "blockers": blockers}
+
+
 def _dependencies(result: AuditResult) -> list[dict]:
     eco = ecosystem.default()
     out = []

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .csv import statistics_rows
+from .model import conversion_headline
 from .plain import cell, say
 from .terminal import SEVERITY_STYLE, _plural
 
@@ -56,9 +57,7 @@ def _estimate(doc: dict, console: Console) -> None:
     say(console, f"Project: {arche['label']} ({arche['reference']})")
     if not arche.get("feasible", True):
         console.print("[bold red]Not currently feasible as a port: the blockers below need a decision first.[/]")
-    share = s["converted_share"] * 100
-    console.print(f"Converted automatically: {s['refs_converted']:,} of {s['cuda_refs']:,} CUDA references "
-                  f"({share:.1f}%); {s['refs_left']:,} left for people; blockers: {s['blockers']}")
+    say(console, conversion_headline(s)["text"])
     platforms = s.get("platforms")
     if platforms and (platforms["amd_path_share"] or platforms["shim_files"]):
         say(console, f"Already ported: {platforms['amd_path_share'] * 100:.1f}% of the code is AMD-only, or NVIDIA-only "
