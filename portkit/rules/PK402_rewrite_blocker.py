@@ -44,6 +44,7 @@ from .PK401_cuda_only_library import LINKS
 RULE = define(__doc__, code="PK402", name="rewrite-blocker", severity="blocker", category="library",
               breaks_build=True)
 NODES = ("preproc_include", "call_expression")
+REFINES = ("PK001", "PK508")   # a rewrite blocker says more than "not migrated"
 FILE_KINDS = ("cmake", "make", "python")
 NAMES = tuple(sorted({ns.encode() for ns in rewrites._index(rewrites.default())[2]}))
 _FIND_PACKAGE = re.compile(r"\bfind_package\s*\(\s*([A-Za-z_][\w-]*)", re.I)
@@ -81,6 +82,8 @@ def check_name(ctx: ScanContext, view: View, node: Node) -> None:
     entry = cat.by_namespace(namespace)
     member = parent.child_by_field_name("name") if parent.type == "qualified_identifier" else None
     member_text = _first_name(member)
+    if member is not None and member.type == "qualified_identifier" and cat.by_namespace(member_text) not in (None, entry):
+        return   # cute::SM90::GMMA::...: the inner namespace names the model (Hopper), not CuTe
     if member_text:
         entry = cat.by_prefix(member_text) or entry
     if entry is None:
@@ -108,9 +111,10 @@ def check_text(ctx: ScanContext) -> None:
             links = match.group(3)
             for name in (links.split() if links is not None else [match.group(1) or match.group(2)]):
                 library = eco.link(name.strip('"'))
-                entry = cat.by_library(library.id) if library is not None else None
+                entry = cat.by_library(library.id) if library is not None else cat.by_cmake(name.strip('"'))
                 if entry is not None and ctx.first(("PK402", entry.id, line.number)):
-                    ctx.metrics.libraries.add(library.id)
+                    if entry.library:
+                        ctx.metrics.libraries.add(entry.library)
                     _mention(ctx, entry, line.offset(match.start()), line.offset(match.end()), f"links {name}")
 
 
