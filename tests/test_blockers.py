@@ -45,7 +45,7 @@ def test_every_ecosystem_blocker_library_is_in_the_catalogue():
 
 def test_cost_per_use_comes_from_the_entry():
     cat = rewrites.default()
-    assert cat.hours("cutlass", "kernel") == (16.0, 40.0, 120.0)
+    assert cat.hours("cutlass", "kernel") == (8.0, 24.0, 80.0)
     assert cat.hours("tensorrt", "api") == (4.0, 12.0, 40.0)
     assert cat.hours("nvshmem", "line") == (0.5, 2.0, 6.0)
     assert cat.hours("cutlass", "use") == cat.mention == (0.1, 0.25, 1.0)
@@ -147,3 +147,15 @@ def test_one_function_decides_the_headline(severity, expected):
     summary = {"by_severity": {**severity, "medium": 7}, "refs_converted": 9, "cuda_refs": 10,
                "converted_share": 0.9, "refs_left": 1}
     assert conversion_headline(summary)["text"] == expected
+
+
+def test_a_host_function_using_cutlass_is_a_use_and_a_device_function_a_kernel(tmp_path: Path):
+    src = tmp_path / "gemm.cu"
+    src.write_text("template <typename T> __device__ void tile(T* p) { cutlass::half_t h; }\n"
+                   "void launch() { cutlass::half_t h; }\n", encoding="utf-8")
+    doc = audit(src)
+    assert [(f["line"], f["code"], f["message"].split(":")[0]) for f in doc["findings"]] == \
+        [(1, "PK402", "cutlass"), (2, "PK402", "cutlass")]
+    kernel, host = doc["findings"]
+    assert kernel["effort_hours"] == {"low": 8.0, "likely": 24.0, "high": 80.0}
+    assert host["effort_hours"]["high"] < 1.0   # a mention, discounted as a repeat in the file

@@ -49,7 +49,8 @@ FILE_KINDS = ("cmake", "make", "python")
 NAMES = tuple(sorted({ns.encode() for ns in rewrites._index(rewrites.default())[2]}))
 _FIND_PACKAGE = re.compile(r"\bfind_package\s*\(\s*([A-Za-z_][\w-]*)", re.I)
 _IMPORT = re.compile(r"^\s*(?:import\s+([\w.]+(?:\s*,\s*[\w.]+)*)|from\s+([\w.]+)\s+import\b)")
-_SCOPES = ("function_definition",)
+# what marks a function as device code, also through CUTLASS's and CuTe's own macros
+_DEVICE = re.compile(rb"\b(?:__global__|__device__|CUTLASS_DEVICE|CUTLASS_HOST_DEVICE|CUTE_DEVICE|CUTE_HOST_DEVICE)\b")
 WORK = {"rewrite": "the kernels are rewritten", "different-library": "the code moves to another library",
         "no-equivalent": "ROCm has no equivalent"}
 
@@ -144,12 +145,13 @@ def _python(ctx: ScanContext, eco: ecosystem.Ecosystem, cat: rewrites.Catalogue,
 
 
 def _kernel_use(ctx: ScanContext, view: View, node: Node, entry: rewrites.Entry, what: str) -> None:
-    """Once per function built on the library (a kernel to rewrite); once per file outside functions."""
+    """Once per function: a device function built on the library is a kernel to rewrite; a host
+    function (a launcher, an explicit instantiation) or code outside functions is a use."""
     scope = _tree.enclosing(node, "function_definition")
     key = view.base + scope.start_byte if scope is not None else "file"
     if not ctx.first(("PK402", entry.id, key)):
         return
-    unit = "kernel" if scope is not None else "use"
+    unit = "kernel" if scope is not None and _device(scope) else "use"
     _flag(ctx, entry, view.start(node), view.end(node), what, unit)
 
 
@@ -177,3 +179,9 @@ def _first_name(node: Node | None) -> str:
         node = node.child_by_field_name("name") if node.type != "qualified_identifier" else \
             node.child_by_field_name("scope")
     return node.text.decode("utf-8", "replace") if node is not None else ""
+
+
+def _device(function: Node) -> bool:
+    body = function.child_by_field_name("body")
+    head = function.text[:body.start_byte - function.start_byte] if body is not None else function.text
+    return _DEVICE.search(head) is not None
