@@ -15,6 +15,8 @@ from typing import TextIO
 
 from markupsafe import Markup
 
+from .model import conversion_headline
+
 STATIC_ROWS = 200          # findings rendered as HTML for readers without JavaScript
 TOP_DIRECTORIES = 10
 SEVERITY_COLOUR = {        # Okabe-Ito, colour-blind safe; always shown with the word
@@ -112,6 +114,7 @@ def view(doc: dict, history: list[dict] | None = None) -> dict:
             "calendar_p50": f"{e['calendar_weeks']['p50']:.1f}", "calendar_p90": f"{e['calendar_weeks']['p90']:.1f}",
             "team_size": e["team_size"], "focus": f"{e['focus_hours_per_week']:g}",
             "blockers": s["blockers"], "converted": f"{s['converted_share'] * 100:.0f}%",
+            "converted_label": conversion_headline(s)["label"],
             "refs_converted": f"{s['refs_converted']:,}", "cuda_refs": f"{s['cuda_refs']:,}",
             "archetype": e["archetype"], "files": f"{s['files']:,}", "lines": f"{s['lines']:,}",
             "findings": f"{s['findings']:,}", "conversion": s["headline"],

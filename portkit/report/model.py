@@ -90,6 +90,27 @@ def _item_order(i: Item) -> tuple:
     return (i.optional, -i.percentiles["p50"], i.kind, i.key)
 
 
+def conversion_headline(summary: dict) -> dict:
+    """The one verdict on conversion every format shows, decided from the counts alone.
+
+    "Converted automatically" only while no blocker or high finding remains; otherwise the
+    references were converted mechanically and the findings that need a person are counted.
+    Blockers are always counted, never a hard-coded zero."""
+    severity = summary["by_severity"]
+    blockers = severity.get("blocker", 0)
+    need = blockers + severity.get("high", 0)
+    counts = f"{summary['refs_converted']:,} of {summary['cuda_refs']:,} CUDA references " \
+             f"({summary['converted_share'] * 100:.1f}%)"
+    tail = f"blockers: {blockers}"
+    if need:
+        label = f"converted mechanically; {need:,} finding{'s' if need != 1 else ''} need{'' if need != 1 else 's'} a person"
+        text = f"{counts} {label} (high severity or worse); {tail}"
+    else:
+        label = "converted automatically"
+        text = f"Converted automatically: {counts}; {summary['refs_left']:,} left for people; {tail}"
+    return {"text": text, "label": f"of CUDA references {label}", "need_person": need, "blockers": blockers}
+
+
 def _dependencies(result: AuditResult) -> list[dict]:
     eco = ecosystem.default()
     out = []
@@ -130,17 +151,6 @@ def _platforms(result: AuditResult) -> dict:
     }
 
 
-def conversion_headline(converted: int, found: int, need_person: int, blockers: int) -> str:
-    """The one sentence on what convert does: never "converted automatically" while high or
-    blocker findings remain, never "0 blockers" beside a blocker."""
-    share = f"{converted / found * 100:.1f}%" if found else "100.0%"
-    refs = f"{converted:,} of {found:,} CUDA references ({share})"
-    if need_person:
-        finding = "finding needs" if need_person == 1 else "findings need"
-        return f"Converted mechanically: {refs}; {need_person:,} high-severity {finding} a person; blockers: {blockers}"
-    return f"Converted automatically: {refs}; blockers: {blockers}"
-
-
 def audit_document(result: AuditResult) -> dict:
     """Everything the formatters show, as JSON-ready data."""
     findings = result.findings
@@ -151,7 +161,7 @@ def audit_document(result: AuditResult) -> dict:
     db = default_db()
     opts = result.options
     rule_index = rules.by_code()
-    return {
+    doc = {
         "tool": {"name": "portkit", "version": __version__,
                  "mappings": {"names": len(db.names), "newest_rocm": format_version(db.newest)}},
         "version": SCHEMA_VERSION,
@@ -174,8 +184,6 @@ def audit_document(result: AuditResult) -> dict:
             "refs_converted": converted,
             "refs_left": sum(s.metrics.refs_left for s in scans),
             "converted_share": round(converted / found, 4) if found else 1.0,
-            "headline": conversion_headline(converted, found, severity.get("high", 0) + severity.get("blocker", 0),
-                                            severity.get("blocker", 0)),
             "kernels": sum(s.metrics.kernels for s in scans),
             "launches": sum(s.metrics.launches for s in scans),
             "partially_parsed_files": sum(1 for s in scans if s.metrics.partially_parsed),
@@ -198,6 +206,8 @@ def audit_document(result: AuditResult) -> dict:
         "findings": [finding_record(f) for f in findings],
         **({"engine": deep_record(result.deep)} if result.deep is not None else {}),
     }
+    doc["summary"]["headline"] = conversion_headline(doc["summary"])["text"]   # the same words everywhere
+    return doc
 
 
 def deep_record(deep) -> dict:

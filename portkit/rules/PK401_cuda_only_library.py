@@ -5,7 +5,8 @@ What it finds:
     libraries that mappings/ecosystem.toml marks as having no ROCm counterpart (TensorRT,
     cuFFTDx, OptiX: blockers), a counterpart with a different API (cuDNN -> MIOpen, CUTLASS ->
     composable_kernel, NVML -> AMD SMI, NVSHMEM -> rocSHMEM ...), or only a partial one. Drop-in
-    libraries (cuBLAS, cuFFT, NCCL ...) are converted and only listed as dependencies.
+    libraries (cuBLAS, cuFFT, NCCL ...) are converted and only listed as dependencies; those
+    mappings/rewrites.toml catalogues (CUTLASS, TensorRT, NVSHMEM ...) are reported by PK402.
 
 Why it matters on AMD GPUs:
     A library without a drop-in counterpart is not a renaming: the code that calls it is
@@ -29,7 +30,7 @@ import re
 
 from tree_sitter import Node
 
-from .. import ecosystem
+from .. import ecosystem, rewrites
 from ..context import ScanContext, View
 from ..textlines import lines
 from ._rule import define
@@ -39,7 +40,7 @@ RULE = define(__doc__, code="PK401", name="cuda-only-library", severity="high", 
 NODES = ("preproc_include",)
 FILE_KINDS = ("cmake", "make")
 REFINES = ("PK001", "PK508")   # a CUDA-only library: this says more than "not migrated"
-_LINKS = re.compile(r"(?<![\w-])-l([A-Za-z_][\w+-]*)|\bCUDA::([A-Za-z_]\w*)|\btarget_link_libraries\s*\(([^)]*)")
+LINKS = re.compile(r"(?<![\w-])-l([A-Za-z_][\w+-]*)|\bCUDA::([A-Za-z_]\w*)|\btarget_link_libraries\s*\(([^)]*)")
 
 
 def check(ctx: ScanContext, view: View, node: Node) -> None:
@@ -55,7 +56,7 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
 def check_text(ctx: ScanContext) -> None:
     eco = ecosystem.default()
     for line in lines(ctx):
-        for match in _LINKS.finditer(line.code):
+        for match in LINKS.finditer(line.code):
             # `target_link_libraries(` may end the line: group 3 is then empty, not absent
             links = match.group(3)
             names = links.split() if links is not None else [match.group(1) or match.group(2)]
@@ -67,8 +68,8 @@ def check_text(ctx: ScanContext) -> None:
 
 def _use(ctx: ScanContext, library: ecosystem.Library, start: int, end: int, what: str) -> None:
     ctx.metrics.libraries.add(library.id)
-    if library.status == "drop-in":
-        return
+    if library.status == "drop-in" or rewrites.default().by_library(library.id) is not None:
+        return   # rewrite blockers are PK402's (mappings/rewrites.toml)
     instead = f"; ROCm: {library.rocm}" if library.rocm else ""
     ctx.flag(RULE, start, end, f"{what}: {library.name} {library.phrase}{instead}",
              subject=library.id, severity=library.severity)

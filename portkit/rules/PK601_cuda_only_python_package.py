@@ -25,7 +25,7 @@ Effort:
 
 import re
 
-from .. import ecosystem
+from .. import ecosystem, rewrites
 from ..context import ScanContext
 from ..textlines import Line, lines
 from ._rule import define
@@ -90,8 +90,9 @@ def _imports(ctx: ScanContext, eco: ecosystem.Ecosystem, line: Line) -> None:
             continue  # a relative import: the project's own code
         ctx.metrics.imports.add(top)
         package = eco.module(top)
-        if package is None or package.status == "drop-in" or not ctx.first(("PK601", package.name, "import")):
-            continue
+        if package is None or package.status == "drop-in" or rewrites.default().by_package(package.name) \
+                or not ctx.first(("PK601", package.name, "import")):
+            continue   # an import of a rewrite blocker (tensorrt ...) is PK402's
         col = line.code.find(top)
         instead = f"; ROCm: {package.rocm}" if package.rocm else ""
         ctx.flag(RULE, line.offset(col), line.offset(col + len(top)),
