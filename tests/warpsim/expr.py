@@ -41,6 +41,7 @@ class ExprMachine:
     def __init__(self, program, wave: int, builtins: dict, platform: str):
         self.program, self.wave, self.builtins, self.platform = program, wave, builtins, platform
         self.scope = Scope()
+        self.strict = True
         self.types: dict[str, CType] = {}
         self._lanes: dict[int, list[int]] = {}
 

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from .cvalues import INT, UINT, CType, PtrType, SimError, convert
+from .cvalues import INT, NAMED, UINT, PtrType, SimError, convert
 from .expr import constant_machine
 from .memory import Buffer, Pointer, Var, Vec
 from .preprocess import preprocess
-from .program import Const, Program, declared, qualifiers, text
+from .program import Program, declared, qualifiers, text
 from .stmt import Frame, WarpMachine
 
 
@@ -28,6 +28,10 @@ class Target:
 
     platform: str  # "cuda" or "amd"
     wave: int
+    strict: bool = True  # check `_sync` masks; False runs them as HIP's mask-less forms would
+
+    def lenient(self) -> "Target":
+        return Target(self.platform, self.wave, False)
 
     def macros(self) -> dict[str, str]:
         if self.platform == "cuda":
@@ -38,6 +42,7 @@ class Target:
 
 
 CUDA32 = Target("cuda", 32)
+CUDA64 = Target("cuda", 64)
 AMD32 = Target("amd", 32)
 AMD64 = Target("amd", 64)
 
@@ -158,43 +163,74 @@ class _StaticBlock:
         raise SimError("dynamic shared memory outside a kernel")
 
 
+class Device:
+    """A program loaded for one target, its global buffers, and kernel launches over them."""
+
+    def __init__(self, source: str, target: Target, defines: dict | None = None):
+        self.target = target
+        self.program = load(source, target, defines)
+        self.buffers: dict[str, Buffer] = {}
+        _globals(self.program, target, {})
+
+    def alloc(self, name: str, type_name: str, data: list) -> Buffer:
+        ctype = self.program.types.get(type_name) or NAMED[type_name]
+        self.buffers[name] = Buffer(name, ctype, [convert(v, ctype) for v in data], "global")
+        return self.buffers[name]
+
+    def launch(self, kernel: str, grid, block, args: list, template=(), shared_bytes: int = 0) -> None:
+        """Run `kernel`; a string in `args` names a buffer, anything else is a scalar by value."""
+        found = self.program.functions.get(kernel)
+        if not found:
+            raise SimError(f"no kernel named {kernel}")
+        fn = found[0]
+        if len(args) != len(fn.params):
+            raise SimError(f"{kernel} takes {len(fn.params)} arguments, {len(args)} given")
+        preset = template if isinstance(template, dict) else _template_names(fn, list(template))
+        params = [(param, self.buffers[arg] if isinstance(arg, str) else None, arg)
+                  for param, arg in zip(fn.params, args)]
+        block, grid = _dims(block), _dims(grid)
+        warps = -(-math.prod(block) // self.target.wave)
+        for bz in range(grid[2]):
+            for by in range(grid[1]):
+                for bx in range(grid[0]):
+                    _run_block(self.program, fn, self.target, block, grid, (bx, by, bz), params, warps,
+                               preset, shared_bytes)
+
+
+def _template_names(fn, values: list) -> dict:
+    names = []
+    for decl in fn.template:
+        node = decl.child_by_field_name("declarator") or decl.child_by_field_name("name") or decl.named_children[0]
+        names.append(text(node))
+    return dict(zip(names, values))
+
+
 def run(source: str, kernel: str, target: Target, block, args: dict, grid=(1, 1, 1),
-        template: dict | None = None, defines: dict | None = None, shared_bytes: int = 0) -> dict[str, list]:
-    """Run `kernel` over the grid; returns the final contents of every array argument by name."""
-    block, grid = _dims(block), _dims(grid)
-    program = load(source, target, defines)
-    found = program.functions.get(kernel)
+        template=(), defines: dict | None = None, shared_bytes: int = 0) -> dict[str, list]:
+    """One launch; array arguments are lists (their element type is the parameter's), scalars
+    are numbers. Returns the final contents of every array argument by name."""
+    device = Device(source, target, defines)
+    found = device.program.functions.get(kernel)
     if not found:
         raise SimError(f"no kernel named {kernel}")
-    fn = found[0]
-    _globals(program, target, {})
-    buffers, params = _arguments(fn, program, args, target)
-    warps = -(-math.prod(block) // target.wave)
-    for bz in range(grid[2]):
-        for by in range(grid[1]):
-            for bx in range(grid[0]):
-                _run_block(program, fn, target, block, grid, (bx, by, bz), params, warps, template, shared_bytes)
-    return {name: list(buf.data) for name, buf in buffers.items()}
+    ordered = []
+    for param in found[0].params:
+        name = declared(param.child_by_field_name("declarator"), None).name
+        if name not in args:
+            raise SimError(f"no argument given for parameter {name}")
+        if isinstance(args[name], list):
+            elem = constant_machine(device.program, target.platform).type_of(param.child_by_field_name("type"))
+            device.buffers[name] = Buffer(name, elem, [convert(v, elem) for v in args[name]], "global")
+            ordered.append(name)
+        else:
+            ordered.append(args[name])
+    device.launch(kernel, grid, block, ordered, template, shared_bytes)
+    return {name: list(buf.data) for name, buf in device.buffers.items()}
 
 
 def _dims(value) -> tuple[int, int, int]:
     value = (value,) if isinstance(value, int) else tuple(value)
     return tuple(value) + (1,) * (3 - len(value))
-
-
-def _arguments(fn, program: Program, args: dict, target: Target):
-    machine = constant_machine(program, target.platform)
-    buffers, params = {}, []
-    for param in fn.params:
-        found = declared(param.child_by_field_name("declarator"), None)
-        if found.name not in args:
-            raise SimError(f"no argument given for parameter {found.name}")
-        params.append((param, found.name))
-        if isinstance(found.ctype, PtrType):
-            elem = machine.type_of(param.child_by_field_name("type"))
-            data = [convert(v, elem) for v in args[found.name]]
-            buffers[found.name] = Buffer(found.name, elem, data, "global")
-    return buffers, [(param, name, buffers.get(name), args[name]) for param, name in params]
 
 
 def _run_block(program, fn, target, block, grid, block_id, params, warps, template, shared_bytes) -> None:
@@ -203,11 +239,13 @@ def _run_block(program, fn, target, block, grid, block_id, params, warps, templa
     for warp in range(warps):
         names, absent = _builtins(target, warp, block, grid, block_id)
         machines.append(WarpMachine(program, target.wave, names, target.platform, unit, absent))
+        machines[-1].strict = target.strict
 
     def body(machine: WarpMachine) -> None:
         mask = ((1 << target.wave) - 1) & ~machine.absent
         machine.bind_template(fn, [], machine.scope, machine.types, [], [], template or {})
-        for param, name, buf, value in params:
+        for param, buf, value in params:
+            name = declared(param.child_by_field_name("declarator"), None).name
             ctype = machine.type_of(param.child_by_field_name("type"))
             var = Var(name, PtrType(ctype) if buf is not None else ctype, target.wave)
             var.vals = [Pointer(buf, 0)] * target.wave if buf is not None else [convert(value, ctype)] * target.wave
