@@ -13,7 +13,7 @@ import math
 
 from tree_sitter import Node
 
-from .cvalues import BOOL, DOUBLE, INT, LONG, ULONG, CType, PtrType, SimError, arith, common, convert, literal, unary
+from .cvalues import BOOL, INT, LONG, ULONG, CType, PtrType, SimError, arith, common, convert, literal, unary
 from .memory import Alias, ArrayVar, MemRef, Pointer, Var, Vec, lanes_of
 from .program import Const, base_type, text
 

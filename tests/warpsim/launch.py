@@ -12,7 +12,6 @@ import math
 import threading
 from dataclasses import dataclass
 
-from tree_sitter import Node
 
 from .cvalues import INT, NAMED, UINT, PtrType, SimError, convert
 from .expr import constant_machine
