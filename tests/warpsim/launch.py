@@ -146,12 +146,15 @@ def _globals(program: Program, target: Target, pool: dict) -> None:
         quals = qualifiers(decl)
         if "extern" in quals and "__shared__" not in quals:
             continue
-        base = machine.type_of(decl.child_by_field_name("type"))
-        for declarator in decl.children_by_field_name("declarator"):
-            found = declared(declarator, base)
-            if declarator.type == "function_declarator" or found.value is None and not (quals & {"__device__", "__constant__"}):
-                continue
-            program.globals[found.name] = machine.bind(found, quals, 1, declarator)
+        try:  # host-side or unsupported globals are skipped: a kernel using one fails by name
+            base = machine.type_of(decl.child_by_field_name("type"))
+            for declarator in decl.children_by_field_name("declarator"):
+                found = declared(declarator, base)
+                if declarator.type == "function_declarator" or found.value is None and not (quals & {"__device__", "__constant__"}):
+                    continue
+                program.globals[found.name] = machine.bind(found, quals, 1, declarator)
+        except SimError:
+            continue
 
 
 class _StaticBlock:

@@ -180,7 +180,8 @@ class WarpMachine(ExprMachine):
         var = Var(found.name, ctype, self.wave)
         if value is not None:
             var.ref().store(self.lanes(mask), value)
-        var.const = bool(quals & {"const", "constexpr"})
+        # `const float* p` points to const data; the pointer itself may be reassigned.
+        var.const = bool(quals & {"const", "constexpr"}) and not isinstance(ctype, PtrType)
         return var
 
     def constant(self, node: Node) -> int:
