@@ -1,0 +1,277 @@
+"""The lane-level simulator (tests/warpsim/) and the proof it gives for `convert --fix warp`.
+
+Unit tests pin the simulator on tiny kernels whose results are known by hand; the fixture tests
+run every warp fixture pair (fixtures/warp/*/ and tests/warpsim/examples/*/) through the contract
+in fixtures/warp/README.md: the CUDA original and the fixed HIP agree at 32 lanes, the fixed HIP
+is right at 64, and the original is not (a wrong value, or an error the oracle refuses to guess
+past: out of bounds, an undefined shift, a mask that does not name the executing lanes).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from warpsim import AMD32, AMD64, CUDA32, CUDA64, OutOfBounds, SimError, run
+from warpsim.fixture import expected, folders, read_case, simulate
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLES = Path(__file__).resolve().parent / "warpsim" / "examples"
+CASES = folders(REPO / "fixtures" / "warp", EXAMPLES)
+
+IOTA64 = [float(i) for i in range(64)]
+
+
+def warp_sums(source: str, target, block: int = 64) -> list[float]:
+    return run(source, "k", target, block, {"inp": IOTA64[:block], "out": [0.0] * 2})["out"]
+
+
+REDUCE = """
+__global__ void k(const float* inp, float* out) {
+    float v = inp[threadIdx.x];
+    for (int offset = START; offset > 0; offset /= 2)
+        v += __shfl_down(v, offset);
+    if (threadIdx.x % warpSize == 0)
+        out[threadIdx.x / warpSize] = v;
+}
+"""
+
+
+def test_shuffle_reduction_gives_each_warps_sum():
+    source = REDUCE.replace("START", "warpSize / 2")
+    assert warp_sums(source, AMD32) == [496.0, 1520.0]  # lanes 0-31, lanes 32-63
+    assert warp_sums(source, AMD64) == [2016.0, 0.0]  # one wavefront: all 64 lanes
+
+
+def test_reduction_from_16_at_64_lanes_sums_half_the_wavefront():
+    source = REDUCE.replace("START", "16")
+    assert warp_sums(source, AMD32) == [496.0, 1520.0]
+    assert warp_sums(source, AMD64) == [496.0, 0.0]  # lanes 32-63 never reach lane 0
+
+
+def test_shuffle_width_splits_the_wavefront_into_segments():
+    source = """
+    __global__ void k(const float* inp, float* out) {
+        out[threadIdx.x] = __shfl(inp[threadIdx.x], 0, 16) + __shfl_xor(inp[threadIdx.x], 1, 16) * 1000.0f;
+    }"""
+    got = run(source, "k", AMD64, 64, {"inp": IOTA64, "out": [0.0] * 64})["out"]
+    assert got == [(i // 16 * 16) + (i ^ 1) * 1000.0 for i in range(64)]
+
+
+def test_shuffle_up_and_down_keep_their_own_value_at_the_segment_edge():
+    source = """
+    __global__ void k(const float* inp, float* out) {
+        out[threadIdx.x] = __shfl_up(inp[threadIdx.x], 3, 8) + 100.0f * __shfl_down(inp[threadIdx.x], 3, 8);
+    }"""
+    got = run(source, "k", AMD64, 16, {"inp": IOTA64[:16], "out": [0.0] * 16})["out"]
+    up = [i if i % 8 < 3 else i - 3 for i in range(16)]
+    down = [i if i % 8 + 3 >= 8 else i + 3 for i in range(16)]
+    assert got == [u + 100.0 * d for u, d in zip(up, down)]
+
+
+BALLOT = """
+__global__ void k(const float* inp, unsigned long long* wide, unsigned int* narrow, int* counts) {
+    bool odd = ((int)inp[threadIdx.x]) & 1;
+    unsigned long long w = __ballot(odd);
+    unsigned int n = __ballot(odd);
+    if (threadIdx.x == 0) {
+        wide[0] = w;
+        narrow[0] = n;
+        counts[0] = __popcll(w);
+        counts[1] = __popc(w);
+        counts[2] = __ffsll(w & ~0xffffffffull);
+    }
+}
+"""
+
+
+def test_ballot_has_one_bit_per_lane_and_a_32_bit_destination_truncates():
+    args = {"inp": IOTA64, "wide": [0], "narrow": [0], "counts": [0, 0, 0]}
+    got = run(BALLOT, "k", AMD64, 64, args)
+    assert got["wide"] == [0xAAAAAAAAAAAAAAAA]
+    assert got["narrow"] == [0xAAAAAAAA]
+    assert got["counts"] == [32, 16, 34]  # __popc takes an unsigned int: lanes 32-63 are lost
+
+
+def test_cuda_ballot_sync_is_32_bits():
+    source = """
+    __global__ void k(unsigned long long* out) { out[0] = __ballot_sync(0xffffffff, 1) + 1; }"""
+    assert run(source, "k", CUDA32, 32, {"out": [0]})["out"] == [0]  # 0xffffffff + 1 wraps in 32 bits
+
+
+def test_shared_array_indexed_by_lane_is_out_of_bounds_at_64_lanes():
+    source = """
+    __global__ void k(const float* inp, float* out) {
+        __shared__ float s[32];
+        s[threadIdx.x % warpSize] = inp[threadIdx.x];
+        out[threadIdx.x] = s[threadIdx.x % warpSize];
+    }"""
+    assert run(source, "k", AMD32, 32, {"inp": IOTA64[:32], "out": [0.0] * 32})["out"] == IOTA64[:32]
+    with pytest.raises(OutOfBounds) as error:
+        run(source, "k", AMD64, 64, {"inp": IOTA64, "out": [0.0] * 64})
+    assert str(error.value) == "__shared__ array s[32]: element 32 is out of bounds (lane 32)"
+
+
+def test_lane_bit_shift_past_32_bits_is_an_error():
+    source = """
+    __global__ void k(unsigned int* out) { out[threadIdx.x] = 1u << (threadIdx.x % warpSize); }"""
+    assert run(source, "k", AMD32, 32, {"out": [0] * 32})["out"] == [1 << i for i in range(32)]
+    with pytest.raises(SimError) as error:
+        run(source, "k", AMD64, 64, {"out": [0] * 64})
+    assert str(error.value) == ("shift by 32 is undefined for unsigned int (32 bits) at line 2: "
+                                "1u << (threadIdx.x % warpSize) (lane 32)")
+
+
+def test_a_32_bit_full_mask_does_not_name_lanes_32_to_63():
+    source = REDUCE.replace("START", "warpSize / 2").replace("__shfl_down(v,", "__shfl_down_sync(0xffffffff, v,")
+    with pytest.raises(SimError) as error:
+        warp_sums(source, CUDA64)
+    assert str(error.value).startswith("__shfl_down_sync: lane 32 executes it but its mask 0xffffffff does not name it")
+    with pytest.raises(SimError) as error:
+        warp_sums(source, AMD64)
+    assert str(error.value).startswith("__shfl_down_sync: HIP requires a 64-bit mask, got unsigned int")
+    assert warp_sums(source, AMD64.lenient()) == [2016.0, 0.0]
+
+
+def test_a_mask_naming_lanes_that_took_the_other_branch_is_an_error():
+    source = """
+    __global__ void k(const float* inp, float* out) {
+        float v = inp[threadIdx.x];
+        if (threadIdx.x < 16)
+            v = __shfl_down_sync(0xffffffff, v, 1);
+        out[threadIdx.x] = v;
+    }"""
+    with pytest.raises(SimError) as error:
+        run(source, "k", CUDA32, 32, {"inp": IOTA64[:32], "out": [0.0] * 32})
+    assert "names lanes that do not execute it (first: lane 16)" in str(error.value)
+
+
+def test_lanes_that_returned_may_sit_out_a_full_mask_shuffle():
+    source = """
+    __global__ void k(const float* inp, float* out, int n) {
+        if (threadIdx.x >= n) return;
+        out[threadIdx.x] = __shfl_sync(0xffffffff, inp[threadIdx.x], 0);
+    }"""
+    got = run(source, "k", CUDA32, 32, {"inp": IOTA64[1:33], "out": [0.0] * 32, "n": 20})["out"]
+    assert got == [1.0] * 20 + [0.0] * 12
+
+
+def test_c_integer_semantics():
+    source = """
+    __global__ void k(int* out) {
+        int big = 2147483647;
+        out[0] = big + 1;
+        out[1] = -7 / 2;
+        out[2] = -7 % 2;
+        out[3] = -1 < 0u;
+        out[4] = (unsigned)-1 >> 28;
+        out[5] = -16 >> 2;
+        out[6] = 0xffffffff == -1;
+        out[7] = (int)(3.9f) + (int)(-3.9f);
+    }"""
+    got = run(source, "k", CUDA32, 1, {"out": [9] * 8})["out"]
+    assert got == [-2147483648, -3, -1, 0, 15, -4, 1, 0]
+
+
+def test_barrier_separates_phases_of_the_block():
+    source = """
+    __global__ void k(float* out) {
+        __shared__ float partial[4];
+        if (threadIdx.x % warpSize == 0) partial[threadIdx.x / warpSize] = threadIdx.x + 1;
+        SYNC
+        if (threadIdx.x == 0) out[0] = partial[0] + partial[1] + partial[2] + partial[3];
+    }"""
+    with_barrier = run(source.replace("SYNC", "__syncthreads();"), "k", CUDA32, 128, {"out": [0.0]})
+    assert with_barrier["out"] == [1.0 + 33.0 + 65.0 + 97.0]
+    # Without it warp 0 runs to its end first (the simulator's fixed order) and misses the rest.
+    assert run(source.replace("SYNC", ""), "k", CUDA32, 128, {"out": [0.0]})["out"] == [1.0]
+
+
+def test_preprocessor_sees_each_targets_macros():
+    source = """
+    #if defined(__AMDGCN_WAVEFRONT_SIZE)
+    #define WS __AMDGCN_WAVEFRONT_SIZE
+    #elif defined(__CUDACC__)
+    #define WS (16 + 16)
+    #else
+    #error no target
+    #endif
+    constexpr int kWave = WS;
+    __global__ void k(int* out) { out[0] = kWave; out[1] = warpSize; }"""
+    assert run(source, "k", CUDA32, 1, {"out": [0, 0]})["out"] == [32, 32]
+    assert run(source, "k", AMD32, 1, {"out": [0, 0]})["out"] == [32, 32]
+    assert run(source, "k", AMD64, 1, {"out": [0, 0]})["out"] == [64, 64]
+
+
+def test_warp_size_is_not_a_constant_expression():
+    source = "__global__ void k(float* out) { __shared__ float s[warpSize]; out[0] = s[0]; }"
+    with pytest.raises(SimError) as error:
+        run(source, "k", AMD64, 64, {"out": [0.0]})
+    assert str(error.value) == "unknown name 'warpSize' at line 1: warpSize (not a constant expression)"
+
+
+def test_templates_with_int_and_deduced_type_parameters():
+    source = """
+    template <int width = 8, typename T>
+    __device__ T segment_max(T v) {
+        for (int o = width / 2; o > 0; o >>= 1) v = max(v, __shfl_xor(v, o, width));
+        return v;
+    }
+    template <int block>
+    __global__ void k(const int* inp, int* out) {
+        out[threadIdx.x] = segment_max(inp[threadIdx.x]) + segment_max<4>(inp[threadIdx.x]) * block;
+    }"""
+    got = run(source, "k", AMD64, 16, {"inp": list(range(16)), "out": [0] * 16}, template=[1000])["out"]
+    assert got == [(i | 7) + (i | 3) * 1000 for i in range(16)]
+
+
+# -- the fixture pairs ---------------------------------------------------------------------------
+
+
+def ids(folder: Path) -> str:
+    return f"{folder.parent.name}/{folder.name}"
+
+
+def outcome(source: str, case: dict, target) -> dict | str:
+    try:
+        return simulate(source, case, target)
+    except SimError as err:
+        return f"{type(err).__name__}: {err}"
+
+
+def test_the_simulator_has_fixtures_to_prove():
+    assert {p.name for p in folders(EXAMPLES)} == {"ballot_all_lanes", "lanemask_compaction", "warp_scan_shfl_up"}
+
+
+@pytest.mark.parametrize("folder", CASES, ids=ids)
+def test_original_at_32_lanes_gives_the_expected_result(folder: Path):
+    case = read_case(folder)
+    assert outcome((folder / "input.cu").read_text(), case, CUDA32) == expected(case, 32)
+
+
+@pytest.mark.parametrize("folder", CASES, ids=ids)
+def test_fixed_at_32_lanes_gives_the_same_result(folder: Path):
+    case = read_case(folder)
+    assert outcome((folder / "expected.hip").read_text(), case, AMD32) == expected(case, 32)
+
+
+@pytest.mark.parametrize("folder", CASES, ids=ids)
+def test_fixed_at_64_lanes_gives_the_correct_result(folder: Path):
+    case = read_case(folder)
+    assert outcome((folder / "expected.hip").read_text(), case, AMD64) == expected(case, 64)
+
+
+@pytest.mark.parametrize("folder", CASES, ids=ids)
+def test_original_at_64_lanes_is_wrong(folder: Path):
+    case = read_case(folder)
+    if not case.get("original_wrong_at_64", False):
+        pytest.skip("the case does not claim the original is wrong at 64 lanes")
+    assert outcome((folder / "input.cu").read_text(), case, CUDA64) != expected(case, 64)
+
+
+@pytest.mark.parametrize("folder", folders(EXAMPLES), ids=ids)
+def test_original_at_64_lanes_is_wrong_even_without_the_mask_check(folder: Path):
+    """The examples' bugs are in the values, not only in the `0xffffffff` mask."""
+    case = read_case(folder)
+    assert outcome((folder / "input.cu").read_text(), case, CUDA64.lenient()) != expected(case, 64)
