@@ -160,10 +160,11 @@ class ScanContext:
         self.memo[key] = True
         return True
 
-    def edit(self, start: int, end: int, text: bytes, what: str = "", covers: bool = False) -> None:
+    def edit(self, start: int, end: int, text: bytes, what: str = "", covers: bool = False,
+             parts: tuple = ()) -> None:
         if self.options.active_only and self.regions.inactive and self.regions.is_inactive(start):
             return   # --active-only: a branch the configuration does not compile stays byte for byte
-        self.edits.append(Edit(start, end, text, what, covers))
+        self.edits.append(Edit(start, end, text, what, covers, parts))
 
     def flag(self, rule: "Rule", start: int, end: int, message: str, subject: str,
              severity: str | None = None) -> None:

@@ -20,6 +20,10 @@ class Edit(NamedTuple):
     what: str = ""
     # a deletion that swallows whatever other edits fall inside it (a dropped argument)
     covers: bool = False
+    # when set, the text written: literal bytes and (start, end) ranges of the original, each
+    # range written with the other edits inside it applied (a moved or copied argument keeps
+    # the conversion of the names inside it); `text` is the same with the ranges as spelled
+    parts: tuple = ()
 
 
 # Insertions that open a wrapper around a whole argument (`reinterpret_cast<const void*>(`,
@@ -77,10 +81,33 @@ def normalize(edits: list[Edit]) -> list[Edit]:
     return out
 
 
+def _inside(edit: Edit, start: int, end: int) -> bool:
+    """Whether `edit` converts text of data[start:end]: insertions on its edges only when they
+    wrap it (a cast), not text placed before or after it (another argument)."""
+    if edit.parts or not (start <= edit.start and edit.end <= end) or (edit.covers and
+                                                                    (edit.start, edit.end) == (start, end)):
+        return False
+    return edit.start != edit.end or start < edit.start < end or edit.what in WRAPPERS
+
+
+def _converted(data: bytes, start: int, end: int, edits: list[Edit]) -> bytes:
+    inner = [e._replace(start=e.start - start, end=e.end - start) for e in edits if _inside(e, start, end)]
+    return apply_edits(data[start:end], inner)
+
+
+def resolve(data: bytes, edits: list[Edit]) -> list[Edit]:
+    """Edits whose text copies ranges of the original get the converted text of those ranges."""
+    if not any(e.parts for e in edits):
+        return edits
+    return [e._replace(text=b"".join(p if isinstance(p, bytes) else _converted(data, p[0], p[1], edits)
+                                     for p in e.parts), parts=()) if e.parts else e for e in edits]
+
+
 def apply_edits(data: bytes, edits: list[Edit]) -> bytes:
     """The original bytes with the edits applied; every byte outside an edit is copied as is."""
     if not edits:
         return data
+    edits = resolve(data, edits)
     parts: list[bytes] = []
     pos = 0
     for edit in normalize(edits):

@@ -38,6 +38,8 @@ ENTRY_KEYS = set(STR_FIELDS) | set(ARG_FIELDS)
 _CAST_RE = re.compile(r"^(const )?[A-Za-z_][A-Za-z0-9_]* ?\*{1,2}$")
 # text written as a whole argument: a name, a number, or a qualified name (never a comma or paren)
 _ARG_TEXT_RE = re.compile(r"^[A-Za-z0-9_:.]+$")
+# hipify-clang inserts two arguments at once (csrgemm2's operations, SpMM's stage and buffer)
+_ARGS_TEXT_RE = re.compile(r"^[A-Za-z0-9_:.]+(, [A-Za-z0-9_:.]+)*$")
 _VERSION_RE = re.compile(r"^\d+\.\d+(\.\d+)?$")
 _IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # a namespace inside another one (thrust::cuda): matched where the code spells it so qualified
@@ -217,8 +219,9 @@ def _check_entry(where: str, raw: dict) -> None:
         raise MappingError(f"{where}: legacy name {raw['legacy']!r} is not an identifier")
     _check_positions(where, raw, "cast_args", _CAST_RE, "pointer types such as 'const void*' or 'size_t*'")
     _check_positions(where, raw, "arity_alias", _IDENT_RE, "CUDA names", first=0)
-    for key in ("insert_args", "default_args", "replace_args"):
+    for key in ("default_args", "replace_args"):
         _check_positions(where, raw, key, _ARG_TEXT_RE, "argument text (a name or a number)")
+    _check_positions(where, raw, "insert_args", _ARGS_TEXT_RE, "argument text (names or numbers, ', '-separated)")
     _check_moves(where, raw)
     if raw.get("args_for", "hip") not in ("hip", "roc"):
         raise MappingError(f"{where}: args_for must be 'hip' or 'roc'")

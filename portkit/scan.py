@@ -10,7 +10,7 @@ from tree_sitter import Node
 
 from . import parse, polyfills, regions, rules
 from .context import FileScan, Metrics, Options, ScanContext, View, line_snippet
-from .edits import normalize
+from .edits import normalize, resolve
 from .findings import Finding
 from .mappings import MappingDB, default_db
 from .rewrite import (builtins, codes, guards, identifiers, includes, launches, macros, preproc_names,
@@ -151,7 +151,7 @@ def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB 
                     not any(kind == regions.AMD for _, _, kind in ctx.regions.ranges))
     if options.polyfills and (ctx.metrics.polyfills or polyfills.HEADER.encode() in data):
         polyfills.include(ctx, includes.insertion_point(ctx, root)[0])
-    edits = normalize(ctx.edits)
+    edits = normalize(resolve(data, ctx.edits))   # moved arguments take their converted text first
     findings = finish_findings(ctx.findings)
     if options.audit and fixes:
         findings = warpfix.suggest(findings, fixes, source)

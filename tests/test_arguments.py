@@ -137,7 +137,7 @@ def test_roc_only_rewrites_are_data(tmp_path: Path):
 
 @pytest.mark.parametrize("fields, message", [
     ('default_args = { 3 = "a, b" }', "default_args must map argument numbers to argument text (a name or a number)"),
-    ('insert_args = { x = "0" }', "insert_args must map argument numbers to argument text (a name or a number)"),
+    ('insert_args = { x = "0" }', "insert_args must map argument numbers to argument text (names or numbers, ', '-separated)"),
     ('cast_args = { 1 = "int" }', "cast_args must map argument numbers to pointer types such as 'const void*' or 'size_t*'"),
     ('move_args = [{ from = 1 }]', "move_args must be a list of { from, before, count } records of positive integers"),
     ('defaults_in_hip = "6.1"', "defaults_in_hip without default_args"),

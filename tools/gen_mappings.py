@@ -21,8 +21,8 @@ A HIP name that is not a C identifier (`void*`) is left out of its entry and cou
 CUDA name like that would drop its whole entry); a ROC name may be qualified, as hipify-clang
 writes it (`rocrand_device::sobol32_engine<false>`).
 [meta.<family>] roc_library names the library hipify-clang --roc ports the family to (then a
-name without a ROC name is left under --roc); [[roc_args]] in the overrides gives `roc_note`
-(how the roc function's arguments differ) to the entries it names.
+name without a ROC name is left under --roc); [[roc_args]] in the overrides gives the entries it
+names the argument rewrites of their roc function (`args_for = "roc"`), or a `roc_note`.
 A CUDA name listed by two families is kept once: in the family named for it under
 [placement] in the overrides, else in the first family of PRECEDENCE (most specific first).
 
@@ -295,17 +295,22 @@ def apply_one(entries: dict, cuda: str, fields: dict, report: Report) -> None:
 
 
 def apply_roc_args(families: dict[str, dict], groups: list[dict], report: Report) -> None:
-    """[[roc_args]]: `roc_note` on the entries (names or globs) whose roc function takes other
-    arguments than the CUDA one (hipify-clang's FuncArgCasts entries for --roc)."""
+    """[[roc_args]]: the argument rewrites (args_for = "roc") of the entries (names or globs)
+    whose roc function takes other arguments than the CUDA one (hipify-clang's FuncArgCasts
+    entries for --roc), or a `roc_note` where the fields cannot say them."""
     for group in groups:
         entries = families[group["family"]]
+        fields = {k: v for k, v in group.items() if k not in ("family", "names", "note")}
         for pattern in group["names"]:
             hits = [e for name, e in entries.items() if fnmatch.fnmatchcase(name, pattern) and "roc" in e]
             if not hits:
                 report.say(f"  warning: roc_args: {pattern!r} matches no entry with a roc name")
             for entry in hits:
-                entry["roc_note"] = group["note"]
-            report.count("roc notes set by roc_args", len(hits))
+                if "note" in group:
+                    entry["roc_note"] = group["note"]
+                if fields:
+                    entry.update(fields, args_for="roc")
+            report.count("roc entries given argument rewrites or notes by roc_args", len(hits))
 
 
 def drop_unversioned_hip(families: dict[str, dict], report: Report) -> None:

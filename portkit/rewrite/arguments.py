@@ -103,39 +103,46 @@ def fix_call(ctx: ScanContext, view: View, mapping: Mapping, name: Node, hip: st
 
 def _insertions(ctx: ScanContext, view: View, mapping: Mapping, args: list[Node]) -> None:
     """Inserted, moved, copied and defaulted arguments: text placed before an argument, or after
-    the last one; what lands on one spot is written as one edit, in the table's order."""
-    at: dict[int, list[bytes]] = {}
-    tail: list[bytes] = []
+    the last one; what lands on one spot is written as one edit, in the table's order. Moved and
+    copied text is a range of the original, written with the conversions inside it (edits.py)."""
+    at: dict[int, list] = {}
+    tail: list = []
 
-    def put(before: int, text: bytes) -> None:
+    def put(before: int, text) -> None:
         if before <= len(args):
-            at.setdefault(before, []).append(text + b", ")
+            at.setdefault(before, []).extend((text, b", "))
         else:
-            tail.append(b", " + text)
+            tail.extend((b", ", text))
 
     for index, text in mapping.insert_args:
         put(index, text.encode())
     for first, before, count in mapping.move_args:
-        put(before, _slice(view, args, first, count))
+        put(before, _span(view, args, first, count))
         _delete(ctx, view, args, first, count, f"{mapping.cuda} arguments")
     for first, before in mapping.copy_args:
-        put(before, _slice(view, args, first, 1))
+        put(before, _span(view, args, first, 1))
     filled = len(args)
     for index, text in _defaults(ctx, mapping):
         if index == filled + 1:   # only defaults after the last argument written
-            tail.append(b", " + text.encode())
+            tail.extend((b", ", text.encode()))
             filled += 1
     what = f"{mapping.cuda} arguments"
-    for before, texts in at.items():
-        ctx.edit(view.start(args[before - 1]), view.start(args[before - 1]), b"".join(texts), what=what)
+    for before, parts in at.items():
+        _put(ctx, view, view.start(args[before - 1]), parts, what)
     if tail:   # needed() guarantees at least one argument to write after
-        defaults_only = filled > len(args) and len(tail) == filled - len(args)
-        ctx.edit(view.end(args[-1]), view.end(args[-1]), b"".join(tail),
-                 what=f"{mapping.cuda} default arguments" if defaults_only else what)
+        defaults_only = filled > len(args) and len(tail) == 2 * (filled - len(args))
+        _put(ctx, view, view.end(args[-1]), tail, f"{mapping.cuda} default arguments" if defaults_only else what)
 
 
-def _slice(view: View, args: list[Node], first: int, count: int) -> bytes:
-    return view.data[args[first - 1].start_byte:args[first + count - 2].end_byte]
+def _span(view: View, args: list[Node], first: int, count: int) -> tuple[int, int]:
+    return view.start(args[first - 1]), view.end(args[first + count - 2])
+
+
+def _put(ctx: ScanContext, view: View, at: int, parts: list, what: str) -> None:
+    """One insertion of literal bytes and original ranges (`parts` only when there are ranges)."""
+    text = b"".join(p if isinstance(p, bytes) else view.data[p[0] - view.base:p[1] - view.base] for p in parts)
+    ranges = any(not isinstance(p, bytes) for p in parts)
+    ctx.edit(at, at, text, what=what, parts=tuple(parts) if ranges else ())
 
 
 def _delete(ctx: ScanContext, view: View, args: list[Node], first: int, count: int, what: str) -> None:
