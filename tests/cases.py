@@ -8,6 +8,7 @@ A case folder holds `input.<ext>` and `expected.hip` (one file), or `input/` and
     nvcc_flags = [...]                     # extra flags for the nvcc check of the input
     hipcc_flags = [...]                    # extra flags for the hipcc check of the output
     hipcc_skip = "reason"                  # the expected output is not compiled (reason required)
+    nvcc_skip = "reason"                   # the input is not compiled (a CUDA library not installed here)
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ else:  # pragma: no cover
 REPO = Path(__file__).resolve().parent.parent
 CASES_DIR = REPO / "fixtures" / "convert"
 DEFAULT_ROCM = "5.2"   # the toolchain the golden outputs are compiled with (Debian's hipcc)
-CASE_KEYS = {"description", "args", "nvcc_flags", "hipcc_flags", "hipcc_skip"}
+CASE_KEYS = {"description", "args", "nvcc_flags", "hipcc_flags", "hipcc_skip", "nvcc_skip"}
 
 
 @dataclass
@@ -36,6 +37,7 @@ class Case:
     nvcc_flags: list[str] = field(default_factory=list)
     hipcc_flags: list[str] = field(default_factory=list)
     hipcc_skip: str = ""
+    nvcc_skip: str = ""
 
     @property
     def multi(self) -> bool:
@@ -72,7 +74,7 @@ def load_case(folder: Path) -> Case:
     assert not unknown, f"{folder}/case.toml: unknown keys {unknown}"
     return Case(folder.name, folder, meta["description"], list(meta.get("args", [])),
                 list(meta.get("nvcc_flags", [])), list(meta.get("hipcc_flags", [])),
-                meta.get("hipcc_skip", ""))
+                meta.get("hipcc_skip", ""), meta.get("nvcc_skip", ""))
 
 
 def all_cases() -> list[Case]:

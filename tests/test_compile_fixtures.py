@@ -33,6 +33,8 @@ def run(cmd: list[str], env: dict | None = None) -> None:
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_input_compiles_with_nvcc(case: Case):
+    if case.nvcc_skip:
+        pytest.skip(f"not compiled with nvcc: {case.nvcc_skip}")
     nvcc = require_tool(NVCC, "nvcc (CUDA toolkit)")
     includes = []
     if any(h in f.read_bytes() for f in case.input_files() for h in LIBRARY_HEADERS):
