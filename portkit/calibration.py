@@ -38,9 +38,9 @@ def snapshot(files: list[tuple[str, Metrics]], findings: list[Finding], found: O
     }
     if found is not None:
         out["optional"] = {
-            "ranges": {p: r for p, r in sorted(found.ranges.items()) if p in paths},
+            "ranges": {p: [list(r) for r in v] for p, v in sorted(found.ranges.items()) if p in paths},
             "files": {p: v for p, v in sorted(found.files.items()) if p in paths},
-            "includes": {p: v for p, v in sorted(found.includes.items()) if p in paths},
+            "includes": {p: [list(i) for i in v] for p, v in sorted(found.includes.items()) if p in paths},
         }
     return out
 
