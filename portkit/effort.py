@@ -48,6 +48,7 @@ class CostModel:
     dependency_status: dict[str, Range]
     dependency: dict[str, Range]
     archetypes: tuple[dict, ...]
+    calibration: dict = field(default_factory=dict)   # how the model scores on real ports ([calibration])
 
     def finding_hours(self, f: Finding) -> Range:
         """The cost range of the first finding of its pattern; nothing for code that already has an
@@ -118,7 +119,7 @@ def load(path: Path) -> CostModel:
         finding_by_severity={k: _range(k, v) for k, v in data.get("finding_by_severity", {}).items()},
         dependency_status={k: _range(k, v) for k, v in data.get("dependency_status", {}).items()},
         dependency={k: _range(f"dependency.{k}", v) for k, v in data.get("dependency", {}).items()},
-        archetypes=tuple(data.get("archetype", ())))
+        archetypes=tuple(data.get("archetype", ())), calibration=dict(data.get("calibration", {})))
 
 
 @lru_cache(maxsize=1)

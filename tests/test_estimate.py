@@ -27,7 +27,7 @@ def test_the_sum_of_the_items_is_the_estimate_exactly():
     e = audit(SAMPLE)["estimate"]
     for p in ("p10", "p50", "p90"):
         assert round(sum(i[p] for i in e["items"] if not i["optional"]), 1) == e["hours"][p]
-    assert e["hours"] == {"p10": 15.0, "p50": 26.5, "p90": 44.2, "mean": 28.2}
+    assert e["hours"] == {"p10": 8.4, "p50": 14.6, "p90": 24.7, "mean": 15.8}
 
 
 def test_a_build_convert_migrates_costs_no_build_item_and_project_costs_scale():
@@ -35,9 +35,9 @@ def test_a_build_convert_migrates_costs_no_build_item_and_project_costs_scale():
     e = audit(SAMPLE)["estimate"]
     fixed = {i["key"]: (i["facts"], i["hours"]) for i in e["items"] if i["kind"] == "fixed"}
     assert fixed == {
-        "ci": ({"cuda_files": 6}, {"low": 1.3, "likely": 2.6, "high": 7.8}),
-        "cuda_toolchain": ({"cuda_kloc": 0.2}, {"low": 1.1, "likely": 2.2, "high": 6.6}),
-        "project_tests": ({"cuda_kloc": 0.2}, {"low": 0.6, "likely": 1.2, "high": 3.6}),
+        "ci": ({"cuda_files": 6}, {"low": 0.325, "likely": 0.65, "high": 1.95}),
+        "cuda_toolchain": ({"cuda_kloc": 0.2}, {"low": 0.275, "likely": 0.55, "high": 1.65}),
+        "project_tests": ({"cuda_kloc": 0.2}, {"low": 0.15, "likely": 0.3, "high": 0.9}),
     }
 
 
@@ -110,5 +110,5 @@ def test_explain_estimate_prints_every_item_and_the_total(capsys):
     out = capsys.readouterr().out
     assert out.startswith("Work items (hours; their sum is the estimate)\n")
     assert [line.split() for line in out.splitlines() if line.startswith(" total ")] == [
-        ["total", "│", "│", "15.0", "│", "26.5", "│", "44.2", "│"]]
+        ["total", "│", "│", "8.4", "│", "14.6", "│", "24.7", "│"]]
     assert "src/reduce.cu:18" in out and "cuda_kloc 0.2" in out

@@ -75,7 +75,7 @@ def _estimate_record(e: Estimate) -> dict:
         "blockers": e.blockers,
         "scope": e.scope,
         "confidence": {"band_ratio": round(p90 / p10, 2) if p10 else None,
-                       "calibration": "not yet calibrated against real ports (docs/estimate.md)"},
+                       "calibration": model.calibration or None},
         "changes": changes(e),
         "optional": e.optional,
         "by_category": [{"name": k, "hours": round(v, 1)} for k, v in e.by("category")],

@@ -1,0 +1,208 @@
+"""Recompute the calibration table: each project's manual port work against portkit's estimate.
+
+    python benchmarks/calibration/run.py [--mirrors /work/.mirror] [--only NAME] [--snapshot]
+
+Reads projects.toml; for each project exports the CUDA side and the port from the git mirrors
+(<mirrors>/<owner>+<name>/repo, made by `fetch github:owner/name`; a missing mirror is skipped
+with a message), measures the manual lines of the port and audits the CUDA side. Kinds:
+
+- pair: both sides are converted with `portkit convert`; a manual line is a line of the converted
+  port (stripped, not blank, not a comment) that the converted CUDA side does not have (as a
+  multiset: moved lines are not manual work);
+- single-source: the port lives in the CUDA tree under AMD selectors: its manual lines are the
+  lines of AMD-only branches and vendor shim headers (portkit/regions.py); the estimate is the
+  audit of that tree with the platform model off (as if nothing were ported);
+- rewrite: the AMD version is a new implementation: every line of it is manual.
+
+--snapshot writes facts/<project>.json (portkit/calibration.py) that tests/test_calibration.py
+recomputes the estimate from. Nothing here runs through a shell.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import tomllib
+from collections import Counter
+from datetime import date
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1]))
+
+from portkit import calibration, optional, regions  # noqa: E402
+from portkit.audit import AuditOptions, _contents, audit_paths  # noqa: E402
+from portkit.context import Options  # noqa: E402
+
+CODE = re.compile(r"\.(cu|cuh|c|cc|cpp|cxx|h|hh|hpp|hip|inl)$|(^|/)(CMakeLists\.txt|Makefile)$|\.cmake$")
+COMMENT = re.compile(r"^(//|/\*|\*|#\s*$)")
+
+
+def git(mirror: Path, *args: str) -> bytes:
+    return subprocess.run(["git", "-C", str(mirror), *args], capture_output=True, check=True).stdout
+
+
+def export(mirror: Path, commit: str, paths: list[str], dest: Path) -> None:
+    """The code files under `paths` at `commit`, into dest (blob by blob: mirrors may lack some)."""
+    listing = git(mirror, "ls-tree", "-r", "-z", commit, "--", *paths)
+    for rec in listing.split(b"\0"):
+        if not rec:
+            continue
+        meta, name = rec.split(b"\t", 1)
+        mode, kind, sha = meta.split()
+        path = name.decode("utf-8", "surrogateescape")
+        if kind != b"blob" or mode == b"120000" or not CODE.search(path):
+            continue
+        blob = subprocess.run(["git", "-C", str(mirror), "cat-file", "blob", sha.decode()], capture_output=True)
+        if blob.returncode == 0:
+            out = dest / path
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_bytes(blob.stdout)
+
+
+def convert(src: Path, out: Path) -> None:
+    subprocess.run([sys.executable, "-m", "portkit", "convert", str(src), "-o", str(out), "--quiet"],
+                   capture_output=True, check=False)
+    for f in src.rglob("*"):   # files convert skips (no CUDA, not a source) come along unchanged
+        target = out / f.relative_to(src)
+        if f.is_file() and not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(f.read_bytes())
+
+
+def code_lines(root: Path) -> dict[str, list[str]]:
+    """Per file, its lines as compared: whitespace collapsed, blank and comment lines dropped."""
+    out = {}
+    for f in sorted(root.rglob("*")):
+        if f.is_file() and CODE.search(f.as_posix()):
+            text = f.read_bytes().decode("utf-8", "replace")
+            lines = [" ".join(s.split()) for s in text.splitlines()]
+            out[f.relative_to(root).as_posix()] = [s for s in lines if s and not COMMENT.match(s)]
+    return out
+
+
+def manual_pair(cuda: Path, port: Path) -> tuple[int, int]:
+    """Lines of the converted port the converted CUDA side lacks, and the files they are in."""
+    pool = Counter(s for lines in code_lines(cuda).values() for s in lines)
+    total, touched = 0, 0
+    for lines in code_lines(port).values():
+        new = 0
+        for s in lines:
+            if pool[s] > 0:
+                pool[s] -= 1
+            else:
+                new += 1
+        total += new
+        touched += new > 0
+    return total, touched
+
+
+def manual_single(root: Path, amd_macros: list[str]) -> tuple[int, int]:
+    """Lines in AMD-only branches and shim headers."""
+    worlds = regions.selectors(tuple(amd_macros))
+    total, touched = 0, 0
+    for f in sorted(root.rglob("*")):
+        if not (f.is_file() and CODE.search(f.as_posix())):
+            continue
+        data = f.read_bytes()
+        found = regions.classify(data, worlds)
+        n = data.count(b"\n") if found.shim else sum(data.count(b"\n", s, e) for s, e, k in found.ranges
+                                                     if k == regions.AMD)
+        total += n
+        touched += n > 0
+    return total, touched
+
+
+def manual_rewrite(port: Path) -> tuple[int, int]:
+    lines = code_lines(port)
+    return sum(len(v) for v in lines.values()), sum(1 for v in lines.values() if v)
+
+
+def duration(mirror: Path, side: dict) -> int | None:
+    """Days from the first to the last commit touching the port's paths (in `range` if given)."""
+    args = ["log", "--format=%ad", "--date=short", side.get("range", side["commit"]), "--", *side["paths"]]
+    if "author" in side:
+        args.insert(1, f"--author={side['author']}")
+    dates = git(mirror, *args).decode().split()
+    if not dates:
+        return None
+    return (date.fromisoformat(dates[0]) - date.fromisoformat(dates[-1])).days
+
+
+def audit(root: Path, platform_model: bool) -> dict:
+    """portkit's estimate of the CUDA side, and the snapshot of facts it was computed from."""
+    opts = AuditOptions(scan=Options(audit=True, platform_model=platform_model))
+    result = audit_paths([root], opts)
+    found = optional.learn(_contents([f.entry for f in result.files]), ())
+    facts = calibration.snapshot([(s.rel, s.metrics) for s in result.scans], result.findings, found)
+    again = calibration.estimate(facts)
+    if again.hours != result.estimate.hours:   # the snapshot must hold everything the model reads
+        raise SystemExit(f"snapshot differs from the audit: {again.hours} != {result.estimate.hours}")
+    return facts
+
+
+def measure(name: str, project: dict, mirrors: Path, work: Path) -> dict | None:
+    kind = project["kind"]
+    sides = {k: project[k] for k in ("cuda", "port") if k in project}
+    for side in sides.values():
+        side["mirror"] = mirrors / side["repo"].replace("/", "+") / "repo"
+        if not side["mirror"].is_dir():
+            print(f"skip {name}: no mirror {side['mirror']} (fetch github:{side['repo']})", file=sys.stderr)
+            return None
+    for key, side in sides.items():
+        export(side["mirror"], side["commit"], side["paths"], work / key)
+    if kind == "pair":
+        convert(work / "cuda", work / "cuda.hip")
+        convert(work / "port", work / "port.hip")
+        lines, files = manual_pair(work / "cuda.hip", work / "port.hip")
+    elif kind == "single-source":
+        lines, files = manual_single(work / "port", project.get("amd_macros", []))
+    else:
+        lines, files = manual_rewrite(work / "port")
+    audited = work / ("port" if kind == "single-source" else "cuda")
+    facts = audit(audited, platform_model=kind != "single-source")
+    e = calibration.estimate(facts)
+    top = sorted(e.headline_items, key=lambda i: -i.percentiles["p50"])[:3]
+    return {"manual_lines": lines, "files": files, "duration_days": duration(sides["port"]["mirror"], sides["port"]),
+            "p10": e.hours["p10"], "p50": e.hours["p50"], "p90": e.hours["p90"],
+            "top": [f"{i.label} {i.percentiles['p50']:g} h" for i in top], "facts": facts}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
+    ap.add_argument("--only", action="append", default=[])
+    ap.add_argument("--snapshot", action="store_true", help="write facts/<project>.json")
+    args = ap.parse_args(argv)
+    projects = tomllib.loads((HERE / "projects.toml").read_text())["project"]
+    rows = []
+    for project in projects:
+        name = project["name"]
+        if args.only and name not in args.only:
+            continue
+        with tempfile.TemporaryDirectory() as tmp:
+            row = measure(name, project, args.mirrors, Path(tmp))
+        if row is None:
+            continue
+        if args.snapshot:
+            (HERE / "facts").mkdir(exist_ok=True)
+            (HERE / "facts" / f"{name}.json").write_text(json.dumps(row.pop("facts"), separators=(",", ":")) + "\n")
+        row.pop("facts", None)
+        rows.append((name, row))
+        print(f"| {name} | {row['manual_lines']} | {row['files']} | {row['duration_days']} | "
+              f"{row['p50']:g} ({row['p10']:g}-{row['p90']:g}) | {'; '.join(row['top'])} |", flush=True)
+    if len(rows) >= 2:
+        hours = [r["p50"] for _, r in rows]
+        lines = [r["manual_lines"] for _, r in rows]
+        per_line, error = calibration.fit(hours, lines)
+        print(f"spearman {calibration.spearman(hours, lines)}; fit {per_line} h per manual line, "
+              f"median error factor {error}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,72 @@
+"""The calibration on real ports (benchmarks/calibration): a model change must not make it worse."""
+
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from portkit import calibration, effort
+
+HERE = Path(__file__).resolve().parents[1] / "benchmarks" / "calibration"
+TABLE = tomllib.loads((HERE / "projects.toml").read_text(encoding="utf-8"))
+PROJECTS = {p["name"]: p for p in TABLE["project"]}
+
+
+def _p50(name: str) -> float:
+    return calibration.estimate(json.loads((HERE / "facts" / f"{name}.json").read_text())).hours["p50"]
+
+
+def test_the_set_has_at_least_eight_projects_each_with_its_facts():
+    assert len(PROJECTS) >= 8
+    assert sorted(p.stem for p in (HERE / "facts").glob("*.json")) == sorted(PROJECTS)
+
+
+@pytest.mark.parametrize("name", sorted(PROJECTS))
+def test_each_estimate_stays_in_its_recorded_band(name):
+    recorded = PROJECTS[name]["measured"]["p50"]
+    band = TABLE["calibration"]["band"]
+    assert recorded / band <= _p50(name) <= recorded * band
+
+
+def test_rank_correlation_is_not_worse_than_recorded():
+    names = sorted(PROJECTS)
+    rho = calibration.spearman([_p50(n) for n in names], [PROJECTS[n]["measured"]["manual_lines"] for n in names])
+    assert rho >= TABLE["calibration"]["spearman"]
+
+
+def test_recorded_scores_are_the_ones_the_recorded_figures_give():
+    names = sorted(PROJECTS)
+    hours = [PROJECTS[n]["measured"]["p50"] for n in names]
+    lines = [PROJECTS[n]["measured"]["manual_lines"] for n in names]
+    assert calibration.spearman(hours, lines) == TABLE["calibration"]["spearman"]
+    assert calibration.fit(hours, lines) == (TABLE["calibration"]["hours_per_line"], TABLE["calibration"]["error_factor"])
+
+
+def test_the_cost_model_carries_the_calibration_the_table_records():
+    assert effort.default_model().calibration == {
+        "projects": len(PROJECTS), "spearman": TABLE["calibration"]["spearman"],
+        "error_factor": TABLE["calibration"]["error_factor"], "source": "docs/estimate.md (Calibration)"}
+
+
+def test_a_300_line_program_with_little_manual_work_is_hours_not_weeks():
+    assert _p50("mini-nbody") < 8
+
+
+def test_spearman_ranks_ties_and_order():
+    assert calibration.spearman([1, 2, 3, 4], [10, 20, 30, 40]) == 1.0
+    assert calibration.spearman([1, 2, 3, 4], [40, 30, 20, 10]) == -1.0
+    assert calibration.spearman([1, 1, 2, 3], [5, 6, 7, 8]) == 0.949
+
+
+def test_snapshot_round_trip_keeps_what_the_model_reads():
+    data = json.loads((HERE / "facts" / "llm.c.json").read_text())
+    files, findings, found = calibration.restore(data)
+    assert calibration.snapshot(files, findings, found) == data
+
+
+def test_the_audit_json_states_the_calibration_error():
+    from portkit.api import audit_paths
+    doc = audit_paths([Path(__file__).resolve().parents[1] / "fixtures" / "sample_project"])
+    assert doc["estimate"]["confidence"]["calibration"] == {
+        "projects": 9, "spearman": 0.717, "error_factor": 1.92, "source": "docs/estimate.md (Calibration)"}
