@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
-from . import ecosystem, effort, optional, platform_facts, rules, suppress, workitems
+from . import ecosystem, effort, optional, platform_facts, polyfills, rules, suppress, workitems
 from .errors import PortkitError
 from .files import Entry, Skipped, discover, read
 from .findings import SEVERITIES
@@ -81,6 +81,9 @@ def audit_paths(paths: list[Path], opts: AuditOptions,
         excluded = Config(exclude=opts.exclude).excluded
         entries = [e for e in entries if not excluded(e.rel)]
     entries = [e for e in entries if e.kind is not None]
+    if opts.scan.polyfills:   # as convert: its generated header is not the project's, its own shims win
+        entries = [e for e in entries if e.rel != polyfills.HEADER]
+        opts = replace(opts, scan=replace(opts.scan, project_defined=polyfills.project_defined(entries)))
     if opts.scan.platform_model:   # the tree's AMD selectors, learned before the scan (regions.py)
         opts = replace(opts, scan=platform_facts.project_platforms(entries, opts.scan))
     result = AuditResult(root=root, options=opts, skipped=skipped)

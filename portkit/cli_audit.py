@@ -38,6 +38,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--explain-estimate", action="store_true",
                    help="print the estimate's work items as a table (what each covers, its hours and why)")
     add_platform_model(p)
+    p.add_argument("--no-polyfills", action="store_false", dest="polyfills",
+                   help="price the names the --rocm release lacks as left for people, not as the polyfills "
+                        "`portkit convert` defines for them (docs/polyfills.md)")
     p.add_argument("--html", type=Path, metavar="FILE",
                    help="also write the HTML report for managers (one self-contained file)")
     p.add_argument("--record", action="store_true",
@@ -74,7 +77,7 @@ def run_audit(args: argparse.Namespace) -> int:
     scan = scan_options(rocm=args.rocm or cfg.rocm)
     opts = AuditOptions(scan=Options(audit=True, rocm=scan.rocm, file_timeout=check_file_timeout(args.file_timeout),
                                        amd_macros=cfg.amd_macros, platform_model=args.platform_model,
-                                       defines=defines, undefines=undefines),
+                                       polyfills=args.polyfills, defines=defines, undefines=undefines),
                         select=tuple(args.select) or cfg.select,
                         ignore=tuple(args.ignore) or cfg.ignore, fail_on=args.fail_on or cfg.fail_on,
                         team_size=args.team_size, focus_hours=args.focus_hours, jobs=args.jobs,

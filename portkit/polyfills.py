@@ -6,7 +6,10 @@ file is marked as using it); a file that uses any gets one `#include` of the hea
 runtime header. convert writes the header once, at the root of the output (`-o OUT`) or of the
 inputs (`--in-place`), holding only the polyfills the tree uses, sorted, so that re-runs write the
 same bytes. A name the project defines itself (its own shim, as ggml's vendors/hip.h defines
-__vsubss4) gets no polyfill: two definitions would not compile.
+__vsubss4) gets no polyfill: two definitions would not compile. A polyfill for a name no known
+release has is named portkit_* (portkit_syncwarp serves __syncwarp), so that a later release
+defining the CUDA name cannot collide with it; one a later release has keeps the HIP name under
+`#if HIP_VERSION < until`.
 """
 
 from __future__ import annotations
@@ -101,7 +104,8 @@ def serve(ctx, cuda: str, hip: str | None) -> str | None:
     file is marked as using it; else `hip` unchanged."""
     options = ctx.options
     record = table().get(cuda) if options.polyfills else None
-    if record is None or record.name in options.project_defined or not record.serves_release(ctx.target):
+    if record is None or not record.serves_release(ctx.target) or \
+            record.name in options.project_defined or cuda in options.project_defined:
         return hip
     if record.when == "always":
         if hip is not None:
@@ -121,9 +125,10 @@ def _definition(names: list[str]) -> re.Pattern[bytes]:
 
 
 def project_defined(entries: list) -> frozenset[str]:
-    """The polyfill names the tree's own sources define (a generated header is not the project's)."""
+    """The polyfill names, and the CUDA names they serve, that the tree's own sources define (a
+    generated header is not the project's): hypre defines __syncwarp, ggml's vendors/hip.h __vsubss4."""
     from .files import read
-    names = sorted(by_name())
+    names = sorted(set(by_name()) | set(table()))
     pattern = _definition(names)
     quick = re.compile(b"|".join(re.escape(n.encode()) for n in names))
     found: set[str] = set()

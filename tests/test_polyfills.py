@@ -16,7 +16,10 @@ from portkit.cli import main
 from portkit.mappings import MappingError
 
 FIXTURES = REPO / "fixtures" / "polyfills"
-CASES = ("device", "sparse", "own_shim")
+CASES = ("device", "sparse", "own_shim", "blas")
+# Debian's ROCm 5.2 packages no hipBLAS: the blas header was compiled by hand against hipblas.h of
+# hipBLAS rocm-5.2.0 (its export header stubbed), and is compiled here wherever hipBLAS is installed.
+HIPBLAS = Path("/usr/include/hipblas/hipblas.h")
 
 
 def _convert(tmp_path: Path, case: str, *extra: str) -> Path:
@@ -39,6 +42,8 @@ def test_rocm_52_output_and_header_are_exact(tmp_path, case):
 def test_outputs_compile_with_hipcc(tmp_path, case):
     hipcc = require_tool("hipcc", "hipcc")
     require_rocm_libraries([FIXTURES / case / "expected.hip"])
+    if case == "blas" and not HIPBLAS.is_file():
+        pytest.skip("hipBLAS is not installed (Debian's ROCm 5.2 does not package it)")
     work = tmp_path / case
     work.mkdir()
     shutil.copy(FIXTURES / case / "expected.hip", work / "input.hip")
@@ -122,3 +127,42 @@ def test_table_is_validated(tmp_path):
     bad.write_text('[[polyfill]]\nname = "__x"\nsince = "5.2"\nnote = "n"\nbody = "void __x();"\nfoo = 1\n')
     with pytest.raises(MappingError, match=r"^polyfills.toml: polyfill __x: unknown field foo$"):
         polyfills.load(bad)
+
+
+def test_syncwarp_polyfill_survives_rocm_7_definitions(tmp_path):
+    """ROCm 7.0 defines __syncwarp() and a template __syncwarp(MaskT) asserting a 64-bit mask
+    (amd_warp_sync_functions.h): the converted code calls portkit_syncwarp, so a ROCm 7 header
+    (simulated by these two declarations, included first) neither collides nor rejects 0xffffffffu."""
+    hipcc = require_tool("hipcc", "hipcc")
+    work = tmp_path / "rocm7"
+    work.mkdir()
+    (work / "rocm7.h").write_text(
+        "#include <hip/hip_runtime.h>\n"
+        "__device__ inline void __syncwarp() { __builtin_amdgcn_wave_barrier(); }\n"
+        "template <typename MaskT> __device__ inline void __syncwarp(MaskT mask) {\n"
+        "  static_assert(sizeof(MaskT) == 8, \"The mask must be a 64-bit integer.\");\n"
+        "  __syncwarp();\n"
+        "}\n")
+    shutil.copy(FIXTURES / "device" / "expected.hip", work / "input.hip")
+    shutil.copy(FIXTURES / "device" / "expected_polyfills.h", work / "portkit_polyfills.h")
+    assert b"portkit_syncwarp(0xffffffffu);" in (work / "input.hip").read_bytes()
+    run = subprocess.run([hipcc, "-x", "hip", "--offload-arch=gfx90a", "-include", str(work / "rocm7.h"), "-c",
+                          str(work / "input.hip"), "-o", os.devnull], env={**os.environ, "HIP_PLATFORM": "amd"},
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+
+
+def test_a_project_defining_the_served_cuda_name_gets_no_polyfill(tmp_path, capsys):
+    """hypre defines __syncwarp itself: renaming its calls to portkit_syncwarp would leave its own
+    definition unused and the header defining a second barrier; the name stays reported instead."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.cu").write_text("static __device__ __forceinline__ void __syncwarp() {}\n"
+                              "__global__ void k(int *x) { x[0] = 1; __syncwarp(); }\n")
+    assert main(["convert", str(src), "--check", "--rocm", "5.2"]) == 1
+    out = capsys.readouterr().out
+    assert "Polyfills" not in out
+    why = ("PK001 __syncwarp has no HIP equivalent: Not in ROCm 5.2; the lanes of a wavefront execute in lockstep, "
+           "so the call can usually be removed (or replaced by __builtin_amdgcn_wave_barrier()).")
+    lines = out.splitlines()
+    assert f"  k.cu:1:40: {why}" in lines and f"  k.cu:2:39: {why}" in lines

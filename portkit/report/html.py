@@ -100,6 +100,15 @@ def _covers(item: dict) -> str:
     return ", ".join(f"{k} {v:g}" for k, v in item["facts"].items())
 
 
+def _polyfills(doc: dict) -> dict:
+    """The polyfills convert would define (a document saved before they were listed has none)."""
+    rows = [{"name": p["name"], "serves": ", ".join(p["serves"]), "note": p["note"],
+             "files": ", ".join(p["files"][:COVERS_SHOWN]) +
+             (f" and {len(p['files']) - COVERS_SHOWN} more" if len(p["files"]) > COVERS_SHOWN else "")}
+            for p in doc["summary"].get("polyfills", [])]
+    return {"rocm": doc["options"]["rocm"] or doc["tool"]["mappings"]["newest_rocm"], "rows": rows}
+
+
 def view(doc: dict, history: list[dict] | None = None) -> dict:
     """Everything the template shows, computed once here."""
     s, e = doc["summary"], doc["estimate"]
@@ -127,6 +136,7 @@ def view(doc: dict, history: list[dict] | None = None) -> dict:
                      for f in blockers],
         "by_category": bar_chart([(r["name"], r["hours"]) for r in e["by_category"]]),
         "by_directory": bar_chart(top_directories(e["by_directory"]), colour="#009E73"),
+        "polyfills": _polyfills(doc),
         "dependencies": [{**d, "status_text": STATUS_TEXT[d["status"]]} for d in doc["dependencies"]],
         "trend": trend_chart(history or []),
         "history": history or [],

@@ -11,7 +11,7 @@ import datetime as _dt
 import os
 from collections import Counter
 
-from .. import ecosystem, rules
+from .. import ecosystem, polyfills, rules
 from ..results import AuditResult
 from ..effort import Estimate, Item
 from ..findings import SEVERITIES, Finding
@@ -131,6 +131,18 @@ def _dependencies(result: AuditResult) -> list[dict]:
     return out
 
 
+def _polyfills(result: AuditResult) -> list[dict]:
+    """The polyfills `portkit convert` would define for this tree at the audit's --rocm
+    (docs/polyfills.md): each with the CUDA names it serves and the files that use it."""
+    users: dict[str, list[str]] = {}
+    for s in result.scans:
+        for name in s.metrics.polyfills:
+            users.setdefault(name, []).append(s.rel)
+    records = polyfills.by_name()
+    return [{"name": name, "serves": list(records[name].serves), "files": sorted(files),
+             "note": records[name].note} for name, files in sorted(users.items())]
+
+
 def _platforms(result: AuditResult) -> dict:
     """What the platform model saw: code by where it is compiled, and what is already ported."""
     scans = result.scans
@@ -189,6 +201,7 @@ def audit_document(result: AuditResult) -> dict:
             "partially_parsed_files": sum(1 for s in scans if s.metrics.partially_parsed),
             "skipped": [{"path": s.rel, "reason": s.reason, "error": s.error} for s in result.all_skipped],
             "platforms": _platforms(result),
+            "polyfills": _polyfills(result),
         },
         "estimate": _estimate_record(result.estimate) if result.estimate else None,
         "dependencies": _dependencies(result),

@@ -58,12 +58,15 @@ AUDIT = {
 }
 
 
+POLYFILLS = [{"name": str, "serves": [str], "files": [str], "note": str}]
 ENGINE = {"units": int, "added": int, "left_out_inactive": int, "fell_back": [object]}
 
 
 def audit_problem(doc: object) -> str | None:
     """What keeps `doc` from being rendered as the HTML report, or None."""
     found = problem(doc, AUDIT)
+    if found is None and "polyfills" in doc["summary"]:   # absent from documents saved before it existed
+        found = problem(doc["summary"]["polyfills"], POLYFILLS, "summary.polyfills")
     if found is None and doc.get("engine"):   # deep mode only
         found = problem(doc["engine"], ENGINE, "engine")
     return found

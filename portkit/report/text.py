@@ -66,6 +66,11 @@ def _estimate(doc: dict, console: Console) -> None:
         say(console, f"Already ported: {platforms['amd_path_share'] * 100:.1f}% of the code is AMD-only, or NVIDIA-only "
                      f"beside a branch AMD builds take; {_plural(len(platforms['shim_files']), 'vendor shim header')}; "
                      f"{_plural(platforms['findings_already_ported'], 'finding')} there reported as info, not costed")
+    fills = s.get("polyfills")
+    if fills:
+        say(console, f"Polyfills: convert defines {_plural(len(fills), 'name')} ROCm "
+                     f"{doc['options']['rocm'] or doc['tool']['mappings']['newest_rocm']} lacks in portkit_polyfills.h "
+                     f"(priced as review): {', '.join(p['name'] for p in fills)}")
 
 
 def _blockers(doc: dict, console: Console) -> None:

@@ -12,7 +12,7 @@ from tree_sitter import Node
 from .. import polyfills
 from ..context import ScanContext, View
 from ..mappings import Mapping, format_version
-from . import arguments, codes
+from . import arguments, codes, ffs
 
 # Families whose converted names mean the file needs the HIP runtime header.
 RUNTIME_FAMILIES = frozenset({"runtime", "driver", "device"})
@@ -87,10 +87,16 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
 def _convert(ctx: ScanContext, view: View, node: Node, mapping: Mapping) -> None:
     own_api = not _argument_of_other_family(ctx, node, mapping)
     hip, problem, reason = mapping.resolve(ctx.target, ctx.options.prefer_roc, legacy=own_api)
-    hip = polyfills.serve(ctx, mapping.cuda, hip)
+    resolved, hip = hip, polyfills.serve(ctx, mapping.cuda, hip)
     if ctx.options.audit and hip is not None:
         audit_notes(ctx, mapping, view.start(node), view.end(node))
+    if hip is not None and node.text in ffs.FIXES:   # HIP's two overloads: some arguments are ambiguous
+        ffs.check(ctx, view, node)
     if hip == mapping.cuda:
+        if resolved is None:   # a polyfill of the same name: converted all the same (audit prices it as review)
+            ctx.metrics.refs_found += 1
+            ctx.metrics.refs_converted += 1
+            return
         if mapping.status == "partial":  # same name, different behaviour: say so, change nothing
             ctx.flag(codes.PARTIAL_CONVERSION, view.start(node), view.end(node),
                    f"{mapping.cuda}: {mapping.note}", mapping.cuda)

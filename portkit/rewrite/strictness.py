@@ -270,3 +270,13 @@ def _narrows(source: str, target: str) -> bool:
     if not s_signed and t_signed:
         return t_bits <= s_bits
     return t_bits < s_bits
+
+
+INTEGER_TYPES = frozenset(_INTEGERS)
+
+
+def expression_type(node: Node) -> str | None:
+    """The arithmetic type of `node` where the source alone says it (what PK013 reads), else None:
+    rewrite/ffs.py casts an ambiguous __ffsll argument with it."""
+    typed = _typed(node)
+    return typed[0] if typed is not None else None
