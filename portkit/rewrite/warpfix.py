@@ -23,6 +23,7 @@ from ..regions import PROTECTED
 from ..source import SourceFile
 from ..rules import _tree, get
 from ..rules.PK201_hardcoded_warp_size import warp_arithmetic, warp_constant_literal, warp_size_define
+from ..rules.PK205_warp_sized_array import warp_size_definition
 from ..rules.PK202_shuffle_offset_from_16 import SHUFFLES, starts_shuffle_loop
 from . import warpfix_lanes
 from .warpfix_model import CONSTANT, LARGEST_WAVEFRONT, WarpFix, newline_of
@@ -38,6 +39,9 @@ HELPER = (b"#ifndef PORTKIT_WAVEFRONT_SIZE",
 _NARROW = (b"unsigned", b"unsigned int", b"uint32_t", b"int", b"unsigned int const", b"const unsigned",
            b"const unsigned int", b"const uint32_t")
 WARP_FIX_CHOICE = get("PK008")
+CONSTANT_NOTE = ("a compile-time warp size: PORTKIT_WAVEFRONT_SIZE, __AMDGCN_WAVEFRONT_SIZE on each device pass "
+                 "(64 on gfx9, 32 or 64 on RDNA) and 64 on the host pass; not warpSize, which ROCm 7 made a "
+                 "run-time value")
 _HALVING = (b"/= 2", b">>= 1", b"/=2", b">>=1")
 
 
@@ -228,12 +232,18 @@ def _define(view: View, node: Node) -> WarpFix | None:
 def _shared_array(view: View, node: Node) -> WarpFix | None:
     """PK205: `__shared__ T s[32]` indexed by lane or warp is sized for the largest wavefront."""
     size = node.child_by_field_name("size")
-    if size is None or size.text.strip() != b"32":
-        return None
     declaration = _tree.enclosing(node, "declaration")
-    if declaration is None or b"__shared__" not in _tree.declaration_type(declaration):
+    if size is None or declaration is None or b"__shared__" not in _tree.declaration_type(declaration):
         return None
-    return WarpFix("PK205", view.start(node), (Edit(view.start(size), view.end(size), LARGEST_WAVEFRONT, "warp"),))
+    define = warp_size_definition(view.data, size.text.strip()) if _tree.warpish_name(size.text) else None
+    if define is not None:   # the #define's fix (PK201) resolves it: shown here, applied there
+        return WarpFix("PK205", view.start(node), (Edit(define.start(1), define.end(1), CONSTANT, "warp"),),
+                       suggest_only=True)
+    if size.text.strip() != b"32":
+        return None
+    return WarpFix("PK205", view.start(node), (Edit(view.start(size), view.end(size), LARGEST_WAVEFRONT, "warp"),),
+                   note="sized for the largest wavefront, 64 slots: twice the shared memory of the "
+                        "original")
 
 
 def _ballot_store(view: View, node: Node) -> WarpFix | None:
@@ -270,7 +280,8 @@ def _with_helper(view: View, fixes: list[WarpFix]) -> list[WarpFix]:
     at = view.data.rfind(b"\n", 0, first.anchor) + 1
     newline = newline_of(view.data)
     helper = Edit(at, at, newline.join(HELPER) + newline, "warp")
-    return [replace(f, edits=f.edits + (helper,)) if f is first else f for f in fixes]
+    noted = [replace(f, note=f.note or CONSTANT_NOTE) if f.constant else f for f in fixes]
+    return [replace(f, edits=f.edits + (helper,)) if f.anchor == first.anchor and f.constant else f for f in noted]
 
 
 _HANDLERS = {

@@ -3,7 +3,8 @@
 What it finds:
     `__shared__` arrays declared with 32 elements, a warp-size constant or a block size in
     32-lane warps (`partial[kBlock / 32]`) that the same function indexes with a lane or warp
-    index (`shared[lane]`, `partial[warp_id]`).
+    index (`shared[lane]`, `partial[warp_id]`). An array sized by a warp-size name is reported
+    only where the same file defines that name as 32 (the fix of the #define fixes the array).
 
 Why it matters on AMD GPUs:
     With 64-lane wavefronts, a lane index runs to 63 and overruns a 32-element array; the
@@ -42,6 +43,8 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
     size = node.child_by_field_name("size")
     if size is None or not (size.text.strip() == b"32" or _tree.warpish_name(size.text) or _warps_per_block(size)):
         return
+    if _tree.warpish_name(size.text) and warp_size_definition(view.data, size.text.strip()) is None:
+        return   # defined elsewhere (reported there, PK201) or per target (--fix warp): right once that is
     declaration = _tree.enclosing(node, "declaration")
     if declaration is None or b"__shared__" not in _tree.declaration_type(declaration):
         return
@@ -55,6 +58,11 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
                  f"__shared__ {name.decode(errors='replace')}[{size.text.decode(errors='replace')}] is "
                  "indexed by lane or warp: sized for 32-lane warps, an AMD wavefront has 64 lanes",
                  subject=name.decode(errors="replace"))
+
+
+def warp_size_definition(data: bytes, name: bytes) -> re.Match | None:
+    """`#define NAME 32` in this file (group 1: the value), which `--fix warp` makes per target."""
+    return re.search(rb"#[ \t]*define[ \t]+" + re.escape(name) + rb"[ \t]+(32[uU]?)\b", data)
 
 
 def _warps_per_block(size: Node) -> bool:
