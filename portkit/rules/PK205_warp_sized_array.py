@@ -35,6 +35,7 @@ from ._rule import define
 
 RULE = define(__doc__, code="PK205", name="warp-sized-array", severity="medium", category="warp")
 NODES = ("array_declarator",)
+_ARITH_32 = re.compile(rb"/\s*32\b|%\s*32\b|&\s*31\b|>>\s*5\b")
 _INDEX = re.compile(rb"\[\s*([^\]]*)\]")
 _LANE_OR_WARP = re.compile(rb"\b(?:lane\w*|Lane\w*|warp\w*|Warp\w*|wid|lid)\b|>>\s*5\b|/\s*32\b|%\s*32\b|&\s*31\b")
 
@@ -52,6 +53,8 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
     scope = _tree.enclosing(node, "function_definition")
     if not name or scope is None:
         return
+    if _warps_per_block(size) and not _ARITH_32.search(scope.text.replace(size.text, b"")):
+        return   # kBlock / 32 slots are enough for any wavefront of 32 lanes or more once the reads use warpSize
     uses = re.finditer(rb"\b" + re.escape(name) + rb"\s*\[\s*([^\]]*)\]", scope.text)
     if any(_LANE_OR_WARP.search(m.group(1)) for m in uses):
         ctx.flag(RULE, view.start(node), view.end(node),
