@@ -95,3 +95,76 @@ def test_fixable_finding_priced_as_review():
                 end_line=1, end_column=2, message="m")
     assert model.finding_hours(f) == (0.25, 0.5, 2.0)
     assert model.finding_hours(replace(f, autofix=((1, 1, 1, 3, "warpSize / 2"),))) == (0.05, 0.1, 0.5)
+
+
+EXAMPLES = Path(__file__).resolve().parent / "warpsim" / "examples"
+
+
+@pytest.mark.parametrize("case", sorted(p.name for p in EXAMPLES.iterdir() if p.is_dir()))
+def test_simulator_examples_convert_to_their_target(case):
+    """The simulator's examples (lanemask_compaction, warp_scan_shfl_up, ballot_all_lanes): the
+    fixer writes the hand-written target that the simulator proves right at 64 lanes."""
+    data = (EXAMPLES / case / "input.cu").read_bytes()
+    expected = (EXAMPLES / case / "expected.hip").read_bytes()
+    assert _convert(data) == expected
+    assert _convert(expected) == expected
+
+
+def _findings(src: bytes, codes: tuple[str, ...]) -> list[tuple[str, int, int, str]]:
+    scan, _ = convert_bytes("k.cu", src, replace(FIX, fix_warp=False, audit=True))
+    return [(f.code, f.line, f.column, f.message) for f in scan.findings if f.code in codes]
+
+
+def test_audit_finds_what_the_examples_get_wrong_at_64_lanes():
+    scan_ = (EXAMPLES / "warp_scan_shfl_up" / "input.cu").read_bytes()
+    assert _findings(scan_, ("PK201", "PK202")) == [
+        ("PK202", 10, 25, "shuffle scan loop runs to 32: it scans 32 lanes, an AMD wavefront has 64"),
+        ("PK201", 16, 43, "__shfl_sync reads lane 31, the last of a 32-lane warp; an AMD wavefront's last lane is 63")]
+    compaction = (EXAMPLES / "lanemask_compaction" / "input.cu").read_bytes()
+    assert ("PK204", 10, 36, "`1u << lane` is a 32-bit lane bit: undefined for lanes 32-63 of an AMD wavefront "
+            "(use 1ull and a 64-bit mask)") in _findings(compaction, ("PK204",))
+
+
+def _notes(src: bytes) -> list[tuple[int, str]]:
+    scan, _ = convert_bytes("k.cu", src, FIX)
+    return [(f.line, f.message) for f in scan.findings if f.code == "PK008"]
+
+
+HOST = (b"void launch(int block_size) {\n"
+        b"    const int rows_per_block = block_size / 32;\n"
+        b"    dim3 shape = {4, 8, (unsigned)block_size / WARP_SIZE};\n"
+        b"    dim3 other = {4, 8, (unsigned)block_size / 32};\n"
+        b"}\n")
+
+
+def test_host_warps_per_block_and_block_shape():
+    out = _convert(HOST)
+    assert out.split(b"\n")[8:13] == [
+        b"    const int rows_per_block = block_size / PORTKIT_WAVEFRONT_SIZE;",
+        b"    dim3 shape = {4, WARP_SIZE / 4, (unsigned)block_size / WARP_SIZE};",
+        b"    dim3 other = {4, 8, (unsigned)block_size / 32};",   # the kernel's `32 / bdx` would need it too
+        b"}", b""]
+    assert out.startswith(b"void launch(int block_size) {\n#ifndef PORTKIT_WAVEFRONT_SIZE\n")
+    assert _notes(HOST) == [
+        (2, "`block_size / 32` warps per block: host code: PORTKIT_WAVEFRONT_SIZE is 64 on the host pass (CDNA); "
+            "a binary that also targets wave32 GPUs must use the device's warp size (hipDeviceProp_t::warpSize)"),
+        (3, "block shape {4, 8, ...}: 4 x 8 threads were one 32-lane warp per layer; y follows WARP_SIZE so that "
+            "a layer stays one wavefront")]
+
+
+def test_constant_choice_is_noted():
+    src = (WARP / "define_warp_size" / "input.cu").read_bytes()
+    [(line, message)] = [n for n in _notes(src) if "compile-time" in n[1]]
+    assert message == ("a compile-time warp size: PORTKIT_WAVEFRONT_SIZE, __AMDGCN_WAVEFRONT_SIZE on each device "
+                       "pass (64 on gfx9, 32 or 64 on RDNA) and 64 on the host pass; not warpSize, which ROCm 7 "
+                       "made a run-time value")
+
+
+def test_array_sized_by_a_fixed_define_carries_the_fix_and_is_gone_after_it():
+    src = (b"#include <cuda_runtime.h>\n#define WARP_SIZE 32\n__global__ void k(float* o) {\n    __shared__ float s[WARP_SIZE];\n"
+           b"    int lane = threadIdx.x % WARP_SIZE;\n    s[lane] = o[lane];\n}\n")
+    scan, _ = convert_bytes("k.cu", src, replace(FIX, fix_warp=False, audit=True))
+    [f] = [f for f in scan.findings if f.code == "PK205"]
+    assert (f.line, f.autofix) == (4, ((2, 19, 2, 21, "PORTKIT_WAVEFRONT_SIZE"),))
+    assert _findings(_convert(src), ("PK205",)) == []
+    assert _convert(src).count(b"PORTKIT_WAVEFRONT_SIZE") == 4   # the helper's 3 and the define's: applied once

@@ -12,7 +12,7 @@ a constexpr, an array size) use PORTKIT_WAVEFRONT_SIZE, defined once per file fr
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from tree_sitter import Node
 
@@ -21,11 +21,13 @@ from ..edits import Edit
 from ..findings import Finding
 from ..regions import PROTECTED
 from ..source import SourceFile
-from ..rules import _tree
+from ..rules import _tree, get
 from ..rules.PK201_hardcoded_warp_size import warp_arithmetic, warp_constant_literal, warp_size_define
+from ..rules.PK205_warp_sized_array import warp_size_definition
 from ..rules.PK202_shuffle_offset_from_16 import SHUFFLES, starts_shuffle_loop
+from . import warpfix_lanes
+from .warpfix_model import CONSTANT, LARGEST_WAVEFRONT, WarpFix, newline_of
 
-CONSTANT = b"PORTKIT_WAVEFRONT_SIZE"
 # Device passes know their wavefront size; the host pass does not (it assumes CDNA's 64).
 HELPER = (b"#ifndef PORTKIT_WAVEFRONT_SIZE",
           b"#if defined(__AMDGCN_WAVEFRONT_SIZE)",
@@ -34,19 +36,13 @@ HELPER = (b"#ifndef PORTKIT_WAVEFRONT_SIZE",
           b"#define PORTKIT_WAVEFRONT_SIZE 64",
           b"#endif",
           b"#endif")
-LARGEST_WAVEFRONT = b"64"
 _NARROW = (b"unsigned", b"unsigned int", b"uint32_t", b"int", b"unsigned int const", b"const unsigned",
            b"const unsigned int", b"const uint32_t")
-_WIDE_BIT_OPS = {b"__popc": b"__popcll", b"__ffs": b"__ffsll"}
+WARP_FIX_CHOICE = get("PK008")
+CONSTANT_NOTE = ("a compile-time warp size: PORTKIT_WAVEFRONT_SIZE, __AMDGCN_WAVEFRONT_SIZE on each device pass "
+                 "(64 on gfx9, 32 or 64 on RDNA) and 64 on the host pass; not warpSize, which ROCm 7 made a "
+                 "run-time value")
 _HALVING = (b"/= 2", b">>= 1", b"/=2", b">>=1")
-
-
-@dataclass(frozen=True)
-class WarpFix:
-    code: str                  # the audit rule whose finding this resolves
-    anchor: int                # the byte that rule reports at
-    edits: tuple[Edit, ...]
-    constant: bool = False     # needs PORTKIT_WAVEFRONT_SIZE defined before it
 
 
 def collect(view: View, root: Node) -> list[WarpFix]:
@@ -71,8 +67,11 @@ def _number(view: View, node: Node) -> WarpFix | None:
     if value == 16:
         return _offset_16(view, node)
     if value == 32:
-        return _width_32(view, node) or _arithmetic(view, node) or _constant(view, node)
-    if value in (31, 5):
+        return _width_32(view, node) or warpfix_lanes.scan_bound(view, node) or _arithmetic(view, node) \
+            or warpfix_lanes.host_warps(view, node) or _constant(view, node)
+    if value == 31:
+        return _arithmetic(view, node) or warpfix_lanes.last_lane(view, node)
+    if value == 5:
         return _arithmetic(view, node)
     return None
 
@@ -131,7 +130,7 @@ def _unrolled_step(view: View, literal: Node, call: Node) -> WarpFix | None:
     wide = _step_text(view, statement, call, literal)
     if wide is None:
         return None
-    newline = b"\r\n" if view.data[:view.data.find(b"\n") + 1].endswith(b"\r\n") else b"\n"
+    newline = newline_of(view.data)
     text = b"if (warpSize > 32) " + wide + newline + indent
     return WarpFix("PK202", view.start(literal), (Edit(view.start(statement), view.start(statement), text, "warp"),))
 
@@ -233,12 +232,18 @@ def _define(view: View, node: Node) -> WarpFix | None:
 def _shared_array(view: View, node: Node) -> WarpFix | None:
     """PK205: `__shared__ T s[32]` indexed by lane or warp is sized for the largest wavefront."""
     size = node.child_by_field_name("size")
-    if size is None or size.text.strip() != b"32":
-        return None
     declaration = _tree.enclosing(node, "declaration")
-    if declaration is None or b"__shared__" not in _tree.declaration_type(declaration):
+    if size is None or declaration is None or b"__shared__" not in _tree.declaration_type(declaration):
         return None
-    return WarpFix("PK205", view.start(node), (Edit(view.start(size), view.end(size), LARGEST_WAVEFRONT, "warp"),))
+    define = warp_size_definition(view.data, size.text.strip()) if _tree.warpish_name(size.text) else None
+    if define is not None:   # the #define's fix (PK201) resolves it: shown here, applied there
+        return WarpFix("PK205", view.start(node), (Edit(define.start(1), define.end(1), CONSTANT, "warp"),),
+                       suggest_only=True)
+    if size.text.strip() != b"32":
+        return None
+    return WarpFix("PK205", view.start(node), (Edit(view.start(size), view.end(size), LARGEST_WAVEFRONT, "warp"),),
+                   note="sized for the largest wavefront, 64 slots: twice the shared memory of the "
+                        "original")
 
 
 def _ballot_store(view: View, node: Node) -> WarpFix | None:
@@ -256,23 +261,15 @@ def _ballot_store(view: View, node: Node) -> WarpFix | None:
     if len(kinds) != 1 or kinds[0].text not in _NARROW + (b"unsigned int",):
         return None
     name = _tree.declared_name(node.child_by_field_name("declarator"))
-    edits = [Edit(view.start(kinds[0]), view.end(kinds[0]), b"unsigned long long", "warp")]
     scope = _tree.enclosing(node, "compound_statement")
-    edits += _wide_counts(view, scope, name) if scope is not None and name else []
-    return WarpFix("PK204", view.start(node), tuple(edits))
-
-
-def _wide_counts(view: View, scope: Node, name: bytes) -> list[Edit]:
-    edits, stack = [], [scope]
-    while stack:
-        node = stack.pop()
-        if node.type == "call_expression" and _tree.callee_name(node) in _WIDE_BIT_OPS:
-            args = node.child_by_field_name("arguments")
-            if args is not None and len(args.named_children) == 1 and args.named_children[0].text == name:
-                function = node.child_by_field_name("function")
-                edits.append(Edit(view.start(function), view.end(function), _WIDE_BIT_OPS[function.text], "warp"))
-        stack.extend(node.children)
-    return sorted(edits)
+    if scope is None or not name:
+        return None
+    every_lane = warpfix_lanes.all_lanes(view, node, name, kinds[0], scope)
+    if every_lane is not None:
+        return every_lane
+    edits = [Edit(view.start(kinds[0]), view.end(kinds[0]), b"unsigned long long", "warp")]
+    edits += warpfix_lanes.wide_counts(view, scope, name) + warpfix_lanes.derived_masks(view, scope, name, _NARROW)
+    return WarpFix("PK204", view.start(node), tuple(sorted(edits)))
 
 
 def _with_helper(view: View, fixes: list[WarpFix]) -> list[WarpFix]:
@@ -281,9 +278,10 @@ def _with_helper(view: View, fixes: list[WarpFix]) -> list[WarpFix]:
     if first is None or CONSTANT + b" __AMDGCN" in view.data:
         return fixes
     at = view.data.rfind(b"\n", 0, first.anchor) + 1
-    newline = b"\r\n" if view.data[:view.data.find(b"\n") + 1].endswith(b"\r\n") else b"\n"
+    newline = newline_of(view.data)
     helper = Edit(at, at, newline.join(HELPER) + newline, "warp")
-    return [WarpFix(f.code, f.anchor, f.edits + (helper,) if f is first else f.edits, f.constant) for f in fixes]
+    noted = [replace(f, note=f.note or CONSTANT_NOTE) if f.constant else f for f in fixes]
+    return [replace(f, edits=f.edits + (helper,)) if f.anchor == first.anchor and f.constant else f for f in noted]
 
 
 _HANDLERS = {
@@ -291,20 +289,29 @@ _HANDLERS = {
     "preproc_def": _define,
     "array_declarator": _shared_array,
     "init_declarator": _ballot_store,
+    "initializer_list": warpfix_lanes.block_shape,
+    "argument_list": warpfix_lanes.block_shape,
 }
 
 
 def apply(ctx: ScanContext, fixes: list[WarpFix]) -> None:
-    """Add the fixes' edits to the conversion, each fix whole or not at all (never over the converter's)."""
-    taken = sorted((e.start, e.end) for e in ctx.edits)
+    """Add the fixes' edits to the conversion, each fix whole or not at all (never over the
+    converter's, unless the fix renames a call whole), with a PK008 note for a deliberate choice."""
     for fix in fixes:
-        if ctx.regions.ranges and ctx.regions.kind_at(fix.anchor) in PROTECTED:
+        if fix.suggest_only or ctx.regions.ranges and ctx.regions.kind_at(fix.anchor) in PROTECTED:
             continue   # AMD-only code, or NVIDIA code with an AMD branch: not this build's code
-        if any(_overlaps(e, taken) for e in fix.edits):
+        taken = sorted((e.start, e.end) for e in ctx.edits)
+        if fix.supersedes:
+            ctx.edits[:] = [e for e in ctx.edits if e.what == "warp" or not _overlaps(e, [(f.start, f.end) for f in fix.edits])]
+        elif any(_overlaps(e, taken) for e in fix.edits):
             continue
         for e in fix.edits:
             ctx.edit(e.start, e.end, e.text, what="warp")
         ctx.metrics.warp_fixes += 1
+        if fix.note:
+            end = ctx.source.data.find(b"\n", fix.anchor)
+            ctx.flag(WARP_FIX_CHOICE, fix.anchor, fix.anchor if end < 0 else min(end, fix.anchor + 1),
+                     fix.note, subject=fix.note[:40])
 
 
 def _overlaps(edit: Edit, taken: list[tuple[int, int]]) -> bool:

@@ -4,6 +4,7 @@ What it finds:
     32, 31 and shifts by 5 used with thread, lane or warp indices: `threadIdx.x % 32`,
     `tid & 31`, `threadIdx.x >> 5`, `blockDim.x / 32`, `warp_id * 32`, `if (tid < 32)`, a
     block-size constant divided into warps (`kBlock / 32`, `BLOCK_SIZE / 32`), and
+    the last lane read as lane 31 (`__shfl_sync(m, v, 31)`), and
     constants that name a warp size (`#define WARP_SIZE 32`, `constexpr int kWarpSize = 32`).
     Thirty-twos with nothing to do with warps (`dim3 block(32, 8)`, `char buf[32]`, `n * 32`)
     are not reported.
@@ -57,6 +58,12 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
                  f"`{_squash(view.text(parent))}` assumes 32-lane warps; an AMD wavefront has 64 lanes",
                  subject=_squash(view.text(parent)))
         return
+    if last_lane_literal(node):
+        name = _tree.callee_name(_tree.call_of_argument(node)[0]).decode()
+        ctx.flag(RULE, view.start(node), view.end(node),
+                 f"{name} reads lane 31, the last of a 32-lane warp; an AMD wavefront's last lane is 63",
+                 subject=f"{name}:31")
+        return
     if warp_constant_literal(node):
         name = _constant_name(node.parent)
         ctx.flag(RULE, view.start(node), view.end(node),
@@ -81,6 +88,18 @@ def warp_arithmetic(node: Node) -> tuple[Node, bytes, Node] | None:
     if op == b"/" and _tree.block_size_name(other.text) and not _array_size(parent):
         index = True   # `kBlock / 32`: warps per block (an array's size is PK205's)
     return (parent, op, other) if index and other.text not in RUNTIME_WARP_SIZE else None
+
+
+def last_lane_literal(node: Node) -> bool:
+    """The 31 of `__shfl_sync(mask, v, 31)` (no width, or width 32): the warp's last lane."""
+    found = _tree.call_of_argument(node) if _tree.int_value(node) == 31 else None
+    if found is None or _tree.callee_name(found[0]) not in (b"__shfl", b"__shfl_sync"):
+        return False
+    call, index = found
+    lane = 2 if _tree.callee_name(call).endswith(b"_sync") else 1
+    args = [a for a in call.child_by_field_name("arguments").named_children if a.type != "comment"]
+    width = args[lane + 1] if len(args) > lane + 1 else None
+    return index == lane and (width is None or _tree.int_value(_tree.unparen(width)) == 32)
 
 
 def warp_constant_literal(node: Node) -> bool:

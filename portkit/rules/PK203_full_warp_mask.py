@@ -21,6 +21,8 @@ Effort:
     Under an hour per site.
 """
 
+import re
+
 from tree_sitter import Node
 
 from ..context import ScanContext, View
@@ -40,8 +42,9 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
         if name is not None and value is not None and _lane_mask_name(name.text) \
                 and text.lower().rstrip(b"u") == b"0xffffffff":
             ctx.flag(RULE, view.start(value), view.start(value) + len(value.text.split()[0]),
-                     f"{name.text.decode(errors='replace')} is a 32-lane mask; an AMD wavefront has 64 lanes",
-                     subject=name.text.decode(errors="replace"))
+                     f"{name.text.decode(errors='replace')} is a 32-lane mask; an AMD wavefront has 64 lanes"
+                     + _unused(ctx, view, name.text), subject=name.text.decode(errors="replace"),
+                     severity=None if _used(ctx, view, name.text) else "info")
         return
     if _tree.int_value(node) != FULL or not node.text.lower().startswith(b"0x"):
         return
@@ -73,9 +76,24 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
         declaration = parent.parent
         if name is not None and _lane_mask_name(_tree.declared_name(name)) and declaration is not None \
                 and b"const" in _tree.declaration_type(declaration):
+            declared = _tree.declared_name(name)
             ctx.flag(RULE, view.start(node), view.end(node),
-                     f"{_tree.declared_name(name).decode(errors='replace')} is a 32-lane mask; "
-                     "an AMD wavefront has 64 lanes", subject=name.text.decode(errors="replace"))
+                     f"{declared.decode(errors='replace')} is a 32-lane mask; an AMD wavefront has 64 lanes"
+                     + _unused(ctx, view, declared), subject=name.text.decode(errors="replace"),
+                     severity=None if _used(ctx, view, declared) else "info")
+
+
+def _used(ctx: ScanContext, view: View, name: bytes) -> bool:
+    """The constant may still matter: a header (its users are elsewhere), a file with `*_sync`
+    calls left, or a use after the definition. Once the converter dropped every mask (HIP's
+    mask-less forms) an unused full mask is harmless."""
+    if ctx.source.rel.endswith((".h", ".cuh", ".hpp", ".hxx", ".inl")) or b"_sync(" in view.data:
+        return True
+    return len(re.findall(rb"\b" + re.escape(name) + rb"\b", view.data)) > 1
+
+
+def _unused(ctx: ScanContext, view: View, name: bytes) -> str:
+    return "" if _used(ctx, view, name) else " (unused, no *_sync call left in this file: harmless)"
 
 
 def _lane_mask_name(name: bytes) -> bool:

@@ -3,7 +3,8 @@
 What it finds:
     The result of `__ballot_sync`, `__ballot` or `__activemask` stored in a 32-bit variable
     (`unsigned`, `int`, `uint32_t`) or counted and searched with the 32-bit bit intrinsics
-    (`__popc`, `__ffs`, `__clz`, `__brev`).
+    (`__popc`, `__ffs`, `__clz`, `__brev`), and lane bits made in 32 bits (`1u << lane`, the
+    lanemask_lt of a ballot rank).
 
 Why it matters on AMD GPUs:
     HIP's `__ballot` returns a 64-bit mask, one bit per lane of a 64-lane wavefront. Kept in 32
@@ -20,6 +21,8 @@ Effort:
     Under an hour per site.
 """
 
+import re
+
 from tree_sitter import Node
 
 from ..context import ScanContext, View
@@ -28,8 +31,31 @@ from ._rule import define
 
 RULE = define(__doc__, code="PK204", name="ballot-in-32-bits", severity="high", category="warp")
 NAMES = (b"__ballot_sync", b"__ballot", b"__activemask")
+NODES = ("number_literal",)
+_LANE = re.compile(rb"(?i)\blane|\bthreadIdx\.x\s*(?:%|&)")
 NARROW_BIT_OPS = (b"__popc", b"__ffs", b"__clz", b"__brev")
 _WIDE = (b"long long", b"uint64_t", b"int64_t", b"size_t", b"unsigned long", b"auto", b"lanemask")
+
+
+def check(ctx: ScanContext, view: View, node: Node) -> None:
+    shift = lane_bit(node)
+    if shift is not None:
+        ctx.flag(RULE, view.start(shift), view.end(shift),
+                 f"`{view.text(shift).decode(errors='replace')}` is a 32-bit lane bit: undefined for lanes 32-63 "
+                 "of an AMD wavefront (use 1ull and a 64-bit mask)", subject="lane-bit")
+
+
+def lane_bit(node: Node) -> Node | None:
+    """The shift of `1u << lane` (a 32-bit one shifted by a lane index), or None."""
+    if _tree.int_value(node) != 1 or b"l" in node.text.lower():
+        return None
+    parent = _tree.up(node)
+    if parent is None or parent.type != "binary_expression" or _tree.operator(parent) != b"<<":
+        return None
+    left, right = parent.child_by_field_name("left"), parent.child_by_field_name("right")
+    if left is None or _tree.unparen(left).id != node.id or right is None:
+        return None
+    return parent if _LANE.search(right.text) else None
 
 
 def check_name(ctx: ScanContext, view: View, node: Node) -> None:

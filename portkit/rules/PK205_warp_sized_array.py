@@ -3,7 +3,8 @@
 What it finds:
     `__shared__` arrays declared with 32 elements, a warp-size constant or a block size in
     32-lane warps (`partial[kBlock / 32]`) that the same function indexes with a lane or warp
-    index (`shared[lane]`, `partial[warp_id]`).
+    index (`shared[lane]`, `partial[warp_id]`). An array sized by a warp-size name is reported
+    only where the same file defines that name as 32 (the fix of the #define fixes the array).
 
 Why it matters on AMD GPUs:
     With 64-lane wavefronts, a lane index runs to 63 and overruns a 32-element array; the
@@ -34,6 +35,7 @@ from ._rule import define
 
 RULE = define(__doc__, code="PK205", name="warp-sized-array", severity="medium", category="warp")
 NODES = ("array_declarator",)
+_ARITH_32 = re.compile(rb"/\s*32\b|%\s*32\b|&\s*31\b|>>\s*5\b")
 _INDEX = re.compile(rb"\[\s*([^\]]*)\]")
 _LANE_OR_WARP = re.compile(rb"\b(?:lane\w*|Lane\w*|warp\w*|Warp\w*|wid|lid)\b|>>\s*5\b|/\s*32\b|%\s*32\b|&\s*31\b")
 
@@ -42,6 +44,8 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
     size = node.child_by_field_name("size")
     if size is None or not (size.text.strip() == b"32" or _tree.warpish_name(size.text) or _warps_per_block(size)):
         return
+    if _tree.warpish_name(size.text) and warp_size_definition(view.data, size.text.strip()) is None:
+        return   # defined elsewhere (reported there, PK201) or per target (--fix warp): right once that is
     declaration = _tree.enclosing(node, "declaration")
     if declaration is None or b"__shared__" not in _tree.declaration_type(declaration):
         return
@@ -49,12 +53,19 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
     scope = _tree.enclosing(node, "function_definition")
     if not name or scope is None:
         return
+    if _warps_per_block(size) and not _ARITH_32.search(scope.text.replace(size.text, b"")):
+        return   # kBlock / 32 slots are enough for any wavefront of 32 lanes or more once the reads use warpSize
     uses = re.finditer(rb"\b" + re.escape(name) + rb"\s*\[\s*([^\]]*)\]", scope.text)
     if any(_LANE_OR_WARP.search(m.group(1)) for m in uses):
         ctx.flag(RULE, view.start(node), view.end(node),
                  f"__shared__ {name.decode(errors='replace')}[{size.text.decode(errors='replace')}] is "
                  "indexed by lane or warp: sized for 32-lane warps, an AMD wavefront has 64 lanes",
                  subject=name.decode(errors="replace"))
+
+
+def warp_size_definition(data: bytes, name: bytes) -> re.Match | None:
+    """`#define NAME 32` in this file (group 1: the value), which `--fix warp` makes per target."""
+    return re.search(rb"#[ \t]*define[ \t]+" + re.escape(name) + rb"[ \t]+(32[uU]?)\b", data)
 
 
 def _warps_per_block(size: Node) -> bool:

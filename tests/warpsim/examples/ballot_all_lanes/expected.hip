@@ -4,7 +4,7 @@
 __global__ void all_positive(const float* inp, int* flags)
 {
     int warp = threadIdx.x / warpSize;
-    int all = __all(inp[threadIdx.x] > 0.0f);
+    int mask = __all(inp[threadIdx.x] > 0.0f);
     if (threadIdx.x % warpSize == 0)
-        flags[warp] = all;
+        flags[warp] = mask;
 }

@@ -1,5 +1,6 @@
 // Inclusive warp scan (Kogge-Stone with __shfl_up); the warp total is read from lane 31.
 #include <hip/hip_runtime.h>
+#define FULL_MASK 0xffffffff
 
 __global__ void warp_scan(const int* inp, int* out, int* totals)
 {

@@ -1,0 +1,188 @@
+"""`--fix warp`, second pass: lanes and masks (scan bounds, the last lane, lane bits, "every lane
+agrees" ballots) and the host side (warps per block, block shapes of one warp per layer).
+
+Each handler returns a WarpFix or None, like those of rewrite/warpfix.py; the notes say why a
+fix changes what the code computes, or which wavefront size it chose (PK008, docs/warp-fix.md).
+"""
+
+from __future__ import annotations
+
+from tree_sitter import Node
+
+from ..context import View
+from ..edits import Edit
+from ..rules import _tree
+from ..rules.PK201_hardcoded_warp_size import last_lane_literal, warp_arithmetic
+from ..rules.PK202_shuffle_offset_from_16 import scan_loop_bound
+from ..rules.PK204_ballot_in_32_bits import lane_bit
+from .warpfix_model import CONSTANT, WarpFix
+
+FULL_MASKS = (b"0xffffffff", b"0xffffffffu", b"0xFFFFFFFF", b"0xFFFFFFFFu", b"0xffffffffU", b"0xFFFFFFFFU")
+_WIDE_BIT_OPS = {b"__popc": b"__popcll", b"__ffs": b"__ffsll"}
+HOST_NOTE = ("host code: PORTKIT_WAVEFRONT_SIZE is 64 on the host pass (CDNA); a binary that also "
+             "targets wave32 GPUs must use the device's warp size (hipDeviceProp_t::warpSize)")
+
+
+def scan_bound(view: View, node: Node) -> WarpFix | None:
+    """PK202: `for (d = 1; d < 32; d <<= 1) ... __shfl_up(x, d)` scans the whole wavefront."""
+    if not scan_loop_bound(node):
+        return None
+    return WarpFix("PK202", view.start(node), (Edit(view.start(node), view.end(node), b"warpSize", "warp"),))
+
+
+def last_lane(view: View, node: Node) -> WarpFix | None:
+    """PK201: `__shfl(x, 31)` reads the warp's last lane: `warpSize - 1`."""
+    if not last_lane_literal(node) or not _tree.in_device_code(node):
+        return None
+    return WarpFix("PK201", view.start(node), (Edit(view.start(node), view.end(node), b"warpSize - 1", "warp"),),
+                   note="lane 31 read as the last lane of the warp: warpSize - 1 (lane 63 on a 64-lane wavefront)")
+
+
+def host_warps(view: View, node: Node) -> WarpFix | None:
+    """PK201 in host code: `block_size / 32` warps per block, with the per-target constant
+    (warpSize does not exist on the host)."""
+    match = warp_arithmetic(node)
+    if match is None or _tree.in_device_code(node) or _tree.int_value(node) != 32:
+        return None
+    binary, op, other = match
+    if op != b"/" or not _tree.block_size_name(other.text) or _tree.enclosing(node, "function_definition") is None:
+        return None
+    if _in_dim3(node):
+        return None   # a block shape: block_shape() decides
+    return WarpFix("PK201", view.start(binary), (Edit(view.start(node), view.end(node), CONSTANT, "warp"),), True,
+                   note=f"`{view.text(binary).decode(errors='replace')}` warps per block: " + HOST_NOTE)
+
+
+def _in_dim3(node: Node) -> bool:
+    declaration = _tree.enclosing(node, "declaration")
+    return declaration is not None and _tree.declaration_type(declaration) == b"dim3"
+
+
+def block_shape(view: View, node: Node) -> WarpFix | None:
+    """`dim3 block = {4, 8, block_size / WARP_SIZE}`: x * y lanes are one warp and z counts warps;
+    y becomes `WARP_SIZE / 4` so that a layer stays one wavefront. Only where z divides by a
+    warp-size name that the fix makes per-target (a literal 32 is left: the kernel's own
+    `32 / bdx` would have to change with it)."""
+    declaration = _tree.enclosing(node, "declaration")
+    if declaration is None or _tree.declaration_type(declaration) != b"dim3":
+        return None
+    items = [c for c in node.named_children if c.type != "comment"]
+    if node.type == "argument_list" and (node.parent is None or node.parent.type != "init_declarator"):
+        return None
+    if len(items) != 3 or None in (_tree.int_value(items[0]), _tree.int_value(items[1])):
+        return None
+    x, y = _tree.int_value(items[0]), _tree.int_value(items[1])
+    warp = _divisor_name(items[2])
+    if x * y != 32 or warp is None or x <= 0:
+        return None
+    return WarpFix("PK201", view.start(items[1]),
+                   (Edit(view.start(items[1]), view.end(items[1]), warp + b" / " + items[0].text, "warp"),),
+                   note=f"block shape {{{x}, {y}, ...}}: {x} x {y} threads were one 32-lane warp per layer; "
+                        f"y follows {warp.decode()} so that a layer stays one wavefront")
+
+
+def _divisor_name(node: Node) -> bytes | None:
+    node = _tree.unparen(node)
+    if node.type != "binary_expression" or _tree.operator(node) != b"/":
+        return None
+    right = _tree.unparen(node.child_by_field_name("right"))
+    return right.text if right.type == "identifier" and _tree.warpish_name(right.text) else None
+
+
+def all_lanes(view: View, declarator: Node, name: bytes, kind: Node, scope: Node) -> WarpFix | None:
+    """PK204: `unsigned m = __ballot_sync(FULL, p)` used only as `m == 0xffffffff` asks whether
+    every lane agrees: `int m = __all(p)`, and the comparison is `m` (`!m` for `!=`)."""
+    call = declarator.child_by_field_name("value")
+    if call is None or _tree.callee_name(call) not in (b"__ballot_sync", b"__ballot"):
+        return None
+    args = [a for a in call.child_by_field_name("arguments").named_children if a.type != "comment"]
+    sync = _tree.callee_name(call) == b"__ballot_sync"
+    if len(args) != (2 if sync else 1) or (sync and args[0].text not in FULL_MASKS):
+        return None
+    compares = _full_compares(scope, name, declarator)
+    if compares is None:
+        return None
+    function = call.child_by_field_name("function")
+    edits = [Edit(view.start(kind), view.end(kind), b"int", "warp"),
+             Edit(view.start(function), view.end(function), b"__all", "warp")]
+    if sync:
+        edits.append(Edit(view.start(args[0]), view.start(args[1]), b"", "warp"))
+    for compare, negated in compares:
+        edits.append(Edit(view.start(compare), view.end(compare), (b"!" if negated else b"") + name, "warp"))
+    return WarpFix("PK204", view.start(declarator), tuple(sorted(edits)), supersedes=True,
+                   note=f"`{name.decode(errors='replace')}` compared a ballot with the 32-lane full mask: "
+                        "now __all (true when every active lane of the wavefront agrees)")
+
+
+def _full_compares(scope: Node, name: bytes, declarator: Node) -> list[tuple[Node, bool]] | None:
+    """Every use of `name` as `name == 0xffffffff` / `!= 0xffffffff`, or None if any other use."""
+    found, stack = [], [scope]
+    while stack:
+        node = stack.pop()
+        if node.type == "identifier" and node.text == name and not _inside(node, declarator):
+            compare = node.parent
+            if compare is None or compare.type != "binary_expression" or \
+                    _tree.operator(compare) not in (b"==", b"!=") or \
+                    (other := _tree.other_operand(compare, node)) is None or other.text not in FULL_MASKS:
+                return None
+            found.append((compare, _tree.operator(compare) == b"!="))
+        stack.extend(node.children)
+    return found or None
+
+
+def _inside(node: Node, outer: Node) -> bool:
+    return outer.start_byte <= node.start_byte and node.end_byte <= outer.end_byte
+
+
+def derived_masks(view: View, scope: Node, name: bytes, narrow: tuple[bytes, ...]) -> list[Edit]:
+    """`unsigned below = votes & ((1u << lane) - 1)` after `votes` went 64-bit: 64 bits too, its
+    lane bit `1ull`, and its counts `__popcll`."""
+    edits: list[Edit] = []
+    stack = [scope]
+    while stack:
+        node = stack.pop()
+        stack.extend(node.children)
+        if node.type != "init_declarator" or (value := node.child_by_field_name("value")) is None:
+            continue
+        declaration = node.parent
+        kinds = [c for c in declaration.children if c.type in ("primitive_type", "sized_type_specifier")] \
+            if declaration is not None and declaration.type == "declaration" else []
+        if len(kinds) != 1 or kinds[0].text not in narrow or not _bitwise_of(value, name):
+            continue
+        edits.append(Edit(view.start(kinds[0]), view.end(kinds[0]), b"unsigned long long", "warp"))
+        edits += _wide_lane_bits(view, value)
+        derived = _tree.declared_name(node.child_by_field_name("declarator"))
+        edits += wide_counts(view, scope, derived) if derived else []
+    return edits
+
+
+def _bitwise_of(value: Node, name: bytes) -> bool:
+    value = _tree.unparen(value)
+    if value.type != "binary_expression" or _tree.operator(value) not in (b"&", b"|", b"^"):
+        return False
+    return any(_tree.unparen(side).type == "identifier" and _tree.unparen(side).text == name
+               for side in (value.child_by_field_name("left"), value.child_by_field_name("right")))
+
+
+def _wide_lane_bits(view: View, value: Node) -> list[Edit]:
+    edits, stack = [], [value]
+    while stack:
+        node = stack.pop()
+        if node.type == "number_literal" and lane_bit(node) is not None:
+            edits.append(Edit(view.start(node), view.end(node), b"1ull", "warp"))
+        stack.extend(node.children)
+    return edits
+
+
+def wide_counts(view: View, scope: Node, name: bytes) -> list[Edit]:
+    """`__popc(m)` / `__ffs(m)` of a mask made 64-bit: `__popcll(m)` / `__ffsll(m)`."""
+    edits, stack = [], [scope]
+    while stack:
+        node = stack.pop()
+        if node.type == "call_expression" and _tree.callee_name(node) in _WIDE_BIT_OPS:
+            args = node.child_by_field_name("arguments")
+            if args is not None and len(args.named_children) == 1 and args.named_children[0].text == name:
+                function = node.child_by_field_name("function")
+                edits.append(Edit(view.start(function), view.end(function), _WIDE_BIT_OPS[function.text], "warp"))
+        stack.extend(node.children)
+    return sorted(edits)
