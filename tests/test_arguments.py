@@ -113,7 +113,7 @@ def test_thrust_cuda_policies_become_thrust_hip_but_other_cuda_namespaces_stay()
            b"  auto a = thrust::cuda::par.on(s);\n  auto b = ::thrust::cuda::par_nosync;\n"
            b"  auto c = at::cuda::getCurrentCUDAStream();\n}\n")
     out = convert_text(src, rocm="5.2").output
-    assert out == (b"#include <hip/hip_runtime.h>\n#include <thrust/execution_policy.h>\nvoid f(hipStream_t s) {\n"
+    assert out == (b"\n#include <hip/hip_runtime.h>\n#include <thrust/execution_policy.h>\nvoid f(hipStream_t s) {\n"
                    b"  auto a = thrust::hip::par.on(s);\n  auto b = ::thrust::hip::par_nosync;\n"
                    b"  auto c = at::cuda::getCurrentCUDAStream();\n}\n")
 

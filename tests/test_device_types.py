@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import portkit
 
-RUNTIME = "#include <hip/hip_runtime.h>\n"   # added to every converted file that uses CUDA
+RUNTIME = "\n#include <hip/hip_runtime.h>\n"   # inserted as hipify-clang does, before the first include
 BF16 = ("#include <cuda_bf16.h>\n"
         "__global__ void k(__nv_bfloat16* y, float a) {\n"
         "    y[0] = __hadd(__float2bfloat16_rn(a), y[0]);\n"

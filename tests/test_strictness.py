@@ -18,7 +18,7 @@ REGISTER = "`register` dropped: ISO C++17 does not allow the storage class, and 
            "C++17 by default from ROCm 6 (nvcc accepts it)"
 
 
-RUNTIME = b"#include <hip/hip_runtime.h>\n"   # added to a file with device code
+RUNTIME = b"\n#include <hip/hip_runtime.h>\n"   # inserted as hipify-clang does
 
 
 def found(result, *codes):
