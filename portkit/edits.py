@@ -30,6 +30,9 @@ class Edit(NamedTuple):
 # `HIP_SYMBOL(`): at the same byte as another insertion (a launch inside that argument), the
 # wrapper goes first, outside.
 WRAPPERS = frozenset({"cast", "HIP_SYMBOL"})
+# Whole lines several rewriters may insert at the same place (the top of a file): written one
+# after the other in this order instead of being rejected as overlapping.
+BLOCKS = {"hip runtime header": 0, "polyfill header": 1, "warp": 2}
 
 
 class OverlappingEdits(Exception):
@@ -68,11 +71,15 @@ def normalize(edits: list[Edit]) -> list[Edit]:
     """Sort edits, drop exact duplicates (the same rewrite reached twice) and edits inside a
     covering deletion (a dropped argument), and reject overlaps."""
     out: list[Edit] = []
-    for edit in sorted(set(_drop_covered(edits)), key=lambda e: (e.start, e.end, e.what not in WRAPPERS, e.text)):
+    order = lambda e: (e.start, e.end, e.what not in WRAPPERS, BLOCKS.get(e.what, len(BLOCKS)), e.text)  # noqa: E731
+    for edit in sorted(set(_drop_covered(edits)), key=order):
         if out:
             prev = out[-1]
             if edit.start < prev.end or (edit.start == prev.start == prev.end == edit.end):
                 if (edit.start, edit.end, edit.text) == (prev.start, prev.end, prev.text):
+                    continue
+                if edit.start == edit.end == prev.start == prev.end and edit.what in BLOCKS and prev.what in BLOCKS:
+                    out[-1] = prev._replace(text=prev.text + edit.text)   # both go in, in BLOCKS order
                     continue
                 if not (edit.start == edit.end == prev.start == prev.end and prev.what in WRAPPERS
                         and edit.what not in WRAPPERS):

@@ -168,3 +168,15 @@ def test_array_sized_by_a_fixed_define_carries_the_fix_and_is_gone_after_it():
     assert (f.line, f.autofix) == (4, ((2, 19, 2, 21, "PORTKIT_WAVEFRONT_SIZE"),))
     assert _findings(_convert(src), ("PK205",)) == []
     assert _convert(src).count(b"PORTKIT_WAVEFRONT_SIZE") == 4   # the helper's 3 and the define's: applied once
+
+
+def test_constant_block_and_runtime_header_both_go_to_the_top_of_a_file_without_includes():
+    """Both insertions land at byte 0: they are written in a fixed order, not rejected as overlapping."""
+    src = (b"#define WARP_SIZE 32\n__global__ void k(float* x) {\n"
+           b"  int lane = threadIdx.x % WARP_SIZE;\n  x[lane] = 1.0f;\n}\n")
+    out = _convert(src)
+    assert out == (b"\n#include <hip/hip_runtime.h>\n#ifndef PORTKIT_WAVEFRONT_SIZE\n"
+                   b"#if defined(__AMDGCN_WAVEFRONT_SIZE)\n#define PORTKIT_WAVEFRONT_SIZE __AMDGCN_WAVEFRONT_SIZE\n"
+                   b"#else\n#define PORTKIT_WAVEFRONT_SIZE 64\n#endif\n#endif\n"
+                   b"#define WARP_SIZE PORTKIT_WAVEFRONT_SIZE\n" + src[src.index(b"__global__"):])
+    assert _convert(out) == out
