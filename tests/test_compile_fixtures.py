@@ -16,7 +16,8 @@ CASES = all_cases()
 REPO_FIXTURES = REPO / "fixtures"
 IDS = [c.name for c in CASES]
 COMPILED = (".cu", ".cpp", ".cc", ".cuh", ".h", ".hpp")
-LIBRARY_HEADERS = (b"cublas", b"curand", b"cufft", b"cusparse", b"cusolver", b"nccl")
+LIBRARY_HEADERS = (b"cublas", b"curand", b"cufft", b"cusparse", b"cusolver", b"nccl", b"cutlass", b"cute/",
+                   b"nvshmem", b"nvjpeg")
 
 
 def translation_units(case: Case, files: list[Path]) -> list[Path]:
@@ -74,7 +75,8 @@ def test_audit_case_compiles_with_nvcc(path: Path):
     nvcc = require_tool(NVCC, "nvcc (CUDA toolkit)")
     flags = NVCC_FLAGS.search(head)
     includes = []
-    if any(h in path.read_bytes() for h in LIBRARY_HEADERS):
+    local = [path, *(p for p in path.parent.iterdir() if p.suffix in (".h", ".cuh", ".hpp"))]  # its own headers
+    if any(h in p.read_bytes() for p in local for h in LIBRARY_HEADERS):
         includes = ["-I", str(require_dir(CUDA_LIB_INCLUDE, "CUDA library headers (set CUDA_LIB_INCLUDE)"))]
     run([nvcc, "-std=c++17", "-x", "cu", "-c", str(path), "-o", os.devnull, "-I", str(path.parent),
          *includes, *(flags.group(1).split() if flags else [])])

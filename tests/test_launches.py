@@ -16,7 +16,7 @@ KERNELS = b"__global__ void k(float *p) {}\ntemplate <typename T> __global__ voi
 def hip(body: bytes) -> tuple[bytes, list[tuple[str, int, int, str]]]:
     """Convert KERNELS + body with --launch-syntax hip: the body's lines out, and the findings."""
     out = convert_text(KERNELS + body, launch_syntax="hip", rocm="5.2")
-    lines = out.output.split(b"\n", 3)[3]   # after the runtime header and the two kernels
+    lines = out.output.split(b"\n", 4)[4]   # after the runtime header (a line break, the include) and the two kernels
     return lines, [(f.code, f.line, f.column, f.message) for f in out.findings]
 
 

@@ -49,7 +49,7 @@ def test_bad_inputs_audit_without_errors(tmp_path: Path, capsys):
     assert [(f["path"], f["line"], f["code"]) for f in doc["findings"]] == [
         ("fuzz_nested_ballot.cu", 7, "PK201"), ("fuzz_nested_ballot.cu", 10, "PK204"),
         ("fuzz_nested_ballot.cu", 10, "PK203"), ("fuzz_nested_ballot.cu", 15, "PK203"),
-        ("fuzz_nested_ballot.cu", 28, "PK203"), ("fuzz_nested_ballot.cu", 29, "PK203"),
+        ("fuzz_nested_ballot.cu", 18, "PK204"), ("fuzz_nested_ballot.cu", 28, "PK203"), ("fuzz_nested_ballot.cu", 29, "PK203"),
         ("fuzz_nested_ballot.cu", 30, "PK005"), ("fuzz_nested_ballot.cu", 31, "PK201"),
         ("fuzz_nested_ballot.cu", 39, "PK201"), ("fuzz_nested_ballot.cu", 42, "PK204"),
         ("fuzz_nested_ballot.cu", 42, "PK004"), ("fuzz_nested_ballot.cu", 42, "PK203"),

@@ -19,7 +19,7 @@ def test_roc_insert_args_stage_and_buffer_as_hipify_clang():
     """e_add_const_argument: before an argument, and after the last one; plain HIP is untouched."""
     out = api.convert_text(SPMV, prefer_roc=True, rocm="6.2")
     assert out.output.decode().splitlines()[2:4] == [
-        "    rocsparse_spmv(h, rocsparse_operation_none, al, a, x, al, x, rocblas_datatype_f32_r,",
+        "    rocsparse_spmv(h, rocsparse_operation_none, al, a, x, al, x, rocsparse_datatype_f32_r,",
         "                 rocsparse_spmv_alg_default, rocsparse_spmv_stage_compute, buf);"]
     assert _findings(out) == []
     plain = api.convert_text(SPMV, rocm="6.2")   # the rewrites are rocSPARSE's only

