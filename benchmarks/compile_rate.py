@@ -60,6 +60,15 @@ EXCLUDED = {
     "windows.h": "Windows only",
     "nvml": "NVML has no ROCm counterpart here (rocm_smi not packaged)",
     "nvvm": "libNVVM has no ROCm counterpart",
+    "cuda_gl_interop": "OpenGL interop: hip_gl_interop.h is not in ROCm 5.2's HIP",
+    "cudaEGL": "EGL interop has no HIP counterpart",
+    "mma.h": "WMMA (mma.h): rocWMMA is not packaged",
+    "cuda/pipeline": "libcu++ (cuda::pipeline): no ROCm 5.2 counterpart",
+    "cuda/barrier": "libcu++ (cuda::barrier): no ROCm 5.2 counterpart",
+    "roctracer": "NVTX -> roctx: roctracer is not packaged",
+    "nvtx3": "NVTX -> roctx: roctracer is not packaged",
+    "llvm/": "LLVM development headers (libNVVM samples) are not installed",
+    "drm_fourcc": "libdrm headers are not installed",
     "cudnn": "cuDNN -> MIOpen: MIOpen is not packaged",
     "miopen": "MIOpen is not packaged",
     "mpi.h": "MPI headers are not installed",
@@ -228,6 +237,27 @@ def summarize(progs: list[Program], results: dict[str, dict[str, list[Outcome]]]
     return lines
 
 
+def read_list(path: Path, progs: list[Program]) -> dict[str, dict[str, list[Outcome]]]:
+    """The outcomes back from a list this script wrote (to re-summarize after EXCLUDED changes):
+    the failing units' first errors are listed, the program's other units compiled."""
+    failed: dict[str, dict[str, list[str]]] = collections.defaultdict(lambda: collections.defaultdict(list))
+    tools: list[str] = []
+    name = ""
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.startswith("  "):
+            name = line.split(": ", 1)[0]
+            tools = tools or [kv.split("=")[0] for kv in line.split(": ", 1)[1].split("  ")[0].split()]
+        else:
+            tool, error = line.strip().split(": ", 1)
+            failed[tool][name].append(error)
+    results = {}
+    for tool in tools:
+        results[tool] = {p.name: [Outcome(u, i >= len(failed[tool][p.name]), e)
+                                  for i, (u, e) in enumerate(zip(p.units, failed[tool][p.name] + [""] * len(p.units)))]
+                         for p in progs}
+    return results
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=Path, default=Path("/tmp/real/NVIDIA+cuda-samples"))
@@ -238,8 +268,14 @@ def main() -> int:
     parser.add_argument("--tools", default="portkit,hipify-perl")
     parser.add_argument("--only", default="", help="only programs whose path contains this")
     parser.add_argument("--hipcc", default=shutil.which("hipcc") or "hipcc")
+    parser.add_argument("--from-list", type=Path, help="re-summarize a list written before; compile nothing")
     args = parser.parse_args()
     progs = [p for p in programs(args.samples) if args.only in p.name]
+    if args.from_list:
+        results = read_list(args.from_list, progs)
+        with args.out.open("w", encoding="utf-8") as out:
+            print("\n".join(summarize(progs, results, out)))
+        return 0
     with tempfile.TemporaryDirectory() as tmp:
         work = args.work or Path(tmp)
         results, seen = {}, {}
