@@ -224,7 +224,7 @@ def summarize(progs: list[Program], results: dict[str, dict[str, list[Outcome]]]
                                      for p in counted if not all(o.ok for o in results[t][p.name]))
         lines.append(f"{t}: failing programs by first error")
         lines += [f"  {n:4d}  {msg}" for msg, n in groups.most_common()]
-    reasons = collections.Counter(re.sub(r" \(.*\)$", "", w) for w in excl.values() if w)
+    reasons = collections.Counter(re.sub(r" \([^()]*\)$", "", w) for w in excl.values() if w)
     lines.append("excluded programs by reason")
     lines += [f"  {n:4d}  {why}" for why, n in reasons.most_common()]
     for p in progs:
