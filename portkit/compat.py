@@ -116,7 +116,10 @@ def _compat_entry(entry: Entry, job: CompatJob) -> FileCompat:
         text = edit.text.decode("utf-8", "replace")
         if edit.what == "hip runtime header":
             if spelled.encode() not in data:
-                guards.append(Edit(edit.start, edit.start, _guarded(spelled, b"", source.newline)))
+                # the converter's spot may be the end of `#pragma once` (hipify-clang's): start a line there
+                at = edit.start
+                lead = b"" if at == 0 or data[at - 1:at] == b"\n" else source.newline
+                guards.append(Edit(at, at, lead + _guarded(spelled, b"", source.newline)[:None if not lead else -len(source.newline)]))
         elif edit.what.startswith("duplicate "):    # a CUDA include whose HIP header comes twice
             result.headers.add(edit.what[len("duplicate "):])
             guards.append(_guard_line(data, edit.start, spelled, source.newline))
