@@ -52,6 +52,19 @@ class Clang:
         return not re.search(r"\b(HIP_UNSUPPORTED|UNSUPPORTED|HIP_EXPERIMENTAL)\b", self.flags)
 
 
+# What hipify-clang writes into a call beyond renaming it (HipifyAction.cpp): constants its
+# FuncArgCasts add (hipHostMallocDefault, 603, ...) and the HIP names its FuncOverloads pick by
+# argument count (hipEventCreateWithFlags). Filled by hipify_call_rewrites().
+ARG_CONSTANTS: set[str] = set()
+OVERLOADS: set[str] = set()
+
+
+def hipify_call_rewrites(hipify: Path) -> None:
+    text = (hipify / "src" / "HipifyAction.cpp").read_text(encoding="utf-8", errors="replace")
+    ARG_CONSTANTS.update(re.findall(r'e_add_const_argument,\s*\w+,\s*"([^"]+)"', text))
+    OVERLOADS.update(re.findall(r'\{"(hip\w+)",\s*"",\s*CONV_\w+,\s*API_\w+,[^}]*\},\s*ot_arguments_number', text))
+
+
 def clang_table(hipify: Path) -> dict[str, Clang]:
     table: dict[str, Clang] = {}
     for path in sorted((hipify / "src").glob("CUDA2HIP_*.cpp")):
@@ -182,6 +195,10 @@ def _token_verdict(a: str, b: str, pk: str, perl: str, clang: dict[str, Clang]) 
         if c.hip == a:
             return "name left by hipify-perl", PK, f"{b} -> {a} in CUDA2HIP"
         return "name left by hipify-perl", BOTH, f"hipify-clang writes {c.hip}"
+    if not b and any(w in ARG_CONSTANTS for w in re.findall(r"[\w:]+", a)):
+        return "argument hipify-clang adds", PK, f"{a.strip(', ')}: FuncArgCasts e_add_const_argument"
+    if a in OVERLOADS and b != a:
+        return "HIP function chosen by argument count", PK, f"{a}: hipify-clang's FuncOverloads"
     targets = {c.hip for c in clang.values()}
     if a in targets or b in targets:   # both converted, differently
         verdict = PK if a in targets and b not in targets else PERL if b in targets and a not in targets else BOTH
@@ -272,6 +289,7 @@ def main() -> int:
     files = inputs(args.samples)
     names = staged_names(files) if args.reuse else stage(files, args.work)
     clang = clang_table(args.hipify)
+    hipify_call_rewrites(args.hipify)
     sections = []
     for variant in VARIANTS:
         if not args.reuse:
