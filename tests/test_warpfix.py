@@ -149,7 +149,12 @@ def test_host_warps_per_block_and_block_shape():
         (2, "`block_size / 32` warps per block: host code: PORTKIT_WAVEFRONT_SIZE is 64 on the host pass (CDNA); "
             "a binary that also targets wave32 GPUs must use the device's warp size (hipDeviceProp_t::warpSize)"),
         (3, "block shape {4, 8, ...}: 4 x 8 threads were one 32-lane warp per layer; y follows WARP_SIZE so that "
-            "a layer stays one wavefront")]
+            "a layer stays one wavefront"),
+        (4, "block shape {4, 8, n / 32} left as it is: 4 x 8 threads are one 32-lane warp per layer, and the "
+            "kernel's own `32 / blockDim.x` (or `32 / 4`) must change with it; by hand, make both follow the warp "
+            "size (y = WARP_SIZE / 4, z = n / WARP_SIZE, bdy = WARP_SIZE / bdx)")]
+    scan, _ = convert_bytes("k.cu", HOST, FIX)
+    assert scan.metrics.warp_fixes == 2   # the note on line 4 is not a fix
 
 
 def test_constant_choice_is_noted():

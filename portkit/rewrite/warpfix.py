@@ -307,7 +307,8 @@ def apply(ctx: ScanContext, fixes: list[WarpFix]) -> None:
             continue
         for e in fix.edits:
             ctx.edit(e.start, e.end, e.text, what="warp")
-        ctx.metrics.warp_fixes += 1
+        if fix.edits:
+            ctx.metrics.warp_fixes += 1   # a note alone (a shape left by design) fixes nothing
         if fix.note:
             end = ctx.source.data.find(b"\n", fix.anchor)
             ctx.flag(WARP_FIX_CHOICE, fix.anchor, fix.anchor if end < 0 else min(end, fix.anchor + 1),

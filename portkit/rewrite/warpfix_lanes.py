@@ -73,12 +73,23 @@ def block_shape(view: View, node: Node) -> WarpFix | None:
         return None
     x, y = _tree.int_value(items[0]), _tree.int_value(items[1])
     warp = _divisor_name(items[2])
+    if x * y == 32 and x > 0 and warp is None and _divides_by_32(items[2]):
+        return WarpFix("", view.start(items[2]), (), note=(
+            f"block shape {{{x}, {y}, n / 32}} left as it is: {x} x {y} threads are one 32-lane warp per layer, "
+            f"and the kernel's own `32 / blockDim.x` (or `32 / {x}`) must change with it; by hand, make both "
+            f"follow the warp size (y = WARP_SIZE / {x}, z = n / WARP_SIZE, bdy = WARP_SIZE / bdx)"))
     if x * y != 32 or warp is None or x <= 0:
         return None
     return WarpFix("PK201", view.start(items[1]),
                    (Edit(view.start(items[1]), view.end(items[1]), warp + b" / " + items[0].text, "warp"),),
                    note=f"block shape {{{x}, {y}, ...}}: {x} x {y} threads were one 32-lane warp per layer; "
                         f"y follows {warp.decode()} so that a layer stays one wavefront")
+
+
+def _divides_by_32(node: Node) -> bool:
+    node = _tree.unparen(node)
+    return node.type == "binary_expression" and _tree.operator(node) == b"/" and \
+        _tree.int_value(_tree.unparen(node.child_by_field_name("right"))) == 32
 
 
 def _divisor_name(node: Node) -> bytes | None:
