@@ -2,6 +2,7 @@
 
     python benchmarks/compile_rate.py [--samples DIR] [--hipify DIR] [--work DIR] [--out FILE]
                                       [-j 2] [--tools portkit,hipify-perl] [--only SUBSTR]
+                                      [--reuse FILE]
 
 A program is one sample directory (the nearest directory above its .cu files whose
 CMakeLists.txt declares a project); its translation units are its .cu and .cpp files. The whole
@@ -17,7 +18,9 @@ Programs that no converter can make compile here are excluded, by their errors, 
 a first error that is a missing header of a library Debian's ROCm 5.2 does not ship (EXCLUDED)
 in either tool's output. The summary goes to stdout, the per-program list with the first
 error of every failing unit to --out. The work directory is a temporary one unless --work is
-given; nothing is cached in the repository.
+given; nothing is cached in the repository. --reuse FILE takes the columns of the tools not in
+--tools from a list written before (re-run only portkit after a fix: hipify-perl's column does not
+change); exclusions are then decided on both columns as usual.
 """
 
 from __future__ import annotations
@@ -269,6 +272,7 @@ def main() -> int:
     parser.add_argument("--only", default="", help="only programs whose path contains this")
     parser.add_argument("--hipcc", default=shutil.which("hipcc") or "hipcc")
     parser.add_argument("--from-list", type=Path, help="re-summarize a list written before; compile nothing")
+    parser.add_argument("--reuse", type=Path, help="take the tools not in --tools from a list written before")
     args = parser.parse_args()
     progs = [p for p in programs(args.samples) if args.only in p.name]
     if args.from_list:
@@ -276,6 +280,8 @@ def main() -> int:
         with args.out.open("w", encoding="utf-8") as out:
             print("\n".join(summarize(progs, results, out)))
         return 0
+    # read before --out (often the same file) is overwritten
+    kept = read_list(args.reuse, progs) if args.reuse else {}
     with tempfile.TemporaryDirectory() as tmp:
         work = args.work or Path(tmp)
         results, seen = {}, {}
@@ -286,6 +292,7 @@ def main() -> int:
             else:
                 convert_perl(args.samples, tree, args.hipify, args.jobs)
             results[tool] = run_tool(tree, progs, args.hipcc, args.jobs, seen)
+        results.update({t: r for t, r in kept.items() if t not in results})
         with args.out.open("w", encoding="utf-8") as out:
             lines = summarize(progs, results, out)
     print("\n".join(lines))
