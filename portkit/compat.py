@@ -117,9 +117,10 @@ def _compat_entry(entry: Entry, job: CompatJob) -> FileCompat:
         if edit.what == "hip runtime header":
             if spelled.encode() not in data:
                 # the converter's spot may be the end of `#pragma once` (hipify-clang's): start a line there
-                at = edit.start
-                lead = b"" if at == 0 or data[at - 1:at] == b"\n" else source.newline
-                guards.append(Edit(at, at, lead + _guarded(spelled, b"", source.newline)[:None if not lead else -len(source.newline)]))
+                at, guarded = edit.start, _guarded(spelled, b"", source.newline)
+                if at and data[at - 1:at] != b"\n":   # start a line; the line end after `at` ends it
+                    guarded = source.newline + guarded[:-len(source.newline)]
+                guards.append(Edit(at, at, guarded))
         elif edit.what.startswith("duplicate "):    # a CUDA include whose HIP header comes twice
             result.headers.add(edit.what[len("duplicate "):])
             guards.append(_guard_line(data, edit.start, spelled, source.newline))
