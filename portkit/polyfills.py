@@ -124,9 +124,29 @@ def _definition(names: list[str]) -> re.Pattern[bytes]:
                       rb")[ \t]*\([^;(){}]*\)[ \t\r\n]*(?:const[ \t\r\n]*)?\{")
 
 
+# What starts a declaration: the end of the one before it, or of a directive line.
+_DECLARATION_START = re.compile(rb"[;{}]|\n[ \t]*#[^\n]*")
+
+
+def _is_typed_overload(data: bytes, at: int) -> bool:
+    """Whether the function defined at `at` is a plain (non-template) function: one overload for the
+    types it names, which a polyfill template of the same name can stand beside."""
+    starts = list(_DECLARATION_START.finditer(data, max(0, at - 400), at))
+    head = data[starts[-1].end() if starts else max(0, at - 400):at]
+    return re.search(rb"\btemplate\b", head) is None
+
+
+def _blocks(name: str, typed_only: bool) -> bool:
+    """Whether the project's definition of `name` rules the polyfill out: always, unless it is a
+    typed overload and the polyfill a template (llm.c's bf16 __ldcs beside the template __ldcs)."""
+    record = table().get(name) or by_name().get(name)
+    return not (typed_only and record is not None and record.body.lstrip().startswith("template"))
+
+
 def project_defined(entries: list) -> frozenset[str]:
     """The polyfill names, and the CUDA names they serve, that the tree's own sources define (a
-    generated header is not the project's): hypre defines __syncwarp, ggml's vendors/hip.h __vsubss4."""
+    generated header is not the project's): hypre defines __syncwarp, ggml's vendors/hip.h __vsubss4.
+    A typed overload of a name whose polyfill is a template does not count: the two overload."""
     from .files import read
     names = sorted(set(by_name()) | set(table()))
     pattern = _definition(names)
@@ -139,7 +159,9 @@ def project_defined(entries: list) -> frozenset[str]:
         if data is None or skipped is not None or data.startswith(GENERATED_MARK) or not quick.search(data):
             continue
         for m in pattern.finditer(data):
-            found.add((m.group(1) or m.group(2)).decode())
+            name = (m.group(1) or m.group(2)).decode()
+            if _blocks(name, m.group(2) is not None and _is_typed_overload(data, m.start(2))):
+                found.add(name)
     return frozenset(found)
 
 

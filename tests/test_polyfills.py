@@ -13,10 +13,11 @@ import pytest
 from conftest import NVCC, CUDA_LIB_INCLUDE, REPO, require_rocm_libraries, require_tool
 from portkit import polyfills
 from portkit.cli import main
+from portkit.files import discover
 from portkit.mappings import MappingError
 
 FIXTURES = REPO / "fixtures" / "polyfills"
-CASES = ("device", "sparse", "own_shim", "blas")
+CASES = ("device", "sparse", "own_shim", "blas", "cache_hints")
 # Debian's ROCm 5.2 packages no hipBLAS: the blas header was compiled by hand against hipblas.h of
 # hipBLAS rocm-5.2.0 (its export header stubbed), and is compiled here wherever hipBLAS is installed.
 HIPBLAS = Path("/usr/include/hipblas/hipblas.h")
@@ -166,3 +167,22 @@ def test_a_project_defining_the_served_cuda_name_gets_no_polyfill(tmp_path, caps
            "so the call can usually be removed (or replaced by __builtin_amdgcn_wave_barrier()).")
     lines = out.splitlines()
     assert f"  k.cu:1:40: {why}" in lines and f"  k.cu:2:39: {why}" in lines
+
+
+@pytest.mark.parametrize("definition, blocked", [
+    # a typed overload for the project's own type stands beside the polyfill's template
+    ("__device__ float2 __ldcs(const float2* p) { return *p; }\n", False),
+    ("#if defined(OLD_NVCC)\n__device__ float2 __ldcs(const float2* p) { return *p; }\n#endif\n", False),
+    # a template of the same name, or a macro, would collide with it: the project's wins
+    ("template <typename T>\n__device__ T __ldcs(const T* p) { return *p; }\n", True),
+    ("template <typename T> __device__ __forceinline__\nT __ldcs(const T* p) { return *p; }\n", True),
+    ("#define __ldcs(p) (*(p))\n", True),
+])
+def test_a_typed_overload_does_not_rule_out_a_template_polyfill(tmp_path, definition, blocked):
+    """llm.c defines `__ldcs(const floatX*)` for bf16 (under an nvcc-version guard): the float and
+    int4 loads of the same tree still need the polyfill's template, which overloads with it."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.cu").write_text(definition + "__global__ void k(float *o, const float *i) { o[0] = __ldcs(i); }\n")
+    _root, entries, _skipped = discover([src])
+    assert ("__ldcs" in polyfills.project_defined(entries)) is blocked
