@@ -58,6 +58,25 @@ def test_expected_compiles_with_hipcc(case: Case):
              "-I", str(base), *case.hipcc_flags], env=env)
 
 
+# The warp fixtures (fixtures/warp/<idiom>/: input.cu, expected.hip, case.toml) are real code too:
+# the CUDA original compiles with nvcc, the fixed HIP with hipcc for a 64-lane target (gfx90a).
+WARP_FIXTURES = sorted(p.parent for p in (REPO_FIXTURES / "warp").glob("*/case.toml"))
+WARP_IDS = [f"warp/{p.name}" for p in WARP_FIXTURES]
+
+
+@pytest.mark.parametrize("folder", WARP_FIXTURES, ids=WARP_IDS)
+def test_warp_input_compiles_with_nvcc(folder: Path):
+    nvcc = require_tool(NVCC, "nvcc (CUDA toolkit)")
+    run([nvcc, "-x", "cu", "-c", str(folder / "input.cu"), "-o", os.devnull])
+
+
+@pytest.mark.parametrize("folder", WARP_FIXTURES, ids=WARP_IDS)
+def test_warp_expected_compiles_with_hipcc(folder: Path):
+    hipcc = require_tool("hipcc", "hipcc (apt-get install hipcc libamdhip64-dev rocm-device-libs)")
+    run([hipcc, "-x", "hip", "--offload-arch=gfx90a", "-c", str(folder / "expected.hip"), "-o", os.devnull],
+        env=dict(os.environ, HIP_PLATFORM="amd"))
+
+
 # The audit's cases (fixtures/rules, fixtures/audit) are real code too. A file may ask for extra
 # nvcc flags in its first lines (`// nvcc-flags: -rdc=true`), or, only where CUDA 13 itself can no
 # longer compile the construct (texture references), say why it is not compiled (`// nvcc-skip:`).

@@ -1,7 +1,7 @@
 """The lane-level simulator (tests/warpsim/) and the proof it gives for `convert --fix warp`.
 
 Unit tests pin the simulator on tiny kernels whose results are known by hand; the fixture tests
-run every warp fixture pair (fixtures/warp/*/ and tests/warpsim/examples/*/) through the contract
+run every warp fixture pair (fixtures/warp/*/) through the contract
 in fixtures/warp/README.md: the CUDA original and the fixed HIP agree at 32 lanes, the fixed HIP
 is right at 64, and the original is not (a wrong value, or an error the oracle refuses to guess
 past: out of bounds, an undefined shift, a mask that does not name the executing lanes).
@@ -17,8 +17,7 @@ from warpsim import AMD32, AMD64, CUDA32, CUDA64, OutOfBounds, SimError, run
 from warpsim.fixture import expected, folders, read_case, simulate
 
 REPO = Path(__file__).resolve().parent.parent
-EXAMPLES = Path(__file__).resolve().parent / "warpsim" / "examples"
-CASES = folders(REPO / "fixtures" / "warp", EXAMPLES)
+CASES = folders(REPO / "fixtures" / "warp")
 
 IOTA64 = [float(i) for i in range(64)]
 
@@ -233,15 +232,17 @@ def ids(folder: Path) -> str:
     return f"{folder.parent.name}/{folder.name}"
 
 
-def outcome(source: str, case: dict, target) -> dict | str:
+def outcome(source: str, case: dict, target, host_defines: dict | None = None) -> dict | str:
     try:
-        return simulate(source, case, target)
+        return simulate(source, case, target, host_defines)
     except SimError as err:
         return f"{type(err).__name__}: {err}"
 
 
 def test_the_simulator_has_fixtures_to_prove():
-    assert {p.name for p in folders(EXAMPLES)} == {"ballot_all_lanes", "lanemask_compaction", "warp_scan_shfl_up"}
+    assert {"ballot_eq_full_mask", "lane_bit_1u_shift", "shfl_up_scan_lane_31"} <= {p.name for p in CASES}
+    assert {"host_rows_per_block_div_32", "host_block_shape_4x8"} <= {p.name for p in CASES}
+    assert len(CASES) >= 20
 
 
 @pytest.mark.parametrize("folder", CASES, ids=ids)
@@ -250,10 +251,31 @@ def test_original_at_32_lanes_gives_the_expected_result(folder: Path):
     assert outcome((folder / "input.cu").read_text(), case, CUDA32) == expected(case, 32)
 
 
+# The device's own warp size handed to the host pass, as host code reading hipDeviceProp_t::warpSize would.
+DEVICE_WAVE_ON_HOST = {"PORTKIT_WAVEFRONT_SIZE": "32"}
+
+
 @pytest.mark.parametrize("folder", CASES, ids=ids)
 def test_fixed_at_32_lanes_gives_the_same_result(folder: Path):
+    """Unless `host_wave = 64`: the fixed host code assumes 64-lane wavefronts (its host pass sees
+    PORTKIT_WAVEFRONT_SIZE = 64), so the 32-lane run must differ, and must be right once the host
+    pass is given the device's 32; the exemption is asserted, never skipped."""
     case = read_case(folder)
-    assert outcome((folder / "expected.hip").read_text(), case, AMD32) == expected(case, 32)
+    fixed = (folder / "expected.hip").read_text()
+    if case.get("host_wave") == 64:
+        assert outcome(fixed, case, AMD32) != expected(case, 32)
+        assert outcome(fixed, case, AMD32, DEVICE_WAVE_ON_HOST) == expected(case, 32)
+    else:
+        assert outcome(fixed, case, AMD32) == expected(case, 32)
+
+
+@pytest.mark.parametrize("folder", CASES, ids=ids)
+def test_host_wave_is_claimed_only_by_host_launches(folder: Path):
+    case = read_case(folder)
+    hosts = [launch["host"] for launch in case["launch"] if "host" in launch]
+    assert case.get("host_wave") in ((None, 64) if hosts else (None,))
+    if hosts:  # with the device's warp size the fixed host code is right at 32 lanes, exempt or not
+        assert outcome((folder / "expected.hip").read_text(), case, AMD32, DEVICE_WAVE_ON_HOST) == expected(case, 32)
 
 
 @pytest.mark.parametrize("folder", CASES, ids=ids)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from .host import run_host
 from .launch import Device, Target
 
 if sys.version_info >= (3, 11):
@@ -34,12 +35,16 @@ def initial(spec: dict) -> list:
     return {"iota": list(range(size)), "zeros": [0] * size, "ones": [1] * size}[init]
 
 
-def simulate(source: str, case: dict, target: Target) -> dict[str, list]:
-    """The contents of the buffers `[expect]` names after the case's launches (SimError if refused)."""
+def simulate(source: str, case: dict, target: Target, host_defines: dict | None = None) -> dict[str, list]:
+    """The contents of the buffers `[expect]` names after the case's launches (SimError if refused).
+    A launch naming a `host` function runs it on the host pass, with `host_defines` predefined there."""
     device = Device(source, target)
     for name, spec in case.get("buffers", {}).items():
         device.alloc(name, spec["type"], initial(spec))
     for launch in case["launch"]:
+        if "host" in launch:
+            run_host(device, source, launch["host"], launch.get("args", []), host_defines)
+            continue
         device.launch(launch["kernel"], launch.get("grid", [1, 1, 1]), launch["block"], launch.get("args", []),
                       launch.get("template", []), launch.get("shared_bytes", 0))
     return {name: device.buffers[name].data for name in case["expect"]}

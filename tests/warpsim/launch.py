@@ -28,13 +28,19 @@ class Target:
     platform: str  # "cuda" or "amd"
     wave: int
     strict: bool = True  # check `_sync` masks; False runs them as HIP's mask-less forms would
+    host: bool = False  # the host pass of the same compile: no device macros, no wavefront size
 
     def lenient(self) -> "Target":
-        return Target(self.platform, self.wave, False)
+        return Target(self.platform, self.wave, False, self.host)
+
+    def host_pass(self) -> "Target":
+        return Target(self.platform, self.wave, self.strict, True)
 
     def macros(self) -> dict[str, str]:
         if self.platform == "cuda":
-            return {"__CUDACC__": "1", "__NVCC__": "1", "__CUDA_ARCH__": "800"}
+            return {"__CUDACC__": "1", "__NVCC__": "1", **({} if self.host else {"__CUDA_ARCH__": "800"})}
+        if self.host:  # hipcc's host pass: no __HIP_DEVICE_COMPILE__, no __AMDGCN_WAVEFRONT_SIZE, no gfx
+            return {"__HIP_PLATFORM_AMD__": "1", "__HIP_PLATFORM_HCC__": "1", "__HIPCC__": "1", "__HIP__": "1"}
         gfx = {"__GFX9__": "1", "__gfx90a__": "1"} if self.wave == 64 else {"__GFX11__": "1", "__gfx1100__": "1"}
         return {"__HIP_PLATFORM_AMD__": "1", "__HIP_PLATFORM_HCC__": "1", "__HIPCC__": "1", "__HIP__": "1",
                 "__HIP_DEVICE_COMPILE__": "1", "__AMDGCN__": "1", "__AMDGCN_WAVEFRONT_SIZE": str(self.wave), **gfx}
@@ -180,7 +186,8 @@ class Device:
         return self.buffers[name]
 
     def launch(self, kernel: str, grid, block, args: list, template=(), shared_bytes: int = 0) -> None:
-        """Run `kernel`; a string in `args` names a buffer, anything else is a scalar by value."""
+        """Run `kernel`; a string in `args` names a buffer, a Pointer points into one (from host
+        code), anything else is a scalar by value."""
         found = self.program.functions.get(kernel)
         if not found:
             raise SimError(f"no kernel named {kernel}")
@@ -188,8 +195,8 @@ class Device:
         if len(args) != len(fn.params):
             raise SimError(f"{kernel} takes {len(fn.params)} arguments, {len(args)} given")
         preset = template if isinstance(template, dict) else _template_names(fn, list(template))
-        params = [(param, self.buffers[arg] if isinstance(arg, str) else None, arg)
-                  for param, arg in zip(fn.params, args)]
+        params = [(param, Pointer(self.buffers[arg], 0) if isinstance(arg, str) else
+                   arg if isinstance(arg, Pointer) else None, arg) for param, arg in zip(fn.params, args)]
         block, grid = _dims(block), _dims(grid)
         warps = -(-math.prod(block) // self.target.wave)
         for bz in range(grid[2]):
@@ -246,11 +253,11 @@ def _run_block(program, fn, target, block, grid, block_id, params, warps, templa
     def body(machine: WarpMachine) -> None:
         mask = ((1 << target.wave) - 1) & ~machine.absent
         machine.bind_template(fn, [], machine.scope, machine.types, [], [], template or {})
-        for param, buf, value in params:
+        for param, pointer, value in params:
             name = declared(param.child_by_field_name("declarator"), None).name
             ctype = machine.type_of(param.child_by_field_name("type"))
-            var = Var(name, PtrType(ctype) if buf is not None else ctype, target.wave)
-            var.vals = [Pointer(buf, 0)] * target.wave if buf is not None else [convert(value, ctype)] * target.wave
+            var = Var(name, PtrType(ctype) if pointer is not None else ctype, target.wave)
+            var.vals = [pointer] * target.wave if pointer is not None else [convert(value, ctype)] * target.wave
             machine.scope.names[name] = var
         machine.invoke(fn, mask)
 
