@@ -30,6 +30,7 @@ FAKE = r"""
 #include <cstdio>
 #include <cstring>
 #include <thread>
+#include <type_traits>
 #include <vector>
 #define __host__
 #define __device__
@@ -38,6 +39,7 @@ namespace cooperative_groups {
 struct lanes {
     unsigned n; std::barrier<> *sync; std::vector<double> *slot;
     template <typename T> T exchange(T mine, unsigned rank, unsigned from) const {
+        static_assert(std::is_arithmetic_v<T>, "as HIP's shuffles: an integer or float type");
         double raw = 0; std::memcpy(&raw, &mine, sizeof(T));
         (*slot)[rank] = raw; sync->arrive_and_wait();
         T got; std::memcpy(&got, &(*slot)[from], sizeof(T)); sync->arrive_and_wait();
@@ -85,6 +87,20 @@ template <typename G, typename T> void run(unsigned n, const char *op, std::vect
     for (T x : out) std::printf(fmt, x);
     std::printf("\n");
 }
+struct SumMax { float sum; float max; };   // a struct, as llm.c's softmax reduces
+SumMax sum_max(SumMax a, SumMax b) { return {a.sum + b.sum, a.max < b.max ? b.max : a.max}; }
+template <unsigned N> void pairs() {
+    std::vector<SumMax> in(N); for (auto &x : in) { std::scanf("%f", &x.sum); x.max = x.sum; }
+    std::barrier<> sync(N);
+    std::vector<double> slot(N);
+    std::vector<SumMax> out(N);
+    std::vector<std::thread> lanes;
+    for (unsigned r = 0; r < N; ++r)
+        lanes.emplace_back([&, r] { out[r] = cg::reduce(cg::thread_block_tile<N>{cg::lanes{N, &sync, &slot}, r}, in[r], sum_max); });
+    for (auto &t : lanes) t.join();
+    for (SumMax x : out) std::printf("%g/%g ", x.sum, x.max);
+    std::printf("\n");
+}
 template <unsigned N> void tile(const char *type, const char *op) {
     if (!std::strcmp(type, "float")) {
         std::vector<float> in(N); for (auto &x : in) std::scanf("%f", &x);
@@ -100,7 +116,8 @@ int main() {
         if (!std::strcmp(kind, "coalesced")) {
             std::vector<int> in(n); for (auto &x : in) std::scanf("%d", &x);
             run<cg::coalesced_group>(n, op, in, "%d ");
-        } else if (n == 4) tile<4>(type, op);
+        } else if (!std::strcmp(kind, "pair")) pairs<32>();
+        else if (n == 4) tile<4>(type, op);
         else if (n == 16) tile<16>(type, op);
         else if (n == 32) tile<32>(type, op);
         else tile<64>(type, op);
@@ -123,6 +140,7 @@ def _cases() -> list[tuple[str, int, str, str, list]]:
         halves = [((i * 37) % 23 - 11) / 2 for i in range(n)]
         for op in ("plus", "less", "greater"):
             cases.append(("tile", n, "float", op, halves))
+    cases.append(("pair", 32, "float", "sum_max", [((i * 29) % 31 - 15) / 4 for i in range(32)]))
     for n in (1, 5, 13, 32, 64):   # a coalesced group has any size
         for op in ("plus", "less", "greater", "bit_xor"):
             cases.append(("coalesced", n, "int", op, [(i * 53) % 41 - 20 for i in range(n)]))
@@ -145,6 +163,11 @@ def test_reduce_gives_every_member_the_reduction(tmp_path):
     assert len(lines) == len(cases)
     wrong = []
     for (kind, n, type_, op, values), line in zip(cases, lines):
+        if kind == "pair":   # every lane: the sum and the max, as "sum/max"
+            want, got = f"{sum(values):g}/{max(values):g}", line.split()
+            if got != [want] * n:
+                wrong.append((kind, n, op, want, got))
+            continue
         want = functools.reduce(REFERENCE[op], values)
         if type_ == "unsigned":
             want &= 0xFFFFFFFF
