@@ -139,7 +139,7 @@ def _polyfills(result: AuditResult) -> list[dict]:
         for name in s.metrics.polyfills:
             users.setdefault(name, []).append(s.rel)
     records = polyfills.by_name()
-    return [{"name": name, "serves": list(records[name].serves), "files": sorted(files),
+    return [{"name": name, "serves": list(records[name].serves + records[name].headers), "files": sorted(files),
              "note": records[name].note} for name, files in sorted(users.items())]
 
 

@@ -13,6 +13,7 @@ import re
 
 from tree_sitter import Node
 
+from .. import polyfills
 from ..context import IncludeSeen, ScanContext, View
 from . import codes
 
@@ -45,6 +46,11 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
     start, end = view.start(path), view.end(path)
     ctx.metrics.refs_found += 1
     if hip is None:
+        directive = polyfills.serve_header(ctx, name)
+        if directive is not None:   # the generated header defines what it declares (polyfills.py)
+            ctx.edit(seen.node_start, end, directive, what=polyfills.DIRECTIVE)
+            ctx.metrics.refs_converted += 1
+            return
         ctx.metrics.refs_left += 1
         ctx.flag(codes.PROBLEM_CODES[problem], start, end, reason, name)
         return
