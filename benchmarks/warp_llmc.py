@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import difflib
 import io
 import json
 import os
@@ -58,9 +59,11 @@ GENERATED = {
     "hipblaslt/hipblaslt-version.h": "#pragma once\n",
 }
 STUBS = {
-    "roctracer/roctx.h": ("roctracer is not installed here: the three functions llm.c calls, declared",
+    "roctracer/roctx.h": ("roctracer is not installed here: its declarations of what llm.c calls (roctx.h's "
+                          "own spelling: the A functions and the macros over them)",
                           "#pragma once\nextern \"C\" { int roctxRangePushA(const char*); int roctxRangePop(void); "
-                          "void roctxMarkA(const char*); }\n"),
+                          "void roctxMarkA(const char*); }\n#define roctxRangePush(m) roctxRangePushA(m)\n"
+                          "#define roctxMark(m) roctxMarkA(m)\n"),
     "nvtx3/nvToolsExtCudaRt.h": ("portkit reports it (PK001: no roctx equivalent, drop the include): dropped",
                                  "#pragma once\n"),
 }
@@ -109,20 +112,45 @@ def units(tree: Path) -> list[Path]:
     return sorted((tree / "dev" / "cuda").glob("*.cu")) + sorted(tree.glob("*.cu"))
 
 
-def compile_unit(unit: Path, include: Path, hipcc: str) -> str:
-    """'' when it compiles, else its first error, relative to the tree."""
+def fixed_lines(plain: Path, fixed: Path) -> dict[str, set[int]]:
+    """Per file of the fixed tree (relative path): the line numbers --fix warp changed or added."""
+    changed: dict[str, set[int]] = {}
+    for path in sorted(fixed.rglob("*")):
+        rel = path.relative_to(fixed)
+        if not path.is_file() or not (plain / rel).is_file():
+            continue
+        a = (plain / rel).read_bytes().splitlines()
+        b = path.read_bytes().splitlines()
+        if a == b:
+            continue
+        lines = set()
+        for tag, _i1, _i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+            if tag != "equal":
+                lines.update(range(j1 + 1, j2 + 1))
+        changed[str(rel)] = lines
+    return changed
+
+
+def compile_unit(unit: Path, tree: Path, include: Path, hipcc: str) -> tuple[str, list[tuple[str, int]]]:
+    """('' when it compiles, else its first error), and where every error is (tree-relative file, line)."""
     if NEEDS_MPI.search(unit.read_bytes()):
-        return "excluded: needs MPI (not installed)"
+        return "excluded: needs MPI (not installed)", []
     flags = [part for flag, _why in FLAGS for part in flag.split()]
-    command = [hipcc, "-x", "hip", "--offload-arch=gfx90a", "-w", *flags,
-               "-I", str(include),
+    command = [hipcc, "-x", "hip", "--offload-arch=gfx90a", "-w", *flags, "-I", str(include),
                "-c", unit.name, "-o", os.devnull]
     done = subprocess.run(command, cwd=unit.parent, capture_output=True, text=True,
                           env={**os.environ, "HIP_PLATFORM": "amd"}, timeout=600, check=False)
     if done.returncode == 0:
-        return ""
-    first = ERROR.search(done.stderr)
-    return f"{first['where']}: {first['msg']}" if first else done.stderr.strip().splitlines()[-1]
+        return "", []
+    errors = list(ERROR.finditer(done.stderr))
+    where = []
+    for e in errors:
+        file, line, _col = e["where"].rsplit(":", 2)
+        path = (unit.parent / file).resolve()
+        if path.is_relative_to(tree.resolve()):
+            where.append((str(path.relative_to(tree.resolve())), int(line)))
+    first = f"{errors[0]['where']}: {errors[0]['msg']}" if errors else done.stderr.strip().splitlines()[-1]
+    return first, where
 
 
 def main() -> int:
@@ -141,6 +169,8 @@ def main() -> int:
     before = warp_findings(args.llmc, args.rocm)
     converted = work / "llm.c"
     assert portkit(["convert", str(args.llmc), "-o", str(converted), "--fix", "warp", "--rocm", args.rocm, "-q"]) in (0, 1)
+    assert portkit(["convert", str(args.llmc), "-o", str(work / "plain"), "--rocm", args.rocm, "-q"]) in (0, 1)
+    changed = fixed_lines(work / "plain", converted)
     after = warp_findings(converted, args.rocm)
     include = headers(args.mirrors, args.rocm, work / "include")
     lines = [f"llm.c ({args.llmc}), portkit convert --fix warp --rocm {args.rocm}", "",
@@ -150,11 +180,21 @@ def main() -> int:
     lines += ["", f"compile: hipcc -x hip --offload-arch=gfx90a -c, ROCm {args.rocm} headers from the mirrors, flags:"]
     lines += [f"  {flag}: {why}" for flag, why in FLAGS]
     lines += ["stub headers:"] + [f"  {rel}: {why}" for rel, (why, _text) in STUBS.items()]
-    results = [(u.relative_to(converted), compile_unit(u, include, args.hipcc)) for u in units(converted)]
-    ok = sum(1 for _u, error in results if not error)
-    excluded = sum(1 for _u, error in results if error.startswith("excluded"))
-    lines += ["", f"units: {ok} of {len(results) - excluded} compile ({excluded} excluded)"]
-    lines += [f"  {'ok  ' if not error else 'FAIL'} {unit}" + (f": {error}" if error else "") for unit, error in results]
+    results = []
+    for unit in units(converted):
+        error, where = compile_unit(unit, converted, include, args.hipcc)
+        on_fix = sum(1 for file, line in where if line in changed.get(file, ()))
+        results.append((unit.relative_to(converted), error, len(where), on_fix))
+    ok = sum(1 for r in results if not r[1])
+    excluded = sum(1 for r in results if r[1].startswith("excluded"))
+    lines += ["", f"--fix warp changed {sum(len(v) for v in changed.values())} lines in {len(changed)} files",
+              f"units: {ok} of {len(results) - excluded} compile ({excluded} excluded); errors on lines --fix warp "
+              f"changed: {sum(r[3] for r in results)}"]
+    for unit, error, count, on_fix in results:
+        state = "ok  " if not error else "FAIL"
+        detail = f": {error}" if error.startswith("excluded") else \
+            f": {count} errors, {on_fix} on fixed lines; first {error}" if error else ""
+        lines.append(f"  {state} {unit}{detail}")
     text = "\n".join(lines) + "\n"
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text)
