@@ -92,3 +92,35 @@ def test_simd_polyfill_matches_cuda_semantics(tmp_path, name):
              for (a, b), g in zip(pairs, got) if g != _expected(name, a, b)]
     assert len(got) == len(pairs)
     assert wrong == []
+
+
+# CUDA's typed integer min/max (CUDA Math API, integer intrinsics): the comparison is in the named
+# type, so a body that compared as int would get umin(0xffffffff, 1) and ullmax wrong.
+TYPED = {   # name: (C type, scanf/printf format, edge values)
+    "umin": ("unsigned int", "%u", [0, 1, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF]),
+    "umax": ("unsigned int", "%u", [0, 1, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF]),
+    "llmin": ("long long int", "%lld", [-(1 << 63), -1, 0, 1, (1 << 63) - 1, 1 << 40]),
+    "llmax": ("long long int", "%lld", [-(1 << 63), -1, 0, 1, (1 << 63) - 1, 1 << 40]),
+    "ullmin": ("unsigned long long int", "%llu", [0, 1, (1 << 63) - 1, 1 << 63, (1 << 64) - 1]),
+    "ullmax": ("unsigned long long int", "%llu", [0, 1, (1 << 63) - 1, 1 << 63, (1 << 64) - 1]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TYPED))
+def test_typed_min_max_polyfill_compares_in_its_type(tmp_path, name):
+    cxx = require_tool("g++", "g++")
+    table = tomllib.loads((REPO / "mappings" / "polyfills.toml").read_text(encoding="utf-8"))
+    record = next(p for p in table["polyfill"] if p.get("serves") == [name])
+    ctype, fmt, edges = TYPED[name]
+    source = tmp_path / "check.cpp"
+    source.write_text("#include <cstdio>\n#define __device__\n#define __host__\n" + record["body"] +
+                      f"int main() {{\n  {ctype} a, b;\n"
+                      f"  while (std::scanf(\"{fmt} {fmt}\", &a, &b) == 2) std::printf(\"{fmt}\\n\", "
+                      f"{record['name']}(a, b));\n}}\n", encoding="utf-8")
+    binary = tmp_path / "check"
+    subprocess.run([cxx, "-std=c++17", "-O1", "-o", str(binary), str(source)], check=True)
+    pairs = [(a, b) for a in edges for b in edges]
+    run = subprocess.run([str(binary)], input="".join(f"{a} {b}\n" for a, b in pairs),
+                         capture_output=True, text=True, check=True)
+    pick = min if name.endswith("min") else max
+    assert [int(v) for v in run.stdout.split()] == [pick(a, b) for a, b in pairs]

@@ -32,11 +32,12 @@ def test_polyfilled_names_are_converted_and_listed(tmp_path, capsys):
     doc = _audit(tmp_path, capsys)
     s = doc["summary"]
     assert s["by_code"] == {"PK206": 2}
-    assert (s["cuda_refs"], s["refs_converted"], s["refs_left"]) == (18, 18, 0)
+    assert (s["cuda_refs"], s["refs_converted"], s["refs_left"]) == (24, 24, 0)
     fills = {p["name"]: p for p in s["polyfills"]}
     assert list(fills) == ["__stcs", "__vabsdiffs4", "__vabsdiffu4", "__vadd4", "__vaddss4", "__vcmpeq4",
                            "__vcmpne4", "__vsub4", "__vsubss4", "hipsparseGetErrorName", "hipsparseGetErrorString",
-                           "portkit_syncwarp", "portkit_trap"]
+                           "portkit_llmax", "portkit_llmin", "portkit_syncwarp", "portkit_trap",
+                           "portkit_ullmax", "portkit_ullmin", "portkit_umax", "portkit_umin"]
     assert fills["portkit_syncwarp"] == {
         "name": "portkit_syncwarp", "serves": ["__syncwarp"], "files": ["k.cu"],
         "note": "a wavefront barrier with wavefront-scope release/acquire fences; the mask is ignored (the lanes "
@@ -44,7 +45,7 @@ def test_polyfilled_names_are_converted_and_listed(tmp_path, capsys):
     assert fills["hipsparseGetErrorString"]["serves"] == ["cusparseGetErrorString"]
     assert fills["hipsparseGetErrorString"]["files"] == ["sub/report.cu"]
     review = next(i for i in doc["estimate"]["items"] if i["key"] == "review_converted_ref")
-    assert review["facts"]["refs_converted"] == 18
+    assert review["facts"]["refs_converted"] == 24
     assert audit_problem(doc) is None
 
 
@@ -52,8 +53,8 @@ def test_no_polyfills_prices_them_as_left(tmp_path, capsys):
     doc = _audit(tmp_path, capsys, "--no-polyfills")
     s = doc["summary"]
     assert s["polyfills"] == []
-    assert s["by_code"] == {"PK001": 10, "PK002": 2, "PK206": 2}
-    assert (s["cuda_refs"], s["refs_converted"], s["refs_left"]) == (18, 4, 14)
+    assert s["by_code"] == {"PK001": 16, "PK002": 2, "PK206": 2}
+    assert (s["cuda_refs"], s["refs_converted"], s["refs_left"]) == (24, 4, 20)
     assert [(f["path"], f["line"], f["code"]) for f in doc["findings"] if f["code"] == "PK002"] == [
         ("sub/report.cu", 7, "PK002"), ("sub/report.cu", 7, "PK002")]
 
@@ -61,9 +62,10 @@ def test_no_polyfills_prices_them_as_left(tmp_path, capsys):
 def test_text_report_names_them(tmp_path, capsys):
     assert main(["audit", str(_tree(tmp_path)), "--rocm", "5.2"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert ("Polyfills: convert defines 13 names ROCm 5.2 lacks in portkit_polyfills.h (priced as review): "
+    assert ("Polyfills: convert defines 19 names ROCm 5.2 lacks in portkit_polyfills.h (priced as review): "
             "__stcs, __vabsdiffs4, __vabsdiffu4, __vadd4, __vaddss4, __vcmpeq4, __vcmpne4, __vsub4, __vsubss4, "
-            "hipsparseGetErrorName, hipsparseGetErrorString, portkit_syncwarp, portkit_trap") in lines
+            "hipsparseGetErrorName, hipsparseGetErrorString, portkit_llmax, portkit_llmin, portkit_syncwarp, portkit_trap, "
+            "portkit_ullmax, portkit_ullmin, portkit_umax, portkit_umin") in lines
 
 
 def test_html_report_shows_them_and_reads_older_documents(tmp_path, capsys):
