@@ -13,7 +13,7 @@ from .context import FileScan, Metrics, Options, ScanContext, View, line_snippet
 from .edits import normalize, resolve
 from .findings import Finding
 from .mappings import MappingDB, default_db
-from .rewrite import (builtins, codes, guards, identifiers, includes, launches, macros, preproc_names,
+from .rewrite import (builtins, codes, guards, identifiers, includes, launches, macros, minmax, preproc_names,
                       strictness, strings, warpfix)
 from .source import SourceFile
 
@@ -77,6 +77,8 @@ def dispatch(ctx: ScanContext, view: View, root: Node) -> None:
                 names_handler(ctx, view, node)
             if legacy is not None and text in legacy.table():
                 legacy.handle(ctx, view, node)
+            if text in minmax.NAMES:   # mixed-type min/max in device code (rewrite/minmax.py)
+                minmax.check(ctx, view, node)
         if text in rule_names:
             for check in rule_names[text]:
                 check(ctx, view, node)

@@ -30,6 +30,7 @@ REGISTER = get("PK011")
 REDEFINED = get("PK012")
 NARROWING = get("PK013")
 GUARD = b"#if !defined(__HIP_PLATFORM_AMD__)"
+_INDEX_BUILTINS = frozenset({b"threadIdx", b"blockIdx", b"blockDim", b"gridDim"})
 # (signed, bits) of the arithmetic types a declaration names; floating types have bits < 0.
 _INTEGERS = {
     "char": (True, 8), "signed char": (True, 8), "unsigned char": (False, 8), "short": (True, 16),
@@ -197,6 +198,10 @@ def _typed(node: Node) -> tuple[str, bool] | None:
         return None
     if node.type == "identifier":
         return _declared_type(node)
+    if node.type == "field_expression":   # threadIdx.x, blockDim.y: CUDA's uint3/dim3 members
+        base, field = node.child_by_field_name("argument"), node.child_by_field_name("field")
+        if base is not None and base.text in _INDEX_BUILTINS and field is not None and field.text in (b"x", b"y", b"z"):
+            return "unsigned int", False
     return None
 
 
@@ -229,6 +234,11 @@ def _declared_type(name: Node) -> tuple[str, bool] | None:
                 found = _declares(sibling, name.text) if sibling.type == "declaration" else None
                 if found is not None:
                     return found or None
+        elif parent.type == "for_statement" and node != parent.child_by_field_name("initializer"):
+            init = parent.child_by_field_name("initializer")   # for (int u = 0; ...): the loop's own variable
+            found = _declares(init, name.text) if init is not None and init.type == "declaration" else None
+            if found is not None:
+                return found or None
         elif parent.type == "function_definition":
             function = parent.child_by_field_name("declarator")
             params = function.child_by_field_name("parameters") if function is not None else None
@@ -236,6 +246,12 @@ def _declared_type(name: Node) -> tuple[str, bool] | None:
                 found = _declares(param, name.text)
                 if found is not None:
                     return found or None
+            template = parent.parent if parent.parent is not None and parent.parent.type == "template_declaration" else None
+            params = template.child_by_field_name("parameters") if template is not None else None
+            for param in params.named_children if params is not None else ():   # template <int N>: a constant
+                found = _declares(param, name.text) if param.type == "parameter_declaration" else None
+                if found:
+                    return found[0], True
             return None
         node = parent
     return None

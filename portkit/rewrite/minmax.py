@@ -1,0 +1,97 @@
+"""`min(a, b)` / `max(a, b)` of mixed types in device code: the argument cast as CUDA converts it.
+
+CUDA declares min and max for mixed signedness (`unsigned int min(int, unsigned int)`, the same for
+long and long long: the signed argument converts to the unsigned type, as the usual arithmetic
+conversions do) and for float with double (double). hip-clang's headers (clang's
+__clang_hip_math.h, every release to 19) have a template `T min(T, T)` and int, float and double
+overloads only, and refuse mixed-sign overloads on purpose (llvm-project #82956), so `min(C - 1,
+i + u * blockDim.x)` (llm.c's softmax), `max(n, blockDim.x)` or `min(x, 0.5)` with a float x is
+ambiguous there, or picks float. Where both types are known from the source alone
+(strictness.expression_type: locals, parameters, casts, literals, the thread-index builtins) and
+the call is in a `__global__` or `__device__` (not `__host__`) function, the argument CUDA
+converts is cast to the type CUDA converts it to: `min((unsigned int)(C - 1), i + u * blockDim.x)`,
+which is CUDA's comparison, and the template's exact match on HIP. An integer literal gets the
+`u` suffix instead (`max(n, 1u)`). `threadIdx.x` and the other index builtins are cast even beside
+an unsigned int: HIP's are proxy objects, which no template deduces as unsigned int. Host code is left: HIP's host min is `int min(int, int)` alone,
+so no cast there gives CUDA's unsigned comparison; `std::min` is left (it is ill-formed on mixed
+types everywhere).
+"""
+
+from __future__ import annotations
+
+from tree_sitter import Node
+
+from ..context import ScanContext, View
+from . import ffs, strictness
+
+NAMES = frozenset({b"min", b"max"})
+# The unsigned partner of each signed type, at the width CUDA's overloads have.
+_UNSIGNED = {"int": "unsigned int", "long": "unsigned long", "long long": "unsigned long long"}
+_SIGNED_OF = {v: k for k, v in _UNSIGNED.items()}
+# Narrower types promote to int first (as the call's conversion does).
+_PROMOTED = {"char": "int", "signed char": "int", "unsigned char": "int", "short": "int", "unsigned short": "int",
+             "bool": "int", "int8_t": "int", "uint8_t": "int", "int16_t": "int", "uint16_t": "int",
+             "int32_t": "int", "uint32_t": "unsigned int", "int64_t": "long", "uint64_t": "unsigned long",
+             "size_t": "unsigned long", "ptrdiff_t": "long", "ssize_t": "long"}
+
+
+def check(ctx: ScanContext, view: View, name: Node) -> None:
+    """The call `name(a, b)`: cast the argument CUDA's overload converts, where both types are known."""
+    call = name.parent
+    if call is None or call.type != "call_expression" or call.child_by_field_name("function") != name:
+        return
+    arguments = call.child_by_field_name("arguments")
+    args = [a for a in arguments.named_children if a.type != "comment"] if arguments is not None else []
+    if len(args) != 2 or not _device_only(call):
+        return
+    types = [_type(a) for a in args]
+    if None in types:
+        return
+    target = types[0] if types[0] == types[1] else _cuda_overload(types[0], types[1])
+    if target is None:
+        return
+    for arg, kind in zip(args, types):
+        if kind != target or _index_builtin(arg):
+            ctx.edit(view.start(arg), view.end(arg), _converted(view, arg, target), what=f"{name.text.decode()} argument")
+
+
+def _index_builtin(arg: Node) -> bool:
+    """`threadIdx.x` and its kin: unsigned int in CUDA, a proxy object converting to it in HIP, so
+    not even `min(threadIdx.x, 31u)` deduces the template's T there."""
+    while arg.type == "parenthesized_expression" and arg.named_child_count == 1:
+        arg = arg.named_children[0]
+    return arg.type == "field_expression" and strictness.expression_type(arg) == "unsigned int"
+
+
+def _type(arg: Node) -> str | None:
+    kind = ffs._type(arg)   # casts, suffixed literals, parentheses, then strictness.expression_type
+    return _PROMOTED.get(kind, kind) if kind is not None else None
+
+
+def _cuda_overload(a: str, b: str) -> str | None:
+    """The parameter type of the CUDA overload a mixed call resolves to, where it is one of CUDA's
+    mixed overloads (same width, other signedness; float with double), else None."""
+    if {a, b} == {"float", "double"}:
+        return "double"
+    for signed, unsigned in _UNSIGNED.items():
+        if {a, b} == {signed, unsigned}:
+            return unsigned
+    return None
+
+
+def _converted(view: View, arg: Node, target: str) -> bytes:
+    text = view.text(arg)
+    if arg.type == "number_literal" and target in _SIGNED_OF and text.isdigit():
+        return text + b"u"   # 1 -> 1u, 1l -> never reaches here (its type is long)
+    return b"(" + target.encode() + b")(" + text + b")"
+
+
+def _device_only(node: Node) -> bool:
+    """Whether `node` is in a function compiled for the device only (`__global__`, or `__device__`
+    without `__host__`); a lambda or a class member inside one counts as its enclosing function."""
+    while node is not None and node.type != "function_definition":
+        node = node.parent
+    if node is None:
+        return False
+    markers = {child.type for child in node.children}
+    return ("__global__" in markers or "__device__" in markers) and "__host__" not in markers
