@@ -102,6 +102,9 @@ class SourceFile:
 
     @property
     def line_count(self) -> int:
-        if not self.data:
+        data = self.data
+        if not data:
             return 0
-        return len(self.line_starts()) - (1 if self.data.endswith((b"\n", b"\r")) else 0)
+        if self._line_starts is None and b"\r" not in data:   # counting is 10x cheaper than listing
+            return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+        return len(self.line_starts()) - (1 if data.endswith((b"\n", b"\r")) else 0)

@@ -33,7 +33,7 @@ def check_splices(ctx: ScanContext, root: Node) -> None:
     data = ctx.source.data
     if b"\\" not in data:
         return
-    for match in SPLIT_NAME.finditer(data):
+    for match in _split_names(data):
         name = SPLICE.sub(b"", match.group())
         mapping = ctx.db.names_by_bytes.get(name)
         if mapping is None or _in_text(root, match.start()):
@@ -44,6 +44,34 @@ def check_splices(ctx: ScanContext, root: Node) -> None:
         _left(ctx, match.start(), match.end(),
               f"{mapping.cuda} is split across lines by a backslash-newline; the converter rewrites "
               "only names it sees whole: join the lines and convert again", mapping.cuda)
+
+
+def _split_names(data: bytes):
+    """SPLIT_NAME's matches in `data`, found only around splices with a name character on both
+    sides: the expression tried at every offset of a large file cost more than the rest of the
+    pass. A match is made of name characters and splices only, so it lies inside one such run,
+    and the run is preceded by no name character: matching within each run finds the same names."""
+    end = 0
+    for splice in SPLICE.finditer(data):
+        before, after = splice.start(), splice.end()
+        if before < end or before == 0 or after >= len(data) or \
+                not (_NAME_BYTE[data[before - 1]] and _NAME_BYTE[data[after]]):
+            continue
+        start = before
+        while start > 0 and _NAME_BYTE[data[start - 1]]:
+            start -= 1
+        end = after
+        while True:
+            while end < len(data) and _NAME_BYTE[data[end]]:
+                end += 1
+            more = SPLICE.match(data, end)
+            if more is None or more.end() >= len(data) or not _NAME_BYTE[data[more.end()]]:
+                break
+            end = more.end()
+        yield from SPLIT_NAME.finditer(data, start, end)
+
+
+_NAME_BYTE = [chr(b).isascii() and (chr(b).isalnum() or b == ord("_")) for b in range(256)]
 
 
 def check_pastes(ctx: ScanContext, view: View, node: Node, params: frozenset[bytes]) -> None:

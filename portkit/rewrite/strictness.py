@@ -140,6 +140,8 @@ def _narrowing(ctx: ScanContext, view: View, braces: Node) -> None:
             and len(elements) != 1:
         return
     for element in elements:
+        if element.type not in _MAY_NARROW:   # literals and sizeof are constants; the rest unknown
+            continue
         source = _type_of(element)
         if source is None or not _narrows(source, target):
             continue
@@ -151,6 +153,11 @@ def _narrowing(ctx: ScanContext, view: View, braces: Node) -> None:
                  f"`{text}` narrows from {source} to {target} in a brace initialiser: hip-clang rejects it "
                  f"(nvcc warns); written as static_cast<{cast}>({text})", subject=f"narrowing {text}",
                  severity="info")
+
+
+# The initialiser elements whose type _typed can read without their being constant (a table of
+# literals is skipped without a call per element).
+_MAY_NARROW = frozenset({"parenthesized_expression", "binary_expression", "call_expression", "identifier"})
 
 
 def _target(declaration: Node, declarator: Node) -> tuple[str | None, str]:
