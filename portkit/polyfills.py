@@ -11,7 +11,8 @@ release has is named portkit_* (portkit_syncwarp serves __syncwarp), so that a l
 defining the CUDA name cannot collide with it; one a later release has keeps the HIP name under
 `#if HIP_VERSION < until`. A header polyfill serves a CUDA header the release lacks
 (`serves_headers`, <cooperative_groups/reduce.h>): its `#include` becomes the include of the
-generated header, which defines what the CUDA header declares, under their CUDA names.
+generated header, which defines what the CUDA header declares, under their CUDA names. A record may
+need others (`needs`: reduce and the scans share cg::plus and its siblings), written once, before it.
 """
 
 from __future__ import annotations
