@@ -1,17 +1,20 @@
-"""Header polyfills (docs/polyfills.md): `#include <cooperative_groups/reduce.h>`, a header no ROCm
-release before 7.13 has, becomes the include of portkit_polyfills.h; one include per file, also
-with name polyfills; re-runs keep it; audit prices it as converted; other releases and
---no-polyfills leave the header reported."""
+"""Header polyfills (docs/polyfills.md): `#include <cooperative_groups/reduce.h>` (and scan.h), headers
+no ROCm release before 7.13 has, become the include of portkit_polyfills.h; one include per file, also
+with name polyfills or with both headers; the function objects the two share are defined once;
+re-runs keep them; audit prices them as converted; other releases and --no-polyfills leave the
+headers reported."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, require_tool
 from portkit import polyfills
 from portkit.cli import main
 from portkit.mappings import MappingError
@@ -109,3 +112,54 @@ def test_table_maps_the_header_and_checks_the_short_name(tmp_path):
     with pytest.raises(MappingError, match=r"^polyfills.toml: polyfill ns::f: the body does not define ns::f$"):
         polyfills.load(bad)
 
+
+
+BOTH = ("#include <cooperative_groups.h>\n"
+        "#include <cooperative_groups/reduce.h>\n"
+        "#include <cooperative_groups/scan.h>\n"
+        "namespace cg = cooperative_groups;\n"
+        "__global__ void k(int *x) {\n"
+        "    auto t = cg::tiled_partition<16>(cg::this_thread_block());\n"
+        "    int v = x[threadIdx.x];\n"
+        "    x[threadIdx.x] = cg::reduce(t, v, cg::plus<int>()) + cg::exclusive_scan(t, v, cg::bit_or<int>());\n"
+        "}\n")
+
+
+def test_reduce_and_scan_headers_give_one_include_and_one_set_of_function_objects(tmp_path):
+    """The first directive becomes the include, the second goes; cg::plus and its siblings are one
+    record both need, written once before them, and the header compiles with hipcc."""
+    tree = _tree(tmp_path, {"k.cu": BOTH})
+    assert main(["convert", str(tree), "--in-place", "--rocm", "5.2", "-q"]) == 0
+    text = (tree / "k.cu").read_text()
+    assert text.split("\n")[:5] == ["", "#include <hip/hip_runtime.h>", "#include <hip/hip_cooperative_groups.h>",
+                                     '#include "portkit_polyfills.h"', ""]
+    assert text.split("\n", 5)[5] == BOTH.split("\n", 3)[3]
+    header = (tree / "portkit_polyfills.h").read_text()
+    assert [line for line in header.split("\n") if line.startswith("// cooperative_groups::")] == [
+        "// " + f"{p.name}: {p.note}" for p in (polyfills.by_name()[n] for n in (
+            "cooperative_groups::plus", "cooperative_groups::inclusive_scan", REDUCE))]
+    assert header.count("struct plus {") == 1 and header.count("portkit_shuffle_words(const T& v") == 1
+    hipcc = require_tool("hipcc", "hipcc")
+    run = subprocess.run([hipcc, "-x", "hip", "--offload-arch=gfx90a", "-c", str(tree / "k.cu"), "-o", os.devnull],
+                         env={**os.environ, "HIP_PLATFORM": "amd"}, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+
+
+def test_rerun_keeps_the_scans_for_a_file_calling_only_exclusive_scan(tmp_path, capsys):
+    """`calls`: a re-run finds the scans by `exclusive_scan(` as well as `inclusive_scan(`."""
+    only_scan = BOTH.replace("#include <cooperative_groups/reduce.h>\n", "")
+    tree = _tree(tmp_path, {"k.cu": only_scan.replace("cg::reduce(t, v, cg::plus<int>()) + ", "")})
+    assert main(["convert", str(tree), "--in-place", "--rocm", "5.2", "-q"]) == 0
+    header = (tree / "portkit_polyfills.h").read_bytes()
+    assert main(["convert", str(tree), "--check", "--rocm", "5.2"]) == 0
+    assert ("  cooperative_groups::inclusive_scan (1 file): " + polyfills.by_name()[
+        "cooperative_groups::inclusive_scan"].note) in capsys.readouterr().out.splitlines()
+    assert (tree / "portkit_polyfills.h").read_bytes() == header
+
+
+def test_a_needed_record_must_exist(tmp_path):
+    bad = tmp_path / "polyfills.toml"
+    bad.write_text('[[polyfill]]\nname = "ns::f"\nserves_headers = ["x.h"]\nneeds = ["ns::g"]\nsince = "5.2"\n'
+                   'note = "n"\nbody = "namespace ns { void f(); }"\n')
+    with pytest.raises(MappingError, match=r"^polyfills.toml: polyfill ns::f: needs ns::g, which no record defines$"):
+        polyfills.load(bad)
