@@ -191,7 +191,7 @@ def main() -> int:
               f"units: {ok} of {len(results) - excluded} compile ({excluded} excluded); errors on lines --fix warp "
               f"changed: {sum(r[3] for r in results)}"]
     for unit, error, count, on_fix in results:
-        state = "ok  " if not error else "FAIL"
+        state = "ok  " if not error else "skip" if error.startswith("excluded") else "FAIL"
         detail = f": {error}" if error.startswith("excluded") else \
             f": {count} errors, {on_fix} on fixed lines; first {error}" if error else ""
         lines.append(f"  {state} {unit}{detail}")
