@@ -27,7 +27,7 @@ from . import ffs, strictness
 NAMES = frozenset({b"min", b"max"})
 # The unsigned partner of each signed type, at the width CUDA's overloads have.
 _UNSIGNED = {"int": "unsigned int", "long": "unsigned long", "long long": "unsigned long long"}
-_SIGNED_OF = {v: k for k, v in _UNSIGNED.items()}
+_SUFFIX = {"unsigned int": b"u", "unsigned long": b"ul", "unsigned long long": b"ull"}
 # Narrower types promote to int first (as the call's conversion does).
 _PROMOTED = {"char": "int", "signed char": "int", "unsigned char": "int", "short": "int", "unsigned short": "int",
              "bool": "int", "int8_t": "int", "uint8_t": "int", "int16_t": "int", "uint16_t": "int",
@@ -81,8 +81,8 @@ def _cuda_overload(a: str, b: str) -> str | None:
 
 def _converted(view: View, arg: Node, target: str) -> bytes:
     text = view.text(arg)
-    if arg.type == "number_literal" and target in _SIGNED_OF and text.isdigit():
-        return text + b"u"   # 1 -> 1u, 1l -> never reaches here (its type is long)
+    if arg.type == "number_literal" and target in _SUFFIX and text.isdigit():
+        return text + _SUFFIX[target]   # a plain decimal literal: 1 -> 1u, 1ull
     return b"(" + target.encode() + b")(" + text + b")"
 
 
