@@ -154,10 +154,14 @@ def serve(ctx, cuda: str, hip: str | None) -> str | None:
 def serve_header(ctx, header: str) -> bytes | None:
     """The directive that replaces `#include <header>` (a CUDA header the target release lacks)
     where a header polyfill serves it: the include of the generated header, spelled from the
-    file's folder, and the file is marked as using the polyfill; else None (the header is reported)."""
+    file's folder, and the file is marked as using the polyfill; b"" (the directive is deleted)
+    where the file calls none of its functions, so that a re-run, which keeps a header polyfill
+    only for the calls it sees, writes the same bytes; else None (the header is reported)."""
     record = table().get(header) if ctx.options.polyfills else None
     if record is None or header not in record.headers or not record.serves_release(ctx.target):
         return None
+    if not _called(record, ctx.source.data):
+        return b""   # included, never called (llm.c's scan.h): the directive goes, as a re-run would
     ctx.metrics.polyfills.add(record.name)
     return _directive(ctx)
 

@@ -163,3 +163,20 @@ def test_a_needed_record_must_exist(tmp_path):
                    'note = "n"\nbody = "namespace ns { void f(); }"\n')
     with pytest.raises(MappingError, match=r"^polyfills.toml: polyfill ns::f: needs ns::g, which no record defines$"):
         polyfills.load(bad)
+
+
+def test_a_header_included_but_never_called_into_is_deleted(tmp_path, capsys):
+    """llm.c's attention_backward.cu includes scan.h and calls no scan: the directive goes (as
+    hipify-clang deletes a header), the header holds reduce only, and a re-run over the result,
+    which keeps a header polyfill only for the calls it sees, writes the same bytes."""
+    tree = _tree(tmp_path, {"k.cu": KERNEL.replace("reduce.h>\n", "reduce.h>\n#include <cooperative_groups/scan.h>\n")
+                            + "}\n"})
+    assert main(["convert", str(tree), "--in-place", "--rocm", "5.2", "-q"]) == 0
+    text = (tree / "k.cu").read_text()
+    assert text.startswith('\n#include <hip/hip_runtime.h>\n#include <hip/hip_cooperative_groups.h>\n'
+                           '#include "portkit_polyfills.h"\n\nnamespace cg = cooperative_groups;\n')
+    header = (tree / "portkit_polyfills.h").read_text()
+    assert "inclusive_scan" not in header and "reduce(" in header
+    before = {p.name: p.read_bytes() for p in tree.iterdir()}
+    assert main(["convert", str(tree), "--in-place", "--rocm", "5.2", "-q"]) == 0
+    assert {p.name: p.read_bytes() for p in tree.iterdir()} == before

@@ -47,6 +47,11 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
     ctx.metrics.refs_found += 1
     if hip is None:
         directive = polyfills.serve_header(ctx, name)
+        if directive == b"":   # a header polyfill's header the file never calls into: deleted
+            ctx.edit(seen.node_start, end, b"", what=f"removed {name}", covers=True)
+            ctx.metrics.refs_converted += 1
+            seen.header = ""
+            return
         if directive is not None:   # the generated header defines what it declares (polyfills.py)
             ctx.edit(seen.node_start, end, directive, what=polyfills.DIRECTIVE)
             ctx.metrics.refs_converted += 1
