@@ -51,6 +51,7 @@ class Options:
     platform_model: bool = True          # False (--no-platform-model): every byte is CUDA for every build
     shim_names: frozenset[bytes] = frozenset()   # CUDA names the project's shim headers map to HIP
     one_world: tuple[tuple[str, str], ...] = ()   # (macro, "amd"|"nvidia"): defined only in that world's code
+    amd_shim: bool = False           # the tree has its own CUDA-to-HIP shim header: it already builds for AMD
     defines: tuple[tuple[str, int | None], ...] = ()   # -D NAME[=VALUE] (None: a value we cannot read)
     undefines: tuple[str, ...] = ()      # -U NAME: with -D, branches false under them are left out
     rewrite_guards: bool = False         # --rewrite-guards: CUDA version guards get the AMD selector (rewrite/guards.py)

@@ -102,9 +102,10 @@ def project_platforms(entries: list, options):
       around `#include "vendors/hip.h"` makes GGML_USE_HIP one in every file);
     - the macros the tree defines only in one world's code (ggml's TURING_MMA_AVAILABLE, defined
       in common.cuh under `!defined(GGML_USE_HIP) && __CUDA_ARCH__ >= ...`, tested in mma.cuh);
-    - the CUDA names the project's own shim headers map to HIP.
+    - the CUDA names the project's own shim headers map to HIP, and whether one maps them to HIP
+      (the tree already builds for AMD: `--fix warp` reports rather than rewrites).
 
-    Returns `options` with the three filled in."""
+    Returns `options` with these filled in."""
     from dataclasses import replace
 
     from .files import read
@@ -112,6 +113,7 @@ def project_platforms(entries: list, options):
     mapped: set[bytes] = set()
     sources: list[bytes] = []
     where: dict[str, set[str]] = {}
+    amd_shim = False
     for entry in entries:
         if entry.kind != "source":
             continue
@@ -121,6 +123,7 @@ def project_platforms(entries: list, options):
         if is_shim(data):
             mapped |= shim_names(data)
             if HIP_SHIM.search(data):   # included by the AMD build only: what it defines is AMD's
+                amd_shim = True
                 for m in DEFINE_LINE.finditer(data):
                     where.setdefault(m.group(1).decode("latin-1"), set()).add(AMD)
         else:
@@ -146,4 +149,5 @@ def project_platforms(entries: list, options):
                              if len(kinds) == 1 and next(iter(kinds)) in (AMD, NVIDIA) and name not in builtin
                              and name not in amd_macros and not name.startswith("__")   # reserved: the compiler's
                              and not CUDA_NAME.match(name.encode())))
-    return replace(options, amd_macros=amd_macros, shim_names=frozenset(mapped), one_world=one_world)
+    return replace(options, amd_macros=amd_macros, shim_names=frozenset(mapped), one_world=one_world,
+                   amd_shim=amd_shim)

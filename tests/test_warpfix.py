@@ -172,3 +172,69 @@ def test_constant_block_and_runtime_header_both_go_to_the_top_of_a_file_without_
                    b"#else\n#define PORTKIT_WAVEFRONT_SIZE 64\n#endif\n#endif\n"
                    b"#define WARP_SIZE PORTKIT_WAVEFRONT_SIZE\n" + src[src.index(b"__global__"):])
     assert _convert(out) == out
+
+
+def _pk008(scan) -> list[tuple[int, str]]:
+    return [(f.line, f.message) for f in scan.findings if f.code == "PK008"]
+
+
+def test_an_index_not_computed_from_threadidx_is_left_with_a_note():
+    """ggml's dequantize_q2_K takes `tid` as a parameter and lays out a quant block with it
+    (`n = tid/32; l = tid - 32*n`): rewriting the one `/32` would break the layout."""
+    src = (b"__device__ void dq(const float* x, float* y, const int tid) {\n"
+           b"    const int n = tid/32;\n"
+           b"    const int l = tid - 32*n;\n"
+           b"    y[l] = x[n];\n"
+           b"}\n"
+           b"__global__ void k(float* o) {\n"
+           b"    const int tid = threadIdx.x;\n"
+           b"    const int lane = tid % 32;\n"        # computed from threadIdx: fixed
+           b"    o[tid] = lane;\n"
+           b"}\n")
+    scan, out = convert_bytes("input.cu", src, FIX)
+    assert b"    const int n = tid/32;" in out.splitlines()
+    assert b"    const int lane = tid % warpSize;" in out.splitlines()
+    assert _pk008(scan) == [(2, "--fix warp left this: `tid` is not computed from threadIdx in this function (a "
+                                "parameter, or a value from elsewhere), so it is not certainly a thread, lane or warp "
+                                "index; if it is, use warpSize here")]
+
+
+def test_a_static_assert_on_the_warp_size_is_left_with_a_note():
+    src = (b"__global__ void k(float* o) {\n"
+           b"    constexpr int warp_size = 32;\n"
+           b"    static_assert(warp_size == 32, \"bad warp_size\");\n"
+           b"    o[threadIdx.x % warp_size] = 0;\n"
+           b"}\n")
+    scan, out = convert_bytes("input.cu", src, FIX)
+    assert b'    static_assert(warp_size == 32, "bad warp_size");' in out.splitlines()
+    assert (3, "--fix warp left this: a static_assert states what the code needs of the warp size; on a 64-lane "
+               "wavefront it fails, as it should, until the code it guards is ported") in _pk008(scan)
+
+
+def test_a_tree_with_its_own_hip_shim_gets_notes_not_edits(tmp_path, capsys):
+    """ggml's vendors/hip.h maps CUDA names to HIP: the tree already builds for AMD, where its
+    `#define WARP_SIZE 32` and width-32 shuffles are logical 32-lane warps on purpose."""
+    from portkit.cli import main
+    tree = tmp_path / "tree"
+    (tree / "vendors").mkdir(parents=True)
+    (tree / "vendors" / "hip.h").write_text(
+        "#pragma once\n#include <hip/hip_runtime.h>\n" +
+        "".join(f"#define cuda{n} hip{n}\n" for n in ("Malloc", "Free", "Memcpy", "Memset", "StreamCreate", "StreamDestroy",
+                                                           "GetLastError", "DeviceSynchronize")))
+    kernel = ("#define WARP_SIZE 32\n"
+              "__global__ void k(float* o) {\n"
+              "    float v = o[threadIdx.x];\n"
+              "    for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffff, v, offset, 32);\n"
+              "    o[threadIdx.x] = v;\n"
+              "}\n")
+    (tree / "k.cu").write_text(kernel)
+    assert main(["convert", str(tree), "-o", str(tmp_path / "out"), "--fix", "warp", "--rocm", "5.2"]) in (0, 1)
+    out = capsys.readouterr().out
+    assert "Warp fixes" not in out
+    note = ("PK008 --fix warp left this: the tree has its own CUDA-to-HIP shim header, so it already builds for "
+            "AMD, where its 32-lane idioms may be deliberate (logical 32-lane warps: width-32 shuffles); check it "
+            "against the AMD build before changing it")
+    assert [line for line in out.splitlines() if "PK008" in line] == [
+        f"  k.cu:1:19: {note}", f"  k.cu:4:23: {note}"]   # the define; the loop with its width
+    converted = (tmp_path / "out" / "k.cu").read_text()
+    assert "#define WARP_SIZE 32\n" in converted and "offset = 16;" in converted

@@ -43,6 +43,14 @@ CONSTANT_NOTE = ("a compile-time warp size: PORTKIT_WAVEFRONT_SIZE, __AMDGCN_WAV
                  "(64 on gfx9, 32 or 64 on RDNA) and 64 on the host pass; not warpSize, which ROCm 7 made a "
                  "run-time value")
 _HALVING = (b"/= 2", b">>= 1", b"/=2", b">>=1")
+PORTED_NOTE = ("--fix warp left this: the tree has its own CUDA-to-HIP shim header, so it already builds for AMD, "
+               "where its 32-lane idioms may be deliberate (logical 32-lane warps: width-32 shuffles); check it "
+               "against the AMD build before changing it")
+UNCERTAIN_NOTE = ("--fix warp left this: `{name}` is not computed from threadIdx in this function (a parameter, or "
+                  "a value from elsewhere), so it is not certainly a thread, lane or warp index; if it is, use "
+                  "warpSize here")
+ASSERTION_NOTE = ("--fix warp left this: a static_assert states what the code needs of the warp size; on a 64-lane "
+                  "wavefront it fails, as it should, until the code it guards is ported")
 
 
 def collect(view: View, root: Node) -> list[WarpFix]:
@@ -189,6 +197,11 @@ def _arithmetic(view: View, node: Node) -> WarpFix | None:
         return None
     binary, op, other = match
     anchor = view.start(binary)
+    if _tree.enclosing(binary, "static_assert_declaration") is not None:
+        return WarpFix("", anchor, (), note=ASSERTION_NOTE)
+    uncertain = warpfix_lanes.uncertain_index(other) if not _tree.block_size_name(other.text) else None
+    if uncertain is not None:
+        return WarpFix("", anchor, (), note=UNCERTAIN_NOTE.format(name=uncertain.decode("utf-8", "replace")))
     if op in (b">>", b"<<"):
         if other.type not in ("identifier", "field_expression", "parenthesized_expression", "call_expression",
                               "subscript_expression"):
@@ -300,6 +313,8 @@ def apply(ctx: ScanContext, fixes: list[WarpFix]) -> None:
     for fix in fixes:
         if fix.suggest_only or ctx.regions.ranges and ctx.regions.kind_at(fix.anchor) in PROTECTED:
             continue   # AMD-only code, or NVIDIA code with an AMD branch: not this build's code
+        if ctx.options.amd_shim and fix.edits:   # ggml: its AMD build runs this code as it is
+            fix = replace(fix, edits=(), note=PORTED_NOTE)
         taken = sorted((e.start, e.end) for e in ctx.edits)
         if fix.supersedes:
             ctx.edits[:] = [e for e in ctx.edits if e.what == "warp" or not _overlaps(e, [(f.start, f.end) for f in fix.edits])]

@@ -197,3 +197,48 @@ def wide_counts(view: View, scope: Node, name: bytes) -> list[Edit]:
                 edits.append(Edit(view.start(function), view.end(function), _WIDE_BIT_OPS[function.text], "warp"))
         stack.extend(node.children)
     return sorted(edits)
+
+
+# What makes a value certainly a thread, lane or warp index: computed from these.
+_THREAD_SOURCES = (b"threadIdx", b"blockDim", b"__lane_id", b"thread_rank", b"__lanemask")
+
+
+def uncertain_index(node: Node, depth: int = 0) -> bytes | None:
+    """The first name in the index expression `node` that is not computed from threadIdx (or
+    blockDim, a lane id, a group's thread_rank()) in its function, following local initialisers
+    (`int tid = threadIdx.x; int lane = tid % 32;`); None when every name is. A parameter named
+    `tid` (ggml's dequantize_q2_K, a quant-block layout index) is not certain."""
+    node = _tree.unparen(node)
+    if any(word in node.text for word in _THREAD_SOURCES):
+        return None
+    if node.type == "identifier":
+        init = _initializer(node) if depth < 4 else None
+        if init is None:
+            return node.text
+        return node.text if uncertain_index(init, depth + 1) is not None else None
+    if node.type in ("number_literal", "sizeof_expression"):
+        return None
+    for child in node.named_children:
+        found = uncertain_index(child, depth)
+        if found is not None:
+            return found
+    return None
+
+
+def _initializer(name: Node) -> Node | None:
+    """The initialiser of the local `name` is declared with, in an enclosing block before it."""
+    node = name
+    while node.parent is not None and node.type != "function_definition":
+        parent = node.parent
+        if parent.type == "compound_statement":
+            for sibling in parent.named_children:
+                if sibling.start_byte >= node.start_byte:
+                    break
+                if sibling.type != "declaration":
+                    continue
+                for child in sibling.named_children:
+                    target = child.child_by_field_name("declarator") if child.type == "init_declarator" else None
+                    if target is not None and target.type == "identifier" and target.text == name.text:
+                        return child.child_by_field_name("value")
+        node = parent
+    return None
