@@ -85,25 +85,33 @@ def convert_paths(paths: list[str | Path], *, output: str | Path | None = None, 
                   backup: bool = False, diff: bool = False, check: bool = False, jobs: int = 1,
                   launch_syntax: str = "cuda", rocm: str | None = None, prefer_roc: bool = False,
                   offload_arch: str | list[str] | None = None, build_files: bool = True,
-                  builtins: str = "cuda", rename: bool | str = False) -> ConvertResult:
+                  builtins: str = "cuda", rename: bool | str = False, polyfills: bool = True,
+                  fix_warp: bool = False) -> ConvertResult:
     """Convert files and trees on disk, as `portkit convert` does (without printing). `rename`:
-    True for --rename, or a suffix map such as ".cu=.hip,.cuh=.hpp"."""
+    True for --rename, or a suffix map such as ".cu=.hip,.cuh=.hpp"; `polyfills`: False for
+    --no-polyfills; `fix_warp`: True for --fix warp."""
+    from dataclasses import replace
+
     from .rename import parse_map
+    scan = replace(scan_options(launch_syntax, rocm, prefer_roc, offload_arch, build_files, builtins),
+                   polyfills=polyfills, fix_warp=fix_warp)
     opts = ConvertOptions(output=Path(output) if output is not None else None, in_place=in_place,
                           backup=backup, diff=diff, check=check, jobs=jobs,
                           rename=(parse_map(rename if isinstance(rename, str) else None) if rename else None),
-                          scan=scan_options(launch_syntax, rocm, prefer_roc, offload_arch, build_files, builtins))
+                          scan=scan)
     return _convert_paths([Path(p) for p in paths], opts)
 
 
 def audit_paths(paths: list[str | Path], *, rocm: str | None = None, select: tuple[str, ...] = (),
                 ignore: tuple[str, ...] = (), team_size: int = 1, focus_hours: float | None = None,
-                jobs: int = 1) -> dict:
-    """Audit files and trees as `portkit audit` does; the result is the JSON document."""
+                jobs: int = 1, polyfills: bool = True) -> dict:
+    """Audit files and trees as `portkit audit` does; the result is the JSON document. `polyfills`:
+    False for --no-polyfills."""
     from .audit import AuditOptions
     from .audit import audit_paths as _audit_paths
     from .report.model import audit_document
 
-    opts = AuditOptions(scan=Options(audit=True, rocm=scan_options(rocm=rocm).rocm), select=tuple(select),
+    scan = Options(audit=True, rocm=scan_options(rocm=rocm).rocm, polyfills=polyfills)
+    opts = AuditOptions(scan=scan, select=tuple(select),
                         ignore=tuple(ignore), team_size=team_size, focus_hours=focus_hours, jobs=jobs)
     return audit_document(_audit_paths([Path(p) for p in paths], opts))

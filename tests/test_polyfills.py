@@ -186,3 +186,20 @@ def test_a_typed_overload_does_not_rule_out_a_template_polyfill(tmp_path, defini
     (src / "k.cu").write_text(definition + "__global__ void k(float *o, const float *i) { o[0] = __ldcs(i); }\n")
     _root, entries, _skipped = discover([src])
     assert ("__ldcs" in polyfills.project_defined(entries)) is blocked
+
+
+def test_the_python_api_defaults_to_polyfills_as_the_cli_does(tmp_path):
+    """portkit.api.convert_paths/audit_paths are `portkit convert`/`audit` without printing: their
+    polyfill default was off, so benchmarks through the API (compile_rate.py) measured a tool that
+    reported `cuGetErrorString` where the CLI defines it."""
+    from portkit import api
+    src = tmp_path / "src"
+    src.mkdir()
+    shutil.copy(FIXTURES / "device" / "input.cu", src / "input.cu")
+    api.convert_paths([src], output=tmp_path / "out", rocm="5.2")
+    assert (tmp_path / "out" / "portkit_polyfills.h").read_bytes() == \
+        (FIXTURES / "device" / "expected_polyfills.h").read_bytes()
+    api.convert_paths([src], output=tmp_path / "plain", rocm="5.2", polyfills=False)
+    assert not (tmp_path / "plain" / "portkit_polyfills.h").exists()
+    assert api.audit_paths([src], rocm="5.2")["summary"]["refs_left"] == 0
+    assert api.audit_paths([src], rocm="5.2", polyfills=False)["summary"]["refs_left"] > 0
