@@ -139,7 +139,8 @@ def serve(ctx, cuda: str, hip: str | None) -> str | None:
     options = ctx.options
     record = table().get(cuda) if options.polyfills else None
     if record is None or not record.serves_release(ctx.target) or \
-            record.name in options.project_defined or cuda in options.project_defined:
+            record.name in options.project_defined or cuda in options.project_defined or \
+            defined_here(ctx, (cuda, record.name)):
         return hip
     if record.when == "always":
         if hip is not None:
@@ -192,12 +193,39 @@ def _definition(names: list[str]) -> re.Pattern[bytes]:
 _DECLARATION_START = re.compile(rb"[;{}]|\n[ \t]*#[^\n]*")
 
 
+def _head(data: bytes, at: int) -> bytes:
+    """The declaration before the name defined at `at`: its specifiers and template header."""
+    starts = list(_DECLARATION_START.finditer(data, max(0, at - 400), at))
+    return data[starts[-1].end() if starts else max(0, at - 400):at]
+
+
 def _is_typed_overload(data: bytes, at: int) -> bool:
     """Whether the function defined at `at` is a plain (non-template) function: one overload for the
     types it names, which a polyfill template of the same name can stand beside."""
-    starts = list(_DECLARATION_START.finditer(data, max(0, at - 400), at))
-    head = data[starts[-1].end() if starts else max(0, at - 400):at]
-    return re.search(rb"\btemplate\b", head) is None
+    return re.search(rb"\btemplate\b", _head(data, at)) is None
+
+
+# A translation unit's own `static` function is invisible to every other file (mergeSort_host.cpp's
+# `static uint umin(uint, uint)` serves that file alone, not mergeSort.cu's device code).
+_TRANSLATION_UNITS = (".cu", ".cpp", ".cc", ".cxx", ".c")
+
+
+def _file_local(entry, data: bytes, at: int) -> bool:
+    return entry.rel.endswith(_TRANSLATION_UNITS) and re.search(rb"\bstatic\b", _head(data, at)) is not None
+
+
+def defined_here(ctx, names: tuple[str, ...]) -> bool:
+    """Whether the file being scanned defines one of `names` itself (a `static` helper of its own):
+    a polyfill of the same name there would be a second definition (a typed overload beside a
+    template polyfill is not one, as in project_defined)."""
+    data = ctx.source.data
+    if not any(n.encode() in data for n in names):
+        return False
+    for m in _definition(list(names)).finditer(data):
+        name = (m.group(1) or m.group(2)).decode()
+        if _blocks(name, m.group(2) is not None and _is_typed_overload(data, m.start(2))):
+            return True
+    return False
 
 
 def _blocks(name: str, typed_only: bool) -> bool:
@@ -210,7 +238,8 @@ def _blocks(name: str, typed_only: bool) -> bool:
 def project_defined(entries: list) -> frozenset[str]:
     """The polyfill names, and the CUDA names they serve, that the tree's own sources define (a
     generated header is not the project's): hypre defines __syncwarp, ggml's vendors/hip.h __vsubss4.
-    A typed overload of a name whose polyfill is a template does not count: the two overload."""
+    A typed overload of a name whose polyfill is a template does not count: the two overload. Nor
+    does a `static` function of a translation unit: it serves that file alone (defined_here)."""
     from .files import read
     names = sorted(n for n in set(by_name()) | set(table()) if n.isidentifier())
     pattern = _definition(names)
@@ -225,6 +254,8 @@ def project_defined(entries: list) -> frozenset[str]:
             continue
         for m in pattern.finditer(data):
             name = (m.group(1) or m.group(2)).decode()
+            if m.group(2) is not None and _file_local(entry, data, m.start(2)):
+                continue   # its own file's business: serve() leaves that file alone
             if _blocks(name, m.group(2) is not None and _is_typed_overload(data, m.start(2))):
                 found.add(name)
     return frozenset(found)

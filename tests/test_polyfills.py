@@ -203,3 +203,22 @@ def test_the_python_api_defaults_to_polyfills_as_the_cli_does(tmp_path):
     assert not (tmp_path / "plain" / "portkit_polyfills.h").exists()
     assert api.audit_paths([src], rocm="5.2")["summary"]["refs_left"] == 0
     assert api.audit_paths([src], rocm="5.2", polyfills=False)["summary"]["refs_left"] > 0
+
+
+def test_a_static_helper_of_one_file_does_not_rule_out_the_polyfill_elsewhere(tmp_path):
+    """cuda-samples' mergeSort_host.cpp defines `static uint umin(uint, uint)` for itself; the
+    device code in mergeSort.cu calls CUDA's umin and needs the polyfill; the .cpp keeps its own
+    (a polyfill there would define the name twice)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "host.cpp").write_text("typedef unsigned int uint;\n"
+                                  "static uint umin(uint a, uint b) { return (a <= b) ? a : b; }\n"
+                                  "uint first(uint a, uint b) { return umin(a, b); }\n")
+    (src / "k.cu").write_text("__global__ void k(unsigned int *o, unsigned int n) { o[0] = umin(o[1], n); }\n")
+    assert main(["convert", str(src), "-o", str(tmp_path / "out"), "--rocm", "5.2", "-q"]) == 0
+    assert (tmp_path / "out" / "host.cpp").read_text() == (src / "host.cpp").read_text()
+    assert (tmp_path / "out" / "k.cu").read_text() == (
+        '\n#include <hip/hip_runtime.h>\n#include "portkit_polyfills.h"\n'
+        "__global__ void k(unsigned int *o, unsigned int n) { o[0] = portkit_umin(o[1], n); }\n")
+    header = (tmp_path / "out" / "portkit_polyfills.h").read_text()
+    assert "static __host__ __device__ inline unsigned int portkit_umin(unsigned int a, unsigned int b) {" in header
