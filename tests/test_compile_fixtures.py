@@ -17,7 +17,7 @@ REPO_FIXTURES = REPO / "fixtures"
 IDS = [c.name for c in CASES]
 COMPILED = (".cu", ".cpp", ".cc", ".cuh", ".h", ".hpp")
 LIBRARY_HEADERS = (b"cublas", b"curand", b"cufft", b"cusparse", b"cusolver", b"nccl", b"cutlass", b"cute/",
-                   b"nvshmem", b"nvjpeg")
+                   b"nvshmem", b"nvjpeg", b"nvrtc")
 
 
 def translation_units(case: Case, files: list[Path]) -> list[Path]:

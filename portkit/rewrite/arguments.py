@@ -11,6 +11,8 @@ a PK004 finding says which rewrite is still to do.
 
 from __future__ import annotations
 
+import re
+
 from tree_sitter import Node
 
 from ..context import ScanContext, View
@@ -63,7 +65,7 @@ def needed(ctx: ScanContext, mapping: Mapping) -> int:
 def describe(ctx: ScanContext, mapping: Mapping) -> str:
     """The rewrites in words, for a finding that could not apply them."""
     parts = [f"wrap argument {mapping.symbol_arg} in HIP_SYMBOL()"] if mapping.symbol_arg else []
-    parts += [f"cast argument {i} with reinterpret_cast<{t}>" for i, t in mapping.cast_args]
+    parts += [f"cast argument {i} with {cast_kind(t)}<{t}>" for i, t in mapping.cast_args]
     parts += [f"delete argument {i}" for i in mapping.drop_args]
     parts += [f"insert {t} before argument {i}" for i, t in mapping.insert_args]
     parts += [f"replace argument {i} with {t}" for i, t in mapping.replace_args]
@@ -92,7 +94,7 @@ def fix_call(ctx: ScanContext, view: View, mapping: Mapping, name: Node, hip: st
             _wrap(ctx, view, arg, b"HIP_SYMBOL(", "HIP_SYMBOL")
     for index, cast in mapping.cast_args:
         if not _already_cast(view.text(args[index - 1])):
-            _wrap(ctx, view, args[index - 1], f"reinterpret_cast<{cast}>(".encode(), "cast")
+            _wrap(ctx, view, args[index - 1], f"{cast_kind(cast)}<{cast}>(".encode(), "cast")
     for index in mapping.drop_args:
         _delete(ctx, view, args, index, 1, f"{mapping.cuda} argument {index}")
     for index, text in mapping.replace_args:
@@ -157,6 +159,12 @@ def _delete(ctx: ScanContext, view: View, args: list[Node], first: int, count: i
         ctx.edit(view.end(args[first - 2]), start, b"", what=what)
 
 
+def cast_kind(cast: str) -> str:
+    """`const_cast` to a pointer to pointers to const (`const char**`: `char**` and `const char* const*`
+    both reach it, and reinterpret_cast would cast away qualifiers), else `reinterpret_cast`."""
+    return "const_cast" if re.fullmatch(r"const \w+ ?\*\*", cast) else "reinterpret_cast"
+
+
 def _wrap(ctx: ScanContext, view: View, arg: Node, before: bytes, what: str) -> None:
     ctx.edit(view.start(arg), view.start(arg), before, what=what)
     ctx.edit(view.end(arg), view.end(arg), b")", what=what)
@@ -165,5 +173,5 @@ def _wrap(ctx: ScanContext, view: View, arg: Node, before: bytes, what: str) -> 
 def _already_cast(text: bytes) -> bool:
     """`(void**)&p`, `reinterpret_cast<const void*>(k)`, `NULL`...: no cast needed."""
     squashed = text.replace(b" ", b"")
-    return squashed.startswith((b"(void*", b"(constvoid*", b"reinterpret_cast<", b"static_cast<void")) \
+    return squashed.startswith((b"(void*", b"(constvoid*", b"reinterpret_cast<", b"const_cast<", b"static_cast<void")) \
         or squashed in (b"NULL", b"nullptr", b"0")
