@@ -17,7 +17,7 @@ from portkit.files import discover
 from portkit.mappings import MappingError
 
 FIXTURES = REPO / "fixtures" / "polyfills"
-CASES = ("device", "sparse", "own_shim", "blas", "cache_hints", "cg_reduce", "cg_scan", "driver_errors")
+CASES = ("device", "sparse", "own_shim", "blas", "cache_hints", "cg_reduce", "cg_scan", "driver_errors", "driver_context")
 # Debian's ROCm 5.2 packages no hipBLAS: the blas header was compiled by hand against hipblas.h of
 # hipBLAS rocm-5.2.0 (its export header stubbed), and is compiled here wherever hipBLAS is installed.
 HIPBLAS = Path("/usr/include/hipblas/hipblas.h")
@@ -222,3 +222,17 @@ def test_a_static_helper_of_one_file_does_not_rule_out_the_polyfill_elsewhere(tm
         "__global__ void k(unsigned int *o, unsigned int n) { o[0] = portkit_umin(o[1], n); }\n")
     header = (tmp_path / "out" / "portkit_polyfills.h").read_text()
     assert "static __host__ __device__ inline unsigned int portkit_umin(unsigned int a, unsigned int b) {" in header
+
+
+def test_cuda_13_context_parameters_are_dropped_with_a_caveat(tmp_path, capsys):
+    """cuCtxCreate with CUDA 13's CUctxCreateParams (4 arguments) is hipCtxCreate without them:
+    right for NULL or zero-initialised parameters, which PK004 asks the user to check."""
+    src = tmp_path / "src"
+    src.mkdir()
+    shutil.copy(FIXTURES / "driver_context" / "input.cu", src / "input.cu")
+    assert main(["convert", str(src), "-o", str(tmp_path / "out"), "--rocm", "5.2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert ("  input.cu:10:9: PK004 cuCtxCreate_v4 -> hipCtxCreate: The CUctxCreateParams argument is dropped: HIP "
+            "has no execution-affinity or CIG context parameters; correct when it is NULL or zero-initialised.") in lines
+    assert "  portkit_CUctxCreateParams (1 file): CUDA 13's context-creation parameters, declared only: hipCtxCreate " \
+           "takes none (the converter drops the argument)" in lines
