@@ -138,9 +138,10 @@ def _compat_entry(entry: Entry, job: CompatJob) -> FileCompat:
         elif edit.what.endswith(" default arguments"):
             pass   # CUDA defaults written out: a header cannot add them (docs/mapping-format.md)
         elif edit.what == "cast":                                            # a call fix
-            if text.startswith("reinterpret_cast"):
+            if text.startswith(("reinterpret_cast", "const_cast")):
+                kind = text[text.index("<") + 1:text.rindex(">")]
                 result.manual.append((source.position(edit.start)[0],
-                                      f"HIP's C signature takes this argument as {text[17:-2]}: write {text}...)"))
+                                      f"HIP's C signature takes this argument as {kind}: write {text}...)"))
             elif text.startswith("static_cast"):   # a narrowing brace initialiser (rewrite/strictness.py)
                 result.manual.append((source.position(edit.start)[0],
                                       f"hip-clang rejects this narrowing conversion: write {text}...)"))
