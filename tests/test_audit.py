@@ -277,3 +277,24 @@ def test_a_failing_rule_costs_one_file_not_the_run(tmp_path: Path, monkeypatch, 
         assert err.strip() == "portkit: a.cu: internal error while auditing (ValueError: rule bug); please report it"
     finally:
         rules.tree_hooks.cache_clear()
+
+
+def test_meta_group_members_are_reported_below_rocm_5_7(tmp_path):
+    """llm.c's `warp.meta_group_rank()`: HIP's thread_block_tile has it from ROCm 5.7 (the header
+    has no meta_group_* at rocm-5.6.0): below, the audit says so where it is called."""
+    from portkit.api import audit_paths
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "k.cu").write_text("#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n"
+                                     "__global__ void k(float *x) {\n"
+                                     "    cg::thread_block_tile<32> warp = cg::tiled_partition<32>(cg::this_thread_block());\n"
+                                     "    int row = blockIdx.x * warp.meta_group_size() + warp.meta_group_rank();\n"
+                                     "    x[row] = 0;\n}\n")
+    found = [(f["line"], f["column"], f["message"]) for f in audit_paths([tree], rocm="5.2")["findings"]
+             if f["code"] == "PK002"]
+    assert found == [
+        (5, 33, "thread_block_tile::meta_group_size() needs ROCm 5.7 (HIP's cooperative groups have it from there), "
+                "the target is 5.2: raise --rocm, or compute it (blockDim.x / tile.size() in a 1-D block)"),
+        (5, 58, "thread_block_tile::meta_group_rank() needs ROCm 5.7 (HIP's cooperative groups have it from there), "
+                "the target is 5.2: raise --rocm, or compute it (threadIdx.x / tile.size() in a 1-D block)")]
+    assert [f for f in audit_paths([tree], rocm="5.7")["findings"] if f["code"] == "PK002"] == []

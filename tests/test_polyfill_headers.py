@@ -180,3 +180,4 @@ def test_a_header_included_but_never_called_into_is_deleted(tmp_path, capsys):
     before = {p.name: p.read_bytes() for p in tree.iterdir()}
     assert main(["convert", str(tree), "--in-place", "--rocm", "5.2", "-q"]) == 0
     assert {p.name: p.read_bytes() for p in tree.iterdir()} == before
+
