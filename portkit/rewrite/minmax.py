@@ -22,6 +22,7 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from ..context import ScanContext, View
+from ..rules import _tree
 from . import ffs, strictness
 
 NAMES = frozenset({b"min", b"max"})
@@ -88,10 +89,7 @@ def _converted(view: View, arg: Node, target: str) -> bytes:
 
 def _device_only(node: Node) -> bool:
     """Whether `node` is in a function compiled for the device only (`__global__`, or `__device__`
-    without `__host__`); a lambda or a class member inside one counts as its enclosing function."""
-    while node is not None and node.type != "function_definition":
-        node = node.parent
-    if node is None:
-        return False
-    markers = {child.type for child in node.children}
-    return ("__global__" in markers or "__device__" in markers) and "__host__" not in markers
+    without `__host__`); a lambda inside one counts as its enclosing function."""
+    function = _tree.enclosing(node, "function_definition")
+    quals = _tree.function_qualifiers(function) if function is not None else set()
+    return bool(quals & {b"__global__", b"__device__"}) and b"__host__" not in quals

@@ -227,10 +227,10 @@ def _promoted(name: str) -> tuple[bool, int]:
     return (True, 32) if bits < 32 else (signed, bits)
 
 
-def _declared_type(name: Node) -> tuple[str, bool] | None:
-    """(arithmetic type, const) of the variable `name` from its declaration in the enclosing
-    function: an earlier declaration in an enclosing block, or a parameter. A const local counts
-    as a constant (its initialiser is not read: the fix is left rather than risked)."""
+def declarations(name: Node):
+    """Where the variable `name` may be declared, nearest scope first, as (node, kind): the earlier
+    declarations of its enclosing blocks and the enclosing for-loops' own ("local"), then its
+    function's parameters ("param") and, for a template, its template parameters ("template")."""
     node = name
     while node.parent is not None:
         parent = node.parent
@@ -238,29 +238,35 @@ def _declared_type(name: Node) -> tuple[str, bool] | None:
             for sibling in parent.named_children:
                 if sibling.start_byte >= node.start_byte:
                     break
-                found = _declares(sibling, name.text) if sibling.type == "declaration" else None
-                if found is not None:
-                    return found or None
+                if sibling.type == "declaration":
+                    yield sibling, "local"
         elif parent.type == "for_statement" and node != parent.child_by_field_name("initializer"):
             init = parent.child_by_field_name("initializer")   # for (int u = 0; ...): the loop's own variable
-            found = _declares(init, name.text) if init is not None and init.type == "declaration" else None
-            if found is not None:
-                return found or None
+            if init is not None and init.type == "declaration":
+                yield init, "local"
         elif parent.type == "function_definition":
             function = parent.child_by_field_name("declarator")
             params = function.child_by_field_name("parameters") if function is not None else None
             for param in params.named_children if params is not None else ():
-                found = _declares(param, name.text)
-                if found is not None:
-                    return found or None
+                yield param, "param"
             template = parent.parent if parent.parent is not None and parent.parent.type == "template_declaration" else None
             params = template.child_by_field_name("parameters") if template is not None else None
-            for param in params.named_children if params is not None else ():   # template <int N>: a constant
-                found = _declares(param, name.text) if param.type == "parameter_declaration" else None
-                if found:
-                    return found[0], True
-            return None
+            for param in params.named_children if params is not None else ():
+                if param.type == "parameter_declaration":
+                    yield param, "template"
+            return
         node = parent
+
+
+def _declared_type(name: Node) -> tuple[str, bool] | None:
+    """(arithmetic type, const) of the variable `name` from its declaration in the enclosing
+    function: an earlier declaration in an enclosing block, a parameter, or a template int
+    parameter (a constant). A const local counts as a constant (its initialiser is not read: the
+    fix is left rather than risked)."""
+    for declaration, kind in declarations(name):
+        found = _declares(declaration, name.text)
+        if found is not None:
+            return ((found[0], True) if kind == "template" else found) if found else None
     return None
 
 

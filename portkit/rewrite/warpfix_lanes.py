@@ -15,6 +15,7 @@ from ..rules import _tree
 from ..rules.PK201_hardcoded_warp_size import last_lane_literal, warp_arithmetic
 from ..rules.PK202_shuffle_offset_from_16 import scan_loop_bound
 from ..rules.PK204_ballot_in_32_bits import lane_bit
+from . import strictness
 from .warpfix_model import CONSTANT, WarpFix
 
 FULL_MASKS = (b"0xffffffff", b"0xffffffffu", b"0xFFFFFFFF", b"0xFFFFFFFFu", b"0xffffffffU", b"0xFFFFFFFFU")
@@ -226,19 +227,11 @@ def uncertain_index(node: Node, depth: int = 0) -> bytes | None:
 
 
 def _initializer(name: Node) -> Node | None:
-    """The initialiser of the local `name` is declared with, in an enclosing block before it."""
-    node = name
-    while node.parent is not None and node.type != "function_definition":
-        parent = node.parent
-        if parent.type == "compound_statement":
-            for sibling in parent.named_children:
-                if sibling.start_byte >= node.start_byte:
-                    break
-                if sibling.type != "declaration":
-                    continue
-                for child in sibling.named_children:
-                    target = child.child_by_field_name("declarator") if child.type == "init_declarator" else None
-                    if target is not None and target.type == "identifier" and target.text == name.text:
-                        return child.child_by_field_name("value")
-        node = parent
+    """The initialiser the nearest declaration of `name` gives it (strictness.declarations' search:
+    enclosing blocks, loops, then parameters, which have none)."""
+    for declaration, _kind in strictness.declarations(name):
+        for child in declaration.named_children:
+            target = child.child_by_field_name("declarator") if child.type == "init_declarator" else child
+            if target is not None and target.type == "identifier" and target.text == name.text:
+                return child.child_by_field_name("value") if child.type == "init_declarator" else None
     return None
