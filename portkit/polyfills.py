@@ -183,7 +183,8 @@ def _called(record: Polyfill, data: bytes) -> bool:
 
 
 # A definition of a served name in the project's own code: `#define NAME`, or `NAME(params) {`.
-def _definition(names: list[str]) -> re.Pattern[bytes]:
+@lru_cache(maxsize=4)
+def _definition(names: tuple[str, ...]) -> re.Pattern[bytes]:
     alternatives = b"|".join(re.escape(n.encode()) for n in sorted(names))
     return re.compile(rb"#[ \t]*define[ \t]+(" + alternatives + rb")\b|\b(" + alternatives +
                       rb")[ \t]*\([^;(){}]*\)[ \t\r\n]*(?:const[ \t\r\n]*)?\{")
@@ -210,22 +211,34 @@ def _is_typed_overload(data: bytes, at: int) -> bool:
 _TRANSLATION_UNITS = (".cu", ".cpp", ".cc", ".cxx", ".c")
 
 
-def _file_local(entry, data: bytes, at: int) -> bool:
-    return entry.rel.endswith(_TRANSLATION_UNITS) and re.search(rb"\bstatic\b", _head(data, at)) is not None
+@lru_cache(maxsize=1)
+def _names() -> tuple[str, ...]:
+    """Every polyfill name and every CUDA name one serves (headers aside)."""
+    return tuple(sorted(n for n in set(by_name()) | set(table()) if n.isidentifier()))
+
+
+@lru_cache(maxsize=32)
+def _own_definitions(data: bytes) -> tuple[tuple[str, bool], ...]:
+    """(name, static) for each definition in `data` that rules a polyfill of that name out, once per
+    file: project_defined reads it for the tree, serve() (through defined_here) for the file being
+    scanned, at every name a polyfill serves."""
+    names = _names()
+    if not any(n.encode() in data for n in names):   # one substring search each: an alternation steps byte by byte
+        return ()
+    found = []
+    for m in _definition(names).finditer(data):
+        name = (m.group(1) or m.group(2)).decode()
+        function = m.group(2) is not None
+        if _blocks(name, function and _is_typed_overload(data, m.start(2))):
+            found.append((name, function and re.search(rb"\bstatic\b", _head(data, m.start(2))) is not None))
+    return tuple(found)
 
 
 def defined_here(ctx, names: tuple[str, ...]) -> bool:
     """Whether the file being scanned defines one of `names` itself (a `static` helper of its own):
     a polyfill of the same name there would be a second definition (a typed overload beside a
     template polyfill is not one, as in project_defined)."""
-    data = ctx.source.data
-    if not any(n.encode() in data for n in names):
-        return False
-    for m in _definition(list(names)).finditer(data):
-        name = (m.group(1) or m.group(2)).decode()
-        if _blocks(name, m.group(2) is not None and _is_typed_overload(data, m.start(2))):
-            return True
-    return False
+    return any(name in names for name, _static in _own_definitions(ctx.source.data))
 
 
 def _blocks(name: str, typed_only: bool) -> bool:
@@ -241,23 +254,15 @@ def project_defined(entries: list) -> frozenset[str]:
     A typed overload of a name whose polyfill is a template does not count: the two overload. Nor
     does a `static` function of a translation unit: it serves that file alone (defined_here)."""
     from .files import read
-    names = sorted(n for n in set(by_name()) | set(table()) if n.isidentifier())
-    pattern = _definition(names)
-    quick = tuple(n.encode() for n in names)   # one substring search each: an alternation steps byte by byte
     found: set[str] = set()
     for entry in entries:
         if not entry.is_source:
             continue
         data, skipped = read(entry)
-        if data is None or skipped is not None or data.startswith(GENERATED_MARK) or \
-                not any(name in data for name in quick):
+        if data is None or skipped is not None or data.startswith(GENERATED_MARK):
             continue
-        for m in pattern.finditer(data):
-            name = (m.group(1) or m.group(2)).decode()
-            if m.group(2) is not None and _file_local(entry, data, m.start(2)):
-                continue   # its own file's business: serve() leaves that file alone
-            if _blocks(name, m.group(2) is not None and _is_typed_overload(data, m.start(2))):
-                found.add(name)
+        unit = entry.rel.endswith(_TRANSLATION_UNITS)
+        found.update(name for name, static in _own_definitions(data) if not (static and unit))
     return frozenset(found)
 
 
