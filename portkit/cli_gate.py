@@ -14,11 +14,12 @@ import sys
 from pathlib import Path
 
 from .errors import PortkitError
+from .pylaunch import module_command
 
 HOOK = """#!/bin/sh
 # Installed by `portkit hook install`: blocks new non-portable CUDA code at commit time.
 # Remove this file (or run `portkit hook uninstall`) to stop it; `git commit --no-verify` skips it once.
-exec {python} -m portkit check --staged
+exec {command} check --staged
 """
 
 
@@ -164,9 +165,12 @@ def _hook(args: argparse.Namespace) -> int:
         os.replace(hook, backup)
         print(f"portkit hook: kept the existing hook as {backup}")
     hook.parent.mkdir(parents=True, exist_ok=True)
-    # single quotes: whatever the interpreter's path holds ($, `, ", $(...)), sh runs that very file
-    # (fsencode: an interpreter path that is not UTF-8 is written as the bytes it is on disk)
-    hook.write_bytes(os.fsencode(HOOK.format(python=shlex.quote(sys.executable))))
+    # git runs the hook at the top of the work tree: the interpreter must not import a `portkit.py`
+    # or `portkit/` the repository holds (pylaunch). Single quotes: whatever the interpreter's path
+    # holds ($, `, ", $(...)), sh runs that very file (fsencode: a path that is not UTF-8 is
+    # written as the bytes it is on disk)
+    command = " ".join(shlex.quote(part) for part in module_command("portkit"))
+    hook.write_bytes(os.fsencode(HOOK.format(command=command)))
     hook.chmod(hook.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     print(f"portkit hook: {'updated' if ours else 'installed'} {hook} (runs `portkit check --staged` "
           f"before each commit)")

@@ -3,8 +3,9 @@
 Which units, with which flags: the entries of a compile_commands.json (`-p`), or every CUDA
 source of the tree with the include directories its `#include`s need (the same inference as
 `portkit verify`) plus the user's -I/-D. Each unit runs in `python -m portkit.deep.worker`
-under the per-file time limit; a unit that crashes libclang or runs out of time costs only its
-own facts: its files keep the tree-sitter findings, and the run says so in one note per unit.
+(without the working directory on sys.path) under the per-file time limit; a unit that crashes
+libclang or runs out of time costs only its own facts: its files keep the tree-sitter findings,
+and the run says so in one note per unit.
 
 A header is seen through every unit that includes it: its facts are the union, and a line is
 inactive only when every unit that included the header skipped it.
@@ -16,7 +17,6 @@ import json
 import re
 import signal
 import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -26,6 +26,7 @@ from typing import Callable
 from .. import compdb
 from ..errors import PortkitError
 from ..files import Entry, read_regular
+from ..pylaunch import module_command
 from ..units import Unit, database_units, tree_units
 from .toolchain import Toolchain
 from .worker_unit import line_runs
@@ -33,7 +34,8 @@ from .worker_unit import line_runs
 SOURCE_SUFFIXES = (".cu", ".cpp", ".cc", ".cxx", ".c++", ".c")
 _USES_CUDA = re.compile(rb"\bcuda[A-Z_]\w*|\bcu[A-Z]\w*|__global__|__device__|<<<|[<\"]cuda")
 DEFAULT_ARCH = "sm_80"
-WORKER = [sys.executable, "-m", "portkit.deep.worker"]   # the command one unit is parsed with
+# the command one unit is parsed with: never imports from the audited directory (pylaunch)
+WORKER = module_command("portkit.deep.worker")
 
 
 @dataclass(frozen=True)
