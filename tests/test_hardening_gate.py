@@ -112,3 +112,43 @@ def test_installed_hook_runs_the_installed_portkit_not_the_repository_one(repo: 
     assert planted_runs(marker) == []
     assert proc.returncode == 1
     assert proc.stderr.startswith(f"k.cu:1:{PTX_COLUMN}: PK301 ")   # git sends a hook's output to stderr
+
+
+# 3. The pre-commit framework passes portkit every file it would scan ----------------------------
+
+def scanned_names() -> list[str]:
+    """A file name for every suffix and name portkit scans (files.py's lists), plus the pattern
+    names (requirements-*.in, environment-*.yml)."""
+    from portkit import files
+
+    names = [f"k{suffix}" for suffix in sorted(files.SOURCE_SUFFIXES | set(files.BUILD_SUFFIXES))]
+    names += sorted(files.BUILD_NAMES)
+    names += ["Makefile", "CMakeLists.txt", "Pipfile", "requirements.txt", "requirements-dev.in",
+              "environment-gpu.yml", "kernels.def", "tables"]
+    assert all(files.kind_of(n.rsplit("/", 1)[-1]) is not None for n in names[:-2])
+    return names
+
+
+def test_pre_commit_hook_definition_passes_every_file_portkit_scans(tmp_path: Path):
+    import re
+
+    import yaml
+    from identify.identify import tags_from_path
+
+    repo_root = Path(__file__).resolve().parent.parent
+    (hook,) = yaml.safe_load((repo_root / ".pre-commit-hooks.yaml").read_text())
+    files_re = re.compile(hook.get("files", ""))
+    exclude_re = re.compile(hook.get("exclude", "^$"))
+    dropped = []
+    for name in scanned_names():   # pre-commit's filter (pre_commit.commands.run.Classifier)
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x = 1\n")
+        tags = tags_from_path(str(path))
+        passes = (files_re.search(name) and not exclude_re.search(name)
+                  and set(hook.get("types", ["file"])) <= tags
+                  and (not hook.get("types_or") or tags & set(hook["types_or"]))
+                  and not tags & set(hook.get("exclude_types", [])))
+        if not passes:
+            dropped.append(name)
+    assert dropped == []
