@@ -34,18 +34,28 @@ def dumps(findings: list[Finding]) -> str:
 
 
 def load(path: Path) -> Counter:
-    """Fingerprint -> accepted count; an absent file is an empty baseline."""
-    if not path.is_file():
+    """Fingerprint -> accepted count; an absent file is an empty baseline. The file itself is
+    opened without following a symbolic link (gate_policy.safe_path checks the folders)."""
+    if not path.is_file() and not path.is_symlink():
         return Counter()
     try:
         from .files import read_regular   # never blocks on a FIFO swapped in for the file
-        data = json.loads(read_regular(path, follow=True).decode("utf-8"))
-        return _counts(data)
+        data = read_regular(path)
+    except OSError as exc:
+        raise PortkitError(f"{path}: not a portkit baseline ({exc.strerror or exc}); write one with "
+                           f"`portkit baseline`") from None
+    return loads(data, str(path))
+
+
+def loads(data: bytes, shown: str) -> Counter:
+    """Fingerprint -> accepted count of a baseline's bytes; `shown` names it in the error."""
+    try:
+        return _counts(json.loads(data.decode("utf-8")))
     except RecursionError:
         reason = "nested too deeply"
-    except (OSError, ValueError) as exc:
+    except ValueError as exc:
         reason = str(exc)
-    raise PortkitError(f"{path}: not a portkit baseline ({reason}); write one with `portkit baseline`")
+    raise PortkitError(f"{shown}: not a portkit baseline ({reason}); write one with `portkit baseline`")
 
 
 def _counts(data: object) -> Counter:

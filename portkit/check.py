@@ -7,174 +7,97 @@ a large repository is checked in well under a second.
 
 from __future__ import annotations
 
-import re
-
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import baseline as baseline_file
-from . import git, rules, suppress
+from . import config, gate_changes, gate_policy, git, rules, suppress
 from .audit import ScanJob
-from .workers import FileTimeout, time_limit
-from .config import Config
+from .context import Options
 from .errors import PortkitError
-from .files import kind_of, read_regular
+from .files import kind_of
 from .findings import SEVERITIES, Finding
 from .mappings import parse_version
-from .context import Options
 from .scan import scan_source
 from .source import SourceFile
+from .suppress import Suppression
 from .textscan import scan_text
+from .workers import FileTimeout, time_limit
 
 
 @dataclass(frozen=True)
 class CheckOptions:
+    """What the user asked for; unset settings come from the gate's policy (gate_policy.py)."""
+
     files: tuple[Path, ...] = ()      # given by pre-commit or the user; empty: the staged files
     staged: bool = False              # compare with the index (default in a repository, no files)
     diff_base: str | None = None      # compare the working tree with this revision
-    fail_on: str = "high"
+    to_ref: str | None = None         # pre-commit's PRE_COMMIT_TO_REF: from the merge base with it
+    fail_on: str | None = None
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     baseline: Path | None = None
     rocm: str | None = None
-    config: Config = Config()
 
 
 @dataclass
 class CheckResult:
     root: Path
+    fail_on: str = "high"
     files: list[str] = field(default_factory=list)   # checked, relative to root
     blocking: list[Finding] = field(default_factory=list)
     accepted: int = 0        # in the baseline
     untouched: int = 0       # on lines the change does not touch
-    below: int = 0           # new, but under --fail-on
+    below: list[Finding] = field(default_factory=list)   # new, but under --fail-on
     mode: str = ""
-    too_slow: list[str] = field(default_factory=list)   # over the per-file time limit: not checked, so blocking
-
-
-def _relative(root: Path, path: Path) -> str:
-    try:
-        return path.absolute().relative_to(root).as_posix()
-    except ValueError:
-        raise PortkitError(f"{path}: outside the project root {root}") from None
-
-
-def _sources(opts: CheckOptions, cwd: Path) -> tuple[Path, dict[str, bytes], dict[str, set[int]] | None, str]:
-    """(root, {path: bytes}, changed lines per path or None for "every line", mode)."""
-    root = git.toplevel(cwd)
-    if root is None:
-        if not opts.files:
-            raise PortkitError("not in a git repository: name the files to check")
-        if opts.staged or opts.diff_base:
-            raise PortkitError("--staged and --diff-base need a git repository")
-        base = opts.config.root or cwd
-        return base, _read_files(base, opts.files), None, "files (no git: baseline only)"
-    # the user's revision becomes a commit id before it reaches any git command line
-    base = git.commit_id(root, opts.diff_base) if opts.diff_base is not None else None
-    if opts.files and not opts.staged:
-        against = [base] if base else (["HEAD"] if git.has_head(root) else [git.EMPTY_TREE])
-        rels = [_relative(root, p) for p in opts.files]
-        contents = _read_files(root, opts.files)
-        lines = _added(root, opts, against, contents)
-        known = git.tracked(root, list(contents)) if not base else set(contents)
-        for rel in contents:   # an untracked file is new in every line
-            if rel not in known and rel not in lines:
-                lines[rel] = _every_line(contents[rel])
-        return root, {r: contents[r] for r in rels if r in contents}, lines, \
-            f"changes against {opts.diff_base or 'HEAD'}"
-    if base:
-        rels = list(git.changed_files(root, [base]))
-        contents = _read_files(root, [root / r for r in rels])
-        return root, contents, _added(root, opts, [base], contents), f"changes against {opts.diff_base}"
-    against = ["--cached"] + ([] if git.has_head(root) else [git.EMPTY_TREE])
-    staged = git.changed_files(root, against)
-    if opts.files:
-        wanted = {_relative(root, p) for p in opts.files}
-        staged = {r: c for r, c in staged.items() if r in wanted}
-    staged = {r: c for r, c in staged.items() if kind_of(r.rsplit("/", 1)[-1]) is not None}
-    contents = git.blobs(root, {r: blob for r, (blob, _) in staged.items()})
-    return root, contents, _added(root, opts, against, contents), "staged changes"
-
-
-def _added(root: Path, opts: CheckOptions, against: list[str], contents: dict[str, bytes]) -> dict[str, set[int]]:
-    """Changed lines per file. A file renamed or copied from one the gate never checks (notes.txt,
-    an excluded path) is new in every line: its old name vouches for nothing."""
-    lines = git.added_lines(root, against, list(contents))
-    for rel, (_, source) in git.changed_files(root, against).items():
-        if rel in contents and source is not None and (
-                kind_of(source.rsplit("/", 1)[-1]) is None or opts.config.excluded(source)):
-            lines[rel] = _every_line(contents[rel])
-    for rel, changed in lines.items():
-        if rel in contents and _LONE_CR.search(contents[rel]):
-            lines[rel] = _source_lines(contents[rel], changed)
-    return lines
-
-
-# git numbers lines by LF; findings number them as the source does (a lone CR ends a line too).
-_LONE_CR = re.compile(rb"\r(?!\n)")
-
-
-def _source_lines(data: bytes, lf_lines: set[int]) -> set[int]:
-    """The source's line numbers inside the LF-numbered lines git reports as changed: one git line
-    of an old-Mac (CR) file is many source lines, and a hazard on any of them is new."""
-    out, lf = set(), 1
-    starts = SourceFile.from_bytes("", data).line_starts()
-    for number, start in enumerate(starts, 1):
-        lf += data.count(b"\n", starts[number - 2] if number > 1 else 0, start)
-        if lf in lf_lines:
-            out.add(number)
-    return out
-
-
-def _every_line(data: bytes) -> set[int]:
-    return set(range(1, SourceFile.from_bytes("", data).line_count + 1))
-
-
-def _read_files(root: Path, paths) -> dict[str, bytes]:
-    out = {}
-    for path in paths:
-        path = Path(path)
-        if not path.is_file():
-            if path.exists() or path.is_symlink():
-                continue
-            raise PortkitError(f"{path}: no such file")
-        if kind_of(path.name) is None:
-            continue
-        try:
-            out[_relative(root, path)] = read_regular(path, follow=True)
-        except OSError as exc:
-            raise PortkitError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    return out
+    unchecked: list[tuple[str, str]] = field(default_factory=list)   # (file, why): not checked, so blocking
+    policy: list[Finding] = field(default_factory=list)     # PK902: the change alters the gate's policy
+    suppressions: list[tuple[str, Suppression]] = field(default_factory=list)   # added by the change
+    not_compared: int = 0    # files given that do not differ from HEAD (nothing to compare)
 
 
 def run_check(opts: CheckOptions, cwd: Path | None = None) -> CheckResult:
     cwd = cwd or Path.cwd()
-    if opts.fail_on not in SEVERITIES:
+    cmp = gate_changes.collect(opts, cwd)
+    enforced, proposed = _policies(cmp, opts, cwd)
+    cfg = enforced.config
+    fail_on = opts.fail_on or cfg.fail_on or "high"
+    if fail_on not in SEVERITIES:
         raise PortkitError(f"--fail-on must be one of {', '.join(SEVERITIES)}")
-    root, contents, changed, mode = _sources(opts, cwd)
-    enabled = rules.selected(list(opts.select), list(opts.ignore))
+    enabled = rules.selected(list(opts.select or cfg.select), list(opts.ignore or cfg.ignore))
+    rocm = opts.rocm or cfg.rocm
     try:
-        target = parse_version(opts.rocm) if opts.rocm else None
+        target = parse_version(rocm) if rocm else None
     except ValueError as exc:
         raise PortkitError(f"--rocm: {exc}") from None
-    job = ScanJob(Options(audit=True, rocm=target, amd_macros=opts.config.amd_macros), enabled, hours=False)
-    accepted = baseline_file.load(opts.baseline or root / opts.config.baseline)
-    result = CheckResult(root=root, mode=mode)
-    limit = SEVERITIES.index(opts.fail_on)
-    for rel in sorted(contents):
-        if opts.config.excluded(rel):
+    job = ScanJob(Options(audit=True, rocm=target, amd_macros=cfg.amd_macros), enabled, hours=False)
+    accepted = enforced.accepted.copy()
+    result = CheckResult(root=cmp.root, fail_on=fail_on, mode=cmp.mode)
+    limit = SEVERITIES.index(fail_on)
+    if proposed is not None:
+        described = gate_policy.changes(*proposed)
+        if described and "PK902" in enabled:
+            result.policy.append(gate_policy.changed_finding(*proposed, described, enforced))
+    if cmp.unchanged and cmp.unchanged == len(cmp.contents):
+        result.not_compared = cmp.unchanged   # `pre-commit run --all-files`: nothing to compare with
+        return _sort(result, limit)
+    for rel in sorted(cmp.contents):
+        if cfg.excluded(rel):
             continue
-        kind = kind_of(rel.rsplit("/", 1)[-1]) or "source"
+        touched = cmp.changed.get(rel, set()) if cmp.changed is not None else None
+        if touched is not None and cfg.excluded(cmp.renamed.get(rel, rel)):
+            touched = gate_changes.every_line(cmp.contents[rel])   # its old name vouched for nothing
         result.files.append(rel)   # NUL bytes or not: a hazard after a NUL is still a hazard
-        touched = changed.get(rel, set()) if changed is not None else None
         try:
             with time_limit(job.scan.file_timeout):
-                findings = _findings(rel, contents[rel], kind, job, touched)
+                on_changed, untouched = _split(cmp, rel, job, touched, result)
         except FileTimeout:     # never hang a commit, and never let an unchecked file through
-            result.too_slow.append(rel)
+            result.unchecked.append((rel, "took longer than the per-file time limit to check"))
             continue
-        on_changed = [f for f in findings if touched is None or _touches(f, touched)]
-        untouched = [f for f in findings if touched is not None and not _touches(f, touched)]
+        except RecursionError:
+            result.unchecked.append((rel, "is nested too deeply to check"))
+            continue
         result.untouched += len(untouched)
         # accepted fingerprints go first to findings on untouched lines, so that a copy of an
         # accepted hazard on a new line is the one reported
@@ -185,34 +108,98 @@ def run_check(opts: CheckOptions, cwd: Path | None = None) -> CheckResult:
             if accepted[f.fingerprint] > 0:
                 accepted[f.fingerprint] -= 1
                 result.accepted += 1
-            elif SEVERITIES.index(f.severity) <= limit:
-                result.blocking.append(f)
             else:
-                result.below += 1
+                result.below.append(f)
+    return _sort(result, limit)
+
+
+def _sort(result: CheckResult, limit: int) -> CheckResult:
+    """New findings at or above the limit block; the rest are counted."""
+    new = result.policy + result.below
+    result.blocking = [f for f in new if SEVERITIES.index(f.severity) <= limit]
+    result.below = [f for f in new if SEVERITIES.index(f.severity) > limit]
     return result
 
 
-def _findings(rel: str, data: bytes, kind: str, job: ScanJob, touched: set[int] | None) -> list[Finding]:
-    """The file's enabled findings less the suppressed ones. A line suppression that the change
-    does not touch covers no changed line: code added under an old standalone
-    `// portkit: ignore[...]` comment is not what that comment was written for."""
+def _policies(cmp: gate_changes.Comparison, opts: CheckOptions, cwd: Path):
+    """(the policy the gate applies, (before, after) when the change may alter it, else None)."""
+    root = cmp.root
+    if cmp.changed is None:   # no git: the work tree is all there is
+        return gate_policy.from_worktree(root, cwd, config.find(cwd), opts.baseline), None
+    if cmp.policy_rev is not None:
+        enforced = gate_policy.from_version(root, cwd, cmp.policy_rev, opts.baseline)
+        return enforced, (enforced, _proposed(lambda: gate_policy.from_worktree(
+            root, cwd, config.find(cwd), opts.baseline), "the work tree"))
+    enforced = gate_policy.from_version(root, cwd, None, opts.baseline)
+    if not git.has_head(root):
+        return enforced, None
+    head = gate_policy.from_version(root, cwd, git.commit_id(root, "HEAD", "HEAD"), opts.baseline)
+    return enforced, (head, enforced)
+
+
+def _proposed(read, where: str) -> gate_policy.Policy:
+    """The change's own policy, for the comparison only: one that does not read is a change too."""
+    try:
+        return read()
+    except PortkitError as exc:
+        return gate_policy.Policy(config.Config(), Counter(), "", "", where, problem=f"its policy does not read: {exc}")
+
+
+def _split(cmp: gate_changes.Comparison, rel: str, job: ScanJob, touched: set[int] | None,
+           result: CheckResult) -> tuple[list[Finding], list[Finding]]:
+    """(findings new in this change, findings it leaves as they were). A finding on a line the
+    change does not touch is still new when the file's version before held fewer findings with
+    its fingerprint: the fingerprint carries the platform region, so deleting the
+    `#ifndef __HIP_PLATFORM_AMD__` around a hazard makes it new."""
+    data = cmp.contents[rel]
+    kind = kind_of(rel.rsplit("/", 1)[-1]) or "source"
+    findings, added = _findings(rel, data, kind, job, touched)
+    result.suppressions += [(rel, s) for s in added]
+    if touched is None:
+        return findings, []
+    on_changed = [f for f in findings if _touches(f, touched)]
+    untouched = [f for f in findings if not _touches(f, touched)]
+    old_id = cmp.old.get(rel, "")
+    if untouched and old_id.strip("0"):
+        old = git.blobs(cmp.root, {rel: old_id}).get(rel)
+        before = Counter(f.fingerprint for f in _findings(rel, old, kind, job, None)[0]) if old is not None else Counter()
+        still = []
+        for f in untouched:
+            if before[f.fingerprint] > 0:
+                before[f.fingerprint] -= 1
+                still.append(f)
+            else:
+                on_changed.append(f)
+        untouched = still
+    return on_changed, untouched
+
+
+def _findings(rel: str, data: bytes, kind: str, job: ScanJob,
+              touched: set[int] | None) -> tuple[list[Finding], list[Suppression]]:
+    """The file's enabled findings less the suppressed ones, and the suppressions the change adds
+    (suppress.Suppression.covers says which comments still hide what on changed lines)."""
     source = SourceFile.from_bytes(rel, data)
     scan = scan_source(source, job.scan) if kind == "source" else scan_text(source, kind, job.scan)
     kept = [f for f in scan.findings if f.code in job.enabled]
-    return suppress.apply(source, kept, job.enabled, kind=kind, changed=touched)
+    added = suppress.added(source, touched, kind) if touched else []
+    return suppress.apply(source, kept, job.enabled, kind=kind, changed=touched), added
 
 
 def _touches(f: Finding, lines: set[int]) -> bool:
     return any(line in lines for line in range(f.line, f.end_line + 1))
 
 
-def write_baseline(root: Path, target: Path, opts: CheckOptions) -> tuple[int, int]:
+def write_baseline(root: Path, target: Path, cfg: config.Config, select: tuple[str, ...],
+                   ignore: tuple[str, ...], rocm: str | None) -> tuple[int, int]:
     """Audit the whole project and accept every current finding; (findings, files)."""
     from .audit import AuditOptions, audit_paths
 
-    scan = Options(audit=True, rocm=parse_version(opts.rocm) if opts.rocm else None, amd_macros=opts.config.amd_macros)
-    result = audit_paths([root], AuditOptions(scan=scan, select=opts.select, ignore=opts.ignore,
-                                              exclude=opts.config.exclude))
+    try:
+        version = parse_version(rocm) if rocm else None
+    except ValueError as exc:
+        raise PortkitError(f"--rocm: {exc}") from None
+    scan = Options(audit=True, rocm=version, amd_macros=cfg.amd_macros)
+    result = audit_paths([root], AuditOptions(scan=scan, select=select, ignore=ignore, exclude=cfg.exclude))
     findings = result.findings
     from .output import write_output
     write_output(target, baseline_file.dumps(findings).encode("utf-8"))

@@ -63,16 +63,19 @@ def _common(p: argparse.ArgumentParser, codes) -> None:
 
 
 def _options(args: argparse.Namespace):
-    from . import config
+    """check's options as the user gave them; what is unset comes from the gate's policy, which
+    check reads from the version the change is compared with (gate_policy.py). Outside --staged
+    and --diff-base, pre-commit's --from-ref/--to-ref (in CI) say what the change is."""
     from .check import CheckOptions
 
-    cfg = config.find()
+    staged, diff_base, to_ref = args.staged, args.diff_base, None
+    from_env = os.environ.get("PRE_COMMIT_FROM_REF")
+    if not staged and diff_base is None and from_env:
+        diff_base, to_ref = from_env, os.environ.get("PRE_COMMIT_TO_REF") or None
     return CheckOptions(
-        files=tuple(getattr(args, "files", ()) or ()), staged=getattr(args, "staged", False),
-        diff_base=getattr(args, "diff_base", None),
-        fail_on=getattr(args, "fail_on", None) or cfg.fail_on or "high",
-        select=tuple(args.select) or cfg.select, ignore=tuple(args.ignore) or cfg.ignore,
-        baseline=getattr(args, "baseline", None), rocm=args.rocm or cfg.rocm, config=cfg)
+        files=tuple(args.files or ()), staged=staged, diff_base=diff_base, to_ref=to_ref,
+        fail_on=args.fail_on, select=tuple(args.select), ignore=tuple(args.ignore),
+        baseline=args.baseline, rocm=args.rocm)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -86,30 +89,44 @@ def run(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     from .check import run_check
 
-    opts = _options(args)
-    result = run_check(opts)
-    out = sys.stdout
+    result = run_check(_options(args))
+    out, fail_on = sys.stdout, result.fail_on
     for f in result.blocking:
         _write(out, f"{f.path}:{f.line}:{f.column}: {f.code} {f.message}\n")
         if f.fix:
-            out.write(f"    fix: {f.fix}\n")
-    for rel in result.too_slow:   # unchecked is not clean: the commit waits for a decision
-        _write(sys.stderr, f"portkit: error: {rel}: took longer than the per-file time limit to check; not "
-                         f"checked, so the commit is blocked (exclude it in the configuration, or commit "
-                         f"with --no-verify)\n")
+            _write(out, f"    fix: {f.fix}\n")
+    for f in result.below:
+        if f.code == "PK902":   # a change of policy is always shown, blocking or not
+            _write(out, f"{f.path}:{f.line}:{f.column}: note: {f.code} {f.message}\n")
+    for rel, s in result.suppressions:
+        codes = ",".join(s.codes) or "every code"
+        lacks = s.lacks()
+        _write(out, f"{rel}:{s.line}: note: this change adds a suppression of {codes}"
+                    + (f" without {lacks}: it hides nothing (give the codes and the reason: "
+                       f"`portkit: ignore[PK301] why it is safe`)\n" if lacks else f" ({s.reason})\n"))
+    for rel, why in result.unchecked:   # unchecked is not clean: the commit waits for a decision
+        _write(sys.stderr, f"portkit: error: {rel}: {why}; not checked, so the commit is blocked "
+                           f"(exclude it in the configuration, or commit with --no-verify)\n")
+    if result.not_compared:
+        n = result.not_compared
+        out.write(f"portkit check: nothing to compare: {n} file{'s' if n != 1 else ''} not checked (none "
+                  f"differs from HEAD; in CI pass --diff-base REV, or run pre-commit with --from-ref and "
+                  f"--to-ref)\n")
+        return 0
     known = result.accepted + result.untouched
     if result.blocking:
         n = len(result.blocking)
-        out.write(f"portkit check: {n} new finding{'s' if n != 1 else ''} at or above {opts.fail_on} "
+        out.write(f"portkit check: {n} new finding{'s' if n != 1 else ''} at or above {fail_on} "
                   f"({result.mode}). Fix {'them' if n != 1 else 'it'}, or suppress one on its line with "
                   f"`// portkit: ignore[CODE] reason` (`#` in build and Python files), or accept all "
                   f"current findings with `portkit baseline`.\n")
-        return 2 if result.too_slow else 1
-    if result.too_slow:
+        return 2 if result.unchecked else 1
+    if result.unchecked:
         return 2
+    below = len(result.below)
     out.write(f"portkit check: {len(result.files)} file{'s' if len(result.files) != 1 else ''} checked "
-              f"({result.mode}), no new findings at or above {opts.fail_on}"
-              f"{f'; {known} known' if known else ''}{f', {result.below} below {opts.fail_on}' if result.below else ''}\n")
+              f"({result.mode}), no new findings at or above {fail_on}"
+              f"{f'; {known} known' if known else ''}{f', {below} below {fail_on}' if below else ''}\n")
     return 0
 
 
@@ -125,15 +142,19 @@ def _write(stream, text: str) -> None:
 
 
 def _baseline(args: argparse.Namespace) -> int:
-    from . import git
+    """Write the baseline of the work tree: the user accepts what is there now. Its path comes
+    from -o, or from the configuration, which may not place it outside the root or behind a link."""
+    from . import config, git
     from .check import write_baseline
+    from .gate_policy import baseline_rel, safe_path
 
-    opts = _options(args)
-    root = (args.path or git.toplevel(Path.cwd()) or opts.config.root or Path.cwd()).absolute()
+    cfg = config.find()
+    root = (args.path or git.toplevel(Path.cwd()) or cfg.root or Path.cwd()).absolute()
     if not root.is_dir():
         raise PortkitError(f"{root}: not a directory")
-    target = args.output or root / opts.config.baseline
-    findings, files = write_baseline(root, target, opts)
+    target = args.output or safe_path(root, baseline_rel(root, cfg, None, Path.cwd()))
+    findings, files = write_baseline(root, target, cfg, tuple(args.select) or cfg.select,
+                                     tuple(args.ignore) or cfg.ignore, args.rocm or cfg.rocm)
     print(f"portkit baseline: {findings} finding{'s' if findings != 1 else ''} in {files} files accepted "
           f"-> {target}")
     return 0

@@ -19,7 +19,8 @@ from __future__ import annotations
 import fnmatch
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
+from typing import Callable
 
 from .errors import PortkitError
 
@@ -51,6 +52,13 @@ class Config:
                    for pattern in self.exclude)
 
 
+def inside_relative(path: str) -> bool:
+    """A relative path that cannot leave the directory it is relative to (the baseline's)."""
+    pure = PurePosixPath(path.replace("\\", "/"))
+    return bool(path) and "\0" not in path and not pure.is_absolute() and ".." not in pure.parts \
+        and not (len(path) > 1 and path[1] == ":")
+
+
 def find(start: Path | None = None) -> Config:
     """The configuration that applies at `start` (default: the working directory)."""
     here = (start or Path.cwd()).absolute()
@@ -68,11 +76,46 @@ def find(start: Path | None = None) -> Config:
     return Config()
 
 
+def find_in(root: Path, start: Path, read: Callable[[str], bytes | None], where: str) -> Config:
+    """The configuration that applies at `start` in another version of the repository at `root`
+    (a commit, the index): the same walk as find(), up to the root, with files read by
+    `read(root-relative path)` (None: no such file). `where` names that version in messages."""
+    try:
+        rel = start.absolute().relative_to(root).as_posix()
+    except ValueError:
+        rel = "."
+    parts = [] if rel == "." else rel.split("/")
+    for depth in range(len(parts), -1, -1):
+        directory = "/".join(parts[:depth])
+        for name in ("portkit.toml", "pyproject.toml"):
+            path = f"{directory}/{name}" if directory else name
+            data = read(path)
+            if data is None:
+                continue
+            shown = Path(f"{path} ({where})")
+            table = _loads(shown, data)
+            if name == "pyproject.toml":
+                table = table.get("tool", {}).get("portkit")
+                if table is None:
+                    continue
+            return _parse(root / directory, shown, table,
+                          "portkit.toml" if name == "portkit.toml" else "pyproject.toml [tool.portkit]")
+    return Config()
+
+
 def _read(path: Path) -> dict:
     try:
         from .files import read_regular   # a FIFO or device named pyproject.toml never blocks the run
-        return tomllib.loads(read_regular(path, follow=True).decode("utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        data = read_regular(path, follow=True)
+    except OSError as exc:
+        raise PortkitError(f"{path}: cannot read the configuration: {exc}") from None
+    return _loads(path, data)
+
+
+def _loads(path: Path, data: bytes) -> dict:
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise PortkitError(f"{path}: cannot read the configuration: {exc}") from None
 
 
@@ -100,6 +143,9 @@ def _parse(root: Path, path: Path, table: dict, source: str) -> Config:
     for key in ("baseline", "rocm"):
         if key in table and not isinstance(table[key], str):
             raise PortkitError(f"{path}: `{key}` must be a string")
+    if "baseline" in table and not inside_relative(table["baseline"]):
+        raise PortkitError(f"{path}: `baseline` must be a relative path inside the project "
+                           f"(no `..`, not absolute), got {table['baseline']!r:.200}")
     return Config(root=root, source=source, fail_on=fail_on, select=strings("select"),
                   ignore=strings("ignore"), baseline=table.get("baseline", DEFAULT_BASELINE),
                   exclude=strings("exclude"), rocm=table.get("rocm"), amd_macros=strings("amd-macros"))

@@ -198,5 +198,5 @@ class ScanContext:
             code=code, name=name, severity=severity, category=category, path=self.source.rel,
             line=line, column=col, end_line=end_line, end_column=end_col, message=message,
             snippet=snippet, fix=fix, subject=subject, platform=region or "",
-            fingerprint=fingerprint(code, self.source.rel, subject, snippet),
+            fingerprint=fingerprint(code, self.source.rel, subject, snippet, region or ""),
         ))

@@ -34,8 +34,11 @@ class Finding:
         return (self.path, self.line, self.column, self.code, self.subject)
 
 
-def fingerprint(code: str, path: str, subject: str, snippet: str) -> str:
-    """Hash of what the finding is about, never where: moved or re-indented code keeps it."""
+def fingerprint(code: str, path: str, subject: str, snippet: str, platform: str = "") -> str:
+    """Hash of what the finding is about, never where: moved or re-indented code keeps it. The
+    platform region is part of it (shared code hashes as before): a hazard accepted inside
+    `#ifndef __HIP_PLATFORM_AMD__` is a new one once the guard is gone."""
     norm = " ".join(snippet.split())
-    digest = hashlib.sha256(f"{code}\0{path}\0{subject}\0{norm}".encode("utf-8", "replace"))
+    region = f"\0{platform}" if platform else ""
+    digest = hashlib.sha256(f"{code}\0{path}\0{subject}\0{norm}{region}".encode("utf-8", "replace"))
     return digest.hexdigest()[:16]

@@ -15,6 +15,7 @@ import os
 import re
 import subprocess
 from pathlib import Path
+from typing import NamedTuple
 
 from .errors import PortkitError
 
@@ -22,7 +23,9 @@ EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"   # git's well-known emp
 _HUNK = re.compile(rb"^@@ -\d+(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 # configuration that would change what `git diff` prints; the command-line options below win over
 # most of it, these settings cover the rest
-_GIT = ["git", "--literal-pathspecs", "-c", "core.quotePath=false", "-c", "diff.noprefix=false",
+# core.fsmonitor names a program git would run to list changed files: a repository's own
+# configuration must never make portkit run one.
+_GIT = ["git", "--literal-pathspecs", "-c", "core.fsmonitor=false", "-c", "core.quotePath=false", "-c", "diff.noprefix=false",
         "-c", "diff.mnemonicPrefix=false", "-c", "diff.relative=false", "-c", "color.ui=never",
         "-c", "color.diff=never", "-c", "diff.suppressBlankEmpty=false"]
 _DIFF = ["diff", "--no-ext-diff", "--no-textconv", "--text", "--no-color", "--no-relative",
@@ -51,7 +54,7 @@ def run(args: list[str], cwd: Path, stdin: bytes | None = None, check: bool = Tr
 def toplevel(cwd: Path) -> Path | None:
     """The working tree's root, or None outside a repository."""
     try:
-        proc = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=cwd, capture_output=True)
+        proc = subprocess.run(_GIT + ["rev-parse", "--show-toplevel"], cwd=cwd, capture_output=True, env=_env())
     except FileNotFoundError:
         return None
     if proc.returncode != 0:
@@ -60,8 +63,14 @@ def toplevel(cwd: Path) -> Path | None:
 
 
 def has_head(root: Path) -> bool:
-    return subprocess.run(["git", "rev-parse", "--verify", "-q", "HEAD"], cwd=root,
-                          capture_output=True).returncode == 0
+    return subprocess.run(_GIT + ["rev-parse", "--verify", "-q", "HEAD"], cwd=root,
+                          capture_output=True, env=_env()).returncode == 0
+
+
+def merge_base(root: Path, a: str, b: str) -> str | None:
+    """The best common ancestor of two commit ids (None: unrelated histories)."""
+    out = run(["merge-base", "--end-of-options", a, b], root, check=False).decode("ascii", "replace").strip()
+    return out if re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", out) else None
 
 
 def commit_id(root: Path, rev: str, option: str = "--diff-base") -> str:
@@ -76,20 +85,26 @@ def commit_id(root: Path, rev: str, option: str = "--diff-base") -> str:
     return sha
 
 
-def changed_files(root: Path, diff_args: list[str]) -> dict[str, tuple[str, str | None]]:
-    """{path: (new blob id, the path it was renamed or copied from, or None)} of the regular files
-    added, copied, modified, renamed or changed in type by `git diff <diff_args>` (paths relative
-    to root; the id is all zeros for a working-tree file git has not hashed)."""
+class Change(NamedTuple):
+    blob: str              # the new blob id; all zeros for a working-tree file git has not hashed
+    source: str | None     # the path it was renamed or copied from
+    old: str               # the old blob id; all zeros for an added file
+
+
+def changed_files(root: Path, diff_args: list[str]) -> dict[str, Change]:
+    """{path: Change} of the regular files added, copied, modified, renamed or changed in type by
+    `git diff <diff_args>` (paths relative to root)."""
     out = run([*_DIFF, "--raw", "-z", "--no-abbrev", "--diff-filter=ACMRT", *diff_args, "--"], root)
     fields = out.split(b"\0")
-    found: dict[str, tuple[str, str | None]] = {}
+    found: dict[str, Change] = {}
     i = 0
     while i < len(fields) and fields[i].startswith(b":"):
         meta = fields[i][1:].split(b" ")        # old mode, new mode, old id, new id, status
         names = 2 if meta[4][:1] in (b"R", b"C") else 1
         if meta[1][:2] == b"10":                 # 100644/100755; not a symlink or submodule
             source = os.fsdecode(fields[i + 1]) if names == 2 else None
-            found[os.fsdecode(fields[i + names])] = (meta[3].decode("ascii"), source)
+            old = meta[2].decode("ascii") if meta[0][:2] == b"10" else "0" * len(meta[2])
+            found[os.fsdecode(fields[i + names])] = Change(meta[3].decode("ascii"), source, old)
         i += 1 + names
     return found
 
@@ -170,6 +185,26 @@ def _unquote(quoted: bytes) -> bytes:
         out.append(ch)
         i += 1
     return bytes(out)
+
+
+def untracked(root: Path) -> list[str]:
+    """Files git does not track and does not ignore (what `git add -A` would add)."""
+    out = run(["ls-files", "-z", "--others", "--exclude-standard", "--full-name"], root)
+    return [os.fsdecode(p) for p in out.split(b"\0") if p]
+
+
+def regular_blobs(root: Path, rev: str | None, paths: list[str]) -> dict[str, str]:
+    """{path: blob id} of those paths that are regular files in commit `rev` (a full id) or, when
+    `rev` is None, in the index; symbolic links and submodules are left out."""
+    if rev is None:
+        out = run(["ls-files", "-s", "-z", "--full-name", "--", *paths], root)
+        rows = [row.split(b"\t", 1) for row in out.split(b"\0") if row]
+        meta_of = {os.fsdecode(name): head.split(b" ") for head, name in rows}   # mode id stage
+        return {p: m[1].decode("ascii") for p, m in meta_of.items() if m[0][:2] == b"10" and m[2] == b"0"}
+    out = run(["ls-tree", "-z", "--full-name", "--end-of-options", rev, "--", *paths], root)
+    rows = [row.split(b"\t", 1) for row in out.split(b"\0") if row]
+    meta_of = {os.fsdecode(name): head.split(b" ") for head, name in rows}        # mode type id
+    return {p: m[2].decode("ascii") for p, m in meta_of.items() if m[0][:2] == b"10" and m[1] == b"blob"}
 
 
 def tracked(root: Path, paths: list[str]) -> set[str]:

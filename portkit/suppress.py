@@ -29,17 +29,28 @@ class Suppression:
     codes: tuple[str, ...]
     start: int
     end: int
+    reason: str = ""        # the text after the codes: why the finding is acceptable
     used: bool = field(default=False)
 
     def covers(self, finding: Finding, changed: set[int] | None = None) -> bool:
-        """Whether it hides `finding`; with `changed` (the lines a commit adds), a line suppression
-        covers a changed line only when the comment itself is on a changed line."""
+        """Whether it hides `finding`. With `changed` (the lines a commit adds), a line suppression
+        the change does not add stops covering a finding any line of whose span the change
+        touches (an old `ignore[PK301] reviewed` above a multi-line asm whose body became a
+        `wgmma`), and one the change adds must name codes and give a reason (`lacks`)."""
         if self.target is not None and finding.line != self.target:
             return False
-        if changed is not None and self.target is not None and finding.line in changed \
-                and self.line not in changed:
-            return False
+        if changed is not None:
+            if self.line in changed:
+                if self.lacks():
+                    return False
+            elif self.target is not None and any(line in changed for line in range(finding.line, finding.end_line + 1)):
+                return False
         return not self.codes or finding.code.startswith(self.codes)
+
+    def lacks(self) -> str:
+        """What a new suppression must have and this one lacks ("" when it has codes and a reason)."""
+        missing = [what for what, have in (("codes", self.codes), ("a reason", self.reason)) if not have]
+        return " and ".join(missing)
 
 
 def find(source: SourceFile, kind: str | None = None) -> list[Suppression]:
@@ -62,8 +73,21 @@ def find(source: SourceFile, kind: str | None = None) -> list[Suppression]:
             target = None
         else:
             target = line + 1 if not before.strip() else line
-        found.append(Suppression(line, target, codes, match.start(), match.end()))
+        found.append(Suppression(line, target, codes, match.start(), match.end(), _reason(data, match.end())))
     return found
+
+
+def _reason(data: bytes, end: int) -> str:
+    """The rest of the comment after `ignore[...]`: up to the line's end or a `*/`."""
+    stop = data.find(b"\n", end)
+    text = data[end:len(data) if stop < 0 else stop].split(b"*/", 1)[0]
+    return text.decode("utf-8", "replace").strip(" \t\r:-")
+
+
+def added(source: SourceFile, changed: set[int], kind: str | None = None) -> list[Suppression]:
+    """The suppressions a change adds (their comment is on a changed line): check lists them, so
+    a reviewer sees every finding the change chose to hide."""
+    return [s for s in find(source, kind) if s.line in changed]
 
 
 def apply(source: SourceFile, findings: list[Finding], enabled: frozenset[str], kind: str | None = None,
@@ -86,6 +110,8 @@ def apply(source: SourceFile, findings: list[Finding], enabled: frozenset[str], 
     if rule.code not in enabled:
         return kept
     for s in suppressions:
+        if changed is not None and s.line in changed and s.lacks():
+            continue   # a new suppression that may not hide anything: check lists it instead
         if s.used or (s.codes and not any(c.startswith(s.codes) for c in enabled if c != rule.code)):
             continue
         line, col = source.position(s.start)

@@ -159,6 +159,7 @@ def test_configuration_in_pyproject(repo: Path, capsys):
     assert check(capsys)[0] == 0                                     # PK201 is high, below blocker
     assert check(capsys, "--fail-on", "high")[0] == 1                # the flag wins
     (repo / "pyproject.toml").write_text('[tool.portkit]\nfail_on = "high"\n')
+    git(repo, "add", "pyproject.toml")   # --staged reads the policy from the index
     assert main(["check"]) == 2
     assert "unknown portkit setting fail_on" in capsys.readouterr().err
 

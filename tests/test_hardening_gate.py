@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -152,3 +153,244 @@ def test_pre_commit_hook_definition_passes_every_file_portkit_scans(tmp_path: Pa
         if not passes:
             dropped.append(name)
     assert dropped == []
+
+
+def commit_all(repo: Path, message: str) -> str:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", message)
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+def check(capsys, *args: str) -> tuple[int, str, str]:
+    code = main(["check", *args])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+PTX_LINE = f"k.cu:1:{PTX_COLUMN}: PK301 "
+
+
+# 4. The baseline is never read or written outside the root ---------------------------------
+
+def test_baseline_is_never_written_through_a_committed_symlink(repo: Path, tmp_path: Path, capsys):
+    victim = tmp_path / "bashrc"
+    victim.write_text("keep me\n")
+    (repo / ".portkit-baseline.json").symlink_to(victim)
+    commit_all(repo, "a baseline that points at the user's file")
+    assert main(["baseline"]) == 2
+    assert capsys.readouterr().err == (
+        f"portkit: error: {repo}/.portkit-baseline.json: is a symbolic link; the baseline is never read "
+        f"or written through one (replace it with the file itself)\n")
+    assert victim.read_text() == "keep me\n"
+
+
+@pytest.mark.parametrize("where", ["../victim.json", "ABSOLUTE", "sub/../../victim.json"])
+def test_baseline_path_from_the_configuration_stays_inside_the_root(repo: Path, tmp_path: Path, capsys, where: str):
+    where = str(tmp_path / "victim.json") if where == "ABSOLUTE" else where
+    (repo / "portkit.toml").write_text(f"baseline = {where!r}\n")
+    assert main(["baseline"]) == 2
+    assert capsys.readouterr().err == (
+        f"portkit: error: {repo}/portkit.toml: `baseline` must be a relative path inside the project "
+        f"(no `..`, not absolute), got {where!r}\n")
+    assert not (tmp_path / "victim.json").exists()
+
+
+def test_check_never_reads_a_baseline_outside_the_root(repo: Path, tmp_path: Path, capsys):
+    (tmp_path / "outside.json").write_text('{"tool": "portkit", "version": 1, "findings": []}\n')
+    (repo / "k.cu").write_text(PTX)
+    git(repo, "add", "k.cu")
+    assert check(capsys, "--baseline", "../outside.json") == (
+        2, "", f"portkit: error: ../outside.json: the baseline must be inside the project root {repo}; "
+               f"not read or written\n")
+
+
+# 5. CI: pre-commit's --from-ref/--to-ref, and --all-files ---------------------------------------
+
+def pull_request(repo: Path) -> tuple[str, str]:
+    """main holds a clean kernel; the branch `pr` adds inline PTX to it: (main's id, pr's id)."""
+    (repo / "k.cu").write_text("__global__ void k(int* o) { o[0] = 1; }\n")
+    base = commit_all(repo, "clean kernel")
+    git(repo, "checkout", "-q", "-b", "pr")
+    (repo / "k.cu").write_text(PTX)
+    return base, commit_all(repo, "inline PTX")
+
+
+def test_pre_commit_from_and_to_ref_gate_the_pull_request(repo: Path, capsys, monkeypatch):
+    base, head = pull_request(repo)
+    monkeypatch.setenv("PRE_COMMIT_FROM_REF", base)
+    monkeypatch.setenv("PRE_COMMIT_TO_REF", head)
+    code, out, _ = check(capsys, "k.cu")
+    assert code == 1 and out.startswith(PTX_LINE)
+    assert f"(changes against the merge base of {base} and {head})" in out
+
+
+def test_all_files_with_nothing_to_compare_says_so(repo: Path, capsys):
+    pull_request(repo)
+    assert check(capsys, "k.cu", "README.md") == (
+        0, "portkit check: nothing to compare: 1 file not checked (none differs from HEAD; in CI pass "
+           "--diff-base REV, or run pre-commit with --from-ref and --to-ref)\n", "")
+
+
+def readme_pre_commit_config() -> str:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    start = readme.index("```yaml\nrepos:\n  - repo: local") + len("```yaml\n")
+    return readme[start:readme.index("```", start)]
+
+
+def test_readme_pre_commit_snippet_works_in_ci(repo: Path, capsys):
+    """The README's `.pre-commit-config.yaml`, as written, with portkit on PATH: the CI recipe
+    (`--from-ref/--to-ref`) blocks the pull request's PTX; `--all-files` says it compared nothing."""
+    pre_commit = shutil.which("pre-commit") or str(Path(sys.executable).parent / "pre-commit")
+    require_tool(pre_commit, "pre-commit (pip install pre-commit)")
+    (repo / ".pre-commit-config.yaml").write_text(readme_pre_commit_config())
+    commit_all(repo, "pre-commit configuration")
+    base, head = pull_request(repo)
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+               PRE_COMMIT_HOME=str(repo.parent / "pre-commit-home"))
+    ci = subprocess.run([pre_commit, "run", "--from-ref", base, "--to-ref", head], cwd=repo, env=env,
+                        capture_output=True, text=True, timeout=300)
+    assert ci.returncode == 1 and PTX_LINE in ci.stdout, ci.stdout + ci.stderr
+    everything = subprocess.run([pre_commit, "run", "--all-files"], cwd=repo, env=env,
+                                capture_output=True, text=True, timeout=300)
+    assert everything.returncode == 0, everything.stdout + everything.stderr
+    assert "portkit check: nothing to compare: 1 file not checked" in everything.stdout
+
+
+# 6. The change under review does not set its own policy -----------------------------------------
+
+@pytest.mark.parametrize("policy, note", [
+    ('[tool.portkit]\nignore = ["PK"]\n', "ignore + PK"),
+    ('[tool.portkit]\nselect = ["PK9"]\n', "select + PK9"),
+    ('[tool.portkit]\nexclude = ["k.cu"]\n', "exclude + k.cu"),
+    ('[tool.portkit]\nfail-on = "blocker"\n', "fail-on default -> blocker"),
+    ("BASELINE", "1 more finding accepted in .portkit-baseline.json"),
+])
+def test_a_pull_request_cannot_switch_its_own_gate_off(repo: Path, capsys, policy: str, note: str):
+    base, _ = pull_request(repo)
+    if policy == "BASELINE":
+        assert main(["baseline"]) == 0      # accepts the PR's own PTX
+        path = ".portkit-baseline.json"
+    else:
+        (repo / "pyproject.toml").write_text(policy)
+        path = "pyproject.toml"
+    commit_all(repo, "and switch the gate off")
+    capsys.readouterr()
+    code, out, _ = check(capsys, "--diff-base", base)
+    assert code == 1 and out.startswith(PTX_LINE), out
+    assert (f"{path}:1:1: note: PK902 this change alters the gate's policy ({note}); this run applied "
+            f"the policy of commit {base[:12]}\n") in out
+
+
+def test_a_staged_policy_change_is_reported(repo: Path, capsys):
+    (repo / "pyproject.toml").write_text('[tool.portkit]\nignore = ["PK3"]\n')
+    (repo / "k.cu").write_text(PTX)
+    git(repo, "add", "-A")
+    assert check(capsys) == (0, "pyproject.toml:1:1: note: PK902 this change alters the gate's policy "
+                                "(ignore + PK3); this run applied the policy of the index\n"
+                                "portkit check: 2 files checked (staged changes), no new findings at or "
+                                "above high, 1 below high\n", "")
+
+
+# 7. Suppressions: old ones do not cover changed code; new ones need codes and a reason --------------
+
+MULTILINE_ASM = ("__global__ void k(int* o) {\n"
+                 "  // portkit: ignore[PK301] reviewed: a plain barrier\n"
+                 "  asm volatile(\n"
+                 '      "bar.sync 0;"\n'
+                 '      ::: "memory");\n'
+                 "  o[0] = 1;\n"
+                 "}\n")
+
+
+def test_an_old_suppression_stops_covering_a_multiline_asm_whose_body_changed(repo: Path, capsys):
+    (repo / "k.cu").write_text(MULTILINE_ASM)
+    commit_all(repo, "a reviewed barrier")
+    (repo / "k.cu").write_text(MULTILINE_ASM.replace('"bar.sync 0;"', '"wgmma.fence.sync.aligned;"'))
+    git(repo, "add", "k.cu")
+    code, out, _ = check(capsys)
+    assert code == 1 and out.startswith("k.cu:3:3: PK301 "), out
+
+
+@pytest.mark.parametrize("comment, lacks", [
+    ("// portkit: ignore[PK301]", "a reason"),
+    ("// portkit: ignore fine", "codes"),
+    ("/* portkit: ignore */", "codes and a reason"),
+])
+def test_a_new_suppression_without_codes_or_reason_hides_nothing(repo: Path, capsys, comment: str, lacks: str):
+    (repo / "k.cu").write_text(PTX.rstrip("\n") + f"  {comment}\n")
+    git(repo, "add", "k.cu")
+    code, out, _ = check(capsys)
+    assert code == 1 and out.startswith(PTX_LINE), out
+    codes = "PK301" if "[PK301]" in comment else "every code"
+    assert (f"k.cu:1: note: this change adds a suppression of {codes} without {lacks}: it hides nothing "
+            f"(give the codes and the reason: `portkit: ignore[PK301] why it is safe`)\n") in out
+
+
+def test_a_new_suppression_with_codes_and_reason_is_listed(repo: Path, capsys):
+    (repo / "k.cu").write_text(PTX.rstrip("\n") + "  // portkit: ignore[PK301] NVIDIA-only debug path\n")
+    git(repo, "add", "k.cu")
+    assert check(capsys) == (0, "k.cu:1: note: this change adds a suppression of PK301 (NVIDIA-only debug path)\n"
+                                "portkit check: 1 file checked (staged changes), no new findings at or above "
+                                "high\n", "")
+
+
+# 8. --diff-base: files git does not track are new ----------------------------------------------
+
+def test_diff_base_treats_an_untracked_file_as_new(repo: Path, capsys):
+    base = git(repo, "rev-parse", "HEAD").strip()
+    (repo / "k.cu").write_text(PTX)          # never added
+    for args in (("--diff-base", base, "k.cu"), ("--diff-base", base)):
+        code, out, _ = check(capsys, *args)
+        assert code == 1 and out.startswith(PTX_LINE), (args, out)
+
+
+# 9. A finding's platform region is part of what the baseline accepted ---------------------------
+
+def test_deleting_the_amd_guard_around_a_baselined_hazard_makes_it_new(repo: Path, capsys):
+    (repo / "k.cu").write_text(f"#ifndef __HIP_PLATFORM_AMD__\n{PTX}#endif\n")
+    assert main(["baseline"]) == 0
+    commit_all(repo, "NVIDIA-only PTX, accepted")
+    capsys.readouterr()
+    (repo / "k.cu").write_text(PTX)
+    git(repo, "add", "k.cu")
+    code, out, _ = check(capsys)
+    assert code == 1 and out.startswith(PTX_LINE), out
+
+
+def test_an_untouched_baselined_hazard_stays_known(repo: Path, capsys):
+    (repo / "k.cu").write_text(f"#ifndef __HIP_PLATFORM_AMD__\n{PTX}#endif\n")
+    assert main(["baseline"]) == 0
+    commit_all(repo, "NVIDIA-only PTX, accepted")
+    (repo / "k.cu").write_text(f"#ifndef __HIP_PLATFORM_AMD__\n{PTX}#endif\n// a comment\n")
+    git(repo, "add", "k.cu")
+    capsys.readouterr()
+    assert check(capsys) == (0, "portkit check: 1 file checked (staged changes), no new findings at or "
+                                "above high; 1 known\n", "")
+
+
+# 15. check on pathological input: a clear message, never a traceback ------------------------------
+
+def test_check_of_deeply_nested_ifs_blocks_with_a_message(repo: Path, capsys):
+    depth = 3000
+    (repo / "k.cu").write_text("#if A\n" * depth + PTX + "#endif\n" * depth)
+    git(repo, "add", "k.cu")
+    assert check(capsys) == (2, "", "portkit: error: k.cu: is nested too deeply to check; not checked, so the "
+                                    "commit is blocked (exclude it in the configuration, or commit with "
+                                    "--no-verify)\n")
+
+
+# 18. git never runs the repository's core.fsmonitor program ---------------------------------------
+
+def test_check_never_runs_the_repository_fsmonitor(repo: Path, tmp_path: Path, capsys):
+    marker = tmp_path / "fsmonitor-ran"
+    monitor = tmp_path / "monitor.sh"
+    monitor.write_text(f"#!/bin/sh\ntouch '{marker}'\nexit 1\n")
+    monitor.chmod(0o755)
+    git(repo, "config", "core.fsmonitor", str(monitor))
+    base = git(repo, "rev-parse", "HEAD").strip()
+    (repo / "k.cu").write_text(PTX)
+    git(repo, "-c", "core.fsmonitor=false", "add", "k.cu")
+    for args in ((), ("k.cu",), ("--diff-base", base)):
+        assert check(capsys, *args)[0] == 1, args
+    assert main(["baseline"]) == 0
+    assert not marker.exists()

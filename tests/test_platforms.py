@@ -203,6 +203,7 @@ def test_the_commit_gate_uses_the_configured_amd_macros(tmp_path: Path, monkeypa
     assert main(["check", "k.cu"]) == 1
     capsys.readouterr()
     (tmp_path / "pyproject.toml").write_text('[tool.portkit]\namd-macros = ["MY_HIP"]\n')
+    subprocess.run(["git", "add", "pyproject.toml"], cwd=tmp_path, check=True)   # the gate's policy: the index's
     assert main(["check", "k.cu"]) == 0
 
 

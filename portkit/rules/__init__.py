@@ -43,7 +43,7 @@ MODULES = (
     "PK507_cuda_visible_devices", "PK508_build_step_not_migrated", "PK509_build_migration_choice",
     "PK601_cuda_only_python_package",
     "PK701_rocm_library_not_installed", "PK702_include_not_found",
-    "PK901_unused_suppression",
+    "PK901_unused_suppression", "PK902_gate_policy_changed",
 )
 
 TreeCheck = Callable[..., None]
