@@ -76,30 +76,37 @@ def find(start: Path | None = None) -> Config:
     return Config()
 
 
-def find_in(root: Path, start: Path, read: Callable[[str], bytes | None], where: str) -> Config:
-    """The configuration that applies at `start` in another version of the repository at `root`
-    (a commit, the index): the same walk as find(), up to the root, with files read by
-    `read(root-relative path)` (None: no such file). `where` names that version in messages."""
+def candidates(root: Path, start: Path) -> list[str]:
+    """The root-relative configuration files find_in() may read for `start`, nearest first."""
     try:
         rel = start.absolute().relative_to(root).as_posix()
     except ValueError:
         rel = "."
     parts = [] if rel == "." else rel.split("/")
+    out = []
     for depth in range(len(parts), -1, -1):
         directory = "/".join(parts[:depth])
-        for name in ("portkit.toml", "pyproject.toml"):
-            path = f"{directory}/{name}" if directory else name
-            data = read(path)
-            if data is None:
+        out += [f"{directory}/{name}" if directory else name for name in ("portkit.toml", "pyproject.toml")]
+    return out
+
+
+def find_in(root: Path, start: Path, read: Callable[[str], bytes | None], where: str) -> Config:
+    """The configuration that applies at `start` in another version of the repository at `root`
+    (a commit, the index): the same walk as find(), up to the root, with files read by
+    `read(root-relative path)` (None: no such file). `where` names that version in messages."""
+    for path in candidates(root, start):
+        data = read(path)
+        if data is None:
+            continue
+        directory, _, name = path.rpartition("/")
+        shown = Path(f"{path} ({where})")
+        table = _loads(shown, data)
+        if name == "pyproject.toml":
+            table = table.get("tool", {}).get("portkit")
+            if table is None:
                 continue
-            shown = Path(f"{path} ({where})")
-            table = _loads(shown, data)
-            if name == "pyproject.toml":
-                table = table.get("tool", {}).get("portkit")
-                if table is None:
-                    continue
-            return _parse(root / directory, shown, table,
-                          "portkit.toml" if name == "portkit.toml" else "pyproject.toml [tool.portkit]")
+        return _parse(root / directory, shown, table,
+                      "portkit.toml" if name == "portkit.toml" else "pyproject.toml [tool.portkit]")
     return Config()
 
 

@@ -16,15 +16,11 @@ import stat
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from . import baseline as baseline_file
 from . import config, git
 from .errors import PortkitError
 from .findings import Finding, fingerprint
-
-Reader = Callable[[str], "bytes | None"]
-
 
 @dataclass(frozen=True)
 class Policy:
@@ -75,14 +71,21 @@ def from_worktree(root: Path, cwd: Path, cfg: config.Config, explicit: Path | No
 
 
 def from_version(root: Path, cwd: Path, rev: str | None, explicit: Path | None) -> Policy:
-    """The policy of commit `rev`, or of the index when `rev` is None."""
+    """The policy of commit `rev`, or of the index when `rev` is None. Read as blobs (a symbolic
+    link or submodule there reads as absent), with two git calls for the configuration files and
+    two for the baseline."""
     where = "the index" if rev is None else f"commit {rev[:12]}"
-    read = _reader(root, rev)
-    cfg = config.find_in(root, cwd, read, where)
+    configs = _blobs(root, rev, config.candidates(root, cwd))
+    cfg = config.find_in(root, cwd, configs.get, where)
     rel = baseline_rel(root, cfg, explicit, cwd)
-    data = read(rel)
+    data = _blobs(root, rev, [rel]).get(rel)
     accepted = Counter() if data is None else baseline_file.loads(data, f"{rel} ({where})")
     return Policy(cfg, accepted, rel, _config_rel(root, cfg), where)
+
+
+def _blobs(root: Path, rev: str | None, paths: list[str]) -> dict[str, bytes]:
+    found = git.regular_blobs(root, rev, paths)
+    return git.blobs(root, found) if found else {}
 
 
 def _config_rel(root: Path, cfg: config.Config) -> str:
@@ -90,19 +93,6 @@ def _config_rel(root: Path, cfg: config.Config) -> str:
         return ""
     name = "portkit.toml" if cfg.source == "portkit.toml" else "pyproject.toml"
     return Path(os.path.relpath(cfg.root / name, root)).as_posix()
-
-
-def _reader(root: Path, rev: str | None) -> Reader:
-    """Reads root-relative paths from a commit or the index; a symbolic link or a submodule there
-    reads as absent, as the work tree's reader refuses them."""
-    cache: dict[str, bytes | None] = {}
-
-    def read(rel: str) -> bytes | None:
-        if rel not in cache:
-            found = git.regular_blobs(root, rev, [rel])
-            cache[rel] = git.blobs(root, found).get(rel) if found else None
-        return cache[rel]
-    return read
 
 
 def changes(applied: Policy, proposed: Policy) -> list[str]:

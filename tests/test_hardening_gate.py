@@ -394,3 +394,16 @@ def test_check_never_runs_the_repository_fsmonitor(repo: Path, tmp_path: Path, c
         assert check(capsys, *args)[0] == 1, args
     assert main(["baseline"]) == 0
     assert not marker.exists()
+
+
+def test_a_committed_policy_in_a_subdirectory_applies_there(repo: Path, capsys, monkeypatch):
+    (repo / "sub").mkdir()
+    (repo / "sub" / "portkit.toml").write_text('ignore = ["PK3"]\n')
+    commit_all(repo, "sub's policy")
+    (repo / "sub" / "k.cu").write_text(PTX)
+    git(repo, "add", "sub/k.cu")
+    monkeypatch.chdir(repo / "sub")
+    assert check(capsys) == (0, "portkit check: 1 file checked (staged changes), no new findings at or above "
+                                "high\n", "")
+    monkeypatch.chdir(repo)
+    assert check(capsys)[0] == 1
