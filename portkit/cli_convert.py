@@ -29,6 +29,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     out.add_argument("--in-place", action="store_true", help="rewrite the files where they are (atomically)")
     out.add_argument("--backup", action="store_true",
                      help="with --in-place, keep each original as NAME.orig (an existing one is kept)")
+    out.add_argument("--force", action="store_true",
+                     help="with --in-place, also rewrite read-only files (without it they are left as they are, "
+                          "with a note)")
     out.add_argument("--diff", action="store_true", help="print a unified diff, write nothing")
     out.add_argument("--check", action="store_true", help="write nothing; exit 1 if any file would change")
     p.add_argument("--launch-syntax", choices=("cuda", "hip"), default="cuda",
@@ -113,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
         raise PortkitError("--rename-map needs --rename")
     defines, undefines = _configuration(args)
     opts = ConvertOptions(
-        output=args.output, in_place=args.in_place, backup=args.backup, diff=args.diff,
+        output=args.output, in_place=args.in_place, backup=args.backup, force=args.force, diff=args.diff,
         check=args.check, jobs=args.jobs, rename=parse_map(args.rename_map) if args.rename else None,
         scan=replace(scan_options(args.launch_syntax, args.rocm, args.prefer_roc, args.offload_arch,
                                   args.build_files, args.builtins),

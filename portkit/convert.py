@@ -18,7 +18,8 @@ from .buildfiles import FORMATS as BUILD_FORMATS
 from .edits import apply_edits
 from .errors import PortkitError
 from .files import Entry, Skipped, discover, read, read_regular
-from .output import atomic_write, publish_new, sweep_stale, write_output
+from .inplace import digest, in_place_path, rewrite
+from .output import atomic_write, sweep_stale, write_output
 from .rename import rename_in_build_file
 from .rename import plan as rename_plan
 from .mappings import default_db, format_version
@@ -30,8 +31,6 @@ from .workers import FileTimeout, ordered_map, time_limit
 
 if TYPE_CHECKING:
     from .compat import CompatResult
-
-BACKUP_SUFFIX = ".orig"
 
 
 def convert_bytes(rel: str, data: bytes, options: Options, kind: str = "source") -> tuple[FileScan, bytes | None]:
@@ -64,7 +63,7 @@ def _convert_entry(entry: Entry, options: Options) -> FileOutcome:
         return FileOutcome(entry, skipped=Skipped(
             entry.rel, f"internal error while converting ({type(exc).__name__}: {exc}): left as it is; "
                        f"please report it", error=True), plan=options.rename)
-    return FileOutcome(entry, scan=scan, output=output, plan=options.rename)
+    return FileOutcome(entry, scan=scan, output=output, plan=options.rename, input_digest=digest(data))
 
 
 def _convert_data(entry: Entry, data: bytes, options: Options) -> tuple[FileScan, bytes | None]:
@@ -73,6 +72,11 @@ def _convert_data(entry: Entry, data: bytes, options: Options) -> tuple[FileScan
         renamed = rename_in_build_file(output if output is not None else data, entry.rel, options.rename)
         output = renamed if renamed != data else None
     return scan, output
+
+
+def _converter(options: Options) -> Callable[[Entry, bytes], bytes | None]:
+    """What another version of a file converts to (inplace.py: is an old NAME.orig its original?)."""
+    return lambda entry, data: _convert_data(entry, data, options)[1]
 
 
 def _outcomes(entries: list[Entry], options: Options, jobs: int,
@@ -87,6 +91,8 @@ def check_options(paths: list[Path], opts: ConvertOptions) -> None:
         raise PortkitError("-o/--output and --in-place cannot be used together")
     if opts.backup and not opts.in_place:
         raise PortkitError("--backup only applies with --in-place")
+    if opts.force and not opts.in_place:
+        raise PortkitError("--force only applies with --in-place")
     if opts.output is None and not (opts.in_place or opts.diff or opts.check):
         raise PortkitError("choose an output: -o OUT, --in-place, --diff or --check")
     if opts.jobs < 1:
@@ -151,7 +157,7 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
         elif opts.output is not None:
             _mirror(outcome, opts.output, result, swept)
         elif opts.in_place and (outcome.changed or outcome.renamed):
-            _replace(outcome, opts.backup, result, opts.scan, swept)
+            rewrite(outcome, opts.backup, opts.force, result, _converter(opts.scan), swept)
         if opts.diff and (outcome.changed or outcome.renamed):
             result.diff_text.append(unified_diff(outcome))
     if opts.scan.polyfills:
@@ -292,68 +298,6 @@ def _same_file(a: Path, b: Path) -> bool:
         return b.exists() and os.path.samefile(a, b)
     except OSError:
         return False
-
-
-def _replace(outcome: FileOutcome, backup: bool, result: ConvertResult, options: Options,
-             swept: set[Path]) -> None:
-    """Rewrite one file where it is (through a symbolic link named on the command line); with
-    --rename, write the new name first, then remove the old one, so that an interruption leaves
-    both rather than neither."""
-    try:
-        path = in_place_path(outcome.entry)
-        if outcome.renamed and path != outcome.entry.path:
-            raise OSError(0, "a symbolic link is not renamed; rename its target instead")
-        target = path.with_name(outcome.target_rel.rsplit("/", 1)[-1]) if outcome.renamed else path
-        sweep_stale(path.parent, swept)
-        original = read_regular(path)
-        data = outcome.output if outcome.changed else original
-        if backup:
-            _backup(outcome.entry, path, original, options)
-        if target != path and os.path.lexists(target):
-            raise FileExistsError(f"{target.name} appeared during the run")
-        atomic_write(target, data or b"", mode_from=path, durable=True, keep_owner=True)
-        if target != path:
-            path.unlink()
-    except OSError as exc:   # errno 0: a refusal of ours, which says why itself
-        reason = exc.strerror if exc.errno == 0 else f"cannot write: {exc.strerror or exc}"
-        result.skipped.append(Skipped(outcome.entry.rel, reason, True))
-        return
-    result.written += 1
-
-
-def in_place_path(entry: Entry) -> Path:
-    """The file that --in-place rewrites: the entry itself, or the target of a symbolic link the
-    user named; a file found in the tree that has become a link since is not written."""
-    if not entry.path.is_symlink():
-        return entry.path
-    if not entry.named:
-        raise OSError(0, "became a symbolic link during the run; not written")
-    return Path(os.path.realpath(entry.path))
-
-
-def _backup(entry: Entry, path: Path, original: bytes, options: Options) -> None:
-    """NAME.orig: written complete under a temporary name, then linked into place, so that a
-    partial copy never has the final name. One that exists already is kept only when it is the
-    original of this file (a copy of it, or what converts to it); anything else, a link, or a
-    partial copy from an older release, stops the file rather than stand in for its original."""
-    keep = path.with_name(path.name + BACKUP_SUFFIX)
-    if not os.path.lexists(keep):
-        publish_new(original, keep, like=path)
-        return
-    problem = f"{keep.name} exists but is not a backup of {path.name}"
-    try:
-        old = read_regular(keep)
-    except OSError:
-        raise OSError(0, f"{keep.name} exists and is not a regular file; not converted") from None
-    if old == original:
-        return
-    try:
-        converted = _convert_data(entry, old, options)[1]
-    except Exception:   # whatever it is, it is not the original of this file
-        converted = None
-    if (converted if converted is not None else old) != original:
-        raise OSError(0, f"{problem} (a partial copy, or another version); not converted: "
-                         f"move it away to make a new backup")
 
 
 def unified_diff(outcome: FileOutcome) -> bytes:

@@ -17,6 +17,7 @@ import stat
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
 from .errors import PortkitError
 
@@ -73,12 +74,14 @@ def _alive(pid: int) -> bool:
 
 
 def atomic_write(target: Path, data: bytes, mode_from: Path | None = None, durable: bool = False,
-                 keep_owner: bool = False) -> None:
+                 keep_owner: bool = False, before_replace: Callable[[], None] | None = None) -> None:
     """Write `data` to `target` so that readers see the old file or the new one, never a part.
 
     `durable` also flushes the data to disk before the rename, so that even a system crash
     cannot leave an empty file where a user's original was (used for --in-place); `keep_owner`
-    gives the new file the owner and group of `mode_from` (or fails: it never silently changes).
+    gives the new file the owner and group of `mode_from` (or fails: it never silently changes);
+    `before_replace` runs last before the rename and may raise to keep the old file (--in-place
+    checks there that nobody changed it meanwhile).
     """
     fd, tmp = new_temp(target.parent, target.name)
     try:
@@ -88,6 +91,8 @@ def atomic_write(target: Path, data: bytes, mode_from: Path | None = None, durab
                 handle.flush()
                 os.fsync(handle.fileno())
         _copy_metadata(tmp, target, mode_from, keep_owner)
+        if before_replace is not None:
+            before_replace()
         os.replace(tmp, target)
     except BaseException:
         _unlink_quietly(tmp)

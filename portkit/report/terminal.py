@@ -55,6 +55,8 @@ def render_convert(result: ConvertResult, console: Console, mode: str) -> None:
         console.print(f"\n[bold]Skipped[/] ({len(notes):,}):")
         for s in notes:
             say(console, f"  {s.rel}: {s.reason}")
+    for s in result.notes:
+        say(console, f"note: {s.rel}: {s.reason}")
     for s in result.errors:
         say(console, ("error", "red"), f": {s.rel}: {s.reason}")
     if mode == "output":

@@ -1,0 +1,123 @@
+"""Issue 28, items 11, 12, 13 and 16: writes that would lose an edit, escape the tree, or go past a
+protection without a word.
+
+--in-place never replaces a file that changed after it was read (exit 2, the other files are
+written); the generated polyfill header is never written through a link; audit --record never
+follows a link out of the tree; --in-place leaves read-only files unless --force, and says when a
+file's other hard links keep the old content.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from pathlib import Path
+
+import pytest
+
+import portkit.convert
+import portkit.inplace
+from conftest import REPO
+from portkit.cli import main
+
+CUDA = b"#include <cuda_runtime.h>\nvoid f(float **p) { cudaMalloc(p, 64); cudaFree(*p); }\n"
+HIP = b"#include <hip/hip_runtime.h>\nvoid f(float **p) { hipMalloc(p, 64); hipFree(*p); }\n"
+EDITED = b"#include <cuda_runtime.h>\n// saved by an editor during the run\nvoid g() { cudaDeviceReset(); }\n"
+CHANGED = "changed on disk during the conversion; not rewritten (run portkit convert again)"
+POLYFILLED = REPO / "fixtures" / "polyfills" / "device" / "input.cu"   # needs portkit_polyfills.h at 5.2
+
+
+@pytest.fixture
+def src(tmp_path: Path) -> Path:
+    root = tmp_path / "src"
+    root.mkdir()
+    (root / "a.cu").write_bytes(CUDA)
+    (root / "b.cu").write_bytes(CUDA)
+    return root
+
+
+def edit_during_conversion(monkeypatch, name: str, action) -> None:
+    """Run `action(path)` right after `name` was read and converted: what a save at that moment does."""
+    real = portkit.convert._convert_data
+
+    def converting(entry, data, options):
+        converted = real(entry, data, options)
+        if entry.rel == name:
+            action(entry.path)
+        return converted
+    monkeypatch.setattr(portkit.convert, "_convert_data", converting)
+
+
+# --- item 11: an edit made during the run is never overwritten ------------------------------------
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_in_place_keeps_an_edit_made_during_the_run(src: Path, monkeypatch, capsys, jobs: str):
+    edit_during_conversion(monkeypatch, "a.cu", lambda path: path.write_bytes(EDITED))
+    assert main(["convert", str(src), "--in-place", "-q", "-j", jobs]) == 2
+    assert capsys.readouterr().err == f"portkit: a.cu: {CHANGED}\n"
+    assert (src / "a.cu").read_bytes() == EDITED
+    assert (src / "b.cu").read_bytes() == HIP     # the other files are still written
+
+
+def test_in_place_reports_the_kept_edit_in_the_summary(src: Path, monkeypatch, capsys):
+    edit_during_conversion(monkeypatch, "a.cu", lambda path: path.write_bytes(EDITED))
+    assert main(["convert", str(src), "--in-place"]) == 2
+    out = capsys.readouterr().out.splitlines()
+    assert out[-3:] == [f"error: a.cu: {CHANGED}", "", "Rewrote 1 file in place."]
+
+
+def test_in_place_keeps_an_edit_made_while_the_backup_was_written(src: Path, monkeypatch, capsys):
+    """The last look is just before the rename: an edit during the backup's flush is kept, and the
+    backup this run made of the older bytes is removed (it is no backup of the file as it is)."""
+    real = portkit.inplace.publish_new
+
+    def publish(data, final, like):
+        real(data, final, like)
+        like.write_bytes(EDITED)
+    monkeypatch.setattr(portkit.inplace, "publish_new", publish)
+    assert main(["convert", str(src / "a.cu"), "--in-place", "--backup", "-q"]) == 2
+    assert capsys.readouterr().err == f"portkit: a.cu: {CHANGED}\n"
+    assert (src / "a.cu").read_bytes() == EDITED
+    assert sorted(p.name for p in src.iterdir()) == ["a.cu", "b.cu"]
+
+
+def test_in_place_with_rename_keeps_an_edit_made_during_the_run(src: Path, monkeypatch, capsys):
+    edit_during_conversion(monkeypatch, "a.cu", lambda path: path.write_bytes(EDITED))
+    assert main(["convert", str(src), "--in-place", "--rename", "-q"]) == 2
+    assert capsys.readouterr().err == f"portkit: a.cu: {CHANGED}\n"
+    assert sorted(p.name for p in src.iterdir()) == ["a.cu", "b.hip"]
+    assert (src / "a.cu").read_bytes() == EDITED
+
+
+# --- item 16: read-only files and hard links --------------------------------------------------------
+
+def test_in_place_leaves_a_read_only_file_with_a_note_unless_forced(src: Path, capsys):
+    (src / "a.cu").chmod(0o444)
+    assert main(["convert", str(src), "--in-place"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "portkit convert: 2 files scanned (4 lines), 2 changed, 0 partially parsed, 1 skipped"
+    assert out[-4:] == ["Skipped (1):", "  a.cu: read-only: not rewritten (make it writable, or convert with --force)",
+                        "", "Rewrote 1 file in place."]
+    assert (src / "a.cu").read_bytes() == CUDA
+    assert (src / "b.cu").read_bytes() == HIP
+    assert main(["convert", str(src), "--in-place", "--force", "-q"]) == 0
+    assert capsys.readouterr().err == ""
+    assert (src / "a.cu").read_bytes() == HIP
+    assert stat.S_IMODE((src / "a.cu").stat().st_mode) == 0o444
+
+
+def test_force_only_applies_with_in_place(src: Path, capsys):
+    assert main(["convert", str(src), "--diff", "--force"]) == 2
+    assert capsys.readouterr().err == "portkit: error: --force only applies with --in-place\n"
+
+
+def test_in_place_notes_that_other_hard_links_keep_the_old_content(src: Path, tmp_path: Path, capsys):
+    os.link(src / "a.cu", tmp_path / "elsewhere.cu")
+    assert main(["convert", str(src), "--in-place"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-3:] == ["note: a.cu: rewritten as a new file; its 1 other hard link keeps the old content (link it "
+                        "again if both should change)", "", "Rewrote 2 files in place."]
+    assert (src / "a.cu").read_bytes() == HIP
+    assert (tmp_path / "elsewhere.cu").read_bytes() == CUDA   # never written outside the tree
+    assert (src / "a.cu").stat().st_nlink == 1
