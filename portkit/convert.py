@@ -19,7 +19,7 @@ from .edits import apply_edits
 from .errors import PortkitError
 from .files import Entry, Skipped, discover, read, read_regular
 from .inplace import digest, in_place_path, rewrite
-from .output import atomic_write, sweep_stale, write_output
+from .output import atomic_write, refuse_unless_regular, sweep_stale, write_generated, write_output
 from .rename import rename_in_build_file
 from .rename import plan as rename_plan
 from .mappings import default_db, format_version
@@ -174,11 +174,17 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
     return result
 
 
+_HEADER_HINT = "remove it, or convert with --no-polyfills"
+
+
 def _polyfill_setup(root: Path, entries: list[Entry], opts: ConvertOptions) -> tuple[list[Entry], ConvertOptions]:
     """The generated header of an earlier run is not converted (it is written again, from what the
     sources use); a file of that name that portkit did not write stops the run before any write;
     the names the project defines itself get no polyfill."""
     kept = [e for e in entries if e.rel != polyfills.HEADER]
+    target = _header_path(root, opts)
+    if target is not None:   # a link or anything but a regular file there: never written through
+        refuse_unless_regular(target, _HEADER_HINT)
     for where in (root, opts.output if opts.output is not None and str(opts.output) != "-" else None):
         if where is not None and (where / polyfills.HEADER).is_file():
             _own_polyfills(where / polyfills.HEADER)
@@ -190,7 +196,7 @@ def _own_polyfills(path: Path) -> bytes | None:
     """The header on disk, when there is one and portkit generated it; a file of the user's with
     that name is never overwritten."""
     try:
-        data = read_regular(path, follow=True)
+        data = read_regular(path)   # a link is never the header: refused where it would be written
     except OSError:
         return None
     if not polyfills.is_generated(data):
@@ -211,22 +217,25 @@ def _polyfill_header(result: ConvertResult, opts: ConvertOptions) -> PolyfillHea
     rocm = format_version(opts.scan.rocm or default_db().newest)
     command = f"portkit convert --rocm {rocm}"
     text = polyfills.header_text(sorted(users), rocm, command)
-    if opts.output is not None and str(opts.output) != "-":
-        path: Path | None = opts.output / polyfills.HEADER
-    elif opts.in_place or opts.diff or opts.check:
-        path = result.root / polyfills.HEADER
-    else:
-        path = None
+    path = _header_path(result.root, opts)
     old = _own_polyfills(path) if path is not None and path.is_file() else None
     return PolyfillHeader(polyfills.HEADER, path if (opts.output is not None or opts.in_place) else None,
                           text, old, {k: sorted(v) for k, v in sorted(users.items())}, rocm)
+
+
+def _header_path(root: Path, opts: ConvertOptions) -> Path | None:
+    """Where the generated header goes (-o: the output root; --in-place, --diff, --check: the
+    input root); None when nowhere (-o -)."""
+    if opts.output is not None and str(opts.output) != "-":
+        return opts.output / polyfills.HEADER
+    return root / polyfills.HEADER if opts.in_place or opts.diff or opts.check else None
 
 
 def _write_polyfills(header: PolyfillHeader, opts: ConvertOptions, result: ConvertResult) -> None:
     if opts.diff and header.changed:
         result.diff_text.append(diff_bytes(header.old or b"", header.text, header.rel, header.rel))
     if header.path is not None and header.changed:
-        write_output(header.path, header.text, durable=opts.in_place)
+        write_generated(header.path, header.text, opts.in_place, _HEADER_HINT)
 
 
 def _output_bytes(outcome: FileOutcome) -> bytes:

@@ -160,6 +160,29 @@ def write_output(target: Path, data: bytes, durable: bool = False) -> None:
         raise PortkitError(f"{target}: cannot write: {exc.strerror or exc}") from None
 
 
+def write_generated(target: Path, data: bytes, durable: bool, hint: str) -> None:
+    """Write a file portkit generates under a name in a tree or an output root (the polyfill
+    header). Nobody named it, and the tree is not trusted: only a regular file is replaced, never
+    through a symbolic link (dangling or not), and a link that appears meanwhile is replaced by the
+    rename, not followed, so nothing is ever created outside the root."""
+    refuse_unless_regular(target, hint)
+    try:
+        atomic_write(target, data, durable=durable)
+    except OSError as exc:
+        raise PortkitError(f"{target}: cannot write: {exc.strerror or exc}") from None
+
+
+def refuse_unless_regular(target: Path, hint: str) -> None:
+    """A generated file's name holds a regular file or nothing; anything else stops the run with
+    what it is and what to do (`hint`)."""
+    st = _stat(target, follow=False)
+    if st is None or stat.S_ISREG(st.st_mode):
+        return
+    kind = ("a symbolic link" if stat.S_ISLNK(st.st_mode) else "a directory" if stat.S_ISDIR(st.st_mode)
+            else "a FIFO" if stat.S_ISFIFO(st.st_mode) else "not a regular file")
+    raise PortkitError(f"{target}: is {kind}; a generated file is never written through or over one ({hint})")
+
+
 def _write_output(target: Path, data: bytes, durable: bool) -> None:
     if os.path.abspath(target).startswith(_DESCRIPTOR_DIRS):
         st = _stat(target, follow=True)
