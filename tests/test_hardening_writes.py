@@ -139,6 +139,40 @@ def test_polyfill_header_link_planted_during_the_run_is_not_followed(tmp_path: P
     assert os.readlink(tree / "portkit_polyfills.h") == "../outside/evil.h"
 
 
+# --- item 13: audit --record never follows a link out of the tree ---------------------------------
+
+@pytest.mark.parametrize("link, to", [
+    (".portkit", "../outside"),                                     # the directory
+    (".portkit/history.sqlite", "../../outside/history.sqlite"),    # the database, dangling
+    (".portkit/history.sqlite-journal", "../../outside/victim"),    # SQLite's journal beside it
+], ids=["directory", "database", "journal"])
+def test_record_never_follows_a_link_out_of_the_tree(tmp_path: Path, capsys, link: str, to: str):
+    tree, outside = tmp_path / "tree", tmp_path / "outside"
+    (tree / ".portkit").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "victim").write_bytes(b"a file of the user's\n")
+    (tree / "k.cu").write_bytes(CUDA)
+    if link == ".portkit":
+        (tree / ".portkit").rmdir()
+    os.symlink(to, tree / link)
+    assert main(["audit", str(tree), "--record", "-q"]) == 2
+    assert capsys.readouterr().err == (f"portkit: error: {tree / link}: is a symbolic link; the history is never "
+                                       f"written through one (remove it, or give --history a path outside the tree)\n")
+    assert sorted(p.name for p in outside.iterdir()) == ["victim"]
+    assert (outside / "victim").read_bytes() == b"a file of the user's\n"
+
+
+def test_record_outside_the_tree_is_the_users_choice(tmp_path: Path, capsys):
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "k.cu").write_bytes(CUDA)
+    (tmp_path / "mine").mkdir()
+    os.symlink(tmp_path / "mine", tmp_path / "histories")
+    assert main(["audit", str(tree), "--record", "-q", "--history", str(tmp_path / "histories" / "h.sqlite")]) == 0
+    assert capsys.readouterr().err == ""
+    assert sorted(p.name for p in (tmp_path / "mine").iterdir()) == ["h.sqlite"]
+
+
 # --- item 16: read-only files and hard links --------------------------------------------------------
 
 def test_in_place_leaves_a_read_only_file_with_a_note_unless_forced(src: Path, capsys):
