@@ -185,6 +185,8 @@ def _run_compat(args: argparse.Namespace) -> int:
                            "--active-only and --verify do not apply")
     if args.jobs < 1:
         raise PortkitError(f"--jobs must be at least 1, not {args.jobs}")
+    if args.force and not args.in_place:
+        raise PortkitError("--force only applies with --in-place")
     options = scan_options(rocm=args.rocm, prefer_roc=args.prefer_roc)
     result = compat_paths(args.paths, args.compat_header, options, args.jobs)
     if args.diff:
@@ -196,7 +198,7 @@ def _run_compat(args: argparse.Namespace) -> int:
                                                result.header_rel))
         sys.stdout.flush()
     if args.in_place:
-        write_compat(result)
+        write_compat(result, args.force)
     if not args.quiet:
         render_compat(result, Console(stderr=args.diff, highlight=False, soft_wrap=True), args.in_place)
     for s in result.skipped:

@@ -18,7 +18,7 @@ from .buildfiles import FORMATS as BUILD_FORMATS
 from .edits import apply_edits
 from .errors import PortkitError
 from .files import Entry, Skipped, discover, read, read_regular
-from .inplace import digest, in_place_path, rewrite
+from .inplace import READ_ONLY, digest, in_place_path, links_note, read_only, replace_unchanged, rewrite
 from .output import atomic_write, refuse_unless_regular, sweep_stale, write_generated, write_output
 from .rename import rename_in_build_file
 from .rename import plan as rename_plan
@@ -332,19 +332,31 @@ def diff_bytes(old: bytes, new: bytes, old_rel: str, new_rel: str) -> bytes:
     return text.encode("utf-8", "surrogateescape")
 
 
-def write_compat(result: "CompatResult") -> int:
+def write_compat(result: "CompatResult", force: bool = False) -> int:
     """--compat-header --in-place: each source with its guarded includes, then the header, each
-    atomically (durable, as --in-place is); the number of sources written."""
+    atomically (durable, as --in-place is); the number of sources written. As for convert
+    --in-place (inplace.py), a source that changed since it was read is left (an error), a
+    read-only one is left unless `force`, and other hard links are noted."""
     written = 0
     swept: set[Path] = set()
     for f in result.changed:
         try:
             path = in_place_path(f.entry)
+            st = os.stat(path)
+            if not force and read_only(path, st):
+                result.notes.append(Skipped(f.entry.rel, READ_ONLY, False))
+                continue
             sweep_stale(path.parent, swept)
-            atomic_write(path, f.output or b"", mode_from=path, durable=True, keep_owner=True)
+            replace_unchanged(path, f.output or b"", path, f.input_digest)
         except OSError as exc:
-            raise PortkitError(f"{f.entry.rel}: cannot write: {exc.strerror or exc}") from None
+            if exc.errno != 0:
+                raise PortkitError(f"{f.entry.rel}: cannot write: {exc.strerror or exc}") from None
+            result.skipped.append(Skipped(f.entry.rel, exc.strerror, True))   # a refusal of ours
+            continue
         written += 1
+        if st.st_nlink > 1:
+            result.notes.append(Skipped(f.entry.rel, links_note(st.st_nlink - 1), False))
+    result.written = written
     if result.header_changed:   # compat_paths refused a header that portkit did not generate
         write_output(result.header, result.header_text, durable=True)
     return written

@@ -47,7 +47,7 @@ def rewrite(outcome: FileOutcome, backup: bool, force: bool, result: ConvertResu
             return
         sweep_stale(path.parent, swept)
         original = read_regular(path)
-        _unchanged(outcome, original)
+        unchanged(outcome.input_digest, original)
         data = outcome.output if outcome.changed else original
         made = _backup(outcome.entry, path, original, converter) if backup else None
         if target != path and os.path.lexists(target):
@@ -61,24 +61,31 @@ def rewrite(outcome: FileOutcome, backup: bool, force: bool, result: ConvertResu
         return
     result.written += 1
     if st.st_nlink > 1:
-        result.notes.append(Skipped(outcome.entry.rel, _links_note(st.st_nlink - 1), False))
+        result.notes.append(Skipped(outcome.entry.rel, links_note(st.st_nlink - 1), False))
 
 
 def _write(target: Path, data: bytes, path: Path, outcome: FileOutcome, made: Path | None) -> None:
-    """Replace atomically, checking the file once more just before the rename (the edit could
-    land while the backup and the new bytes were flushed); a backup this call made for a file it
-    then does not rewrite is removed, so that the next run can make the right one."""
+    """Replace `target` unless `path` changed; a backup this call made for a file it then does
+    not rewrite is removed, so that the next run can make the right one."""
     try:
-        atomic_write(target, data, mode_from=path, durable=True, keep_owner=True,
-                     before_replace=lambda: _unchanged(outcome, read_regular(path)))
+        replace_unchanged(target, data, path, outcome.input_digest)
     except OSError:
         if made is not None:
             made.unlink(missing_ok=True)
         raise
 
 
-def _unchanged(outcome: FileOutcome, current: bytes) -> None:
-    if outcome.input_digest is not None and digest(current) != outcome.input_digest:
+def replace_unchanged(target: Path, data: bytes, path: Path, expected: bytes | None) -> None:
+    """Replace `target` with `data` atomically and durably (mode, owner and group of `path`),
+    looking at `path` once more just before the rename: an edit can land while the backup and the
+    new bytes are flushed."""
+    atomic_write(target, data, mode_from=path, durable=True, keep_owner=True,
+                 before_replace=lambda: unchanged(expected, read_regular(path)))
+
+
+def unchanged(expected: bytes | None, current: bytes) -> None:
+    """Raise the refusal when `current` is not the bytes that were converted (digest `expected`)."""
+    if expected is not None and digest(current) != expected:
         raise OSError(0, CHANGED)
 
 
@@ -89,7 +96,7 @@ def read_only(path: Path, st: os.stat_result) -> bool:
     return not st.st_mode & 0o222 or not os.access(path, os.W_OK)
 
 
-def _links_note(others: int) -> str:
+def links_note(others: int) -> str:
     """Why the other names are not rewritten too: writing into the shared inode would change
     files that may lie outside the tree (nothing is written outside the output root) and would
     not be atomic (an interruption would leave a partial file under every name); the rename keeps

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+import portkit.compat
 import portkit.convert
 import portkit.inplace
 from conftest import REPO
@@ -88,6 +89,21 @@ def test_in_place_with_rename_keeps_an_edit_made_during_the_run(src: Path, monke
     assert capsys.readouterr().err == f"portkit: a.cu: {CHANGED}\n"
     assert sorted(p.name for p in src.iterdir()) == ["a.cu", "b.hip"]
     assert (src / "a.cu").read_bytes() == EDITED
+
+
+def test_compat_header_in_place_keeps_an_edit_made_during_the_run(src: Path, monkeypatch, capsys):
+    real = portkit.compat._compat_entry
+
+    def scanning(entry, job):
+        scanned = real(entry, job)
+        if entry.rel == "a.cu":
+            entry.path.write_bytes(EDITED)
+        return scanned
+    monkeypatch.setattr(portkit.compat, "_compat_entry", scanning)
+    assert main(["convert", str(src), "--compat-header", str(src / "compat.h"), "--in-place", "-q"]) == 2
+    assert capsys.readouterr().err == f"portkit: a.cu: {CHANGED}\n"
+    assert (src / "a.cu").read_bytes() == EDITED
+    assert (src / "b.cu").read_bytes().startswith(b"#if defined(__HIP_PLATFORM_AMD__) || defined(__HIP__)\n")
 
 
 # --- item 12: the generated header is never written through a link --------------------------------
@@ -190,8 +206,23 @@ def test_in_place_leaves_a_read_only_file_with_a_note_unless_forced(src: Path, c
     assert stat.S_IMODE((src / "a.cu").stat().st_mode) == 0o444
 
 
-def test_force_only_applies_with_in_place(src: Path, capsys):
-    assert main(["convert", str(src), "--diff", "--force"]) == 2
+def test_compat_header_in_place_leaves_a_read_only_file_with_a_note_unless_forced(src: Path, capsys):
+    (src / "a.cu").chmod(0o444)
+    command = ["convert", str(src), "--compat-header", str(src / "compat.h"), "--in-place"]
+    assert main(command) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "portkit convert --compat-header: 2 CUDA names and 1 headers mapped for ROCm 7.2; 1 sources got guarded "
+        "includes; header written",
+        "note: a.cu: read-only: not rewritten (make it writable, or convert with --force)"]
+    assert (src / "a.cu").read_bytes() == CUDA
+    assert main([*command, "--force", "-q"]) == 0
+    assert (src / "a.cu").read_bytes().startswith(b"#if defined(__HIP_PLATFORM_AMD__) || defined(__HIP__)\n")
+    assert stat.S_IMODE((src / "a.cu").stat().st_mode) == 0o444
+
+
+@pytest.mark.parametrize("mode", [["--diff"], ["--compat-header", "h.h", "--check"]], ids=["convert", "compat"])
+def test_force_only_applies_with_in_place(src: Path, capsys, mode: list[str]):
+    assert main(["convert", str(src), *mode, "--force"]) == 2
     assert capsys.readouterr().err == "portkit: error: --force only applies with --in-place\n"
 
 
