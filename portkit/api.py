@@ -82,21 +82,22 @@ def convert_text(source: str | bytes, *, filename: str = "input.cu", launch_synt
 
 
 def convert_paths(paths: list[str | Path], *, output: str | Path | None = None, in_place: bool = False,
-                  backup: bool = False, diff: bool = False, check: bool = False, jobs: int = 1,
-                  launch_syntax: str = "cuda", rocm: str | None = None, prefer_roc: bool = False,
+                  backup: bool = False, force: bool = False, diff: bool = False, check: bool = False,
+                  jobs: int = 1, launch_syntax: str = "cuda", rocm: str | None = None, prefer_roc: bool = False,
                   offload_arch: str | list[str] | None = None, build_files: bool = True,
                   builtins: str = "cuda", rename: bool | str = False, polyfills: bool = True,
                   fix_warp: bool = False) -> ConvertResult:
     """Convert files and trees on disk, as `portkit convert` does (without printing). `rename`:
     True for --rename, or a suffix map such as ".cu=.hip,.cuh=.hpp"; `polyfills`: False for
-    --no-polyfills; `fix_warp`: True for --fix warp."""
+    --no-polyfills; `fix_warp`: True for --fix warp; `force`: True for --force (rewrite read-only
+    files in place too)."""
     from dataclasses import replace
 
     from .rename import parse_map
     scan = replace(scan_options(launch_syntax, rocm, prefer_roc, offload_arch, build_files, builtins),
                    polyfills=polyfills, fix_warp=fix_warp)
     opts = ConvertOptions(output=Path(output) if output is not None else None, in_place=in_place,
-                          backup=backup, diff=diff, check=check, jobs=jobs,
+                          backup=backup, force=force, diff=diff, check=check, jobs=jobs,
                           rename=(parse_map(rename if isinstance(rename, str) else None) if rename else None),
                           scan=scan)
     return _convert_paths([Path(p) for p in paths], opts)

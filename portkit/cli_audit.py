@@ -89,13 +89,9 @@ def run_audit(args: argparse.Namespace) -> int:
             print(f"portkit: {line}", file=sys.stderr)
     doc = audit_document(result)
     history_path = args.history or result.root / history.DEFAULT
-    if args.record:
-        try:
-            history.record(doc, history_path)
-        except PortkitError as exc:   # the audit itself is still reported
-            print(f"portkit: warning: {exc}; this run is not recorded", file=sys.stderr)
+    refused = _record(doc, history_path, result.root) if args.record else None
     if args.html is not None:
-        _write_html(doc, args.html, _history(history_path, doc["root"]), args.quiet)
+        _write_html(doc, args.html, _history(history_path, doc["root"], result.root), args.quiet)
     formatter = audit_formats()[args.format]
     if args.explain_estimate:   # the work items instead of the report, in any --format
         from .report.text import render_explain
@@ -111,9 +107,26 @@ def run_audit(args: argparse.Namespace) -> int:
     if args.format != "text" or args.quiet or args.output is not None:
         for s in result.errors:  # the text report lists them itself
             print(f"portkit: {s.rel}: {s.reason}", file=sys.stderr)
-    if result.errors:
+    if refused is not None:
+        print(f"portkit: error: {refused}", file=sys.stderr)
+    if result.errors or refused is not None:
         return 2
     return 1 if result.failed() else 0
+
+
+def _record(doc: dict, path: Path, root: Path) -> PortkitError | None:
+    """--record: append the run. A database that cannot be opened costs the record (a warning);
+    one reached through a link in the tree is refused, reported after the audit, and exits 2."""
+    from . import history
+    try:
+        history.check_path(path, root)
+    except PortkitError as exc:
+        return exc
+    try:
+        history.record(doc, path)
+    except PortkitError as exc:   # the audit itself is still reported
+        print(f"portkit: warning: {exc}; this run is not recorded", file=sys.stderr)
+    return None
 
 
 def _write_html(doc: dict, output: Path, runs: list[dict], quiet: bool = False) -> None:
@@ -143,10 +156,13 @@ def run_report(args: argparse.Namespace) -> int:
     return 0
 
 
-def _history(path: Path, root: str) -> list[dict]:
-    """The recorded runs for the trend; a history that cannot be read costs the trend, not the report."""
+def _history(path: Path, root: str, tree: Path | None = None) -> list[dict]:
+    """The recorded runs for the trend; a history that cannot be read, or that is reached through
+    a link in the audited `tree`, costs the trend, not the report."""
     from . import history
     try:
+        if tree is not None:
+            history.check_path(path, tree)
         return history.load(path, root)
     except PortkitError as exc:
         print(f"portkit: warning: {exc}; the report has no trend", file=sys.stderr)

@@ -29,6 +29,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     out.add_argument("--in-place", action="store_true", help="rewrite the files where they are (atomically)")
     out.add_argument("--backup", action="store_true",
                      help="with --in-place, keep each original as NAME.orig (an existing one is kept)")
+    out.add_argument("--force", action="store_true",
+                     help="with --in-place, also rewrite read-only files (without it they are left as they are, "
+                          "with a note)")
     out.add_argument("--diff", action="store_true", help="print a unified diff, write nothing")
     out.add_argument("--check", action="store_true", help="write nothing; exit 1 if any file would change")
     p.add_argument("--launch-syntax", choices=("cuda", "hip"), default="cuda",
@@ -113,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
         raise PortkitError("--rename-map needs --rename")
     defines, undefines = _configuration(args)
     opts = ConvertOptions(
-        output=args.output, in_place=args.in_place, backup=args.backup, diff=args.diff,
+        output=args.output, in_place=args.in_place, backup=args.backup, force=args.force, diff=args.diff,
         check=args.check, jobs=args.jobs, rename=parse_map(args.rename_map) if args.rename else None,
         scan=replace(scan_options(args.launch_syntax, args.rocm, args.prefer_roc, args.offload_arch,
                                   args.build_files, args.builtins),
@@ -182,6 +185,8 @@ def _run_compat(args: argparse.Namespace) -> int:
                            "--active-only and --verify do not apply")
     if args.jobs < 1:
         raise PortkitError(f"--jobs must be at least 1, not {args.jobs}")
+    if args.force and not args.in_place:
+        raise PortkitError("--force only applies with --in-place")
     options = scan_options(rocm=args.rocm, prefer_roc=args.prefer_roc)
     result = compat_paths(args.paths, args.compat_header, options, args.jobs)
     if args.diff:
@@ -193,7 +198,7 @@ def _run_compat(args: argparse.Namespace) -> int:
                                                result.header_rel))
         sys.stdout.flush()
     if args.in_place:
-        write_compat(result)
+        write_compat(result, args.force)
     if not args.quiet:
         render_compat(result, Console(stderr=args.diff, highlight=False, soft_wrap=True), args.in_place)
     for s in result.skipped:

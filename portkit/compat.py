@@ -32,6 +32,7 @@ from .edits import Edit, apply_edits
 from .errors import PortkitError
 from .files import Entry, Skipped, discover, read, read_regular
 from .findings import Finding
+from .inplace import digest
 from .mappings import format_version
 from .scan import Options, scan_source
 from .source import SourceFile
@@ -63,6 +64,7 @@ class FileCompat:
     findings: list[Finding] = field(default_factory=list)
     output: bytes | None = None                              # the source with its guarded includes
     skipped: Skipped | None = None
+    input_digest: bytes | None = None                        # of the bytes read: --in-place writes only over those
 
 
 @dataclass
@@ -74,6 +76,8 @@ class CompatResult:
     skipped: list[Skipped]
     rocm: str
     old_header: bytes | None = None          # the header on disk before this run
+    notes: list[Skipped] = field(default_factory=list)   # --in-place: read-only files left, other hard links
+    written: int | None = None               # --in-place: the sources rewritten (convert.write_compat)
 
     @property
     def changed(self) -> list[FileCompat]:
@@ -105,6 +109,7 @@ def _compat_entry(entry: Entry, job: CompatJob) -> FileCompat:
     if data is None or skipped is not None:
         result.skipped = skipped
         return result
+    result.input_digest = digest(data)
     source = SourceFile.from_bytes(entry.rel, data)
     scan = scan_source(source, job.scan)
     result.findings = [f for f in scan.findings if f.code in ("PK001", "PK002", "PK003", "PK004", "PK005")]

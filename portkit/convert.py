@@ -18,7 +18,8 @@ from .buildfiles import FORMATS as BUILD_FORMATS
 from .edits import apply_edits
 from .errors import PortkitError
 from .files import Entry, Skipped, discover, read, read_regular
-from .output import atomic_write, publish_new, sweep_stale, write_output
+from .inplace import READ_ONLY, digest, in_place_path, links_note, read_only, replace_unchanged, rewrite
+from .output import atomic_write, refuse_unless_regular, sweep_stale, write_generated, write_output
 from .rename import rename_in_build_file
 from .rename import plan as rename_plan
 from .mappings import default_db, format_version
@@ -30,8 +31,6 @@ from .workers import FileTimeout, ordered_map, time_limit
 
 if TYPE_CHECKING:
     from .compat import CompatResult
-
-BACKUP_SUFFIX = ".orig"
 
 
 def convert_bytes(rel: str, data: bytes, options: Options, kind: str = "source") -> tuple[FileScan, bytes | None]:
@@ -64,7 +63,7 @@ def _convert_entry(entry: Entry, options: Options) -> FileOutcome:
         return FileOutcome(entry, skipped=Skipped(
             entry.rel, f"internal error while converting ({type(exc).__name__}: {exc}): left as it is; "
                        f"please report it", error=True), plan=options.rename)
-    return FileOutcome(entry, scan=scan, output=output, plan=options.rename)
+    return FileOutcome(entry, scan=scan, output=output, plan=options.rename, input_digest=digest(data))
 
 
 def _convert_data(entry: Entry, data: bytes, options: Options) -> tuple[FileScan, bytes | None]:
@@ -73,6 +72,11 @@ def _convert_data(entry: Entry, data: bytes, options: Options) -> tuple[FileScan
         renamed = rename_in_build_file(output if output is not None else data, entry.rel, options.rename)
         output = renamed if renamed != data else None
     return scan, output
+
+
+def _converter(options: Options) -> Callable[[Entry, bytes], bytes | None]:
+    """What another version of a file converts to (inplace.py: is an old NAME.orig its original?)."""
+    return lambda entry, data: _convert_data(entry, data, options)[1]
 
 
 def _outcomes(entries: list[Entry], options: Options, jobs: int,
@@ -87,6 +91,8 @@ def check_options(paths: list[Path], opts: ConvertOptions) -> None:
         raise PortkitError("-o/--output and --in-place cannot be used together")
     if opts.backup and not opts.in_place:
         raise PortkitError("--backup only applies with --in-place")
+    if opts.force and not opts.in_place:
+        raise PortkitError("--force only applies with --in-place")
     if opts.output is None and not (opts.in_place or opts.diff or opts.check):
         raise PortkitError("choose an output: -o OUT, --in-place, --diff or --check")
     if opts.jobs < 1:
@@ -151,7 +157,7 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
         elif opts.output is not None:
             _mirror(outcome, opts.output, result, swept)
         elif opts.in_place and (outcome.changed or outcome.renamed):
-            _replace(outcome, opts.backup, result, opts.scan, swept)
+            rewrite(outcome, opts.backup, opts.force, result, _converter(opts.scan), swept)
         if opts.diff and (outcome.changed or outcome.renamed):
             result.diff_text.append(unified_diff(outcome))
     if opts.scan.polyfills:
@@ -168,11 +174,17 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
     return result
 
 
+_HEADER_HINT = "remove it, or convert with --no-polyfills"
+
+
 def _polyfill_setup(root: Path, entries: list[Entry], opts: ConvertOptions) -> tuple[list[Entry], ConvertOptions]:
     """The generated header of an earlier run is not converted (it is written again, from what the
     sources use); a file of that name that portkit did not write stops the run before any write;
     the names the project defines itself get no polyfill."""
     kept = [e for e in entries if e.rel != polyfills.HEADER]
+    target = _header_path(root, opts)
+    if target is not None:   # a link or anything but a regular file there: never written through
+        refuse_unless_regular(target, _HEADER_HINT)
     for where in (root, opts.output if opts.output is not None and str(opts.output) != "-" else None):
         if where is not None and (where / polyfills.HEADER).is_file():
             _own_polyfills(where / polyfills.HEADER)
@@ -184,7 +196,7 @@ def _own_polyfills(path: Path) -> bytes | None:
     """The header on disk, when there is one and portkit generated it; a file of the user's with
     that name is never overwritten."""
     try:
-        data = read_regular(path, follow=True)
+        data = read_regular(path)   # a link is never the header: refused where it would be written
     except OSError:
         return None
     if not polyfills.is_generated(data):
@@ -205,22 +217,25 @@ def _polyfill_header(result: ConvertResult, opts: ConvertOptions) -> PolyfillHea
     rocm = format_version(opts.scan.rocm or default_db().newest)
     command = f"portkit convert --rocm {rocm}"
     text = polyfills.header_text(sorted(users), rocm, command)
-    if opts.output is not None and str(opts.output) != "-":
-        path: Path | None = opts.output / polyfills.HEADER
-    elif opts.in_place or opts.diff or opts.check:
-        path = result.root / polyfills.HEADER
-    else:
-        path = None
+    path = _header_path(result.root, opts)
     old = _own_polyfills(path) if path is not None and path.is_file() else None
     return PolyfillHeader(polyfills.HEADER, path if (opts.output is not None or opts.in_place) else None,
                           text, old, {k: sorted(v) for k, v in sorted(users.items())}, rocm)
+
+
+def _header_path(root: Path, opts: ConvertOptions) -> Path | None:
+    """Where the generated header goes (-o: the output root; --in-place, --diff, --check: the
+    input root); None when nowhere (-o -)."""
+    if opts.output is not None and str(opts.output) != "-":
+        return opts.output / polyfills.HEADER
+    return root / polyfills.HEADER if opts.in_place or opts.diff or opts.check else None
 
 
 def _write_polyfills(header: PolyfillHeader, opts: ConvertOptions, result: ConvertResult) -> None:
     if opts.diff and header.changed:
         result.diff_text.append(diff_bytes(header.old or b"", header.text, header.rel, header.rel))
     if header.path is not None and header.changed:
-        write_output(header.path, header.text, durable=opts.in_place)
+        write_generated(header.path, header.text, opts.in_place, _HEADER_HINT)
 
 
 def _output_bytes(outcome: FileOutcome) -> bytes:
@@ -294,68 +309,6 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def _replace(outcome: FileOutcome, backup: bool, result: ConvertResult, options: Options,
-             swept: set[Path]) -> None:
-    """Rewrite one file where it is (through a symbolic link named on the command line); with
-    --rename, write the new name first, then remove the old one, so that an interruption leaves
-    both rather than neither."""
-    try:
-        path = in_place_path(outcome.entry)
-        if outcome.renamed and path != outcome.entry.path:
-            raise OSError(0, "a symbolic link is not renamed; rename its target instead")
-        target = path.with_name(outcome.target_rel.rsplit("/", 1)[-1]) if outcome.renamed else path
-        sweep_stale(path.parent, swept)
-        original = read_regular(path)
-        data = outcome.output if outcome.changed else original
-        if backup:
-            _backup(outcome.entry, path, original, options)
-        if target != path and os.path.lexists(target):
-            raise FileExistsError(f"{target.name} appeared during the run")
-        atomic_write(target, data or b"", mode_from=path, durable=True, keep_owner=True)
-        if target != path:
-            path.unlink()
-    except OSError as exc:   # errno 0: a refusal of ours, which says why itself
-        reason = exc.strerror if exc.errno == 0 else f"cannot write: {exc.strerror or exc}"
-        result.skipped.append(Skipped(outcome.entry.rel, reason, True))
-        return
-    result.written += 1
-
-
-def in_place_path(entry: Entry) -> Path:
-    """The file that --in-place rewrites: the entry itself, or the target of a symbolic link the
-    user named; a file found in the tree that has become a link since is not written."""
-    if not entry.path.is_symlink():
-        return entry.path
-    if not entry.named:
-        raise OSError(0, "became a symbolic link during the run; not written")
-    return Path(os.path.realpath(entry.path))
-
-
-def _backup(entry: Entry, path: Path, original: bytes, options: Options) -> None:
-    """NAME.orig: written complete under a temporary name, then linked into place, so that a
-    partial copy never has the final name. One that exists already is kept only when it is the
-    original of this file (a copy of it, or what converts to it); anything else, a link, or a
-    partial copy from an older release, stops the file rather than stand in for its original."""
-    keep = path.with_name(path.name + BACKUP_SUFFIX)
-    if not os.path.lexists(keep):
-        publish_new(original, keep, like=path)
-        return
-    problem = f"{keep.name} exists but is not a backup of {path.name}"
-    try:
-        old = read_regular(keep)
-    except OSError:
-        raise OSError(0, f"{keep.name} exists and is not a regular file; not converted") from None
-    if old == original:
-        return
-    try:
-        converted = _convert_data(entry, old, options)[1]
-    except Exception:   # whatever it is, it is not the original of this file
-        converted = None
-    if (converted if converted is not None else old) != original:
-        raise OSError(0, f"{problem} (a partial copy, or another version); not converted: "
-                         f"move it away to make a new backup")
-
-
 def unified_diff(outcome: FileOutcome) -> bytes:
     """A unified diff of one file (a rename without a change says so)."""
     old = read_regular(outcome.entry.path, follow=outcome.entry.named)
@@ -379,19 +332,31 @@ def diff_bytes(old: bytes, new: bytes, old_rel: str, new_rel: str) -> bytes:
     return text.encode("utf-8", "surrogateescape")
 
 
-def write_compat(result: "CompatResult") -> int:
+def write_compat(result: "CompatResult", force: bool = False) -> int:
     """--compat-header --in-place: each source with its guarded includes, then the header, each
-    atomically (durable, as --in-place is); the number of sources written."""
+    atomically (durable, as --in-place is); the number of sources written. As for convert
+    --in-place (inplace.py), a source that changed since it was read is left (an error), a
+    read-only one is left unless `force`, and other hard links are noted."""
     written = 0
     swept: set[Path] = set()
     for f in result.changed:
         try:
             path = in_place_path(f.entry)
+            st = os.stat(path)
+            if not force and read_only(path, st):
+                result.notes.append(Skipped(f.entry.rel, READ_ONLY, False))
+                continue
             sweep_stale(path.parent, swept)
-            atomic_write(path, f.output or b"", mode_from=path, durable=True, keep_owner=True)
+            replace_unchanged(path, f.output or b"", path, f.input_digest)
         except OSError as exc:
-            raise PortkitError(f"{f.entry.rel}: cannot write: {exc.strerror or exc}") from None
+            if exc.errno != 0:
+                raise PortkitError(f"{f.entry.rel}: cannot write: {exc.strerror or exc}") from None
+            result.skipped.append(Skipped(f.entry.rel, exc.strerror, True))   # a refusal of ours
+            continue
         written += 1
+        if st.st_nlink > 1:
+            result.notes.append(Skipped(f.entry.rel, links_note(st.st_nlink - 1), False))
+    result.written = written
     if result.header_changed:   # compat_paths refused a header that portkit did not generate
         write_output(result.header, result.header_text, durable=True)
     return written

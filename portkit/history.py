@@ -13,6 +13,7 @@ from pathlib import Path
 from .errors import PortkitError
 
 DEFAULT = Path(".portkit") / "history.sqlite"
+SIDECARS = ("-journal", "-wal", "-shm")   # what SQLite writes beside the database while it works
 COLUMNS = ("generated", "root", "version", "files", "lines", "findings", "blockers", "high", "medium",
            "low", "info", "cuda_refs", "refs_converted", "p10_weeks", "p50_weeks", "p90_weeks")
 _TYPE = {"generated": "TEXT", "root": "TEXT", "version": "TEXT", "p10_weeks": "REAL", "p50_weeks": "REAL",
@@ -45,6 +46,29 @@ def _check_types(path: Path, row: dict) -> None:
             ok = isinstance(value, (int, float)) and math.isfinite(value)
         if not ok:
             raise PortkitError(f"{path}: not a portkit history: column {column} holds {value!r:.40}")
+
+
+def check_path(path: Path, root: Path) -> None:
+    """Refuse a database under the audited root that is reached through a symbolic link: the
+    `.portkit` directory, any directory on the way, the file, or the journal SQLite writes beside
+    it. The tree is not trusted (CI audits pull requests), and a committed link would make
+    --record create or overwrite a file outside it. A path outside the root is the user's choice."""
+    try:
+        rel = path.absolute().relative_to(root.absolute())
+    except ValueError:
+        return
+    current = root.absolute()
+    for part in rel.parts:
+        current = current / part
+        _refuse_link(current)
+    for suffix in SIDECARS:
+        _refuse_link(current.with_name(current.name + suffix))
+
+
+def _refuse_link(path: Path) -> None:
+    if path.is_symlink():
+        raise PortkitError(f"{path}: is a symbolic link; the history is never written through one "
+                           f"(remove it, or give --history a path outside the tree)")
 
 
 def _connect(path: Path) -> sqlite3.Connection:

@@ -17,6 +17,7 @@ import stat
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
 from .errors import PortkitError
 
@@ -73,12 +74,14 @@ def _alive(pid: int) -> bool:
 
 
 def atomic_write(target: Path, data: bytes, mode_from: Path | None = None, durable: bool = False,
-                 keep_owner: bool = False) -> None:
+                 keep_owner: bool = False, before_replace: Callable[[], None] | None = None) -> None:
     """Write `data` to `target` so that readers see the old file or the new one, never a part.
 
     `durable` also flushes the data to disk before the rename, so that even a system crash
     cannot leave an empty file where a user's original was (used for --in-place); `keep_owner`
-    gives the new file the owner and group of `mode_from` (or fails: it never silently changes).
+    gives the new file the owner and group of `mode_from` (or fails: it never silently changes);
+    `before_replace` runs last before the rename and may raise to keep the old file (--in-place
+    checks there that nobody changed it meanwhile).
     """
     fd, tmp = new_temp(target.parent, target.name)
     try:
@@ -88,6 +91,8 @@ def atomic_write(target: Path, data: bytes, mode_from: Path | None = None, durab
                 handle.flush()
                 os.fsync(handle.fileno())
         _copy_metadata(tmp, target, mode_from, keep_owner)
+        if before_replace is not None:
+            before_replace()
         os.replace(tmp, target)
     except BaseException:
         _unlink_quietly(tmp)
@@ -153,6 +158,29 @@ def write_output(target: Path, data: bytes, durable: bool = False) -> None:
         raise   # the reader stopped early (`-o /dev/stdout | head`): as for standard output, not an error
     except OSError as exc:
         raise PortkitError(f"{target}: cannot write: {exc.strerror or exc}") from None
+
+
+def write_generated(target: Path, data: bytes, durable: bool, hint: str) -> None:
+    """Write a file portkit generates under a name in a tree or an output root (the polyfill
+    header). Nobody named it, and the tree is not trusted: only a regular file is replaced, never
+    through a symbolic link (dangling or not), and a link that appears meanwhile is replaced by the
+    rename, not followed, so nothing is ever created outside the root."""
+    refuse_unless_regular(target, hint)
+    try:
+        atomic_write(target, data, durable=durable)
+    except OSError as exc:
+        raise PortkitError(f"{target}: cannot write: {exc.strerror or exc}") from None
+
+
+def refuse_unless_regular(target: Path, hint: str) -> None:
+    """A generated file's name holds a regular file or nothing; anything else stops the run with
+    what it is and what to do (`hint`)."""
+    st = _stat(target, follow=False)
+    if st is None or stat.S_ISREG(st.st_mode):
+        return
+    kind = ("a symbolic link" if stat.S_ISLNK(st.st_mode) else "a directory" if stat.S_ISDIR(st.st_mode)
+            else "a FIFO" if stat.S_ISFIFO(st.st_mode) else "not a regular file")
+    raise PortkitError(f"{target}: is {kind}; a generated file is never written through or over one ({hint})")
 
 
 def _write_output(target: Path, data: bytes, durable: bool) -> None:

@@ -33,6 +33,7 @@ class ConvertOptions:
     output: Path | None = None       # -o: mirror the tree there ("-" = stdout, one file only)
     in_place: bool = False
     backup: bool = False
+    force: bool = False              # --in-place also rewrites read-only files
     diff: bool = False
     check: bool = False
     jobs: int = 1
@@ -48,6 +49,7 @@ class FileOutcome:
     output: bytes | None = None      # converted bytes, when they differ from the input
     skipped: Skipped | None = None
     plan: RenamePlan | None = None   # --rename: the run's plan (the file's new name comes from it)
+    input_digest: bytes | None = None   # of the bytes converted: --in-place rewrites only those (inplace.py)
 
     @property
     def changed(self) -> bool:
@@ -84,6 +86,7 @@ class ConvertResult:
     root: Path
     outcomes: list[FileOutcome] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
+    notes: list[Skipped] = field(default_factory=list)   # about files written (a hard link that keeps the old bytes)
     written: int = 0
     written_paths: dict[str, Path] = field(default_factory=dict)   # lower-cased name -> path written (-o)
     diff_text: list[bytes] = field(default_factory=list)

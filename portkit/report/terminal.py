@@ -55,6 +55,8 @@ def render_convert(result: ConvertResult, console: Console, mode: str) -> None:
         console.print(f"\n[bold]Skipped[/] ({len(notes):,}):")
         for s in notes:
             say(console, f"  {s.rel}: {s.reason}")
+    for s in result.notes:
+        say(console, f"note: {s.rel}: {s.reason}")
     for s in result.errors:
         say(console, ("error", "red"), f": {s.rel}: {s.reason}")
     if mode == "output":
@@ -111,7 +113,8 @@ def render_compat(result, console: Console, in_place: bool) -> None:
     headers = {h for f in result.files for h in f.headers}
     header = "unchanged" if not result.header_changed else "written" if in_place else "would change"
     console.print(f"[bold]portkit convert --compat-header[/]: {len(result.names):,} CUDA names and "
-                  f"{len(headers):,} headers mapped for ROCm {result.rocm}; {len(result.changed):,} sources "
+                  f"{len(headers):,} headers mapped for ROCm {result.rocm}; "
+                  f"{result.written if in_place and result.written is not None else len(result.changed):,} sources "
                   f"{'got' if in_place else 'would get'} guarded includes; header {header}")
     manual = [f"{f.entry.rel}:{line}: {what}" if line else f"{f.entry.rel}: {what}"
               for f in result.files for line, what in f.manual]
@@ -122,4 +125,6 @@ def render_compat(result, console: Console, in_place: bool) -> None:
             console.print(f"\n[bold]{title}[/] ({len(items):,}):")
             for item in items:
                 say(console, f"  {item}")
+    for s in result.notes:   # --in-place: read-only files left as they are, other hard links
+        say(console, f"note: {s.rel}: {s.reason}")
 
