@@ -11,6 +11,7 @@ from . import cli_deep
 from .cli_common import MAX_TEAM, add_file_timeout, add_jobs, add_platform_model, bounded, check_file_timeout, codes, \
     count, emit, progress_factory
 from .errors import PortkitError
+from .report.safe_text import safe
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
@@ -86,14 +87,14 @@ def run_audit(args: argparse.Namespace) -> int:
     result = audit_paths(args.paths, opts, progress_factory=progress_factory(Console(stderr=True), "auditing"))
     if not args.quiet:
         for line in cli_deep.notes(result.deep):
-            print(f"portkit: {line}", file=sys.stderr)
+            print(f"portkit: {safe(line)}", file=sys.stderr)
     doc = audit_document(result)
     history_path = args.history or result.root / history.DEFAULT
     if args.record:
         try:
             history.record(doc, history_path)
         except PortkitError as exc:   # the audit itself is still reported
-            print(f"portkit: warning: {exc}; this run is not recorded", file=sys.stderr)
+            print(f"portkit: warning: {safe(exc)}; this run is not recorded", file=sys.stderr)
     if args.html is not None:
         _write_html(doc, args.html, _history(history_path, doc["root"]), args.quiet)
     formatter = audit_formats()[args.format]
@@ -110,7 +111,7 @@ def run_audit(args: argparse.Namespace) -> int:
         sys.stdout.flush()
     if args.format != "text" or args.quiet or args.output is not None:
         for s in result.errors:  # the text report lists them itself
-            print(f"portkit: {s.rel}: {s.reason}", file=sys.stderr)
+            print(f"portkit: {safe(s.rel)}: {safe(s.reason)}", file=sys.stderr)
     if result.errors:
         return 2
     return 1 if result.failed() else 0
@@ -149,5 +150,5 @@ def _history(path: Path, root: str) -> list[dict]:
     try:
         return history.load(path, root)
     except PortkitError as exc:
-        print(f"portkit: warning: {exc}; the report has no trend", file=sys.stderr)
+        print(f"portkit: warning: {safe(exc)}; the report has no trend", file=sys.stderr)
         return []

@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +21,7 @@ import pytest
 from conftest import REPO
 from portkit.cli import main
 from portkit.report import html, shape
+from portkit.report.safe_text import safe, safe_diff
 
 FLASH = REPO / "fixtures" / "audit" / "flash_attention_like"
 
@@ -100,3 +105,85 @@ def test_every_field_the_html_report_reads_is_in_the_validated_shape(saved_audit
     out = io.StringIO()
     html.render(cut, out)
     assert "benchmarks" in out.getvalue()
+
+
+# --- item 14: control characters from the tree never reach a terminal raw ----------------------------
+
+OSC_TITLE = b"\x1b]0;pwned\x07"          # sets the terminal's title
+KERNEL = b"__global__ void k(int*o){ o[threadIdx.x%32]=1; } // " + OSC_TITLE + b" \xc2\x9b \x9b\n"
+RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")   # \t and \n are portkit's own layout
+
+
+def _run(*args: str, cwd: Path) -> tuple[int, str, str]:
+    proc = subprocess.run([sys.executable, "-m", "portkit", *args], cwd=cwd, capture_output=True, check=False)
+    return proc.returncode, proc.stdout.decode("utf-8", "surrogateescape"), proc.stderr.decode("utf-8", "surrogateescape")
+
+
+@pytest.fixture
+def hostile_tree(tmp_path: Path) -> Path:
+    """A file named with an OSC escape, one with a raw C1 CSI byte (not UTF-8) in its name."""
+    tree = tmp_path / "src"
+    tree.mkdir()
+    (tree / os.fsdecode(b"k" + OSC_TITLE + b".cu")).write_bytes(KERNEL)
+    (tree / os.fsdecode(b"j\x9b.cu")).write_bytes(KERNEL)
+    return tree
+
+
+def test_safe_shows_controls_bidi_and_undecodable_bytes_as_escapes():
+    assert safe("a\x1b]0;x\x07\tb\r\n\x7f\x9b\u202ec\udcff é…") == \
+        "a\\x1b]0;x\\x07\\x09b\\x0d\\x0a\\x7f\\x9b\\u202ec\\xff é…"
+    assert safe("plain text, C \"\\x1b\" stays") == "plain text, C \"\\x1b\" stays"
+    assert safe(Path("a\x1bb")) == "a\\x1bb"
+
+
+def test_safe_diff_keeps_line_endings_tabs_form_feeds_and_latin1():
+    diff = b"--- a/k\x1b.cu\n+++ b/k\x1b.cu\n@@ -1 +1 @@\n-\tx\x07\xe9\x0c\r\n+\ty\x9b\xc2\x9b\r\n"
+    assert safe_diff(diff) == \
+        b"--- a/k\\x1b.cu\n+++ b/k\\x1b.cu\n@@ -1 +1 @@\n-\tx\\x07\xe9\x0c\r\n+\ty\\x9b\\x9b\r\n"
+    clean = b"--- a/k.cu\n+++ b/k.cu\n@@ -1 +1 @@\n-\tcudaMalloc\xe9\n+\thipMalloc\xe9\n"
+    assert safe_diff(clean) is clean
+
+
+def test_audit_text_output_escapes_control_characters_in_file_names(hostile_tree: Path):
+    code, out, err = _run("audit", str(hostile_tree), cwd=hostile_tree.parent)
+    assert code == 0 and not RAW_CONTROL.search(out) and not RAW_CONTROL.search(err), (out, err)
+    message = ": PK201 `threadIdx.x%32` assumes 32-lane warps; an AMD wavefront has 64 lanes"
+    assert [line for line in out.splitlines() if "PK201" in line] == [
+        "j\\x9b.cu:1:29" + message, "k\\x1b]0;pwned\\x07.cu:1:29" + message]
+    assert " k\\x1b]0;pwned\\x07.cu " in out   # the top files table
+
+
+def test_convert_diff_and_summary_escape_control_characters(hostile_tree: Path):
+    for name in os.listdir(hostile_tree):
+        (hostile_tree / name).write_bytes(b"void f(void **p) { cudaMalloc(p, 4); cudaDeviceSetLimit("
+                                          b"cudaLimitDevRuntimeSyncDepth, 1); }\t// " + OSC_TITLE + b" \xc2\x9b \xe9\n")
+    code, out, err = _run("convert", str(hostile_tree), "--diff", cwd=hostile_tree.parent)
+    assert code == 0 and not RAW_CONTROL.search(out.replace("\udce9", "")) and not RAW_CONTROL.search(err), (out, err)
+    tail = "\t// \\x1b]0;pwned\\x07 \\x9b \udce9"   # the tab and the latin-1 byte are the file's own text
+    assert out.splitlines()[:7] == [
+        "--- a/j\\x9b.cu", "+++ b/j\\x9b.cu", "@@ -1 +1,3 @@",
+        "-void f(void **p) { cudaMalloc(p, 4); cudaDeviceSetLimit(cudaLimitDevRuntimeSyncDepth, 1); }" + tail,
+        "+", "+#include <hip/hip_runtime.h>",
+        "+void f(void **p) { hipMalloc(p, 4); hipDeviceSetLimit(cudaLimitDevRuntimeSyncDepth, 1); }" + tail]
+    assert "  k\\x1b]0;pwned\\x07.cu:1:57: PK001 cudaLimitDevRuntimeSyncDepth has no HIP equivalent" in err.splitlines()
+
+
+def test_error_lines_escape_the_names_they_carry(tmp_path: Path):
+    code, out, err = _run("report", "gone\x1b]0;pwned\x07.json", "-o", "r.html", cwd=tmp_path)
+    assert code == 2 and err == ("portkit: error: gone\\x1b]0;pwned\\x07.json: cannot read the audit JSON: "
+                                 "[Errno 2] No such file or directory: 'gone\\x1b]0;pwned\\x07.json'\n")
+
+
+def test_json_sarif_csv_and_html_of_a_name_that_is_not_utf8(hostile_tree: Path, tmp_path: Path):
+    """These wrote an internal error (surrogates not allowed) for such a name; JSON now escapes it
+    (and C1 controls) so that it reads back the same, and `portkit report` renders it."""
+    for fmt in ("json", "sarif", "csv"):
+        code, out, err = _run("audit", str(hostile_tree), "--format", fmt, "-o", str(tmp_path / f"a.{fmt}"), "-q",
+                              cwd=tmp_path)
+        assert (code, err) == (0, ""), err
+    text = (tmp_path / "a.json").read_bytes().decode("utf-8")   # valid UTF-8
+    assert '"path": "j\\udc9b.cu"' in text and "\\u009b" in text and not RAW_CONTROL.search(text)
+    doc = json.loads(text)
+    assert [f["path"] for f in doc["findings"]] == ["j\udc9b.cu", "k\x1b]0;pwned\x07.cu"]
+    assert doc["findings"][0]["snippet"].endswith("// \x1b]0;pwned\x07 \x9b \ufffd")
+    assert _run("report", str(tmp_path / "a.json"), "-o", str(tmp_path / "r.html"), cwd=tmp_path)[0] == 0

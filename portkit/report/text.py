@@ -151,7 +151,8 @@ def render_explain(doc: dict, stream: TextIO) -> None:
     console.print(items_table(e, why=True))
     for o in e["optional"]:
         console.print()
-        table = Table(title=f"Optional: {o['feature']} (not in the estimate)", title_justify="left", show_edge=False)
+        table = Table(title=cell(f"Optional: {o['feature']} (not in the estimate)"), title_justify="left",
+                      show_edge=False)
         for name in ("item", "covers", "P10", "P50", "P90"):
             table.add_column(name, justify="right" if name.startswith("P") else "left")
         for i in (i for i in e["items"] if i["optional"] == o["feature"]):
