@@ -12,6 +12,7 @@ import io
 import json
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
+from portkit import history
 from portkit.cli import main
 from portkit.report import html, shape
 from portkit.report.safe_text import safe, safe_diff
@@ -187,3 +189,20 @@ def test_json_sarif_csv_and_html_of_a_name_that_is_not_utf8(hostile_tree: Path, 
     assert [f["path"] for f in doc["findings"]] == ["j\udc9b.cu", "k\x1b]0;pwned\x07.cu"]
     assert doc["findings"][0]["snippet"].endswith("// \x1b]0;pwned\x07 \x9b \ufffd")
     assert _run("report", str(tmp_path / "a.json"), "-o", str(tmp_path / "r.html"), cwd=tmp_path)[0] == 0
+
+
+def test_report_history_with_a_negative_number_has_no_trend(saved_audit: dict, tmp_path: Path, capsys):
+    """A negative count or week in the history database drew the trend off its chart."""
+    saved, db = tmp_path / "a.json", tmp_path / "history.sqlite"
+    saved.write_text(json.dumps(saved_audit))
+    with sqlite3.connect(db) as con:
+        con.execute(history._SCHEMA)
+        for weeks in (-3.0, 2.0):
+            con.execute(f"INSERT INTO runs ({', '.join(history.COLUMNS)}) VALUES ({', '.join('?' * 16)})",
+                        ("2026-11-26T00:00:00Z", saved_audit["root"], "1", 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1.0,
+                         weeks, 3.0))
+    con.close()
+    assert main(["report", str(saved), "-o", str(tmp_path / "r.html"), "--history", str(db)]) == 0
+    assert capsys.readouterr().err == (f"portkit: warning: {db}: not a portkit history: column p50_weeks holds "
+                                       f"-3.0; the report has no trend\nportkit: wrote the HTML report to "
+                                       f"{tmp_path / 'r.html'}\n")
