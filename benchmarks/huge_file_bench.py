@@ -42,7 +42,8 @@ def main() -> None:
         size = generate(source, args.repeats, args.lines)
         out = Path(tmp) / "audit.out"
         run = run_portkit(["audit", str(source), "--format", args.format, "-o", str(out), "-q"])
-        record = {"repeats": args.repeats, "lines": args.lines, "input_mb": round(size / 2**20, 2), "format": args.format, **run,
+        record = {"repeats": args.repeats, "lines": args.lines, "input_mb": round(size / 2**20, 2),
+                  "format": args.format, **run,
                   "rss_per_input": round(run["peak_rss_mb"] / (size / 2**20), 1)}
         if args.format == "json":
             doc = json.loads(out.read_text())

@@ -118,7 +118,8 @@ RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")   # \t an
 
 def _run(*args: str, cwd: Path) -> tuple[int, str, str]:
     proc = subprocess.run([sys.executable, "-m", "portkit", *args], cwd=cwd, capture_output=True, check=False)
-    return proc.returncode, proc.stdout.decode("utf-8", "surrogateescape"), proc.stderr.decode("utf-8", "surrogateescape")
+    out, err = (data.decode("utf-8", "surrogateescape") for data in (proc.stdout, proc.stderr))
+    return proc.returncode, out, err
 
 
 @pytest.fixture

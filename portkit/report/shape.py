@@ -39,7 +39,8 @@ AUDIT = {
     "tool": {"version": str, "mappings": {"names": int, "newest_rocm": str}},
     "options": {"rocm": (str, type(None))},
     "summary": {"files": int, "lines": int, "findings": int, "blockers": int, "cuda_refs": int,
-                "refs_converted": int, "refs_left": int, "converted_share": NUMBER, "by_severity": MapOf(int), "headline": str},
+                "refs_converted": int, "refs_left": int, "converted_share": NUMBER, "by_severity": MapOf(int),
+                "headline": str},
     "estimate": {
         "hours": PERCENTILES, "person_weeks": PERCENTILES, "calendar_weeks": {"p50": NUMBER, "p90": NUMBER},
         "team_size": int, "focus_hours_per_week": NUMBER,
