@@ -15,6 +15,7 @@ from . import ecosystem, effort, optional, platform_facts, polyfills, rules, sup
 from .errors import PortkitError
 from .files import Entry, Skipped, discover, read
 from .findings import SEVERITIES
+from .findingstore import CAP_PER_CODE
 from .results import AuditOptions, AuditResult, FileAudit
 from .scan import FileScan, Options, scan_source
 from .source import SourceFile
@@ -37,11 +38,21 @@ def audit_bytes(rel: str, data: bytes, kind: str, job: ScanJob) -> FileScan:
     scan = scan_source(source, job.scan) if kind == "source" else scan_text(source, kind, job.scan)
     kept = [f for f in scan.findings if f.code in job.enabled]
     kept = suppress.apply(source, kept, job.enabled)
+    if scan.metrics.findings_not_stored:
+        scan.metrics.findings_not_stored = _counted(source, kind, scan.metrics.findings_not_stored, job.enabled)
     if job.hours:
         hours = effort.default_model().file_finding_hours(kept)
         kept = [replace(f, effort_hours=h) for f, h in zip(kept, hours)]
     scan.findings = kept
     return scan
+
+
+def _counted(source: SourceFile, kind: str, counts: dict, enabled: frozenset[str]) -> dict:
+    """The counts of findings past the cap (findingstore.py) of enabled rules the file does not
+    ignore as a whole (`file-ignore`); a line's own suppression is not matched against them."""
+    whole = [s.codes for s in suppress.find(source, kind) if s.target is None]
+    return {key: n for key, n in counts.items()
+            if key[0] in enabled and not any(not codes or key[0].startswith(codes) for codes in whole)}
 
 
 def _audit_entry(entry: Entry, job: ScanJob) -> FileAudit:
@@ -88,8 +99,9 @@ def audit_paths(paths: list[Path], opts: AuditOptions,
         opts = replace(opts, scan=platform_facts.project_platforms(entries, opts.scan))
     result = AuditResult(root=root, options=opts, skipped=skipped)
     progress = progress_factory(len(entries)) if progress_factory else None
-    job = ScanJob(opts.scan if opts.scan.audit else
-                  replace(opts.scan, audit=True, launch_syntax="cuda", builtins="cuda"), enabled)
+    scan = opts.scan if opts.scan.audit else replace(opts.scan, audit=True, launch_syntax="cuda", builtins="cuda")
+    # a report keeps CAP_PER_CODE findings of a rule per file and counts the rest (check keeps all)
+    job = ScanJob(replace(scan, finding_cap=scan.finding_cap or CAP_PER_CODE), enabled)
     if opts.deep is not None:   # parse: libclang's facts first, in worker processes
         from .deep import engine
         result.deep = engine.collect(root, entries, opts.deep, progress_factory)

@@ -15,6 +15,7 @@ import sys
 from . import cli_audit, cli_convert, cli_gate, cli_info, cli_verify
 from .cli_common import codes, progress_factory
 from .errors import PortkitError
+from .report.safe_text import safe
 from .version import __version__
 
 # rich, the converter and the report modules are imported by the commands that use them: the
@@ -69,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
             return cli_verify.run(args, progress_factory(Console(stderr=True), "compiling"))
         parser.error(f"unknown command {args.command}")
     except PortkitError as exc:
-        print(f"portkit: error: {exc}", file=sys.stderr)
+        print(f"portkit: error: {safe(exc)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("portkit: interrupted", file=sys.stderr)
@@ -82,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # an internal error: one line unless PORTKIT_DEBUG asks for the traceback
         if os.environ.get("PORTKIT_DEBUG"):
             raise
-        print(f"portkit: internal error: {type(exc).__name__}: {exc} "
+        print(f"portkit: internal error: {type(exc).__name__}: {safe(exc)} "
               f"(set PORTKIT_DEBUG=1 for details, and please report it)", file=sys.stderr)
         return 2
     return 0

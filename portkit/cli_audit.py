@@ -11,6 +11,7 @@ from . import cli_deep
 from .cli_common import MAX_TEAM, add_file_timeout, add_jobs, add_platform_model, bounded, check_file_timeout, codes, \
     count, emit, progress_factory
 from .errors import PortkitError
+from .report.safe_text import safe
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
@@ -86,7 +87,7 @@ def run_audit(args: argparse.Namespace) -> int:
     result = audit_paths(args.paths, opts, progress_factory=progress_factory(Console(stderr=True), "auditing"))
     if not args.quiet:
         for line in cli_deep.notes(result.deep):
-            print(f"portkit: {line}", file=sys.stderr)
+            print(f"portkit: {safe(line)}", file=sys.stderr)
     doc = audit_document(result)
     history_path = args.history or result.root / history.DEFAULT
     refused = _record(doc, history_path, result.root) if args.record else None
@@ -106,9 +107,9 @@ def run_audit(args: argparse.Namespace) -> int:
         sys.stdout.flush()
     if args.format != "text" or args.quiet or args.output is not None:
         for s in result.errors:  # the text report lists them itself
-            print(f"portkit: {s.rel}: {s.reason}", file=sys.stderr)
+            print(f"portkit: {safe(s.rel)}: {safe(s.reason)}", file=sys.stderr)
     if refused is not None:
-        print(f"portkit: error: {refused}", file=sys.stderr)
+        print(f"portkit: error: {safe(refused)}", file=sys.stderr)
     if result.errors or refused is not None:
         return 2
     return 1 if result.failed() else 0
@@ -125,7 +126,7 @@ def _record(doc: dict, path: Path, root: Path) -> PortkitError | None:
     try:
         history.record(doc, path)
     except PortkitError as exc:   # the audit itself is still reported
-        print(f"portkit: warning: {exc}; this run is not recorded", file=sys.stderr)
+        print(f"portkit: warning: {safe(exc)}; this run is not recorded", file=sys.stderr)
     return None
 
 
@@ -165,5 +166,5 @@ def _history(path: Path, root: str, tree: Path | None = None) -> list[dict]:
             history.check_path(path, tree)
         return history.load(path, root)
     except PortkitError as exc:
-        print(f"portkit: warning: {exc}; the report has no trend", file=sys.stderr)
+        print(f"portkit: warning: {safe(exc)}; the report has no trend", file=sys.stderr)
         return []

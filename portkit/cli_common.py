@@ -123,9 +123,12 @@ def emit(text: str, output: Path, what: str, quiet: bool = False) -> None:
     data itself.
     """
     from .output import write_output
-    write_output(output, text.encode("utf-8"))   # a file atomically; a device or FIFO as a stream
+    from .report.safe_text import safe
+    # a file atomically, a device or FIFO as a stream; a file name's undecodable bytes (kept as
+    # surrogates) are written back as those bytes, as on standard output
+    write_output(output, text.encode("utf-8", "surrogateescape"))
     if not quiet:
-        print(f"portkit: wrote {what} to {output}", file=sys.stderr)
+        print(f"portkit: wrote {what} to {safe(output)}", file=sys.stderr)
 
 
 

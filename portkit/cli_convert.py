@@ -10,6 +10,7 @@ from pathlib import Path
 from . import cli_deep, cli_verify
 from .cli_common import add_file_timeout, add_jobs, add_platform_model, check_file_timeout, progress_factory
 from .errors import PortkitError
+from .report.safe_text import safe, safe_diff
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -133,18 +134,18 @@ def run(args: argparse.Namespace) -> int:
     console = Console(stderr=data_on_stdout, highlight=False, soft_wrap=True)
     result = convert_paths(args.paths, opts, progress_factory=progress_factory(Console(stderr=True)),
                            stdout=sys.stdout.buffer)
-    for chunk in result.diff_text:
-        sys.stdout.buffer.write(chunk)
+    for chunk in result.diff_text:   # names and lines from the tree: no control character reaches a terminal
+        sys.stdout.buffer.write(safe_diff(chunk))
     sys.stdout.flush()
     if not args.quiet:
         mode = ("check" if args.check else "diff" if args.diff else
                 "in-place" if args.in_place else "stdout" if data_on_stdout else "output")
         render_convert(result, console, mode)
         for line in cli_deep.notes(result.deep):
-            print(f"portkit: {line}", file=sys.stderr)
+            print(f"portkit: {safe(line)}", file=sys.stderr)
     else:
         for s in result.errors:
-            print(f"portkit: {s.rel}: {s.reason}", file=sys.stderr)
+            print(f"portkit: {safe(s.rel)}: {safe(s.reason)}", file=sys.stderr)
     if result.errors:
         return 2
     if args.check and (result.changed or (result.polyfills is not None and result.polyfills.changed)):
@@ -191,11 +192,11 @@ def _run_compat(args: argparse.Namespace) -> int:
     result = compat_paths(args.paths, args.compat_header, options, args.jobs)
     if args.diff:
         for f in result.changed:
-            sys.stdout.buffer.write(diff_bytes(read_regular(f.entry.path, f.entry.named), f.output or b"",
-                                               f.entry.rel, f.entry.rel))
+            sys.stdout.buffer.write(safe_diff(diff_bytes(read_regular(f.entry.path, f.entry.named), f.output or b"",
+                                                         f.entry.rel, f.entry.rel)))
         if result.header_changed:
-            sys.stdout.buffer.write(diff_bytes(result.old_header or b"", result.header_text, result.header_rel,
-                                               result.header_rel))
+            sys.stdout.buffer.write(safe_diff(diff_bytes(result.old_header or b"", result.header_text,
+                                                         result.header_rel, result.header_rel)))
         sys.stdout.flush()
     if args.in_place:
         write_compat(result, args.force)
@@ -203,7 +204,7 @@ def _run_compat(args: argparse.Namespace) -> int:
         render_compat(result, Console(stderr=args.diff, highlight=False, soft_wrap=True), args.in_place)
     for s in result.skipped:
         if s.error:
-            print(f"portkit: {s.rel}: {s.reason}", file=sys.stderr)
+            print(f"portkit: {safe(s.rel)}: {safe(s.reason)}", file=sys.stderr)
     if any(s.error for s in result.skipped):
         return 2
     if args.check and (result.changed or result.header_changed):

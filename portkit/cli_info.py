@@ -52,7 +52,8 @@ def run_mappings(args: argparse.Namespace) -> int:
     if args.name:
         found = lookup(db, args.name)
         if not found:
-            print(f"portkit: {args.name}: not in the mapping tables", file=sys.stderr)
+            from .report.safe_text import safe
+            print(f"portkit: {safe(args.name)}: not in the mapping tables", file=sys.stderr)
             return 1
         for index, m in enumerate(found):
             if index:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Callable
 from tree_sitter import Node
 
 from .edits import Edit
+from .findingstore import FindingStore
 from .findings import Finding, fingerprint
 from .mappings import MappingDB, Version
 from .regions import FALLBACK, PORTED, RegionMap
@@ -63,6 +64,7 @@ class Options:
     # --active-only --engine clang: (rel, inactive line runs) of every file clang preprocessed;
     # for these its preprocessor decides, for the others ppexpr under -D/-U does
     clang_inactive: tuple[tuple[str, tuple[tuple[int, int], ...]], ...] = ()
+    finding_cap: int = 0                 # audit: findings of one rule kept per file (findingstore.py); 0: all
 
 
 @dataclass
@@ -91,6 +93,8 @@ class Metrics:
     refs_inactive: int = 0         # --active-only: CUDA names left in branches not compiled under -D/-U
     branches_inactive: int = 0     # --active-only: #if branches left as they are
     branches_undecided: int = 0    # --active-only: conditions ppexpr cannot evaluate (converted as active)
+    # findings past Options.finding_cap, counted, not kept: (code, pattern, severity, platform) -> count
+    findings_not_stored: dict[tuple[str, str, str, str], int] = field(default_factory=dict)
 
 
 @dataclass
@@ -144,7 +148,8 @@ class ScanContext:
     options: Options
     target: Version
     edits: list[Edit] = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)
+    store: FindingStore = field(default_factory=FindingStore)   # dedupes and caps what report() keeps
+    findings: list[Finding] = field(init=False)                  # the store's kept findings, as reported
     metrics: Metrics = field(default_factory=Metrics)
     includes: list[IncludeSeen] = field(default_factory=list)
     uses_runtime_api: bool = False
@@ -153,6 +158,9 @@ class ScanContext:
     # parsed again and walked with it (rewrite/macros.py) without importing scan.
     dispatch: "Dispatch | None" = None
     regions: RegionMap = field(default_factory=RegionMap)   # the platform model of this file
+
+    def __post_init__(self) -> None:
+        self.findings = self.store.findings
 
     def first(self, key: object) -> bool:
         """True the first time `key` is seen in this file (rules that report once per function)."""
@@ -191,12 +199,22 @@ class ScanContext:
             message = "AMD builds take another branch of this #if (nvcc alone compiles this one): " + message
         line, col = self.source.position(start)
         end_line, end_col = self.source.position(max(start, end))
+        index = self.store.admit(code, subject, (line, col), (end_line, end_col), severity, region or "")
+        if index is None:   # a duplicate on its line, or counted past the cap: nothing to build
+            return
         snippet = self.memo.get(("snippet", line))
         if snippet is None:   # once per line: a generated file may put thousands of findings on one
             snippet = self.memo[("snippet", line)] = line_snippet(self.source, line)
-        self.findings.append(Finding(
+        self.store.put(index, Finding(
             code=code, name=name, severity=severity, category=category, path=self.source.rel,
             line=line, column=col, end_line=end_line, end_column=end_col, message=message,
             snippet=snippet, fix=fix, subject=subject, platform=region or "",
             fingerprint=fingerprint(code, self.source.rel, subject, snippet, region or ""),
         ))
+
+    def finished_findings(self) -> list[Finding]:
+        """The file's findings once its scan is done (FindingStore.finish); the count of those past
+        the cap goes to the metrics."""
+        findings = self.store.finish()
+        self.metrics.findings_not_stored = dict(self.store.over)
+        return findings

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 
 SEVERITIES = ("blocker", "high", "medium", "low", "info")
+_NAME = re.compile(r"[A-Za-z_][\w:.]*")
 
 
 @dataclass(frozen=True)
@@ -42,3 +44,9 @@ def fingerprint(code: str, path: str, subject: str, snippet: str, platform: str 
     region = f"\0{platform}" if platform else ""
     digest = hashlib.sha256(f"{code}\0{path}\0{subject}\0{norm}{region}".encode("utf-8", "replace"))
     return digest.hexdigest()[:16]
+
+
+def pattern(subject: str) -> str:
+    """What a finding is about, for grouping (the estimate's items): its CUDA name, or "" for a
+    construct (`x & 31`)."""
+    return subject if _NAME.fullmatch(subject) else ""

@@ -43,7 +43,7 @@ def _check_types(path: Path, row: dict) -> None:
         if _TYPE.get(column) == "TEXT":
             ok = isinstance(value, str)
         else:
-            ok = isinstance(value, (int, float)) and math.isfinite(value)
+            ok = isinstance(value, (int, float)) and math.isfinite(value) and value >= 0   # counts and weeks
         if not ok:
             raise PortkitError(f"{path}: not a portkit history: column {column} holds {value!r:.40}")
 

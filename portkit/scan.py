@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from . import parse, polyfills, regions, rules
+from . import findingstore, parse, polyfills, regions, rules
 from .context import FileScan, Metrics, Options, ScanContext, View, line_snippet
 from .edits import normalize, resolve
 from .findings import Finding
+from .findingstore import FindingStore
 from .mappings import MappingDB, default_db
 from .rewrite import (builtins, codes, guards, identifiers, includes, launches, macros, minmax, preproc_names,
                       strictness, strings, warpfix)
@@ -120,7 +121,8 @@ def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB 
     """Scan one file: the edits that convert it, the findings, and its metrics."""
     db = db or default_db()
     ctx = ScanContext(source=source, db=db, options=options, target=options.rocm or db.newest,
-                      dispatch=dispatch, regions=platform_map(source, options))
+                      dispatch=dispatch, regions=platform_map(source, options),
+                      store=FindingStore(options.finding_cap, rules.refines()))
     ctx.metrics.lines = source.line_count
     ctx.metrics.shim = ctx.regions.shim
     ctx.metrics.region_bytes = ctx.regions.totals(len(source.data))
@@ -154,7 +156,7 @@ def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB 
     if options.polyfills and (ctx.metrics.polyfills or polyfills.HEADER.encode() in data):
         polyfills.include(ctx, includes.insertion_point(ctx, root)[0])
     edits = normalize(resolve(data, ctx.edits))   # moved arguments take their converted text first
-    findings = finish_findings(ctx.findings)
+    findings = ctx.finished_findings()
     if options.audit and fixes:
         findings = warpfix.suggest(findings, fixes, source)
     return FileScan(source.rel, edits, findings, ctx.metrics)
@@ -193,26 +195,10 @@ def configured_map(source: SourceFile, options: Options) -> regions.RegionMap:
 
 def finish_findings(findings: list[Finding]) -> list[Finding]:
     """Sorted, with converter findings dropped inside the span of a rule's finding that says more
-    about the same construct, and one finding per rule, subject and line.
+    about the same construct, and one finding per rule, subject and line (findingstore.py).
 
     A rule module may list the codes it REFINES: `__syncwarp` is PK001 for the converter
     (no HIP name in ROCm 5.2) and PK206 for the audit, which explains the real hazard; the
     user sees the specific finding once, not both.
     """
-    spans: dict[str, list[tuple[tuple[int, int], tuple[int, int]]]] = {}
-    for f in findings:
-        for code in rules.refines().get(f.code, ()):
-            spans.setdefault(code, []).append(((f.line, f.column), (f.end_line, max(f.end_column, f.column + 1))))
-
-    def refined(f: Finding) -> bool:
-        at = (f.line, f.column)
-        return any(start <= at < end for start, end in spans.get(f.code, ()))
-
-    kept, seen = [], set()
-    for f in sorted(findings, key=Finding.sort_key):
-        key = (f.line, f.code, f.subject)   # the same construct twice on a line is one finding
-        if key in seen or refined(f):
-            continue
-        seen.add(key)
-        kept.append(f)
-    return kept
+    return findingstore.finish_findings(findings, rules.refines())

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from . import buildfiles, rules
 from .context import FileScan, Options, ScanContext
+from .findingstore import FindingStore
 from .mappings import MappingDB, default_db
-from .scan import finish_findings
 from .source import SourceFile
 
 
@@ -20,7 +20,8 @@ def scan_text(source: SourceFile, kind: str, options: Options, db: MappingDB | N
     text rules for `kind` over it. The audit keeps the migration's findings: PK508 says what
     `convert` will leave for a person."""
     ctx = ScanContext(source=source, db=db or default_db(), options=options,
-                      target=options.rocm or (db or default_db()).newest)
+                      target=options.rocm or (db or default_db()).newest,
+                      store=FindingStore(options.finding_cap, rules.refines()))
     ctx.metrics.kind = kind
     ctx.metrics.lines = source.line_count
     if kind in buildfiles.FORMATS and options.build_files:
@@ -28,4 +29,4 @@ def scan_text(source: SourceFile, kind: str, options: Options, db: MappingDB | N
     if options.audit:
         for check in rules.text_hooks().get(kind, ()):
             check(ctx)
-    return FileScan(source.rel, ctx.edits, finish_findings(ctx.findings), ctx.metrics)
+    return FileScan(source.rel, ctx.edits, ctx.finished_findings(), ctx.metrics)

@@ -17,7 +17,6 @@ apart. The costs come from mappings/effort.toml (effort.CostModel).
 
 from __future__ import annotations
 
-import re
 from typing import Iterable
 
 from . import optional as optional_code
@@ -26,10 +25,9 @@ from .ecosystem import Ecosystem
 from .effort import (PROJECT, CostModel, Estimate, Item, Range, added, archetype, optional_totals, scaled,
                      total, weeks_of)
 from .errors import PortkitError
-from .findings import Finding
+from .findings import Finding, pattern
 
-BUILD_LEFT = "PK508"
-NAME = re.compile(r"[A-Za-z_][\w:.]*")   # build-step-not-migrated: a build file convert leaves for a person
+BUILD_LEFT = "PK508"   # build-step-not-migrated: a build file convert leaves for a person
 
 
 def signals(files: Iterable[tuple[str, Metrics]], findings: list[Finding]) -> set[str]:
@@ -70,26 +68,42 @@ def _where(f: Finding) -> str:
 
 
 def _pattern(f: Finding) -> str:
-    """What a finding is about, for grouping: its CUDA name, or "" for a construct (`x & 31`)."""
-    return f.subject if NAME.fullmatch(f.subject) else ""
+    return pattern(f.subject)
 
 
-def patterns(findings: list[Finding], model: CostModel, feature) -> list[Item]:
-    """One item per (rule, CUDA name, severity, optional feature): first site full, the rest `per_site`."""
+def patterns(findings: list[Finding], model: CostModel, feature,
+             counted: Iterable[tuple[str, dict]] = ()) -> list[Item]:
+    """One item per (rule, CUDA name, severity, optional feature): first site full, the rest `per_site`.
+
+    `counted`: per file, the findings past the audit's per-file cap (findingstore.py), by (code,
+    pattern, severity, platform): each is a further site of the item that holds the last kept
+    finding like it in that file (none kept: it costs nothing, as such findings would)."""
     groups: dict[tuple, list[Finding]] = {}
+    like: dict[tuple, tuple] = {}
     for f in findings:
         hours = model.finding_hours(f)
         if hours[2] > 0:
-            groups.setdefault((f.code, _pattern(f), hours, feature(f.path, f.line)), []).append(f)
+            key = (f.code, _pattern(f), hours, feature(f.path, f.line))
+            groups.setdefault(key, []).append(f)
+            like[(f.path, f.code, _pattern(f), f.severity, f.platform)] = key
+    extra: dict[tuple, int] = {}
+    for path, counts in counted:
+        for (code, subject, severity, platform), n in counts.items():
+            key = like.get((path, code, subject, severity, platform))
+            if key is not None:
+                extra[key] = extra.get(key, 0) + n
     out = []
-    for (code, subject, hours, opt), group in sorted(groups.items()):
+    for key, group in sorted(groups.items()):
+        code, subject, hours, opt = key
         factor = model.site_factor(code)
-        n = len(group)
+        n = len(group) + extra.get(key, 0)
         first = group[0]
         label = f"{first.name}: {subject}" if subject else first.name
         why = (f"{code}: {first.fix or first.message}" if n == 1 else
                f"{code}: {first.fix or first.message} Priced once ({hours[1]:g} h likely), then "
                f"{factor:.0%} of that for each of the {n - 1} further sites.")
+        if extra.get(key):
+            why += f" {extra[key]:,} of the sites are past the per-file cap: counted, not listed."
         out.append(Item("pattern", f"{code}:{subject}" if subject else code, label, first.category,
                         _directory(f.path for f in group), n, scaled(hours, 1 + (n - 1) * factor), why,
                         tuple(_where(f) for f in group), (("sites", n),), opt))
@@ -216,7 +230,8 @@ def items(files: list[tuple[str, Metrics]], findings: list[Finding], present: se
     """Every priced piece of the port: patterns, units, fixed costs, dependencies."""
     feature = found.feature if found is not None else (lambda path, line: "")
     whole = (lambda path: found.files.get(path, "")) if found is not None else (lambda path: "")
-    return (patterns(findings, model, feature) + units(files, model, whole)
+    counted = [(path, m.findings_not_stored) for path, m in files if m.findings_not_stored]
+    return (patterns(findings, model, feature, counted) + units(files, model, whole)
             + fixed(present, facts(files, findings, whole), model)
             + dependencies(files, findings, eco, model, found))
 

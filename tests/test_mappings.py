@@ -100,7 +100,7 @@ def test_cache_is_used_and_invalidated_by_a_table_change(tmp_path, monkeypatch):
     tables.mkdir()
     write(tables, "runtime", GOOD)
     assert load_tables_cached(tables).names["cudaMalloc"].hip == "hipMalloc"
-    assert len(list((tmp_path / "cache").glob("tables-*.pickle"))) == 1
+    assert len(list((tmp_path / "cache").glob("tables-*.json"))) == 1
     assert load_tables_cached(tables).names["cudaMalloc"].hip == "hipMalloc"
     write(tables, "runtime", GOOD.replace("hipMalloc", "hipMallocX").replace('"1.6"', '"1.7"'))
     assert load_tables_cached(tables).names["cudaMalloc"].hip == "hipMallocX"

@@ -15,6 +15,7 @@ from .. import ecosystem, polyfills, rules
 from ..results import AuditResult
 from ..effort import Estimate, Item
 from ..findings import SEVERITIES, Finding
+from ..findingstore import CAP_PER_CODE
 from ..mappings import default_db, format_version
 from ..version import __version__
 
@@ -199,6 +200,8 @@ def audit_document(result: AuditResult) -> dict:
             "kernels": sum(s.metrics.kernels for s in scans),
             "launches": sum(s.metrics.launches for s in scans),
             "partially_parsed_files": sum(1 for s in scans if s.metrics.partially_parsed),
+            "findings_not_stored": sum(n for s in scans for n in s.metrics.findings_not_stored.values()),
+            "findings_cap": opts.scan.finding_cap or CAP_PER_CODE,
             "skipped": [{"path": s.rel, "reason": s.reason, "error": s.error} for s in result.all_skipped],
             "platforms": _platforms(result),
             "polyfills": _polyfills(result),
@@ -213,7 +216,7 @@ def audit_document(result: AuditResult) -> dict:
             "cuda_refs": s.metrics.refs_found, "refs_converted": s.metrics.refs_converted,
             "refs_left": s.metrics.refs_left, "kernels": s.metrics.kernels,
             "launches": s.metrics.launches, "partially_parsed": s.metrics.partially_parsed,
-            "findings": len(s.findings),
+            "findings": len(s.findings), "findings_not_stored": _not_stored(s),
             "effort_hours": round(sum(sum(f.effort_hours) / 3 for f in s.findings), 2),
         } for s in scans],
         "findings": [finding_record(f) for f in findings],
@@ -221,6 +224,14 @@ def audit_document(result: AuditResult) -> dict:
     }
     doc["summary"]["headline"] = conversion_headline(doc["summary"])["text"]   # the same words everywhere
     return doc
+
+
+def _not_stored(scan) -> dict[str, int]:
+    """A file's findings past the per-file cap of its rule (findingstore.py), by code."""
+    counts: Counter = Counter()
+    for (code, _, _, _), n in scan.metrics.findings_not_stored.items():
+        counts[code] += n
+    return dict(sorted(counts.items()))
 
 
 def deep_record(deep) -> dict:

@@ -7,10 +7,10 @@ finding when lines move.
 
 from __future__ import annotations
 
-import json
 from typing import TextIO
 
 from .. import rules
+from .json import dumps
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVEL = {"blocker": "error", "high": "error", "medium": "warning", "low": "note", "info": "note"}
@@ -93,5 +93,5 @@ def document(doc: dict) -> dict:
 
 
 def render(doc: dict, stream: TextIO, statistics: bool = False) -> None:
-    json.dump(document(doc), stream, indent=2, ensure_ascii=False)
+    stream.write(dumps(document(doc)))   # as report/json.py writes JSON: C1 and surrogates escaped
     stream.write("\n")

@@ -4,7 +4,10 @@
 describes the whole document; this is the part html.py and the template read, as Python data
 (jsonschema is only a test dependency, and docs/ is not shipped). A wrong type anywhere is one
 message naming the JSON path (`findings[3].line: expected an integer, got "x"`), never a
-traceback from inside the template. Numbers must be finite: JSON's 1e400 parses as infinity.
+traceback from inside the template. Numbers must be finite (JSON's 1e400 parses as infinity,
+Python reads NaN) and not negative: every number here is a count, hours, weeks or a share, and a
+negative one would draw bars backwards. Every field the report reads is listed here
+(tests/test_hardening_output.py renders a document cut down to this shape).
 """
 
 from __future__ import annotations
@@ -36,9 +39,10 @@ AUDIT = {
     "tool": {"version": str, "mappings": {"names": int, "newest_rocm": str}},
     "options": {"rocm": (str, type(None))},
     "summary": {"files": int, "lines": int, "findings": int, "blockers": int, "cuda_refs": int,
-                "refs_converted": int, "converted_share": NUMBER, "by_severity": MapOf(int), "headline": str},
+                "refs_converted": int, "refs_left": int, "converted_share": NUMBER, "by_severity": MapOf(int),
+                "headline": str},
     "estimate": {
-        "person_weeks": PERCENTILES, "calendar_weeks": {"p50": NUMBER, "p90": NUMBER},
+        "hours": PERCENTILES, "person_weeks": PERCENTILES, "calendar_weeks": {"p50": NUMBER, "p90": NUMBER},
         "team_size": int, "focus_hours_per_week": NUMBER,
         "archetype": {"label": str, "reference": str, "feasible": bool},
         "by_category": NAMED_HOURS, "by_directory": NAMED_HOURS,
@@ -104,11 +108,17 @@ def problem(doc: object, shape: object = AUDIT, where: str = "") -> str | None:
 def _scalar(doc: object, shape: object, where: str) -> str | None:
     if shape == NUMBER:
         ok = isinstance(doc, (int, float)) and not isinstance(doc, bool) and math.isfinite(doc)
-        return None if ok else _wrong(where, "a finite number", doc)
+        return _negative(doc, where) if ok else _wrong(where, "a finite number", doc)
     types = shape if isinstance(shape, tuple) else (shape,)
     if isinstance(doc, bool) and bool not in types:
         return _wrong(where, _NAMES.get(types[0], "a value"), doc)
-    return None if isinstance(doc, types) else _wrong(where, _NAMES.get(types[0], "a value"), doc)
+    if not isinstance(doc, types):
+        return _wrong(where, _NAMES.get(types[0], "a value"), doc)
+    return _negative(doc, where) if isinstance(doc, int) and not isinstance(doc, bool) else None
+
+
+def _negative(value: float, where: str) -> str | None:
+    return _wrong(where, "a number >= 0", value) if value < 0 else None
 
 
 _NAMES = {int: "an integer", str: "a string", bool: "true or false"}

@@ -38,6 +38,7 @@ def render_console(doc: dict, console: Console, statistics: bool = False) -> Non
     _blockers(doc, console)
     _findings(doc, console)
     _listing(doc, console)
+    _not_stored(doc, console)
     _where(doc, console)
     if statistics:
         _statistics(doc, console)
@@ -48,8 +49,10 @@ def render_console(doc: dict, console: Console, statistics: bool = False) -> Non
 def _estimate(doc: dict, console: Console) -> None:
     e, s = doc["estimate"], doc["summary"]
     arche = e["archetype"]
+    more = s.get("findings_not_stored", 0)
     say(console, ("portkit audit", "bold"), f" of {doc['root']}: {_plural(s['files'], 'file')}, "
-        f"{s['lines']:,} lines, {_plural(s['findings'], 'finding')}")
+        f"{s['lines']:,} lines, {_plural(s['findings'], 'finding')}"
+        + (f" and {more:,} more past the per-file cap (counted, not listed)" if more else ""))
     pw, cw = e["person_weeks"], e["calendar_weeks"]
     console.print(f"[bold]Estimate:[/] {_weeks(pw['p50'])} person-weeks (P50), {_weeks(pw['p10'])}-"
                   f"{_weeks(pw['p90'])} (P10-P90); {_weeks(cw['p50'])}-{_weeks(cw['p90'])} calendar weeks "
@@ -117,6 +120,20 @@ def _listing(doc: dict, console: Console) -> None:
         console.print(f"... and {len(rest) - MAX_FINDINGS_LISTED} more (all of them: --format json, sarif or csv)")
 
 
+def _not_stored(doc: dict, console: Console) -> None:
+    """Findings past the per-file cap of one rule (generated code): counted and priced, not listed."""
+    total = doc["summary"].get("findings_not_stored", 0)
+    if not total:
+        return
+    files = [(f["path"], f["findings_not_stored"]) for f in doc["files"] if f.get("findings_not_stored")]
+    shown = "; ".join(f"{path}: " + ", ".join(f"{code} {n:,}" for code, n in counts.items())
+                      for path, counts in files[:TOP_FILES])
+    more = f"; {len(files) - TOP_FILES} more files" if len(files) > TOP_FILES else ""
+    console.print()
+    say(console, f"Not listed: {_plural(total, 'finding')} past {doc['summary']['findings_cap']:,} of one rule in one "
+                 f"file, counted and priced as further sites ({shown}{more})")
+
+
 def items_table(e: dict, limit: int | None = None, why: bool = False) -> Table:
     """The headline's work items, largest first, and their sum: the estimate."""
     headline = [i for i in e["items"] if not i["optional"]]
@@ -151,7 +168,8 @@ def render_explain(doc: dict, stream: TextIO) -> None:
     console.print(items_table(e, why=True))
     for o in e["optional"]:
         console.print()
-        table = Table(title=f"Optional: {o['feature']} (not in the estimate)", title_justify="left", show_edge=False)
+        table = Table(title=cell(f"Optional: {o['feature']} (not in the estimate)"), title_justify="left",
+                      show_edge=False)
         for name in ("item", "covers", "P10", "P50", "P90"):
             table.add_column(name, justify="right" if name.startswith("P") else "left")
         for i in (i for i in e["items"] if i["optional"] == o["feature"]):

@@ -58,15 +58,12 @@ def collect(view: View, root: Node) -> list[WarpFix]:
     if not any(word in view.data for word in (b"32", b"16", b"31", b">> 5", b">>5", b"__ballot")):
         return []
     found: list[WarpFix] = []
-    stack = [root]
-    while stack:
-        node = stack.pop()
+    for node in _tree.walk(root):
         handler = _HANDLERS.get(node.type)
         if handler is not None:
             fix = handler(view, node)
             if fix is not None:
                 found.append(fix)
-        stack.extend(reversed(node.children))
     return _with_helper(view, found)
 
 

@@ -29,6 +29,22 @@ _BLOCK_SIZE_NAME = re.compile(
     rb"\b(?:block_size|block_dim|threads_per_block|nthreads)\b")
 
 
+def walk(root: Node):
+    """Every node under `root` (itself first), in source order, through a cursor.
+
+    A loop over `node.children` makes py-tree-sitter build and keep a Python object for every
+    node it reaches, for as long as `root` lives: about 230 MB for a 2 MB generated file. The
+    cursor builds one object per node visited and keeps none."""
+    cursor = root.walk()
+    while True:
+        yield cursor.node
+        if cursor.goto_first_child():
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                return
+
+
 def block_size_name(text: bytes) -> bool:
     """`kBlock`, `BLOCK_SIZE`, `kThreadsPerBlock`, `num_threads`: a block's thread count."""
     return _BLOCK_SIZE_NAME.fullmatch(text.strip()) is not None

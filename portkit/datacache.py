@@ -1,0 +1,87 @@
+"""A cache of validated data (the mapping tables) as JSON in the user's cache directory.
+
+Parsing and validating the ~10,000 TOML records takes ~0.4 s at every start; reading them back
+from this cache ~0.1 s (benchmarks/README.md, "mapping cache"). The cache used to be a pickle:
+unpickling runs code named in the file, so anyone who could write one file in the cache
+directory ran code in every later portkit, and a truncated file broke every run until deleted.
+JSON cannot run code; the file also carries a digest of its payload, and anything wrong with it
+(missing, unreadable, truncated, altered, another user's or writable by others, written by
+another version) means "build it again".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Callable, Iterable, TypeVar
+
+T = TypeVar("T")
+FORMAT = 1   # bump when the plain-data layout changes (the key covers the code too)
+
+
+def cache_dir() -> Path:
+    """PORTKIT_CACHE_DIR, else $XDG_CACHE_HOME/portkit, else ~/.cache/portkit."""
+    if os.environ.get("PORTKIT_CACHE_DIR"):
+        return Path(os.environ["PORTKIT_CACHE_DIR"])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "portkit"
+
+
+def cached(name: str, inputs: Iterable[Path], code: Iterable[Path], build: Callable[[], T],
+           to_plain: Callable[[T], object], from_plain: Callable[[object], T]) -> T:
+    """`build()`, or its result as cached for these `inputs` (by size and time) and this `code`."""
+    path = cache_dir() / f"{name}-{_key(inputs, code)}.json"
+    try:
+        return from_plain(_read(path))
+    except Exception:
+        # Deliberately broad, at this one boundary: whatever is wrong with the file (truncated,
+        # altered, a record the code no longer accepts), the answer is to build the data again.
+        pass
+    value = build()
+    try:
+        _write(path, to_plain(value))
+    except (OSError, ValueError, TypeError):
+        pass   # a read-only home is fine: the data is built each time instead
+    return value
+
+
+def _key(inputs: Iterable[Path], code: Iterable[Path]) -> str:
+    key = hashlib.sha256(f"format {FORMAT}\0".encode())
+    for path in code:
+        key.update(path.read_bytes())
+    for path in inputs:
+        stat = path.stat()
+        key.update(f"{path.name}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
+    return key.hexdigest()[:24]
+
+
+def _read(path: Path) -> object:
+    """The payload of a cache file (its first line is the SHA-256 of the rest), if it is this
+    user's and only this user can change it: another's file could hold other tables."""
+    with path.open("rb") as handle:
+        st = os.fstat(handle.fileno())
+        if st.st_uid != os.geteuid() or st.st_mode & 0o022:
+            raise PermissionError(f"{path}: not this user's own file")
+        data = handle.read()
+    digest, _, payload = data.partition(b"\n")
+    if hashlib.sha256(payload).hexdigest().encode() != digest:
+        raise ValueError(f"{path}: digest does not match")
+    return json.loads(payload)
+
+
+def _write(path: Path, plain: object) -> None:
+    payload = json.dumps(plain, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

@@ -1,0 +1,104 @@
+"""The findings of one file as the scan reports them: one per rule, subject and line, and in an
+audit at most CAP_PER_CODE of each rule kept whole; the rest are counted.
+
+A generated file can report a hazard hundreds of thousands of times (a minified kernel repeating
+`o[threadIdx.x%32]=1;`). Keeping a Finding for each report (~750 bytes with its message, snippet
+and fingerprint) cost 180x the file's size, most of it duplicates the scan drops at the end
+anyway. Here a duplicate (same line, code and subject) is decided when it is reported, so only
+the one kept is ever built, and past the cap a finding is counted by (code, pattern, severity,
+platform), which is what the estimate prices by (workitems.patterns), without being built.
+
+Exactly as the scan decided before (scan.finish_findings): of a line's duplicates the first in
+source order is kept, and a converter finding (PK001 ...) inside the span of a rule's finding that
+says more about the same construct is dropped. Converter codes a rule can refine are kept whole
+until the end, where the spans of every rule finding are known, and capped there.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Iterable
+
+from .findings import Finding, pattern
+
+CAP_PER_CODE = 1000   # findings of one rule kept per file by the audit (docs/json-schema.md)
+Span = tuple[tuple[int, int], tuple[int, int]]
+
+
+class FindingStore:
+    """Where ScanContext.report puts findings: `admit` first (built only if it says where), `put`."""
+
+    def __init__(self, cap: int = 0, refines: dict[str, tuple[str, ...]] | None = None):
+        self.findings: list[Finding] = []     # ScanContext.findings: what rules see while scanning
+        self.cap = cap                        # 0: keep every finding (convert, check)
+        self.refines = refines or {}
+        self.refinable = frozenset(code for codes in self.refines.values() for code in codes)
+        self.spans: dict[str, set[Span]] = {}   # refined code -> spans of the findings refining it
+        self.over: Counter = Counter()          # (code, pattern, severity, platform) -> findings past the cap
+        self._at: dict[tuple, int] = {}         # (line, code, subject) -> index in findings
+        self._kept: Counter = Counter()         # code -> findings kept
+        self._past: set[int] = set()            # hashes of the (line, code, subject) counted past the cap
+
+    def admit(self, code: str, subject: str, start: tuple[int, int], end: tuple[int, int], severity: str,
+              platform: str) -> int | None:
+        """Where to put this finding (an index into `findings`), or None: a duplicate that comes
+        later on its line than the one kept, or a finding past the cap (then counted)."""
+        line, column = start
+        for refined in self.refines.get(code, ()):   # every report's span counts, kept or not
+            self.spans.setdefault(refined, set()).add((start, (end[0], max(end[1], column + 1))))
+        if code in self.refinable:
+            return len(self.findings)
+        key = (line, code, subject)
+        at = self._at.get(key)
+        if at is not None:
+            return at if column < self.findings[at].column else None
+        if self.cap and self._kept[code] >= self.cap:
+            if hash(key) not in self._past:   # a 64-bit hash: a collision would miss one count
+                self._past.add(hash(key))
+                self.over[(code, pattern(subject), severity, platform)] += 1
+            return None
+        self._kept[code] += 1
+        self._at[key] = len(self.findings)
+        return self._at[key]
+
+    def put(self, index: int, finding: Finding) -> None:
+        if index == len(self.findings):
+            self.findings.append(finding)
+        else:
+            self.findings[index] = finding
+
+    def add(self, finding: Finding) -> None:
+        """admit and put a finding already built."""
+        index = self.admit(finding.code, finding.subject, (finding.line, finding.column),
+                           (finding.end_line, finding.end_column), finding.severity, finding.platform)
+        if index is not None:
+            self.put(index, finding)
+
+    def finish(self) -> list[Finding]:
+        """The findings kept, sorted; refined converter findings dropped, the refinable capped."""
+        spans = {code: list(found) for code, found in self.spans.items()}
+
+        def refined(f: Finding) -> bool:
+            at = (f.line, f.column)
+            return any(start <= at < end for start, end in spans.get(f.code, ()))
+
+        kept, seen, per_code = [], set(), Counter()
+        for f in sorted(self.findings, key=Finding.sort_key):
+            key = (f.line, f.code, f.subject)   # the same construct twice on a line is one finding
+            if key in seen or refined(f):
+                continue
+            seen.add(key)
+            if self.cap and f.code in self.refinable and per_code[f.code] >= self.cap:
+                self.over[(f.code, pattern(f.subject), f.severity, f.platform)] += 1
+                continue
+            per_code[f.code] += 1
+            kept.append(f)
+        return kept
+
+
+def finish_findings(findings: Iterable[Finding], refines: dict[str, tuple[str, ...]]) -> list[Finding]:
+    """Findings already built, decided as the scan decides them (no cap)."""
+    store = FindingStore(0, refines)
+    for f in findings:
+        store.add(f)
+    return store.finish()
