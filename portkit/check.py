@@ -19,6 +19,7 @@ from .workers import FileTimeout, time_limit
 from .config import Config
 from .errors import PortkitError
 from .files import kind_of, read_regular
+from .includes import TreeSources
 from .findings import SEVERITIES, Finding
 from .mappings import parse_version
 from .context import Options
@@ -91,7 +92,8 @@ def _sources(opts: CheckOptions, cwd: Path) -> tuple[Path, dict[str, bytes], dic
     if opts.files:
         wanted = {_relative(root, p) for p in opts.files}
         staged = {r: c for r, c in staged.items() if r in wanted}
-    staged = {r: c for r, c in staged.items() if kind_of(r.rsplit("/", 1)[-1]) is not None}
+    scanned = TreeSources(root)
+    staged = {r: c for r, c in staged.items() if scanned.scans(root / r)}
     contents = git.blobs(root, {r: blob for r, (blob, _) in staged.items()})
     return root, contents, _added(root, opts, against, contents), "staged changes"
 
@@ -132,13 +134,14 @@ def _every_line(data: bytes) -> set[int]:
 
 def _read_files(root: Path, paths) -> dict[str, bytes]:
     out = {}
+    scanned = TreeSources(root)
     for path in paths:
         path = Path(path)
         if not path.is_file():
             if path.exists() or path.is_symlink():
                 continue
             raise PortkitError(f"{path}: no such file")
-        if kind_of(path.name) is None:
+        if not scanned.scans(path):
             continue
         try:
             out[_relative(root, path)] = read_regular(path, follow=True)
