@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
-from . import ecosystem, effort, optional, platform_facts, polyfills, rules, suppress, workitems
+from . import ecosystem, effort, includes, optional, platform_facts, polyfills, rules, suppress, workitems
 from .errors import PortkitError
 from .files import Entry, Skipped, discover, read
 from .findings import SEVERITIES
@@ -91,6 +91,7 @@ def audit_paths(paths: list[Path], opts: AuditOptions,
         from .config import Config
         excluded = Config(exclude=opts.exclude).excluded
         entries = [e for e in entries if not excluded(e.rel)]
+    entries, skipped = includes.follow(entries, skipped)
     entries = [e for e in entries if e.kind is not None]
     if opts.scan.polyfills:   # as convert: its generated header is not the project's, its own shims win
         entries = [e for e in entries if e.rel != polyfills.HEADER]

@@ -28,6 +28,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import includes
 from .edits import Edit, apply_edits
 from .errors import PortkitError
 from .files import Entry, Skipped, discover, read, read_regular
@@ -267,6 +268,7 @@ def compat_paths(paths: list[Path], header: Path, options: Options, jobs: int = 
     """Scan the tree and build the header text and each source's guarded includes (writes nothing)."""
     from .mappings import default_db
     root, entries, skipped = discover([Path(p) for p in paths])
+    entries, skipped = includes.follow(entries, skipped)
     try:
         header_rel = header.absolute().relative_to(root).as_posix()
     except ValueError:

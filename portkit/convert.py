@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
 
-from . import platform_facts, polyfills
+from . import includes, platform_facts, polyfills
 from .buildfiles import FORMATS as BUILD_FORMATS
 from .edits import apply_edits
 from .errors import PortkitError
@@ -125,6 +125,7 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
     paths = [Path(p) for p in paths]
     check_options(paths, opts)
     root, entries, skipped = discover(paths)
+    entries, skipped = includes.follow(entries, skipped)
     if opts.scan.platform_model:   # the tree's AMD selectors, learned before the scan (regions.py)
         opts = replace(opts, scan=platform_facts.project_platforms(entries, opts.scan))
     result = ConvertResult(root=root, skipped=skipped, active_only=opts.scan.active_only)

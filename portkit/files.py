@@ -62,6 +62,7 @@ class Skipped:
     rel: str
     reason: str
     error: bool       # True: something went wrong (exit 2); False: a note (binary file, symlink)
+    link: bool = False   # a symbolic link the walk did not follow (includes.py names who includes it)
 
 
 def common_root(paths: list[Path]) -> Path:
@@ -104,14 +105,14 @@ def _walk(root: Path, top: Path, entries: dict[str, Entry], skipped: list[Skippe
             if (base / dirname).is_symlink():
                 dirnames.remove(dirname)
                 skipped.append(Skipped((base / dirname).relative_to(root).as_posix(),
-                                       "symbolic link to a directory, not followed", error=False))
+                                       "symbolic link to a directory, not followed", error=False, link=True))
         for name in sorted(filenames):
             if is_temp_name(name):   # a write in progress, or left by a killed run: never an input
                 continue
             path = base / name
             rel = path.relative_to(root).as_posix()
             if path.is_symlink():
-                skipped.append(Skipped(rel, "symbolic link, not followed", error=False))
+                skipped.append(Skipped(rel, "symbolic link, not followed", error=False, link=True))
                 continue
             if not _regular(path):   # a FIFO would block the read forever; sockets, devices: nothing to port
                 skipped.append(Skipped(rel, "not a regular file, not read", error=False))

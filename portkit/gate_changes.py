@@ -21,6 +21,7 @@ from pathlib import Path
 from . import config, git
 from .errors import PortkitError
 from .files import kind_of, read_regular
+from .includes import TreeSources
 from .source import SourceFile
 
 
@@ -57,8 +58,9 @@ def collect(opts, cwd: Path) -> Comparison:
         return _given_files(root, opts, base, shown)
     if base:
         changes = git.changed_files(root, [base])
-        rels = [r for r in changes if kind_of(r.rsplit("/", 1)[-1]) is not None]
-        fresh = [r for r in git.untracked(root) if kind_of(r.rsplit("/", 1)[-1]) is not None]
+        scanned = TreeSources(root)
+        rels = [r for r in changes if scanned.scans(root / r)]
+        fresh = [r for r in git.untracked(root) if scanned.scans(root / r)]
         contents = read_files(root, [root / r for r in rels + fresh])
         lines = added(root, [base], contents, changes)
         for rel in fresh:
@@ -71,7 +73,8 @@ def collect(opts, cwd: Path) -> Comparison:
     if opts.files:
         wanted = {relative(root, p) for p in opts.files}
         staged = {r: c for r, c in staged.items() if r in wanted}
-    staged = {r: c for r, c in staged.items() if kind_of(r.rsplit("/", 1)[-1]) is not None}
+    scanned = TreeSources(root)   # any name a source of the tree includes is scanned too (includes.py)
+    staged = {r: c for r, c in staged.items() if scanned.scans(root / r)}
     contents = git.blobs(root, {r: c.blob for r, c in staged.items()})
     return Comparison(root, contents, added(root, against, contents, staged), "staged changes",
                       old={r: c.old for r, c in staged.items()}, policy_in_index=True, renamed=_renamed(staged))
@@ -143,13 +146,14 @@ def every_line(data: bytes) -> set[int]:
 
 def read_files(root: Path, paths) -> dict[str, bytes]:
     out = {}
+    scanned = TreeSources(root)
     for path in paths:
         path = Path(path)
         if not path.is_file():
             if path.exists() or path.is_symlink():
                 continue
             raise PortkitError(f"{path}: no such file")
-        if kind_of(path.name) is None:
+        if not scanned.scans(path):
             continue
         try:
             out[relative(root, path)] = read_regular(path, follow=True)

@@ -29,11 +29,11 @@ from typing import Callable
 from . import compdb
 from .buildconfig import BuildConfig, TreeConfig
 from .files import Entry, read_regular
+from .includes import include_lines, nearest
 
 UNIT_SUFFIXES = (".cu", ".hip")
 HOST_SUFFIXES = (".cpp", ".cc", ".cxx", ".c++")
 HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".h++", ".cuh", ".inl", ".inc", ".ipp", ".tpp", ".tcc")
-_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.M)
 _USES_HIP = re.compile(rb"\bhip[A-Z_]\w*|[<\"]hip/")
 
 
@@ -59,7 +59,8 @@ class HeaderIndex:
         self.root = root
         self.by_suffix: dict[str, list[str]] = {}
         for entry in entries:
-            if not entry.path.suffix.lower() in HEADER_SUFFIXES + UNIT_SUFFIXES + HOST_SUFFIXES:
+            # a file a source includes is one whatever its name (includes.follow marked it)
+            if not (entry.is_source or entry.path.suffix.lower() in HEADER_SUFFIXES + UNIT_SUFFIXES + HOST_SUFFIXES):
                 continue
             parts = entry.rel.split("/")
             for i in range(len(parts)):
@@ -73,25 +74,13 @@ class HeaderIndex:
                 data = read_regular(self.root / rel, follow=True)
             except OSError:
                 data = b""
-            self._includes[rel] = [(m.group(1) == b'"', m.group(2).decode("utf-8", "replace").strip())
-                                   for m in _INCLUDE.finditer(data)]
+            self._includes[rel] = include_lines(data)
         return self._includes[rel]
 
     def nearest(self, spelled: str, near: str) -> str | None:
         """The tree file an include names, closest to the file `near` (longest shared directory)."""
         found = self.by_suffix.get(os.path.normpath(spelled).replace(os.sep, "/"))
-        if not found:
-            return None
-        here = near.split("/")[:-1]
-
-        def shared(rel: str) -> int:
-            n = 0
-            for a, b in zip(here, rel.split("/")[:-1]):
-                if a != b:
-                    break
-                n += 1
-            return n
-        return max(found, key=lambda rel: (shared(rel), -len(rel), rel))
+        return nearest(found, near) if found else None
 
 
 def inferred_include_dirs(index: HeaderIndex, unit_rel: str) -> list[str]:
