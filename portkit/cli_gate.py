@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from .errors import PortkitError
+from .report.safe_text import safe
 from .pylaunch import module_command
 
 HOOK = """#!/bin/sh
@@ -92,20 +93,20 @@ def _check(args: argparse.Namespace) -> int:
     result = run_check(_options(args))
     out, fail_on = sys.stdout, result.fail_on
     for f in result.blocking:
-        _write(out, f"{f.path}:{f.line}:{f.column}: {f.code} {f.message}\n")
+        _write(out, f"{safe(f.path)}:{f.line}:{f.column}: {f.code} {safe(f.message)}\n")
         if f.fix:
-            _write(out, f"    fix: {f.fix}\n")
+            _write(out, f"    fix: {safe(f.fix)}\n")
     for f in result.below:
         if f.code == "PK902":   # a change of policy is always shown, blocking or not
-            _write(out, f"{f.path}:{f.line}:{f.column}: note: {f.code} {f.message}\n")
+            _write(out, f"{safe(f.path)}:{f.line}:{f.column}: note: {f.code} {safe(f.message)}\n")
     for rel, s in result.suppressions:
         codes = ",".join(s.codes) or "every code"
         lacks = s.lacks()
-        _write(out, f"{rel}:{s.line}: note: this change adds a suppression of {codes}"
+        _write(out, f"{safe(rel)}:{s.line}: note: this change adds a suppression of {safe(codes)}"
                     + (f" without {lacks}: it hides nothing (give the codes and the reason: "
-                       f"`portkit: ignore[PK301] why it is safe`)\n" if lacks else f" ({s.reason})\n"))
+                       f"`portkit: ignore[PK301] why it is safe`)\n" if lacks else f" ({safe(s.reason)})\n"))
     for rel, why in result.unchecked:   # unchecked is not clean: the commit waits for a decision
-        _write(sys.stderr, f"portkit: error: {rel}: {why}; not checked, so the commit is blocked "
+        _write(sys.stderr, f"portkit: error: {safe(rel)}: {why}; not checked, so the commit is blocked "
                            f"(exclude it in the configuration, or commit with --no-verify)\n")
     if result.not_compared:
         n = result.not_compared
@@ -131,7 +132,9 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _write(stream, text: str) -> None:
-    """Write text whose paths may hold undecodable bytes (surrogates): as those very bytes."""
+    """Write a line of check's output. Text from the tree in it has been through report.safe_text
+    (control characters and undecodable bytes shown as \\xNN); what remains is encoded as UTF-8
+    whatever the stream's own encoding."""
     buffer = getattr(stream, "buffer", None)
     if buffer is None:
         stream.write(text.encode("utf-8", "surrogateescape").decode("utf-8", "replace"))
@@ -156,7 +159,7 @@ def _baseline(args: argparse.Namespace) -> int:
     findings, files = write_baseline(root, target, cfg, tuple(args.select) or cfg.select,
                                      tuple(args.ignore) or cfg.ignore, args.rocm or cfg.rocm)
     print(f"portkit baseline: {findings} finding{'s' if findings != 1 else ''} in {files} files accepted "
-          f"-> {target}")
+          f"-> {safe(str(target))}")
     return 0
 
 
@@ -175,16 +178,16 @@ def _hook(args: argparse.Namespace) -> int:
         hook.unlink()
         if backup.exists():
             backup.rename(hook)
-            print(f"portkit hook: removed; restored the previous hook from {backup.name}")
+            print(f"portkit hook: removed; restored the previous hook from {safe(backup.name)}")
         else:
-            print(f"portkit hook: removed {hook}")
+            print(f"portkit hook: removed {safe(str(hook))}")
         return 0
     if hook.exists() and not ours:
         if not args.force:
             raise PortkitError(f"{hook} exists and is not portkit's; use --force to replace it "
                                f"(it is kept as {backup.name})")
         os.replace(hook, backup)
-        print(f"portkit hook: kept the existing hook as {backup}")
+        print(f"portkit hook: kept the existing hook as {safe(str(backup))}")
     hook.parent.mkdir(parents=True, exist_ok=True)
     # git runs the hook at the top of the work tree: the interpreter must not import a `portkit.py`
     # or `portkit/` the repository holds (pylaunch). Single quotes: whatever the interpreter's path
@@ -193,6 +196,6 @@ def _hook(args: argparse.Namespace) -> int:
     command = " ".join(shlex.quote(part) for part in module_command("portkit"))
     hook.write_bytes(os.fsencode(HOOK.format(command=command)))
     hook.chmod(hook.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-    print(f"portkit hook: {'updated' if ours else 'installed'} {hook} (runs `portkit check --staged` "
+    print(f"portkit hook: {'updated' if ours else 'installed'} {safe(str(hook))} (runs `portkit check --staged` "
           f"before each commit)")
     return 0

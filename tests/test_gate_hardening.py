@@ -9,6 +9,7 @@ both the staged mode (the git hook) and the files mode (pre-commit passes the na
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -103,7 +104,9 @@ def test_new_hazard_blocks_in_every_situation(repo: Path, tmp_path: Path, capsys
     target.parent.mkdir(exist_ok=True)
     target.write_text("// new kernels\n" + HAZARD)
     git(repo, "add", "--", os.fsdecode(path))
-    expected = path + f":2:{COLUMN}: {MESSAGE}\n".encode()   # the name's own bytes
+    # the name as printed: control characters and bytes that are not UTF-8 as \xNN (issue 28, 14)
+    shown = re.sub(rb"[\x00-\x1f\x7f-\xff]", lambda m: b"\\x%02x" % m.group()[0], path)
+    expected = shown + f":2:{COLUMN}: {MESSAGE}\n".encode()
     _blocked_bytes(capsysbinary, expected)                          # the git hook: staged changes
     _blocked_bytes(capsysbinary, expected, os.fsdecode(path))       # pre-commit: the names given
 

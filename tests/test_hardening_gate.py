@@ -407,3 +407,15 @@ def test_a_committed_policy_in_a_subdirectory_applies_there(repo: Path, capsys, 
                                 "high\n", "")
     monkeypatch.chdir(repo)
     assert check(capsys)[0] == 1
+
+
+# 14. check's output never sends a control character from the tree to the terminal ----------------
+
+def test_check_output_escapes_control_characters_from_names_and_code(repo: Path, capsysbinary):
+    name = "k\x1b[2J.cu"
+    (repo / name).write_text('__global__ void k() { asm volatile("\x1b]0;pwned\x07 bar.sync 0;"); }\n')
+    git(repo, "add", "--", name)
+    assert main(["check"]) == 1
+    out = capsysbinary.readouterr().out
+    assert out.startswith(b"k\\x1b[2J.cu:1:23: PK301 inline PTX (barrier): `\\x1b]0` ")
+    assert not any(byte < 0x20 and byte != 0x0a for byte in out)

@@ -166,7 +166,7 @@ def test_the_hook_quotes_its_interpreter_path(tmp_path: Path, monkeypatch, capsy
     assert main(["hook", "install"]) == 0
     hook = repo / ".git" / "hooks" / "pre-commit"
     quoted = f"'{tmp_path}/a'\"'\"'b\"c$(touch X)`touch Y`$HOME/py'"     # a ' becomes '"'"' (shlex.quote)
-    assert hook.read_text().splitlines()[-1] == f"exec {quoted} -m portkit check --staged"
+    assert hook.read_text().splitlines()[-1] == f"exec {quoted} -P -m portkit check --staged"
     done = subprocess.run(["sh", str(hook)], cwd=repo, capture_output=True, text=True)
-    assert (done.returncode, done.stdout, done.stderr) == (0, "-m portkit check --staged\n", "")
+    assert (done.returncode, done.stdout, done.stderr) == (0, "-P -m portkit check --staged\n", "")
     assert not (repo / "X").exists() and not (repo / "Y").exists()
