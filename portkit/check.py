@@ -2,7 +2,9 @@
 (staged diff, or against --diff-base) AND not accepted in the baseline.
 
 Only the files given or staged are scanned, never the whole tree, so a commit of a few files in
-a large repository is checked in well under a second.
+a large repository is checked in well under a second. What the change is comes from
+gate_changes.py; the policy it is judged by (configuration, baseline) from gate_policy.py, read
+from the version it is compared with, never from the change itself.
 """
 
 from __future__ import annotations

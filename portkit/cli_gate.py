@@ -108,7 +108,7 @@ def _check(args: argparse.Namespace) -> int:
     for rel, why in result.unchecked:   # unchecked is not clean: the commit waits for a decision
         _write(sys.stderr, f"portkit: error: {safe(rel)}: {why}; not checked, so the commit is blocked "
                            f"(exclude it in the configuration, or commit with --no-verify)\n")
-    if result.not_compared:
+    if result.not_compared and not result.blocking:
         n = result.not_compared
         out.write(f"portkit check: nothing to compare: {n} file{'s' if n != 1 else ''} not checked (none "
                   f"differs from HEAD; in CI pass --diff-base REV, or run pre-commit with --from-ref and "

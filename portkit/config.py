@@ -79,8 +79,8 @@ def find(start: Path | None = None) -> Config:
 def candidates(root: Path, start: Path) -> list[str]:
     """The root-relative configuration files find_in() may read for `start`, nearest first."""
     try:
-        rel = start.absolute().relative_to(root).as_posix()
-    except ValueError:
+        rel = start.resolve().relative_to(root.resolve()).as_posix()
+    except (OSError, ValueError):
         rel = "."
     parts = [] if rel == "." else rel.split("/")
     out = []

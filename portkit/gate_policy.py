@@ -22,6 +22,7 @@ from . import config, git
 from .errors import PortkitError
 from .findings import Finding, fingerprint
 
+
 @dataclass(frozen=True)
 class Policy:
     config: config.Config
@@ -41,7 +42,10 @@ def baseline_rel(root: Path, cfg: config.Config, explicit: Path | None, cwd: Pat
     else:
         where = os.path.normpath(os.path.join(cfg.root or root, cfg.baseline))
         shown = f"`baseline = {cfg.baseline!r:.80}` in {cfg.source or 'the configuration'}"
-    rel = os.path.relpath(where, root)
+    # the folder resolved (a working directory reached through a link), the name itself not: a
+    # baseline that is a link is refused by safe_path, never silently replaced by its target
+    where = os.path.join(os.path.realpath(os.path.dirname(where)), os.path.basename(where))
+    rel = os.path.relpath(where, os.path.realpath(root))
     if rel == "." or not config.inside_relative(rel):
         raise PortkitError(f"{shown}: the baseline must be inside the project root {root}; not read or written")
     return Path(rel).as_posix()
