@@ -9,6 +9,7 @@ from the version it is compared with, never from the change itself.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -162,9 +163,9 @@ def _split(cmp: gate_changes.Comparison, rel: str, job: ScanJob, touched: set[in
     on_changed = [f for f in findings if _touches(f, touched)]
     untouched = [f for f in findings if not _touches(f, touched)]
     old_id = cmp.old.get(rel, "")
-    if untouched and old_id.strip("0"):
-        old = git.blobs(cmp.root, {rel: old_id}).get(rel)
-        before = Counter(f.fingerprint for f in _findings(rel, old, kind, job, None)[0]) if old is not None else Counter()
+    old = git.blobs(cmp.root, {rel: old_id}).get(rel) if untouched and old_id.strip("0") else None
+    if old is not None and _structure(old) != _structure(data):
+        before = Counter(f.fingerprint for f in _findings(rel, old, kind, job, None)[0])
         still = []
         for f in untouched:
             if before[f.fingerprint] > 0:
@@ -174,6 +175,17 @@ def _split(cmp: gate_changes.Comparison, rel: str, job: ScanJob, touched: set[in
                 on_changed.append(f)
         untouched = still
     return on_changed, untouched
+
+
+# What decides an untouched line's region or suppression: conditionals, macro definitions and
+# suppression comments. When the change leaves them all as they were, the version before need
+# not be scanned: its untouched findings are the same.
+_STRUCTURE = re.compile(rb"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|elifndef|else|endif|define|undef)\b.*$"
+                        rb"|^.*portkit:.*$", re.MULTILINE)
+
+
+def _structure(data: bytes) -> list[bytes]:
+    return [m.group().strip() for m in _STRUCTURE.finditer(data)]
 
 
 def _findings(rel: str, data: bytes, kind: str, job: ScanJob,
