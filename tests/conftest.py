@@ -72,3 +72,13 @@ def _files(paths: Iterable[Path]) -> Iterator[Path]:
             yield from (f for f in sorted(path.rglob("*")) if f.is_file())
         else:
             yield path
+
+
+def isolated_git(tmp_path: Path, monkeypatch) -> None:
+    """git as a fresh user would have it: a user configuration of the test's own (name, email, no
+    autocrlf) and no system configuration, so the machine's settings never change a result."""
+    require_tool("git", "git")
+    user = tmp_path / "gitconfig"
+    user.write_text("[user]\n\tname = dev\n\temail = dev@example.com\n[core]\n\tautocrlf = false\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(user))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")

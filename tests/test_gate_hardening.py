@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import require_tool
+from conftest import isolated_git
 from portkit.api import convert_paths
 from portkit.audit import audit_paths
 from portkit.cli import main
@@ -32,11 +32,7 @@ def git(repo: Path, *args) -> bytes:
 
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch) -> Path:
-    require_tool("git", "git")
-    user = tmp_path / "gitconfig"
-    user.write_text("[user]\n\tname = dev\n\temail = dev@example.com\n[core]\n\tautocrlf = false\n")
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(user))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    isolated_git(tmp_path, monkeypatch)
     root = tmp_path / "repo"
     root.mkdir()
     git(root, "init", "-q", "-b", "main")

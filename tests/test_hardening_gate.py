@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import require_tool
+from conftest import isolated_git, missing, require_tool
 from portkit.cli import main
 from portkit.pylaunch import module_command
 
@@ -30,11 +30,7 @@ def git(repo: Path, *args: str) -> str:
 
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch) -> Path:
-    require_tool("git", "git")
-    user = tmp_path / "gitconfig"
-    user.write_text("[user]\n\tname = dev\n\temail = dev@example.com\n[core]\n\tautocrlf = false\n")
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(user))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    isolated_git(tmp_path, monkeypatch)
     for name in ("PRE_COMMIT_FROM_REF", "PRE_COMMIT_TO_REF", "PRE_COMMIT_ORIGIN", "PRE_COMMIT_SOURCE"):
         monkeypatch.delenv(name, raising=False)
     root = tmp_path / "repo"
@@ -83,7 +79,6 @@ def test_deep_audit_ignores_modules_planted_in_the_audited_directory(tmp_path: P
     try:
         toolchain.find()
     except PortkitError as exc:
-        from conftest import missing
         missing(f"deep mode toolchain: {exc}")
     tree = tmp_path / "tree"
     tree.mkdir()

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, require_tool
+from conftest import REPO, isolated_git
 from portkit.api import audit_paths, convert_paths
 from portkit.audit import audit_paths as audit_tree
 from portkit.cli import main
@@ -162,11 +162,7 @@ def git(repo: Path, *args: str) -> None:
 
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch) -> Path:
-    require_tool("git", "git")
-    user = tmp_path / "gitconfig"
-    user.write_text("[user]\n\tname = dev\n\temail = dev@example.com\n[core]\n\tautocrlf = false\n")
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(user))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    isolated_git(tmp_path, monkeypatch)
     root = tree(tmp_path / "repo", {"k.cu": KERNEL.format(name="ops.def"), "ops.def": "// ops\n",
                                     "notes.txt": "notes\n"})
     git(root, "init", "-q", "-b", "main")
