@@ -166,3 +166,19 @@ def read_regular(path: Path, follow: bool = False) -> bytes:
         raise
     with os.fdopen(fd, "rb") as handle:
         return handle.read()
+
+
+def link_on_path(root: Path, rel: str | Path) -> Path | None:
+    """The first of root/rel's components below `root` (the file included) that is a symbolic
+    link, or None. A file portkit reads or writes by a name the tree controls (the baseline, the
+    audit history) must not lead out of it through a committed link. A missing component ends
+    the walk: nothing below it exists yet. Other errors (EACCES) propagate."""
+    path = root
+    for part in Path(rel).parts:
+        path = path / part
+        try:
+            if stat.S_ISLNK(os.lstat(path).st_mode):
+                return path
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+    return None

@@ -12,7 +12,6 @@ and is never read or written through a symbolic link.
 from __future__ import annotations
 
 import os
-import stat
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,7 @@ from pathlib import Path
 from . import baseline as baseline_file
 from . import config, git
 from .errors import PortkitError
+from .files import link_on_path
 from .findings import Finding, fingerprint
 
 
@@ -54,19 +54,14 @@ def baseline_rel(root: Path, cfg: config.Config, explicit: Path | None, cwd: Pat
 def safe_path(root: Path, rel: str) -> Path:
     """root/rel, refused when the file or any folder between the root and it is a symbolic link:
     a committed `.portkit-baseline.json -> ~/.bashrc` must never be read or written through."""
-    path = root
-    for part in Path(rel).parts:
-        path = path / part
-        try:
-            mode = os.lstat(path).st_mode
-        except FileNotFoundError:
-            return root / rel      # a missing part: nothing below it can be a link yet
-        except OSError as exc:
-            raise PortkitError(f"{path}: cannot read: {exc.strerror or exc}") from None
-        if stat.S_ISLNK(mode):
-            raise PortkitError(f"{path}: is a symbolic link; the baseline is never read or written through "
-                               f"one (replace it with the file itself)")
-    return path
+    try:
+        link = link_on_path(root, rel)
+    except OSError as exc:
+        raise PortkitError(f"{root / rel}: cannot read: {exc.strerror or exc}") from None
+    if link is not None:
+        raise PortkitError(f"{link}: is a symbolic link; the baseline is never read or written through "
+                           f"one (replace it with the file itself)")
+    return root / rel
 
 
 def from_worktree(root: Path, cwd: Path, cfg: config.Config, explicit: Path | None) -> Policy:

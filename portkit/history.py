@@ -11,6 +11,7 @@ import sqlite3
 from pathlib import Path
 
 from .errors import PortkitError
+from .files import link_on_path
 
 DEFAULT = Path(".portkit") / "history.sqlite"
 SIDECARS = ("-journal", "-wal", "-shm")   # what SQLite writes beside the database while it works
@@ -57,18 +58,15 @@ def check_path(path: Path, root: Path) -> None:
         rel = path.absolute().relative_to(root.absolute())
     except ValueError:
         return
-    current = root.absolute()
-    for part in rel.parts:
-        current = current / part
-        _refuse_link(current)
-    for suffix in SIDECARS:
-        _refuse_link(current.with_name(current.name + suffix))
-
-
-def _refuse_link(path: Path) -> None:
-    if path.is_symlink():
-        raise PortkitError(f"{path}: is a symbolic link; the history is never written through one "
-                           f"(remove it, or give --history a path outside the tree)")
+    names = [rel] + [rel.with_name(rel.name + suffix) for suffix in SIDECARS]
+    for name in names:
+        try:
+            link = link_on_path(root.absolute(), name)
+        except OSError:
+            continue   # unreadable: SQLite reports it when it opens the file
+        if link is not None:
+            raise PortkitError(f"{link}: is a symbolic link; the history is never written through one "
+                               f"(remove it, or give --history a path outside the tree)")
 
 
 def _connect(path: Path) -> sqlite3.Connection:
