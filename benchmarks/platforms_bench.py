@@ -51,15 +51,16 @@ def model_cpu(tree: Path, repeat: int) -> float:
     from portkit import platform_facts, scan
     from portkit.context import Options
     from portkit.files import discover
+    from portkit.project.facts import ProjectFacts
     from portkit.source import SourceFile
     _, entries, _ = discover([tree])
     sources = [SourceFile.from_bytes(e.rel, e.path.read_bytes()) for e in entries if e.kind == "source"]
     best = float("inf")
     for _ in range(repeat):
         start = time.process_time()
-        opts = platform_facts.project_platforms(entries, Options())
+        facts = platform_facts.project_platforms(entries, ProjectFacts())
         for source in sources:
-            scan.platform_map(source, opts)
+            scan.platform_map(source, Options(), facts)
         best = min(best, time.process_time() - start)
     return best
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,8 +10,7 @@ from .convert import convert_paths as _convert_paths
 from .edits import Edit
 from .errors import PortkitError
 from .findings import Finding
-from .mappings import parse_version
-from .context import Metrics, Options
+from .context import Metrics
 
 __all__ = ["convert_text", "convert_paths", "audit_paths", "scan_options", "Converted", "ConvertResult",
            "Edit", "Finding", "Metrics", "PortkitError"]
@@ -32,39 +30,7 @@ class Converted:
         return bool(self.edits)
 
 
-# An AMD GPU target as clang's --offload-arch takes it: gfx90a, gfx942:xnack-, gfx1100, gfx9-generic.
-OFFLOAD_ARCH = re.compile(r"gfx[0-9a-f]{3,4}(?::(?:sramecc|xnack)[+-])*|gfx[0-9]+(?:-[0-9]+)*-generic")
-
-
-def offload_archs(value: str | list[str] | tuple[str, ...] | None) -> tuple[str, ...]:
-    """GPU targets from "gfx90a,gfx942" (or a list of such strings); bad names raise PortkitError."""
-    if value is None:
-        return Options().offload_arch
-    items = [value] if isinstance(value, str) else list(value)
-    archs = [a.strip() for item in items for a in item.replace(";", ",").split(",") if a.strip()]
-    for arch in archs:
-        if not OFFLOAD_ARCH.fullmatch(arch):
-            raise PortkitError(f"--offload-arch: {arch!r} is not an AMD GPU target (e.g. gfx90a for MI200, "
-                               "gfx942 for MI300, gfx950 for MI350/MI355, gfx1100 for Radeon RX 7900)")
-    if not archs:
-        raise PortkitError("--offload-arch: give at least one AMD GPU target, e.g. gfx90a")
-    return tuple(dict.fromkeys(archs))
-
-
-def scan_options(launch_syntax: str = "cuda", rocm: str | None = None, prefer_roc: bool = False,
-                 offload_arch: str | list[str] | None = None, build_files: bool = True,
-                 builtins: str = "cuda") -> Options:
-    """Options from user-level values; bad values raise PortkitError."""
-    if launch_syntax not in ("cuda", "hip"):
-        raise PortkitError(f"--launch-syntax must be 'cuda' or 'hip', not {launch_syntax!r}")
-    if builtins not in ("cuda", "hip"):
-        raise PortkitError(f"--builtins must be 'cuda' or 'hip', not {builtins!r}")
-    try:
-        target = parse_version(rocm) if rocm else None
-    except ValueError as exc:
-        raise PortkitError(f"--rocm: {exc}") from None
-    return Options(launch_syntax=launch_syntax, rocm=target, prefer_roc=prefer_roc,
-                   offload_arch=offload_archs(offload_arch), build_files=build_files, builtins=builtins)
+from .project.settings import OFFLOAD_ARCH, offload_archs, scan_options  # noqa: F401  (the public API)
 
 
 def convert_text(source: str | bytes, *, filename: str = "input.cu", launch_syntax: str = "cuda",
@@ -112,7 +78,7 @@ def audit_paths(paths: list[str | Path], *, rocm: str | None = None, select: tup
     from .audit import audit_paths as _audit_paths
     from .report.model import audit_document
 
-    scan = Options(audit=True, rocm=scan_options(rocm=rocm).rocm, polyfills=polyfills)
+    scan = scan_options(rocm=rocm, audit=True, polyfills=polyfills)
     opts = AuditOptions(scan=scan, select=tuple(select),
                         ignore=tuple(ignore), team_size=team_size, focus_hours=focus_hours, jobs=jobs)
     return audit_document(_audit_paths([Path(p) for p in paths], opts))

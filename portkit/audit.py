@@ -11,11 +11,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
-from . import ecosystem, effort, includes, optional, platform_facts, polyfills, rules, suppress, workitems
+from . import ecosystem, effort, optional, rules, suppress, workitems
 from .errors import PortkitError
-from .files import Entry, Skipped, discover, read
+from .files import Entry, Skipped, read
 from .findings import SEVERITIES
 from .findingstore import CAP_PER_CODE
+from .project import pipeline
+from .project.facts import ProjectFacts
 from .results import AuditOptions, AuditResult, FileAudit
 from .scan import FileScan, Options, scan_source
 from .source import SourceFile
@@ -29,13 +31,14 @@ class ScanJob:
 
     scan: Options
     enabled: frozenset[str]
+    facts: ProjectFacts = ProjectFacts()   # what the project pipeline learned of the tree
     hours: bool = True       # attach each finding's effort range (check does not need it)
 
 
 def audit_bytes(rel: str, data: bytes, kind: str, job: ScanJob) -> FileScan:
     """The findings of one file, filtered by the enabled codes and its suppression comments."""
     source = SourceFile.from_bytes(rel, data)
-    scan = scan_source(source, job.scan) if kind == "source" else scan_text(source, kind, job.scan)
+    scan = scan_source(source, job.scan, facts=job.facts) if kind == "source" else scan_text(source, kind, job.scan)
     kept = [f for f in scan.findings if f.code in job.enabled]
     kept = suppress.apply(source, kept, job.enabled)
     if scan.metrics.findings_not_stored:
@@ -84,38 +87,32 @@ def audit_paths(paths: list[Path], opts: AuditOptions,
     if opts.fail_on is not None and opts.fail_on not in SEVERITIES:
         raise PortkitError(f"--fail-on must be one of {', '.join(SEVERITIES)}")
     enabled = rules.selected(list(opts.select), list(opts.ignore))
-    model = effort.default_model()
-    eco = ecosystem.default()
-    root, entries, skipped = discover([Path(p) for p in paths])
-    if opts.exclude:
-        from .config import Config
-        excluded = Config(exclude=opts.exclude).excluded
-        entries = [e for e in entries if not excluded(e.rel)]
-    entries, skipped = includes.follow(entries, skipped)
-    entries = [e for e in entries if e.kind is not None]
-    if opts.scan.polyfills:   # as convert: its generated header is not the project's, its own shims win
-        entries = [e for e in entries if e.rel != polyfills.HEADER]
-        opts = replace(opts, scan=replace(opts.scan, project_defined=polyfills.project_defined(entries)))
-    if opts.scan.platform_model:   # the tree's AMD selectors, learned before the scan (regions.py)
-        opts = replace(opts, scan=platform_facts.project_platforms(entries, opts.scan))
-    result = AuditResult(root=root, options=opts, skipped=skipped)
+    project = pipeline.prepare([Path(p) for p in paths], opts.scan, opts.config)
+    entries = project.scanned
+    result = AuditResult(root=project.root, options=opts, skipped=project.skipped, facts=project.facts)
     progress = progress_factory(len(entries)) if progress_factory else None
-    scan = opts.scan if opts.scan.audit else replace(opts.scan, audit=True, launch_syntax="cuda", builtins="cuda")
-    # a report keeps CAP_PER_CODE findings of a rule per file and counts the rest (check keeps all)
-    job = ScanJob(replace(scan, finding_cap=scan.finding_cap or CAP_PER_CODE), enabled)
+    job = audit_job(opts.scan, enabled, project.facts)
     if opts.deep is not None:   # parse: libclang's facts first, in worker processes
         from .deep import engine
-        result.deep = engine.collect(root, entries, opts.deep, progress_factory)
+        result.deep = engine.collect(project.root, entries, opts.deep, progress_factory)
     for outcome in ordered_map(_audit_entry, entries, job, opts.jobs, progress):
         result.files.append(outcome)
     if result.deep is not None:  # scan: the tree-sitter findings, refined by the facts
         from .deep.refine import refine
-        refine({s.rel: s for s in result.scans}, result.deep, root, enabled, job.hours)
+        refine({s.rel: s for s in result.scans}, result.deep, project.root, enabled, job.hours)
     metrics = [(s.rel, s.metrics) for s in result.scans]
     found = optional.learn(_contents(entries), opts.scan.defines)
-    result.estimate = workitems.estimate(metrics, result.findings, eco, model, opts.team_size, opts.focus_hours,
-                                         found)
+    result.estimate = workitems.estimate(metrics, result.findings, ecosystem.default(), effort.default_model(),
+                                         opts.team_size, opts.focus_hours, found)
     return result
+
+
+def audit_job(scan: Options, enabled: frozenset[str], facts: ProjectFacts) -> ScanJob:
+    """The audit's scan: rules on, CUDA launch and builtin spellings (what convert's default keeps),
+    and a report keeps CAP_PER_CODE findings of a rule per file and counts the rest."""
+    if not scan.audit:
+        scan = replace(scan, audit=True, launch_syntax="cuda", builtins="cuda")
+    return ScanJob(replace(scan, finding_cap=scan.finding_cap or CAP_PER_CODE), enabled, facts)
 
 
 def _contents(entries: list[Entry]) -> list[tuple[str, str, bytes]]:

@@ -17,11 +17,12 @@ from pathlib import Path
 from . import baseline as baseline_file
 from . import config, gate_changes, gate_policy, git, rules, suppress
 from .audit import ScanJob
-from .context import Options
 from .errors import PortkitError
 from .files import kind_of
 from .findings import SEVERITIES, Finding
-from .mappings import parse_version
+from .project import pipeline
+from .project.facts import ProjectFacts
+from .project.settings import scan_options
 from .scan import scan_source
 from .source import SourceFile
 from .suppress import Suppression
@@ -69,12 +70,7 @@ def run_check(opts: CheckOptions, cwd: Path | None = None) -> CheckResult:
     if fail_on not in SEVERITIES:
         raise PortkitError(f"--fail-on must be one of {', '.join(SEVERITIES)}")
     enabled = rules.selected(list(opts.select or cfg.select), list(opts.ignore or cfg.ignore))
-    rocm = opts.rocm or cfg.rocm
-    try:
-        target = parse_version(rocm) if rocm else None
-    except ValueError as exc:
-        raise PortkitError(f"--rocm: {exc}") from None
-    job = ScanJob(Options(audit=True, rocm=target, amd_macros=cfg.amd_macros), enabled, hours=False)
+    scan = scan_options(rocm=opts.rocm or cfg.rocm, audit=True)
     accepted = enforced.accepted.copy()
     result = CheckResult(root=cmp.root, fail_on=fail_on, mode=cmp.mode)
     limit = SEVERITIES.index(fail_on)
@@ -85,6 +81,10 @@ def run_check(opts: CheckOptions, cwd: Path | None = None) -> CheckResult:
     if cmp.unchanged and cmp.unchanged == len(cmp.contents):
         result.not_compared = cmp.unchanged   # `pre-commit run --all-files`: nothing to compare with
         return _sort(result, limit)
+    # the tree's facts, as the baseline's audit learned them (project/pipeline.py): the gate and
+    # its baseline classify every region alike
+    facts = pipeline.tree_facts(cmp.root, scan, cfg) if cmp.contents else ProjectFacts()
+    job = ScanJob(scan, enabled, facts, hours=False)
     for rel in sorted(cmp.contents):
         if cfg.excluded(rel):
             continue
@@ -193,7 +193,7 @@ def _findings(rel: str, data: bytes, kind: str, job: ScanJob,
     """The file's enabled findings less the suppressed ones, and the suppressions the change adds
     (suppress.Suppression.covers says which comments still hide what on changed lines)."""
     source = SourceFile.from_bytes(rel, data)
-    scan = scan_source(source, job.scan) if kind == "source" else scan_text(source, kind, job.scan)
+    scan = scan_source(source, job.scan, facts=job.facts) if kind == "source" else scan_text(source, kind, job.scan)
     kept = [f for f in scan.findings if f.code in job.enabled]
     added = suppress.added(source, touched, kind) if touched else []
     return suppress.apply(source, kept, job.enabled, kind=kind, changed=touched), added
@@ -208,12 +208,8 @@ def write_baseline(root: Path, target: Path, cfg: config.Config, select: tuple[s
     """Audit the whole project and accept every current finding; (findings, files)."""
     from .audit import AuditOptions, audit_paths
 
-    try:
-        version = parse_version(rocm) if rocm else None
-    except ValueError as exc:
-        raise PortkitError(f"--rocm: {exc}") from None
-    scan = Options(audit=True, rocm=version, amd_macros=cfg.amd_macros)
-    result = audit_paths([root], AuditOptions(scan=scan, select=select, ignore=ignore, exclude=cfg.exclude))
+    scan = scan_options(rocm=rocm, audit=True)
+    result = audit_paths([root], AuditOptions(scan=scan, select=select, ignore=ignore, config=cfg))
     findings = result.findings
     from .output import write_output
     write_output(target, baseline_file.dumps(findings).encode("utf-8"))

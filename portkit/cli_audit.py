@@ -67,22 +67,20 @@ def _report_parser(sub: argparse._SubParsersAction) -> None:
 def run_audit(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from . import config, history, platform_facts, scan_options
+    from . import config, history, platform_facts
     from .audit import AuditOptions, audit_paths
+    from .project.settings import scan_options
     from .report import audit_formats
     from .report.model import audit_document
-    from .context import Options
 
     cfg = config.find()   # [tool.portkit] / portkit.toml; flags win
     defines, undefines = platform_facts.parse_defines(args.defines, args.undefines)
-    scan = scan_options(rocm=args.rocm or cfg.rocm)
-    opts = AuditOptions(scan=Options(audit=True, rocm=scan.rocm, file_timeout=check_file_timeout(args.file_timeout),
-                                       amd_macros=cfg.amd_macros, platform_model=args.platform_model,
-                                       polyfills=args.polyfills, defines=defines, undefines=undefines),
-                        select=tuple(args.select) or cfg.select,
+    scan = scan_options(rocm=args.rocm or cfg.rocm, audit=True, file_timeout=check_file_timeout(args.file_timeout),
+                        platform_model=args.platform_model, polyfills=args.polyfills, defines=defines,
+                        undefines=undefines)
+    opts = AuditOptions(scan=scan, select=tuple(args.select) or cfg.select,
                         ignore=tuple(args.ignore) or cfg.ignore, fail_on=args.fail_on or cfg.fail_on,
-                        team_size=args.team_size, focus_hours=args.focus_hours, jobs=args.jobs,
-                        exclude=cfg.exclude,
+                        team_size=args.team_size, focus_hours=args.focus_hours, jobs=args.jobs, config=cfg,
                         deep=cli_deep.options(args, args.jobs, check_file_timeout(args.file_timeout)))
     result = audit_paths(args.paths, opts, progress_factory=progress_factory(Console(stderr=True), "auditing"))
     if not args.quiet:

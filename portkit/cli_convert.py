@@ -107,8 +107,9 @@ def _builtins_help() -> str:
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from . import config, scan_options
+    from . import config
     from .convert import ConvertOptions, convert_paths
+    from .project.settings import scan_options
     from .report.terminal import render_convert
     from .rename import parse_map
     if args.compat_header is not None:
@@ -119,13 +120,12 @@ def run(args: argparse.Namespace) -> int:
     opts = ConvertOptions(
         output=args.output, in_place=args.in_place, backup=args.backup, force=args.force, diff=args.diff,
         check=args.check, jobs=args.jobs, rename=parse_map(args.rename_map) if args.rename else None,
-        scan=replace(scan_options(args.launch_syntax, args.rocm, args.prefer_roc, args.offload_arch,
-                                  args.build_files, args.builtins),
-                     file_timeout=check_file_timeout(args.file_timeout), amd_macros=config.find().amd_macros,
-                     platform_model=args.platform_model, rewrite_guards=args.rewrite_guards,
-                     polyfills=args.polyfills, fix_warp="warp" in args.fix,
-                     active_only=args.active_only, defines=defines, undefines=undefines),
-        deep=cli_deep.options(args, args.jobs, check_file_timeout(args.file_timeout)))
+        scan=scan_options(args.launch_syntax, args.rocm, args.prefer_roc, args.offload_arch, args.build_files,
+                          args.builtins, file_timeout=check_file_timeout(args.file_timeout),
+                          platform_model=args.platform_model, rewrite_guards=args.rewrite_guards,
+                          polyfills=args.polyfills, fix_warp="warp" in args.fix,
+                          active_only=args.active_only, defines=defines, undefines=undefines),
+        deep=cli_deep.options(args, args.jobs, check_file_timeout(args.file_timeout)), config=config.find())
     data_on_stdout = args.diff or (args.output is not None and str(args.output) == "-")
     if args.verify and (args.output is None or data_on_stdout):
         raise PortkitError("--verify needs -o OUT (a directory): it compiles the converted tree")
@@ -173,8 +173,9 @@ def _run_compat(args: argparse.Namespace) -> int:
     """convert --compat-header: the generated header and the guarded includes (portkit/compat.py)."""
     from rich.console import Console
 
-    from . import scan_options
+    from . import config
     from .compat import compat_paths
+    from .project.settings import scan_options
     from .convert import diff_bytes, write_compat
     from .files import read_regular
     from .report.terminal import render_compat
@@ -189,7 +190,7 @@ def _run_compat(args: argparse.Namespace) -> int:
     if args.force and not args.in_place:
         raise PortkitError("--force only applies with --in-place")
     options = scan_options(rocm=args.rocm, prefer_roc=args.prefer_roc)
-    result = compat_paths(args.paths, args.compat_header, options, args.jobs)
+    result = compat_paths(args.paths, args.compat_header, options, args.jobs, config=config.find())
     if args.diff:
         for f in result.changed:
             sys.stdout.buffer.write(safe_diff(diff_bytes(read_regular(f.entry.path, f.entry.named), f.output or b"",

@@ -60,8 +60,8 @@ def add_options(p: argparse.ArgumentParser) -> None:
 
 def options(args: argparse.Namespace, source: Path | None = None, only: frozenset[str] | None = None,
             jobs: int | None = None) -> "VerifyOptions":
-    from . import scan_options
-    from .api import offload_archs
+    from .project.settings import scan_options
+    from .project.settings import offload_archs
     from .verify import VerifyOptions
     if args.timeout <= 0:
         raise PortkitError(f"--timeout must be positive, not {args.timeout:g}")

@@ -28,13 +28,16 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import includes
+from .config import Config
 from .edits import Edit, apply_edits
 from .errors import PortkitError
-from .files import Entry, Skipped, discover, read, read_regular
+from .files import Entry, Skipped, read, read_regular
 from .findings import Finding
 from .inplace import digest
-from .mappings import format_version
+from .mappings import format_version, target_release
+from .project import pipeline
+from .project.facts import ProjectFacts
+from .project.settings import scan_options
 from .scan import Options, scan_source
 from .source import SourceFile
 from .workers import ordered_map
@@ -53,6 +56,7 @@ class CompatJob:
 
     scan: Options
     header: str                    # the header's path relative to the root, forward slashes
+    facts: ProjectFacts = ProjectFacts()   # what the project pipeline learned of the tree
 
 
 @dataclass
@@ -112,7 +116,7 @@ def _compat_entry(entry: Entry, job: CompatJob) -> FileCompat:
         return result
     result.input_digest = digest(data)
     source = SourceFile.from_bytes(entry.rel, data)
-    scan = scan_source(source, job.scan)
+    scan = scan_source(source, job.scan, facts=job.facts)
     result.findings = [f for f in scan.findings if f.code in ("PK001", "PK002", "PK003", "PK004", "PK005")]
     spelled = _include_spelling(entry.rel, job.header)
     guards: list[Edit] = []
@@ -264,11 +268,12 @@ def _own_header(header: Path) -> bytes | None:
 
 
 def compat_paths(paths: list[Path], header: Path, options: Options, jobs: int = 1,
-                 progress=None) -> CompatResult:
+                 progress=None, config: Config = Config()) -> CompatResult:
     """Scan the tree and build the header text and each source's guarded includes (writes nothing)."""
     from .mappings import default_db
-    root, entries, skipped = discover([Path(p) for p in paths])
-    entries, skipped = includes.follow(entries, skipped)
+    scan = scan_options(rocm=options.rocm, prefer_roc=options.prefer_roc)   # names only: no fix, no polyfill
+    project = pipeline.prepare([Path(p) for p in paths], scan, config)
+    root, entries, skipped = project.root, project.entries, project.skipped
     try:
         header_rel = header.absolute().relative_to(root).as_posix()
     except ValueError:
@@ -276,14 +281,13 @@ def compat_paths(paths: list[Path], header: Path, options: Options, jobs: int = 
     if header.exists() and not header.is_file():
         raise PortkitError(f"{header}: exists and is not a file")
     old_header = _own_header(header)
-    scan = Options(launch_syntax="cuda", rocm=options.rocm, prefer_roc=options.prefer_roc)
-    job = CompatJob(scan, header_rel)
+    job = CompatJob(scan, header_rel, project.facts)
     files = list(ordered_map(_compat_entry, entries, job, jobs, progress))
     db = default_db()
     names = {k: v for f in files for k, v in f.names.items()}
     kinds = {n: db.names[n].kind for n in names if n in db.names}
     headers = {h for f in files for h in f.headers}
-    rocm = format_version(options.rocm or db.newest)
+    rocm = format_version(target_release(options.rocm, db))
     command = f"portkit convert --compat-header {header_rel} --in-place --rocm {rocm} ."
     drops = {k: v for f in files for k, v in f.drops.items() if k in names}
     text = header_text(names, headers, kinds, rocm, command, drops)

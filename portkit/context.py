@@ -18,11 +18,11 @@ from .edits import Edit
 from .findingstore import FindingStore
 from .findings import Finding, fingerprint
 from .mappings import MappingDB, Version
+from .project.facts import ProjectFacts
 from .regions import FALLBACK, PORTED, RegionMap
 from .source import SourceFile
 
 if TYPE_CHECKING:
-    from .rename import RenamePlan
     from .rules._rule import Rule
 
 
@@ -37,7 +37,8 @@ def line_snippet(source: SourceFile, line: int) -> str:
 
 @dataclass(frozen=True)
 class Options:
-    """What the user asked for; the same options drive convert and audit."""
+    """What the user asked for; the same options drive convert, audit, check and verify. What the
+    project pipeline learns from the tree is apart, in ProjectFacts (project/facts.py)."""
 
     launch_syntax: str = "cuda"          # "cuda" keeps <<<>>>, "hip" writes hipLaunchKernelGGL
     rocm: Version | None = None          # target ROCm release; None = newest in the tables
@@ -46,24 +47,15 @@ class Options:
     offload_arch: tuple[str, ...] = ("gfx90a",)   # AMD GPU targets for build files (never from sm_XX)
     build_files: bool = True             # migrate CMake/Make/setup.py files (portkit/buildfiles/)
     builtins: str = "cuda"               # "cuda" keeps threadIdx.x, "hip" writes hipThreadIdx_x
-    rename: "RenamePlan | None" = None   # --rename: the files getting new names (their #includes follow)
     file_timeout: float = 60.0           # seconds one file may take (--file-timeout; 0: no limit)
-    amd_macros: tuple[str, ...] = ()     # the project's AMD selector macros (config, learned; regions.py)
     platform_model: bool = True          # False (--no-platform-model): every byte is CUDA for every build
-    shim_names: frozenset[bytes] = frozenset()   # CUDA names the project's shim headers map to HIP
-    one_world: tuple[tuple[str, str], ...] = ()   # (macro, "amd"|"nvidia"): defined only in that world's code
-    amd_shim: bool = False           # the tree has its own CUDA-to-HIP shim header: it already builds for AMD
     defines: tuple[tuple[str, int | None], ...] = ()   # -D NAME[=VALUE] (None: a value we cannot read)
     undefines: tuple[str, ...] = ()      # -U NAME: with -D, branches false under them are left out
     rewrite_guards: bool = False         # --rewrite-guards: CUDA version guards get the AMD selector (rewrite/guards.py)
     polyfills: bool = False              # names the target lacks become polyfills (polyfills.py): convert, audit
-    project_defined: frozenset[str] = frozenset()   # polyfill names the project defines itself: none for them
     polyfill_header: str = "portkit_polyfills.h"    # where the header is, relative to the root
     fix_warp: bool = False               # --fix warp: 32-lane idioms made wavefront-size generic (rewrite/warpfix.py)
     active_only: bool = False            # --active-only: branches false under -D/-U are not converted
-    # --active-only --engine clang: (rel, inactive line runs) of every file clang preprocessed;
-    # for these its preprocessor decides, for the others ppexpr under -D/-U does
-    clang_inactive: tuple[tuple[str, tuple[tuple[int, int], ...]], ...] = ()
     finding_cap: int = 0                 # audit: findings of one rule kept per file (findingstore.py); 0: all
 
 
@@ -147,6 +139,7 @@ class ScanContext:
     db: MappingDB
     options: Options
     target: Version
+    facts: ProjectFacts = field(default_factory=ProjectFacts)   # what the pipeline learned of the tree
     edits: list[Edit] = field(default_factory=list)
     store: FindingStore = field(default_factory=FindingStore)   # dedupes and caps what report() keeps
     findings: list[Finding] = field(init=False)                  # the store's kept findings, as reported

@@ -9,20 +9,21 @@ from __future__ import annotations
 
 import difflib
 import os
-from dataclasses import replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
 
-from . import includes, platform_facts, polyfills
+from . import polyfills
 from .buildfiles import FORMATS as BUILD_FORMATS
 from .edits import apply_edits
 from .errors import PortkitError
-from .files import Entry, Skipped, discover, read, read_regular
+from .files import Entry, Skipped, read, read_regular
 from .inplace import READ_ONLY, digest, in_place_path, links_note, read_only, replace_unchanged, rewrite
 from .output import atomic_write, refuse_unless_regular, sweep_stale, write_generated, write_output
-from .rename import rename_in_build_file
-from .rename import plan as rename_plan
-from .mappings import default_db, format_version
+from .rename import RenamePlan, rename_in_build_file
+from .mappings import format_version, target_release
+from .project import pipeline
+from .project.facts import ProjectFacts
 from .results import ConvertOptions, ConvertResult, FileOutcome, PolyfillHeader
 from .scan import FileScan, Options, scan_source
 from .source import SourceFile, split_lines
@@ -33,56 +34,67 @@ if TYPE_CHECKING:
     from .compat import CompatResult
 
 
-def convert_bytes(rel: str, data: bytes, options: Options, kind: str = "source") -> tuple[FileScan, bytes | None]:
+@dataclass(frozen=True)
+class ConvertJob:
+    """What every file of one run is converted with (picklable: it travels to worker processes)."""
+
+    scan: Options
+    facts: ProjectFacts = ProjectFacts()   # what the project pipeline learned of the tree
+
+
+def convert_bytes(rel: str, data: bytes, options: Options, kind: str = "source",
+                  facts: ProjectFacts = ProjectFacts()) -> tuple[FileScan, bytes | None]:
     """Scan one file's bytes (a source, or a build file of a kind in build.FORMATS); the converted
     bytes, or None when nothing changes."""
     source = SourceFile.from_bytes(rel, data)
-    scan = scan_source(source, options) if kind == "source" else scan_text(source, kind, options)
+    scan = scan_source(source, options, facts=facts) if kind == "source" else scan_text(source, kind, options)
     if not scan.edits:
         return scan, None
     output = apply_edits(data, scan.edits)
     return scan, (output if output != data else None)
 
 
-def _convert_entry(entry: Entry, options: Options) -> FileOutcome:
+def _convert_entry(entry: Entry, job: ConvertJob) -> FileOutcome:
     data, skipped = read(entry)
+    plan = job.facts.rename
     if data is None or skipped is not None or not (entry.is_source or entry.kind in BUILD_FORMATS):
-        return FileOutcome(entry, skipped=skipped, plan=options.rename)
+        return FileOutcome(entry, skipped=skipped, plan=plan)
     try:
-        with time_limit(options.file_timeout):
-            scan, output = _convert_data(entry, data, options)
+        with time_limit(job.scan.file_timeout):
+            scan, output = _convert_data(entry, data, job)
     except FileTimeout as exc:
         return FileOutcome(entry, skipped=Skipped(entry.rel, f"{exc} to scan: left as it is (--file-timeout)",
-                                                  error=True), plan=options.rename)
+                                                  error=True), plan=plan)
     except RecursionError:
         return FileOutcome(entry, skipped=Skipped(entry.rel, "nested too deeply to convert: left as it is",
-                                                  error=True), plan=options.rename)
+                                                  error=True), plan=plan)
     except Exception as exc:  # a bug in one rewriter must not cost the user the other files
         if os.environ.get("PORTKIT_DEBUG"):
             raise
         return FileOutcome(entry, skipped=Skipped(
             entry.rel, f"internal error while converting ({type(exc).__name__}: {exc}): left as it is; "
-                       f"please report it", error=True), plan=options.rename)
-    return FileOutcome(entry, scan=scan, output=output, plan=options.rename, input_digest=digest(data))
+                       f"please report it", error=True), plan=plan)
+    return FileOutcome(entry, scan=scan, output=output, plan=plan, input_digest=digest(data))
 
 
-def _convert_data(entry: Entry, data: bytes, options: Options) -> tuple[FileScan, bytes | None]:
-    scan, output = convert_bytes(entry.rel, data, options, entry.kind or "source")
-    if options.rename is not None and options.build_files and entry.kind in ("cmake", "make"):
-        renamed = rename_in_build_file(output if output is not None else data, entry.rel, options.rename)
+def _convert_data(entry: Entry, data: bytes, job: ConvertJob) -> tuple[FileScan, bytes | None]:
+    scan, output = convert_bytes(entry.rel, data, job.scan, entry.kind or "source", job.facts)
+    plan = job.facts.rename
+    if plan is not None and job.scan.build_files and entry.kind in ("cmake", "make"):
+        renamed = rename_in_build_file(output if output is not None else data, entry.rel, plan)
         output = renamed if renamed != data else None
     return scan, output
 
 
-def _converter(options: Options) -> Callable[[Entry, bytes], bytes | None]:
+def _converter(job: ConvertJob) -> Callable[[Entry, bytes], bytes | None]:
     """What another version of a file converts to (inplace.py: is an old NAME.orig its original?)."""
-    return lambda entry, data: _convert_data(entry, data, options)[1]
+    return lambda entry, data: _convert_data(entry, data, job)[1]
 
 
-def _outcomes(entries: list[Entry], options: Options, jobs: int,
+def _outcomes(entries: list[Entry], job: ConvertJob, jobs: int,
               progress: Callable[[int], None] | None) -> Iterable[FileOutcome]:
     """Outcomes in the order of `entries`, computed in `jobs` worker processes."""
-    return ordered_map(_convert_entry, entries, options, jobs, progress)
+    return ordered_map(_convert_entry, entries, job, jobs, progress)
 
 
 def check_options(paths: list[Path], opts: ConvertOptions) -> None:
@@ -124,30 +136,23 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
     """Convert files and trees; write, diff or check according to `opts`."""
     paths = [Path(p) for p in paths]
     check_options(paths, opts)
-    root, entries, skipped = discover(paths)
-    entries, skipped = includes.follow(entries, skipped)
-    if opts.scan.platform_model:   # the tree's AMD selectors, learned before the scan (regions.py)
-        opts = replace(opts, scan=platform_facts.project_platforms(entries, opts.scan))
-    result = ConvertResult(root=root, skipped=skipped, active_only=opts.scan.active_only)
-    if opts.scan.polyfills:
-        entries, opts = _polyfill_setup(root, entries, opts)
-    if opts.rename is not None:
-        plan, clashes = rename_plan(entries, opts.rename)
-        result.skipped += clashes
-        opts = replace(opts, scan=replace(opts.scan, rename=plan))
+    project = pipeline.prepare(paths, opts.scan, opts.config, opts.rename)
+    root, entries = project.root, project.entries
+    if opts.scan.polyfills:   # a file of the header's name that portkit did not write stops the run here
+        _polyfill_guard(root, opts)
+    result = ConvertResult(root=root, skipped=project.skipped, active_only=opts.scan.active_only)
     if opts.deep is not None:   # libclang's facts, before the scan that they refine
         from .deep import engine
         result.deep = engine.collect(root, entries, opts.deep, progress_factory)
         if opts.scan.active_only:   # clang's preprocessor decides the files it saw
-            skipped_lines = tuple((rel, tuple((a, b) for a, b in result.deep.inactive.get(rel, ())))
-                                  for rel in sorted(result.deep.parsed))
-            opts = replace(opts, scan=replace(opts.scan, clang_inactive=skipped_lines))
+            pipeline.with_clang_lines(project, result.deep)
+    job = ConvertJob(opts.scan, project.facts)
     progress = progress_factory(len(entries)) if progress_factory else None
     to_stdout = opts.output is not None and str(opts.output) == "-"
     if opts.output is not None and not to_stdout:
-        _refuse_overwriting_inputs(entries, opts.output, opts.scan)
+        _refuse_overwriting_inputs(entries, opts.output, project.facts.rename)
     swept: set[Path] = set()
-    for outcome in _outcomes(entries, opts.scan, opts.jobs, progress):
+    for outcome in _outcomes(entries, job, opts.jobs, progress):
         result.outcomes.append(outcome)
         if to_stdout:
             if outcome.skipped is None or not outcome.skipped.error:
@@ -158,7 +163,7 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
         elif opts.output is not None:
             _mirror(outcome, opts.output, result, swept)
         elif opts.in_place and (outcome.changed or outcome.renamed):
-            rewrite(outcome, opts.backup, opts.force, result, _converter(opts.scan), swept)
+            rewrite(outcome, opts.backup, opts.force, result, _converter(job), swept)
         if opts.diff and (outcome.changed or outcome.renamed):
             result.diff_text.append(unified_diff(outcome))
     if opts.scan.polyfills:
@@ -178,19 +183,15 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
 _HEADER_HINT = "remove it, or convert with --no-polyfills"
 
 
-def _polyfill_setup(root: Path, entries: list[Entry], opts: ConvertOptions) -> tuple[list[Entry], ConvertOptions]:
-    """The generated header of an earlier run is not converted (it is written again, from what the
-    sources use); a file of that name that portkit did not write stops the run before any write;
-    the names the project defines itself get no polyfill."""
-    kept = [e for e in entries if e.rel != polyfills.HEADER]
+def _polyfill_guard(root: Path, opts: ConvertOptions) -> None:
+    """The generated header of an earlier run is written again (the pipeline leaves it out of the
+    scan); a link or a file of that name that portkit did not write stops the run before any write."""
     target = _header_path(root, opts)
     if target is not None:   # a link or anything but a regular file there: never written through
         refuse_unless_regular(target, _HEADER_HINT)
     for where in (root, opts.output if opts.output is not None and str(opts.output) != "-" else None):
         if where is not None and (where / polyfills.HEADER).is_file():
             _own_polyfills(where / polyfills.HEADER)
-    scan = replace(opts.scan, project_defined=polyfills.project_defined(kept))
-    return kept, replace(opts, scan=scan)
 
 
 def _own_polyfills(path: Path) -> bytes | None:
@@ -215,7 +216,7 @@ def _polyfill_header(result: ConvertResult, opts: ConvertOptions) -> PolyfillHea
                 users.setdefault(name, []).append(outcome.target_rel)
     if not users:
         return None
-    rocm = format_version(opts.scan.rocm or default_db().newest)
+    rocm = format_version(target_release(opts.scan.rocm))
     command = f"portkit convert --rocm {rocm}"
     text = polyfills.header_text(sorted(users), rocm, command)
     path = _header_path(result.root, opts)
@@ -246,7 +247,7 @@ def _output_bytes(outcome: FileOutcome) -> bytes:
     return read_regular(outcome.entry.path, follow=outcome.entry.named)
 
 
-def _refuse_overwriting_inputs(entries: list[Entry], out_root: Path, options: Options) -> None:
+def _refuse_overwriting_inputs(entries: list[Entry], out_root: Path, plan: "RenamePlan | None") -> None:
     """-o: stop before writing anything when a file would land on an input (the output is the
     inputs' own directory, a directory among them, or a link or hard link to one)."""
     inputs: dict[tuple[int, int], str] = {}
@@ -257,7 +258,7 @@ def _refuse_overwriting_inputs(entries: list[Entry], out_root: Path, options: Op
         except OSError:
             continue
     for entry in entries:
-        rel = options.rename.target(entry.rel) if options.rename is not None else entry.rel
+        rel = plan.target(entry.rel) if plan is not None else entry.rel
         try:
             st = (out_root / rel).stat()
         except OSError:

@@ -339,6 +339,11 @@ def load_tables(directory: Path) -> MappingDB:
     return MappingDB(names, headers, families)
 
 
+def target_release(rocm: "Version | None", db: "MappingDB | None" = None) -> "Version":
+    """The ROCm release a run targets: the one the user gave, else the newest the tables know."""
+    return rocm or (db or default_db()).newest
+
+
 def tables_dir() -> Path:
     """Where the shipped tables are: inside the package when installed, mappings/ in a checkout."""
     return data_dir("portkit._mappings", "mappings")

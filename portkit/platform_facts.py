@@ -3,7 +3,7 @@
 `convert` and `audit` read every source once more, directives only, before scanning it: a
 macro is an AMD selector when a branch it guards uses HIP (ggml's `GGML_USE_HIP` around
 `#include "vendors/hip.h"`), and the CUDA names the project's own shim headers map are already
-ported. The results travel in the scan Options to every file (regions.py classifies each one);
+ported. The results travel in the ProjectFacts (project/facts.py) to every file (regions.py classifies each one);
 `-D`/`-U` are parsed here too.
 """
 
@@ -95,7 +95,7 @@ def shim_names(data: bytes) -> frozenset[bytes]:
 HIP_SHIM = re.compile(rb"\bhip[A-Z_]\w*|\bHIP[A-Z_]\w*|<hip/")   # a shim to HIP (not MUSA's)
 
 
-def project_platforms(entries: list, options):
+def project_platforms(entries: list, facts):
     """The tree's platform facts, from directive-only passes over its sources before the scan:
 
     - the AMD selectors: configured, plus those any file reveals (`#if defined(GGML_USE_HIP)`
@@ -105,7 +105,7 @@ def project_platforms(entries: list, options):
     - the CUDA names the project's own shim headers map to HIP, and whether one maps them to HIP
       (the tree already builds for AMD: `--fix warp` reports rather than rewrites).
 
-    Returns `options` with these filled in."""
+    Returns `facts` (project/facts.py: its amd_macros are the configured ones) with these filled in."""
     from dataclasses import replace
 
     from .files import read
@@ -131,7 +131,7 @@ def project_platforms(entries: list, options):
             learned |= macros.learned
             if macros.defined:
                 sources.append((data, macros))
-    configured = tuple(options.amd_macros)
+    configured = tuple(facts.amd_macros)
     known = set(builtin_selectors().amd_defined) | set(configured)
     amd_macros = configured + tuple(sorted(learned - known))
     # only a file that defines a macro another file tests can tell the tree anything (the scan
@@ -149,5 +149,5 @@ def project_platforms(entries: list, options):
                              if len(kinds) == 1 and next(iter(kinds)) in (AMD, NVIDIA) and name not in builtin
                              and name not in amd_macros and not name.startswith("__")   # reserved: the compiler's
                              and not CUDA_NAME.match(name.encode())))
-    return replace(options, amd_macros=amd_macros, shim_names=frozenset(mapped), one_world=one_world,
+    return replace(facts, amd_macros=amd_macros, shim_names=frozenset(mapped), one_world=one_world,
                    amd_shim=amd_shim)

@@ -139,7 +139,7 @@ def serve(ctx, cuda: str, hip: str | None) -> str | None:
     options = ctx.options
     record = table().get(cuda) if options.polyfills else None
     if record is None or not record.serves_release(ctx.target) or \
-            record.name in options.project_defined or cuda in options.project_defined or \
+            record.name in ctx.facts.project_defined or cuda in ctx.facts.project_defined or \
             defined_here(ctx, (cuda, record.name)):
         return hip
     if record.when == "always":
@@ -327,7 +327,7 @@ def include(ctx, fallback: int) -> None:
     line = _directive(ctx)
     if line in data:
         for record in by_name().values():
-            if record.name not in ctx.options.project_defined and _called(record, data):
+            if record.name not in ctx.facts.project_defined and _called(record, data):
                 ctx.metrics.polyfills.add(record.name)
         return
     if not ctx.metrics.polyfills:

@@ -11,11 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .config import Config
 from .context import FileScan, Options
 from .effort import Estimate
 from .files import Entry, Skipped
 from .findings import SEVERITIES, Finding
 from .mappings import Version
+from .project.facts import ProjectFacts
 from .rename import RenamePlan
 
 if TYPE_CHECKING:
@@ -40,6 +42,7 @@ class ConvertOptions:
     scan: Options = Options()
     rename: tuple[tuple[str, str], ...] | None = None   # --rename: suffix map (rename.DEFAULT_MAP ...)
     deep: "DeepOptions | None" = None   # --engine clang: findings refined by libclang (edits unchanged)
+    config: Config = Config()        # the project's settings (amd-macros, exclude: left as they are)
 
 
 @dataclass
@@ -129,8 +132,8 @@ class AuditOptions:
     team_size: int = 1
     focus_hours: float | None = None
     jobs: int = 1
-    exclude: tuple[str, ...] = ()     # glob patterns on root-relative paths (config `exclude`)
     deep: "DeepOptions | None" = None  # --engine clang: libclang's facts refine the findings
+    config: Config = Config()         # the project's settings (amd-macros, exclude: not audited)
 
 
 @dataclass
@@ -148,6 +151,7 @@ class AuditResult:
     skipped: list[Skipped] = field(default_factory=list)
     estimate: Estimate | None = None
     deep: "DeepResult | None" = None
+    facts: ProjectFacts = ProjectFacts()   # what the project pipeline learned of the tree
 
     @property
     def scans(self) -> list[FileScan]:

@@ -13,7 +13,8 @@ from .context import FileScan, Metrics, Options, ScanContext, View, line_snippet
 from .edits import normalize, resolve
 from .findings import Finding
 from .findingstore import FindingStore
-from .mappings import MappingDB, default_db
+from .mappings import MappingDB, default_db, target_release
+from .project.facts import ProjectFacts
 from .rewrite import (builtins, codes, guards, identifiers, includes, launches, macros, minmax, preproc_names,
                       strictness, strings, warpfix)
 from .source import SourceFile
@@ -63,7 +64,7 @@ def dispatch(ctx: ScanContext, view: View, root: Node) -> None:
     # still see them (their findings are dropped or become "already ported" in ScanContext.report)
     region_map = ctx.regions
     protected = region_map.protected if (region_map.ranges or region_map.shim) else None
-    shimmed = ctx.options.shim_names   # the project's own shim maps these: already ported
+    shimmed = ctx.facts.shim_names   # the project's own shim maps these: already ported
     # --active-only: branches the user's -D/-U (or clang) leave out are not rewritten at all
     inactive = region_map.is_inactive if (ctx.options.active_only and region_map.inactive) else None
     for node in caps.get("name", ()):
@@ -117,11 +118,13 @@ def _not_amd(ctx: ScanContext, view: View, node: Node) -> bool:
     return bool(regions_.ranges or regions_.shim) and regions_.kind_at(view.start(node)) is not None
 
 
-def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB | None = None) -> FileScan:
-    """Scan one file: the edits that convert it, the findings, and its metrics."""
+def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB | None = None,
+                facts: ProjectFacts = ProjectFacts()) -> FileScan:
+    """Scan one file, with what the project pipeline learned of its tree: the edits that convert
+    it, the findings, and its metrics."""
     db = db or default_db()
-    ctx = ScanContext(source=source, db=db, options=options, target=options.rocm or db.newest,
-                      dispatch=dispatch, regions=platform_map(source, options),
+    ctx = ScanContext(source=source, db=db, options=options, target=target_release(options.rocm, db), facts=facts,
+                      dispatch=dispatch, regions=platform_map(source, options, facts),
                       store=FindingStore(options.finding_cap, rules.refines()))
     ctx.metrics.lines = source.line_count
     ctx.metrics.shim = ctx.regions.shim
@@ -162,29 +165,29 @@ def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB 
     return FileScan(source.rel, edits, findings, ctx.metrics)
 
 
-def platform_map(source: SourceFile, options: Options) -> regions.RegionMap:
+def platform_map(source: SourceFile, options: Options, facts: ProjectFacts) -> regions.RegionMap:
     """The file's platform model under the built-in selectors and the project's AMD macros."""
     if options.active_only:
-        return configured_map(source, options)
+        return configured_map(source, options, facts)
     if not options.platform_model:
         return regions.RegionMap()
     data = source.data
     if not (options.defines or options.undefines) and not regions.is_shim(data) and \
-            not any(name in data for name in regions.selector_names(options.amd_macros, options.one_world)):
+            not any(name in data for name in regions.selector_names(facts.amd_macros, facts.one_world)):
         return regions.RegionMap()   # no selector named: every #if reads the same in both builds
-    return regions.classify(data, regions.selectors(options.amd_macros, options.defines, options.undefines,
-                                                    options.one_world))
+    return regions.classify(data, regions.selectors(facts.amd_macros, options.defines, options.undefines,
+                                                    facts.one_world))
 
 
-def configured_map(source: SourceFile, options: Options) -> regions.RegionMap:
+def configured_map(source: SourceFile, options: Options, facts: ProjectFacts) -> regions.RegionMap:
     """--active-only: the platform model (unless --no-platform-model) and the branches the
     configuration leaves out: clang's skipped lines for a file it preprocessed, otherwise
     ppexpr's reading of the directives under -D/-U (a condition it cannot evaluate is compiled)."""
-    worlds = regions.selectors(options.amd_macros, options.defines, options.undefines, options.one_world)
+    worlds = regions.selectors(facts.amd_macros, options.defines, options.undefines, facts.one_world)
     found = regions.classify(source.data, worlds)
     if not options.platform_model:
         found = regions.RegionMap(inactive=found.inactive, undecided=found.undecided)
-    clang = dict(options.clang_inactive).get(source.rel)
+    clang = dict(facts.clang_inactive).get(source.rel)
     if clang is not None:   # the preprocessor decided: nothing is undecided
         starts = source.line_starts()
         found.inactive = [(starts[a - 1], starts[b] if b < len(starts) else len(source.data))

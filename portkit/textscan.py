@@ -11,7 +11,7 @@ from __future__ import annotations
 from . import buildfiles, rules
 from .context import FileScan, Options, ScanContext
 from .findingstore import FindingStore
-from .mappings import MappingDB, default_db
+from .mappings import MappingDB, default_db, target_release
 from .source import SourceFile
 
 
@@ -19,8 +19,7 @@ def scan_text(source: SourceFile, kind: str, options: Options, db: MappingDB | N
     """Migrate one build file (CMake, Make, setup.py: portkit/buildfiles/) and, in audit mode, run the
     text rules for `kind` over it. The audit keeps the migration's findings: PK508 says what
     `convert` will leave for a person."""
-    ctx = ScanContext(source=source, db=db or default_db(), options=options,
-                      target=options.rocm or (db or default_db()).newest,
+    ctx = ScanContext(source=source, db=db or default_db(), options=options, target=target_release(options.rocm, db),
                       store=FindingStore(options.finding_cap, rules.refines()))
     ctx.metrics.kind = kind
     ctx.metrics.lines = source.line_count

@@ -10,6 +10,7 @@ from conftest import REPO
 from portkit import regions
 from portkit.cli import main
 from portkit.context import Options
+from portkit.project.facts import ProjectFacts
 from portkit.scan import scan_source
 from portkit.source import SourceFile
 
@@ -28,9 +29,10 @@ def _hip(data: bytes, *names: bytes) -> bytes:
     return data
 
 
-def _convert(data: bytes, **options) -> bytes:
+def _convert(data: bytes, clang_inactive=(), **options) -> bytes:
     from portkit.edits import apply_edits
-    scan = scan_source(SourceFile.from_bytes("a.cu", data), Options(**options))
+    scan = scan_source(SourceFile.from_bytes("a.cu", data), Options(**options),
+                       facts=ProjectFacts(clang_inactive=clang_inactive))
     return apply_edits(data, scan.edits)
 
 
@@ -62,7 +64,8 @@ def test_clang_decides_the_files_it_preprocessed():
     # line 3 (the FAST branch) is what clang skipped; no -D: ppexpr alone would convert both
     options = dict(active_only=True, clang_inactive=(("a.cu", ((3, 3),)),))
     assert _convert(SRC, **options) == _hip(SRC, b"StreamSynchronize", b"Malloc")
-    scan = scan_source(SourceFile.from_bytes("a.cu", SRC), Options(**options, defines=(("OTHER", 1),)))
+    scan = scan_source(SourceFile.from_bytes("a.cu", SRC), Options(active_only=True, defines=(("OTHER", 1),)),
+                       facts=ProjectFacts(clang_inactive=options["clang_inactive"]))
     assert (scan.metrics.branches_inactive, scan.metrics.refs_inactive, scan.metrics.branches_undecided) == (1, 1, 0)
 
 

@@ -19,6 +19,7 @@ from conftest import REPO, isolated_git
 from portkit.api import audit_paths, convert_paths
 from portkit.audit import audit_paths as audit_tree
 from portkit.cli import main
+from portkit.config import Config
 from portkit.results import AuditOptions
 
 CASE = REPO / "fixtures" / "convert" / "included_any_suffix"
@@ -150,7 +151,7 @@ def test_audit_exclude_applies_before_includes_are_followed(tmp_path: Path):
     """An excluded file includes nothing: what only it includes stays out of the audit."""
     src = tree(tmp_path / "src", {"k.cu": KERNEL.format(name="in.def"), "in.def": CODE,
                                   "vendor/v.cu": KERNEL.format(name="../only_vendor.def"), "only_vendor.def": CODE})
-    result = audit_tree([src], AuditOptions(select=("PK201",), exclude=("vendor/**",)))
+    result = audit_tree([src], AuditOptions(select=("PK201",), config=Config(exclude=("vendor/**",))))
     assert [(f.code, f.path, f.line) for f in result.findings] == [("PK201", "in.def", 1)]
 
 

@@ -78,16 +78,17 @@ def test_without_the_project_macro_its_branches_are_shared():
 
 
 def test_the_tree_pass_learns_selectors_and_the_names_the_shim_maps():
-    from portkit.context import Options
     from portkit.files import discover
+    from portkit.project.facts import ProjectFacts
     _, entries, _ = discover([PROJECT])
-    found = platform_facts.project_platforms(entries, Options())
+    found = platform_facts.project_platforms(entries, ProjectFacts())
     assert found.amd_macros == ("DEMO_USE_HIP",)
     assert sorted(found.shim_names) == [
         b"__shfl_xor_sync", b"cudaDeviceSynchronize", b"cudaError_t", b"cudaFree", b"cudaGetErrorString",
         b"cudaMalloc", b"cudaMemcpy", b"cudaMemcpyDeviceToHost", b"cudaMemcpyHostToDevice", b"cudaStream_t",
         b"cudaSuccess"]
-    assert platform_facts.project_platforms(entries, Options(amd_macros=("MINE",))).amd_macros == ("MINE", "DEMO_USE_HIP")
+    assert platform_facts.project_platforms(entries, ProjectFacts(amd_macros=("MINE",))).amd_macros == \
+        ("MINE", "DEMO_USE_HIP")
 
 
 def test_a_vendor_shim_header_is_amd_as_a_whole():

@@ -156,7 +156,7 @@ def _platforms(result: AuditResult) -> dict:
         "shared_bytes": sizes["shared"],
         "amd_path_share": round((sizes["amd"] + sizes["ported"]) / total, 4) if total else 0.0,
         "shim_files": sorted(s.rel for s in scans if s.metrics.shim),
-        "amd_macros": list(result.options.scan.amd_macros),
+        "amd_macros": list(result.facts.amd_macros),
         "refs_already_ported": sum(s.metrics.refs_already_ported for s in scans),
         "findings_left_amd": sum(s.metrics.findings_left_amd for s in scans),
         "findings_inactive": sum(s.metrics.findings_inactive for s in scans),

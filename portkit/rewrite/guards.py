@@ -43,7 +43,7 @@ def rewrite(ctx: ScanContext) -> None:
     data = ctx.source.data
     if not ppguards.mentions_guard(data):
         return
-    worlds = regions.selectors(ctx.options.amd_macros)
+    worlds = regions.selectors(ctx.facts.amd_macros)
     plans = []
     for group in ppguards.analyse(data, worlds).groups:
         if ctx.regions.protected(group.branches[0].at) or not _differs(group):

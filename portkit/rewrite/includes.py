@@ -37,7 +37,7 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
     ctx.includes.append(seen)
     mapping = ctx.db.headers.get(name)
     if mapping is None:
-        if ctx.options.rename is not None:
+        if ctx.facts.rename is not None:
             _renamed_project_header(ctx, view, path, raw, name)
         return
     hip, problem, reason = mapping.resolve(ctx.target, ctx.options.prefer_roc)
@@ -74,7 +74,7 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
 
 def _renamed_project_header(ctx: ScanContext, view: View, path: Node, raw: bytes, name: str) -> None:
     """--rename: `#include "kernels.cuh"` of a project file that is renamed -> its new name."""
-    new = ctx.options.rename.include(name, ctx.source.rel)
+    new = ctx.facts.rename.include(name, ctx.source.rel)
     if new is not None:
         ctx.edit(view.start(path), view.end(path), raw[:1] + new.encode("utf-8") + raw[-1:], what=name)
 

@@ -310,7 +310,7 @@ def apply(ctx: ScanContext, fixes: list[WarpFix]) -> None:
     for fix in fixes:
         if fix.suggest_only or ctx.regions.ranges and ctx.regions.kind_at(fix.anchor) in PROTECTED:
             continue   # AMD-only code, or NVIDIA code with an AMD branch: not this build's code
-        if ctx.options.amd_shim and fix.edits:   # ggml: its AMD build runs this code as it is
+        if ctx.facts.amd_shim and fix.edits:   # ggml: its AMD build runs this code as it is
             fix = replace(fix, edits=(), note=PORTED_NOTE)
         taken = sorted((e.start, e.end) for e in ctx.edits)
         if fix.supersedes:

@@ -73,7 +73,7 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
     data = ctx.source.data
     if not ppguards.mentions_guard(data):
         return
-    found = ppguards.analyse(data, regions.selectors(ctx.options.amd_macros))
+    found = ppguards.analyse(data, regions.selectors(ctx.facts.amd_macros))
     for group in found.groups:
         if ctx.regions.protected(group.branches[0].at):
             continue

@@ -22,8 +22,10 @@ from typing import Callable
 from .. import compdb
 from ..buildconfig import STD, TreeConfig
 from ..errors import PortkitError
-from ..files import discover, read
-from ..mappings import default_db
+from ..files import read
+from ..mappings import default_db, target_release
+from ..project import pipeline
+from ..project.settings import scan_options
 from ..results import DEFAULT_VERIFY_TIMEOUT, ErrorReport, UnitReport, VerifyOptions, VerifyResult
 from . import compiler as compilers
 from .diagnostics import Located, locate, parse
@@ -46,8 +48,10 @@ def verify_tree(out: Path, opts: VerifyOptions,
     if opts.std is not None and not STD.match(opts.std):
         raise PortkitError(f"--std: {opts.std!r} is not a C++ standard (c++17, gnu++20, ...)")
     compiler = compilers.find(opts.compiler, opts.rocm_path)
-    target = opts.rocm or compiler.rocm or default_db().newest
-    root, entries, skipped = discover([out])
+    target = target_release(opts.rocm or compiler.rocm)
+    scan = scan_options(rocm=target, audit=True)
+    project = pipeline.prepare([out], scan)
+    root, entries, skipped = project.root, project.entries, project.skipped
     sources: dict[str, bytes] = {}
     for entry in entries:
         if entry.is_source or entry.path.suffix.lower() == ".hip":   # .hip: a converted name (--rename)
@@ -72,7 +76,7 @@ def verify_tree(out: Path, opts: VerifyOptions,
             progress(1)
         return unit, outcome
 
-    facts = Facts(root, target, opts.source.absolute() if opts.source else None, default_db())
+    facts = Facts(root, scan, opts.source.absolute() if opts.source else None, default_db(), project.facts)
     pool = ThreadPoolExecutor(max_workers=opts.jobs)
     try:
         for unit, outcome in pool.map(run, units):

@@ -25,7 +25,8 @@ from pathlib import Path
 from .. import rules
 from ..files import read_regular
 from ..findings import Finding, fingerprint
-from ..mappings import Mapping, MappingDB, Version, format_version
+from ..mappings import Mapping, MappingDB, Version, format_version, target_release
+from ..project.facts import ProjectFacts
 from ..scan import Options, scan_source
 from ..source import SourceFile
 from .diagnostics import Located
@@ -71,9 +72,12 @@ def line_map(old: list[bytes], new: list[bytes]) -> dict[int, int]:
 class Facts:
     """Scans converted files on demand (once each) for the explanations."""
 
-    def __init__(self, root: Path, target: Version, source_root: Path | None, db: MappingDB):
+    def __init__(self, root: Path, scan: Options, source_root: Path | None, db: MappingDB,
+                 project: ProjectFacts = ProjectFacts()):
         self.root = root
-        self.target = target
+        self.scan = scan              # the audit's settings at the release verified (project/settings.py)
+        self.target = target_release(scan.rocm, db)
+        self.project = project        # what the project pipeline learned of the converted tree
         self.source_root = source_root
         self.db = db
         self._files: dict[str, FileFacts] = {}
@@ -89,8 +93,7 @@ class Facts:
         except OSError:
             return FileFacts([], [])
         try:
-            findings = scan_source(SourceFile.from_bytes(rel, data), Options(audit=True, rocm=self.target),
-                                   self.db).findings
+            findings = scan_source(SourceFile.from_bytes(rel, data), self.scan, self.db, self.project).findings
         except (RecursionError, ValueError):    # a file the scanner cannot take: its errors stay unexplained
             findings = []
         facts = FileFacts(findings, data.splitlines(keepends=True))

@@ -1,0 +1,91 @@
+"""The one project pipeline: how convert, audit, check and verify see a project.
+
+config -> the file set (found under the paths, the configuration's `exclude` applied, the files
+a source includes joined to the sources) -> the project facts (the AMD selectors and shim names
+of the tree, the polyfill names it defines itself, the files --rename moves) -> the per-file scan,
+with the same `Options` and `ProjectFacts` for every file. No command prepares a project its own
+way: `check` asks `tree_facts` for the facts the baseline's audit learned through `prepare`, so
+the gate and its baseline classify every region alike.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from .. import includes, platform_facts, polyfills
+from ..config import Config
+from ..context import Options
+from ..files import Entry, Skipped, discover
+from .facts import ProjectFacts
+
+
+@dataclass
+class Project:
+    """A project as every command sees it."""
+
+    root: Path
+    entries: list[Entry]      # the files to work on, sorted; an excluded file has no kind (left as it is)
+    skipped: list[Skipped]
+    facts: ProjectFacts
+    excluded: int = 0         # files the configuration's `exclude` leaves as they are
+
+    @property
+    def scanned(self) -> list[Entry]:
+        """The files a scan reads: sources, build, dependency and Python files."""
+        return [e for e in self.entries if e.kind is not None]
+
+
+def prepare(paths: list[Path], options: Options, config: Config = Config(),
+            rename: tuple[tuple[str, str], ...] | None = None) -> Project:
+    """The project under `paths`: its file set and the facts learned from it."""
+    root, entries, skipped = discover([Path(p) for p in paths])
+    entries, left = _split_excluded(entries, config)
+    entries, skipped = includes.follow(entries, skipped)
+    if options.polyfills:   # an earlier run's generated header is not the project's: written again
+        entries = [e for e in entries if e.rel != polyfills.HEADER]
+    facts = learn(entries, options, config)
+    if rename is not None:
+        from ..rename import plan
+        renamed, clashes = plan(entries, rename)
+        skipped += clashes
+        facts = replace(facts, rename=renamed)
+    if left:   # mirrored byte for byte by convert, read by nothing else
+        entries = sorted(entries + left, key=lambda e: e.rel)
+    return Project(root, entries, skipped, facts, excluded=len(left))
+
+
+def learn(entries: list[Entry], options: Options, config: Config = Config()) -> ProjectFacts:
+    """The facts of a file set: the platform model's (unless --no-platform-model) and the polyfill
+    names the project defines (with polyfills on)."""
+    facts = ProjectFacts(amd_macros=tuple(config.amd_macros))
+    if options.platform_model:   # the tree's AMD selectors, learned before the scan (regions.py)
+        facts = platform_facts.project_platforms(entries, facts)
+    if options.polyfills:   # its own definitions win over a polyfill
+        facts = replace(facts, project_defined=polyfills.project_defined(entries))
+    return facts
+
+
+def tree_facts(root: Path, options: Options, config: Config) -> ProjectFacts:
+    """The facts of the whole tree at `root` (what `check` scans its few files with)."""
+    _, entries, skipped = discover([root])
+    entries, _ = _split_excluded(entries, config)
+    entries, _ = includes.follow(entries, skipped)
+    return learn(entries, options, config)
+
+
+def with_clang_lines(project: Project, deep) -> None:
+    """--active-only --engine clang: the lines clang's preprocessor skipped decide the files it saw."""
+    skipped_lines = tuple((rel, tuple((a, b) for a, b in deep.inactive.get(rel, ())))
+                          for rel in sorted(deep.parsed))
+    project.facts = replace(project.facts, clang_inactive=skipped_lines)
+
+
+def _split_excluded(entries: list[Entry], config: Config) -> tuple[list[Entry], list[Entry]]:
+    """(kept, excluded): an excluded file keeps its place in the tree but is never scanned."""
+    if not config.exclude:
+        return entries, []
+    kept, left = [], []
+    for entry in entries:
+        (left if config.excluded(entry.rel) else kept).append(entry)
+    return kept, [replace(e, kind=None) for e in left]
