@@ -117,10 +117,10 @@ def test_an_internal_error_in_one_file_costs_only_that_file(tmp_path: Path, monk
     from portkit import convert as convert_module
     real = convert_module.convert_bytes
 
-    def broken(rel, data, options, kind="source"):
+    def broken(rel, data, options, kind="source", facts=None):
         if rel == "b.cu":
             raise KeyError("a bug")
-        return real(rel, data, options, kind)
+        return real(rel, data, options, kind, facts)
     monkeypatch.setattr(convert_module, "convert_bytes", broken)
     src = tmp_path / "src"
     src.mkdir()

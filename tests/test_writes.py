@@ -21,9 +21,8 @@ from pathlib import Path
 
 import pytest
 
-import portkit.audit
-import portkit.convert
 import portkit.output
+from portkit.project import pipeline
 from portkit.cli import main
 
 CUDA = b"#include <cuda_runtime.h>\nvoid f(float **p) { cudaMalloc(p, 64); cudaFree(*p); }\n"
@@ -273,7 +272,7 @@ def test_a_file_that_becomes_a_fifo_after_discovery_never_hangs_convert(src: Pat
                                                                         monkeypatch, capsys):
     os.mkfifo(src / "k.cu")                      # a FIFO at discovery: a note, never read
     (src / "b.cu").write_bytes(CUDA)
-    _swap_after_discovery(monkeypatch, portkit.convert, _to_fifo(src / "a.cu"))
+    _swap_after_discovery(monkeypatch, pipeline, _to_fifo(src / "a.cu"))
     args = ["convert", str(src), mode] + ([str(tmp_path / "out")] if mode == "-o" else []) + ["-q"]
     with no_hang():
         assert main(args) == 2
@@ -285,7 +284,7 @@ def test_a_file_that_becomes_a_fifo_after_discovery_never_hangs_convert(src: Pat
 
 
 def test_a_file_that_becomes_a_fifo_after_discovery_never_hangs_audit(src: Path, monkeypatch, capsys):
-    _swap_after_discovery(monkeypatch, portkit.audit, _to_fifo(src / "a.cu"))
+    _swap_after_discovery(monkeypatch, pipeline, _to_fifo(src / "a.cu"))
     with no_hang():
         assert main(["audit", str(src), "--format", "json", "-q"]) == 2
     assert capsys.readouterr().err == ("portkit: a.cu: not a regular file any more (it changed during the run), "
@@ -299,7 +298,7 @@ def test_a_file_that_becomes_a_link_after_discovery_is_not_followed(src: Path, t
     def swap():
         (src / "a.cu").unlink()
         (src / "a.cu").symlink_to(secret)
-    _swap_after_discovery(monkeypatch, portkit.convert, swap)
+    _swap_after_discovery(monkeypatch, pipeline, swap)
     assert main(["convert", str(src), "-o", str(tmp_path / "out"), "-q"]) == 2
     assert capsys.readouterr().err == "portkit: a.cu: became a symbolic link during the run, not followed\n"
     assert not (tmp_path / "out" / "a.cu").exists()
