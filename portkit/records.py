@@ -1,0 +1,73 @@
+"""Typed records from the small data tables (mappings/*.toml that are not API tables).
+
+Each table's loader names its records as frozen dataclasses; `record` builds one from a TOML table,
+and an unknown key, a missing key or a value of the wrong type is a MappingError that names the
+file and the entry, as mappings.py does for the API tables.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import MISSING, fields
+from pathlib import Path
+
+from .errors import MappingError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+# the field annotations (strings, under `from __future__ import annotations`) this module checks
+_SCALARS = {"str": str, "bool": bool, "int": int, "float": (int, float)}
+
+
+def shown(path: Path) -> str:
+    """How messages name a table: mappings/<file>."""
+    return f"mappings/{path.name}"
+
+
+def read(path: Path) -> dict:
+    """The TOML document at `path`; an unreadable or malformed file is a MappingError naming it."""
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise MappingError(f"{shown(path)}: {exc}") from None
+
+
+def check_keys(where: str, raw: object, required=(), optional=()) -> dict:
+    """`raw` as a record with exactly these keys: an unknown or missing one is an error at `where`."""
+    if not isinstance(raw, dict):
+        raise MappingError(f"{where}: not a record")
+    unknown = set(raw) - set(required) - set(optional)
+    if unknown:
+        raise MappingError(f"{where}: unknown key {sorted(unknown)[0]!r}")
+    for key in required:
+        if key not in raw:
+            raise MappingError(f"{where}: missing key {key!r}")
+    return raw
+
+
+def record(cls, where: str, raw: object, **checked):
+    """An instance of the dataclass `cls` from the table `raw`: its fields are the keys, those
+    without a default are required. Lists become tuples; `checked` holds values the caller has
+    validated and converted itself (ranges, versions), which replace the raw ones."""
+    known = fields(cls)
+    required = [f.name for f in known if f.default is MISSING and f.default_factory is MISSING]
+    check_keys(where, raw, required, [f.name for f in known])
+    values = {}
+    for f in known:
+        if f.name not in raw or f.name in checked:
+            continue
+        value = raw[f.name]
+        expected = _SCALARS.get(f.type) if isinstance(f.type, str) else None
+        if f.type == "tuple[str, ...]":
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise MappingError(f"{where}: {f.name!r} must be a list of strings")
+            value = tuple(value)
+        elif expected is not None and (not isinstance(value, expected) or
+                                       (expected is not bool and isinstance(value, bool))):
+            raise MappingError(f"{where}: {f.name!r} must be of type {f.type}")
+        values[f.name] = value
+    values.update(checked)
+    return cls(**values)
