@@ -52,7 +52,7 @@ def record(cls, where: str, raw: object, **checked):
     """An instance of the dataclass `cls` from the table `raw`: its fields are the keys, those
     without a default are required. Lists become tuples; `checked` holds values the caller has
     validated and converted itself (ranges, versions), which replace the raw ones."""
-    known = fields(cls)
+    known = [f for f in fields(cls) if f.init]
     required = [f.name for f in known if f.default is MISSING and f.default_factory is MISSING]
     check_keys(where, raw, required, [f.name for f in known])
     values = {}

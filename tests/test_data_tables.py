@@ -54,3 +54,36 @@ def test_a_bad_cost_model_is_named(tmp_path, old, new, message):
     with pytest.raises(MappingError) as info:
         effort.load(edited(tmp_path, "effort.toml", old, new))
     assert str(info.value) == message
+
+
+def test_the_cmake_names_load_from_the_build_table():
+    from portkit.buildfiles.cmake import _HANDLERS
+    from portkit.buildfiles.table import default_table
+    names = default_table().cmake
+    assert "ARCHITECTURES" in names.hip_variables
+    assert names.toolkit_variables["CUDA_INCLUDE_DIRS"] == "hip_INCLUDE_DIRS"
+    assert names.findcuda_commands["cuda_add_library"] == "add_library"
+    assert names.results.fullmatch("CUDA_cublas_LIBRARY") and not names.results.fullmatch("CUDA_PTX_FILE")
+    assert {c for c, handler in _HANDLERS.items() if handler.__name__ == "findcuda_library"} == set(
+        names.findcuda_libraries)
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ('hip_properties = [', 'hip_propertys = [',
+     "mappings/build.toml: [cmake]: unknown key 'hip_propertys'"),
+    ('[cmake.toolkit_variables]\n', '[cmake.toolkit_variable]\n',
+     "mappings/build.toml: [cmake]: unknown key 'toolkit_variable'"),
+    ('cuda_add_cufft_to_target = "cufft"', 'cuda_add_cufft_to_target = "cufft_x"',
+     "mappings/build.toml: [cmake].findcuda_libraries: cuda_add_cufft_to_target: 'cufft_x' is no [[library]] "
+     "link name"),
+    ('id = "culibos"\n', 'id = "culibos"\nhip_targt = "x"\n',
+     "mappings/build.toml: library 16: unknown key 'hip_targt'"),
+    ('action = "translate"\nhip = ["-ffast-math"]', 'action = "translate"\nhipp = ["-ffast-math"]',
+     "mappings/build.toml: flag 4: unknown key 'hipp'"),
+])
+def test_a_bad_build_table_is_named(tmp_path, old, new, message):
+    from portkit.buildfiles.table import load
+    path = edited(tmp_path, "build.toml", old, new)
+    with pytest.raises(MappingError) as info:
+        load(path)
+    assert str(info.value) == message
