@@ -61,13 +61,48 @@ def record(cls, where: str, raw: object, **checked):
             continue
         value = raw[f.name]
         expected = _SCALARS.get(f.type) if isinstance(f.type, str) else None
-        if f.type == "tuple[str, ...]":
-            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                raise MappingError(f"{where}: {f.name!r} must be a list of strings")
+        item = _list_of(f.type)
+        if item:
+            if not isinstance(value, list) or not all(_is(v, _SCALARS[item]) for v in value):
+                raise MappingError(f"{where}: {f.name!r} must be a list of {item} values")
             value = tuple(value)
-        elif expected is not None and (not isinstance(value, expected) or
-                                       (expected is not bool and isinstance(value, bool))):
+        elif expected is not None and not _is(value, expected):
             raise MappingError(f"{where}: {f.name!r} must be of type {f.type}")
         values[f.name] = value
     values.update(checked)
     return cls(**values)
+
+
+def _list_of(annotation: object) -> str:
+    """"str" for a `tuple[str, ...]` field (lists in TOML), "" for anything else."""
+    if isinstance(annotation, str) and annotation.startswith("tuple[") and annotation.endswith(", ...]"):
+        item = annotation[len("tuple["):-len(", ...]")]
+        return item if item in _SCALARS else ""
+    return ""
+
+
+def _is(value: object, expected) -> bool:
+    """isinstance, except that a TOML boolean is no number."""
+    return isinstance(value, expected) and (expected is bool or not isinstance(value, bool))
+
+
+def table(path: Path, section: str, cls, key: tuple[str, ...]) -> tuple:
+    """The `[[section]]` records of a table file (`schema = 1`, an optional `source`), as `cls`;
+    two records with the same `key` fields are an error."""
+    doc = read(path)
+    check_keys(shown(path), doc, ("schema", section), ("source",))
+    if doc["schema"] != 1:
+        raise MappingError(f"{shown(path)}: unsupported schema {doc['schema']!r} (this portkit reads 1)")
+    if not isinstance(doc[section], list):
+        raise MappingError(f"{shown(path)}: {section!r} must be a list of records ([[{section}]])")
+    out, seen = [], set()
+    for n, raw in enumerate(doc[section], start=1):
+        name = raw.get(key[0], "?") if isinstance(raw, dict) else "?"
+        where = f"{shown(path)}: {section} {n} ({name})"
+        entry = record(cls, where, raw)
+        ident = tuple(getattr(entry, k) for k in key)
+        if ident in seen:
+            raise MappingError(f"{where}: duplicate {', '.join(key)}")
+        seen.add(ident)
+        out.append(entry)
+    return tuple(out)

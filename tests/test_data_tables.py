@@ -87,3 +87,87 @@ def test_a_bad_build_table_is_named(tmp_path, old, new, message):
     with pytest.raises(MappingError) as info:
         load(path)
     assert str(info.value) == message
+
+
+def test_the_roc_datatypes_load_and_name_real_cuda_names():
+    from portkit.mappings import default_db
+    from portkit.rewrite.identifiers import roc_datatypes
+    table = roc_datatypes()
+    assert table["CUDA_R_32F"] == {"cusparse": "rocsparse_datatype_f32_r"}
+    assert len(table) == 8
+    assert all(name in default_db().names for name in table)
+
+
+def test_the_hopper_features_load():
+    from portkit.rules import PK306_hopper_features as pk306
+    assert pk306.FEATURES[b"map_shared_rank"] == ("distributed shared memory", None)
+    assert pk306.FEATURES[b"pipeline"] == ("cuda::pipeline", "high")
+    assert pk306.NAMES[0] == b"__cluster_dims__" and len(pk306.NAMES) == 13
+
+
+def test_the_targets_load():
+    from portkit import gpu_targets
+    assert gpu_targets.target("gfx90a:xnack+").lds_bytes == 64 * 1024
+    assert gpu_targets.target("gfx950").lds_bytes == 160 * 1024
+    assert gpu_targets.target("gfx1100").wavefront == (32, 64)
+    assert gpu_targets.target("gfx942").wavefront == (64,)
+    assert gpu_targets.lds_bytes(("gfx950",)) == 160 * 1024
+    assert gpu_targets.lds_bytes(("gfx950", "gfx942")) == 64 * 1024
+    assert gpu_targets.lds_bytes(("gfx950", "gfx1036")) == 64 * 1024   # not listed: the table's smallest
+
+
+@pytest.mark.parametrize("name, section, cls_of, old, new, message", [
+    ("roc_datatypes.toml", "datatype", "portkit.rewrite.identifiers:RocDatatype",
+     'roc = "rocsparse_datatype_f32_r"', 'roc = "rocsparse_datatype_f32_r"\nrock = "x"',
+     "mappings/roc_datatypes.toml: datatype 1 (CUDA_R_32F): unknown key 'rock'"),
+    ("roc_datatypes.toml", "datatype", "portkit.rewrite.identifiers:RocDatatype",
+     'cuda = "CUDA_R_64F"', 'cuda = "CUDA_R_32F"',
+     "mappings/roc_datatypes.toml: datatype 2 (CUDA_R_32F): duplicate cuda, family"),
+    ("hopper_features.toml", "feature", "portkit.rules.PK306_hopper_features:Feature",
+     'name = "map_shared_rank"', 'name = "map_shared_rank"\nseverty = "high"',
+     "mappings/hopper_features.toml: feature 8 (map_shared_rank): unknown key 'severty'"),
+    ("targets.toml", "target", "portkit.gpu_targets:Target",
+     'name = "gfx950"', 'name = "gfx950"\nlds = 1',
+     "mappings/targets.toml: target 8 (gfx950): unknown key 'lds'"),
+    ("targets.toml", "target", "portkit.gpu_targets:Target",
+     'lds_bytes = 163840', 'lds_bytes = "160 KiB"',
+     "mappings/targets.toml: target 8 (gfx950): 'lds_bytes' must be of type int"),
+    ("targets.toml", "target", "portkit.gpu_targets:Target",
+     'source = "ROCm docs', 'sources = "ROCm docs',
+     "mappings/targets.toml: unknown key 'sources'"),
+])
+def test_a_bad_fact_table_is_named(tmp_path, name, section, cls_of, old, new, message):
+    import importlib
+
+    from portkit.records import table
+    module, _, cls = cls_of.partition(":")
+    with pytest.raises(MappingError) as info:
+        table(edited(tmp_path, name, old, new), section, getattr(importlib.import_module(module), cls),
+              ("cuda", "family") if section == "datatype" else ("name",))
+    assert str(info.value) == message
+
+
+def test_a_bad_hopper_severity_is_named(tmp_path):
+    from portkit.rules import PK306_hopper_features as pk306
+    path = edited(tmp_path, "hopper_features.toml", 'what = "cuda::pipeline"\nseverity = "high"',
+                  'what = "cuda::pipeline"\nseverity = "urgent"')
+    with pytest.raises(MappingError) as info:
+        pk306.load(path)
+    assert str(info.value) == ("mappings/hopper_features.toml: feature 13 (pipeline): bad severity 'urgent' "
+                               "(one of blocker, high, medium, low, info)")
+
+
+SHARED_96K = b"__global__ void k(float* out) {\n    __shared__ float tile[24 * 1024];\n    out[0] = tile[0];\n}\n"
+
+
+@pytest.mark.parametrize("targets, flagged", [
+    (("gfx90a",), True), (("gfx950",), False), (("gfx950", "gfx942"), True), (("gfx1100",), True)])
+def test_pk307_reads_the_smallest_lds_of_the_targets(targets, flagged):
+    from portkit import rules
+    from portkit.audit import ScanJob, audit_bytes
+    from portkit.scan import Options
+    options = Options(audit=True, offload_arch=targets)
+    scan = audit_bytes("k.cu", SHARED_96K, "source", ScanJob(options, rules.selected(None, None)))
+    found = [(f.line, f.code, f.message) for f in scan.findings if f.code == "PK307"]
+    want = (2, "PK307", "__shared__ tile takes 96 KiB; an AMD workgroup has 64 KiB of LDS")
+    assert found == ([want] if flagged else [])
