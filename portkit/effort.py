@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import math
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from pathlib import Path
 
 from . import rewrites
-from .errors import PortkitError
+from .errors import MappingError, PortkitError
 from .findings import Finding
+from .records import check_keys, record
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -34,6 +35,53 @@ SCOPE = ("Done means the converted code compiles for AMD GPUs and passes the pro
 
 
 @dataclass(frozen=True)
+class Unit:
+    """[unit.NAME]: a cost per unit of work counted in the code (a kernel, a converted reference)."""
+
+    hours: Range
+    label: str
+    category: str
+    fact: str = ""                 # the metric that counts the units (default: the unit's name)
+    basis: str = ""
+    repeat_in_file: float = 1.0    # the second and later units of one file cost this fraction
+
+
+@dataclass(frozen=True)
+class Fixed:
+    """[fixed.NAME]: a project cost, hours = base + fact x per, capped at max (base alone without fact)."""
+
+    label: str
+    category: str
+    base: Range = (0.0, 0.0, 0.0)
+    when: tuple[str, ...] = ()
+    basis: str = ""
+    fact: str = ""
+    per: Range = (0.0, 0.0, 0.0)
+    max: Range = (0.0, 0.0, 0.0)
+
+
+@dataclass(frozen=True)
+class Archetype:
+    """[[archetype]]: a kind of project, first match wins."""
+
+    id: str
+    label: str
+    when: tuple[str, ...]
+    reference: str
+    feasible: bool
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """[calibration]: how the model scores on real ports."""
+
+    projects: int
+    spearman: float
+    error_factor: float
+    source: str
+
+
+@dataclass(frozen=True)
 class CostModel:
     """effort.toml, validated."""
 
@@ -41,14 +89,14 @@ class CostModel:
     per_site: float
     per_site_by_code: dict[str, float]
     repeat_in_file: float
-    units: dict[str, dict]
-    fixed: dict[str, dict]
+    units: dict[str, Unit]
+    fixed: dict[str, Fixed]
     finding: dict[str, Range]
     finding_by_severity: dict[str, Range]
     dependency_status: dict[str, Range]
     dependency: dict[str, Range]
-    archetypes: tuple[dict, ...]
-    calibration: dict = field(default_factory=dict)   # how the model scores on real ports ([calibration])
+    archetypes: tuple[Archetype, ...]
+    calibration: Calibration | None = None   # how the model scores on real ports ([calibration])
 
     def finding_hours(self, f: Finding) -> Range:
         """The cost range of the first finding of its pattern; nothing for code that already has an
@@ -85,41 +133,74 @@ def added(a: Range, b: Range) -> Range:
     return round(a[0] + b[0], 3), round(a[1] + b[1], 3), round(a[2] + b[2], 3)
 
 
+TABLE = "mappings/effort.toml"
+KEYS = ("schema", "model", "calibration", "per_site", "unit", "fixed", "finding", "finding_by_severity",
+        "dependency_status", "dependency", "archetype")
+MODEL_KEYS = ("focus_hours_per_week", "per_site", "repeat_in_file")
+
+
 def _range(where: str, value) -> Range:
     if (not isinstance(value, list) or len(value) != 3 or not all(isinstance(v, (int, float)) for v in value)
             or not value[0] <= value[1] <= value[2] or value[0] < 0):
-        raise PortkitError(f"effort.toml: {where}: expected [low, likely, high] with low <= likely <= high")
+        raise MappingError(f"{TABLE}: {where}: expected [low, likely, high] with low <= likely <= high")
     return (float(value[0]), float(value[1]), float(value[2]))
 
 
-def _fixed(name: str, record: dict) -> dict:
-    out = {**record, "base": _range(f"fixed.{name}.base", record.get("base", [0, 0, 0]))}
-    if "fact" in record:
-        if record["fact"] not in FACTS:
-            raise PortkitError(f"effort.toml: fixed.{name}.fact: expected one of {', '.join(FACTS)}")
-        out["per"] = _range(f"fixed.{name}.per", record.get("per"))
-        out["max"] = _range(f"fixed.{name}.max", record.get("max"))
-    return out
+def _unit(name: str, raw) -> Unit:
+    where = f"{TABLE}: unit.{name}"
+    check_keys(where, raw, optional=[f.name for f in fields(Unit)])
+    return record(Unit, where, raw, hours=_range(f"unit.{name}", raw.get("hours")))
+
+
+def _fixed(name: str, raw) -> Fixed:
+    where = f"{TABLE}: fixed.{name}"
+    check_keys(where, raw, optional=[f.name for f in fields(Fixed)])
+    ranges = {"base": _range(f"fixed.{name}.base", raw.get("base", [0, 0, 0]))}
+    if "fact" in raw:
+        if raw["fact"] not in FACTS:
+            raise MappingError(f"{TABLE}: fixed.{name}.fact: expected one of {', '.join(FACTS)}")
+        ranges["per"] = _range(f"fixed.{name}.per", raw.get("per"))
+        ranges["max"] = _range(f"fixed.{name}.max", raw.get("max"))
+    elif "per" in raw or "max" in raw:
+        raise MappingError(f"{where}: 'per' and 'max' need a 'fact'")
+    return record(Fixed, where, raw, **ranges)
+
+
+def _table(section: str, data: dict) -> dict:
+    """A section keyed by names of its own (rule codes, units, libraries)."""
+    table = data.get(section, {})
+    if not isinstance(table, dict):
+        raise MappingError(f"{TABLE}: [{section}]: not a table")
+    return table
+
+
+def _ranges(section: str, data: dict, prefix: str = "") -> dict[str, Range]:
+    return {k: _range(f"{prefix}{k}", v) for k, v in _table(section, data).items()}
 
 
 def load(path: Path) -> CostModel:
+    """effort.toml as typed records: an unknown or missing key is a MappingError naming the file and the key."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise PortkitError(f"{path}: cannot read the effort model: {exc}") from None
-    model = data.get("model", {})
-    units = {k: {**v, "hours": _range(f"unit.{k}", v.get("hours"))} for k, v in data.get("unit", {}).items()}
+    check_keys(TABLE, data, optional=KEYS)
+    model = check_keys(f"{TABLE}: [model]", data.get("model", {}), required=MODEL_KEYS)
+    calibration = data.get("calibration")
     return CostModel(
-        focus_hours_per_week=float(model.get("focus_hours_per_week", 30)),
-        per_site=float(model.get("per_site", 1.0)),
-        per_site_by_code={k: float(v) for k, v in data.get("per_site", {}).items()},
-        repeat_in_file=float(model.get("repeat_in_file", 1.0)),
-        units=units, fixed={k: _fixed(k, v) for k, v in data.get("fixed", {}).items()},
-        finding={k: _range(f"finding.{k}", v) for k, v in data.get("finding", {}).items()},
-        finding_by_severity={k: _range(k, v) for k, v in data.get("finding_by_severity", {}).items()},
-        dependency_status={k: _range(k, v) for k, v in data.get("dependency_status", {}).items()},
-        dependency={k: _range(f"dependency.{k}", v) for k, v in data.get("dependency", {}).items()},
-        archetypes=tuple(data.get("archetype", ())), calibration=dict(data.get("calibration", {})))
+        focus_hours_per_week=float(model["focus_hours_per_week"]),
+        per_site=float(model["per_site"]),
+        per_site_by_code={k: float(v) for k, v in _table("per_site", data).items()},
+        repeat_in_file=float(model["repeat_in_file"]),
+        units={k: _unit(k, v) for k, v in _table("unit", data).items()},
+        fixed={k: _fixed(k, v) for k, v in _table("fixed", data).items()},
+        finding=_ranges("finding", data, "finding."),
+        finding_by_severity=_ranges("finding_by_severity", data),
+        dependency_status=_ranges("dependency_status", data),
+        dependency=_ranges("dependency", data, "dependency."),
+        archetypes=tuple(record(Archetype, f"{TABLE}: archetype {n}", raw)
+                         for n, raw in enumerate(data.get("archetype", ()), start=1)),
+        calibration=None if calibration is None else record(Calibration, f"{TABLE}: [calibration]", calibration))
 
 
 @lru_cache(maxsize=1)
@@ -204,8 +285,8 @@ def _holds(when: list[str], present: set[str]) -> bool:
 
 def archetype(present: set[str], model: CostModel) -> dict:
     for entry in model.archetypes:
-        if _holds(list(entry.get("when", [])), present):
-            return {k: entry[k] for k in ("id", "label", "reference", "feasible") if k in entry}
+        if _holds(list(entry.when), present):
+            return {"id": entry.id, "label": entry.label, "reference": entry.reference, "feasible": entry.feasible}
     return {"id": "other", "label": "unclassified", "reference": "", "feasible": True}
 
 

@@ -22,7 +22,8 @@ from .errors import MappingError
 
 KINDS = ("function", "type", "enum", "macro", "header", "namespace")
 STATUSES = ("supported", "partial", "experimental", "unsupported", "removed")
-NOT_TABLES = {"effort", "ecosystem", "rewrites", "build", "builtins", "platforms", "polyfills", "hip_device_functions"}
+NOT_TABLES = {"effort", "ecosystem", "rewrites", "build", "builtins", "platforms", "polyfills", "hip_device_functions",
+              "roc_datatypes", "hopper_features", "targets"}
 FILE_KEYS = {"schema", "family", "title", "source", "prefer_roc", "roc_library", "entries"}
 VERSION_FIELDS = ("hip_since", "hip_deprecated", "hip_removed", "roc_since",
                   "cuda_since", "cuda_deprecated", "cuda_removed", "legacy_until", "defaults_in_hip")

@@ -114,8 +114,8 @@ def units(files: list[tuple[str, Metrics]], model: CostModel, whole_file) -> lis
     """Review of converted references and a check per kernel, one item each (per optional feature)."""
     out = []
     for name, unit in sorted(model.units.items()):
-        fact = unit.get("fact", name)
-        repeat = float(unit.get("repeat_in_file", 1.0))
+        fact = unit.fact or name
+        repeat = float(unit.repeat_in_file)
         by_feature: dict[str, list] = {}
         for path, m in files:
             n = int(getattr(m, fact, 0) or 0)
@@ -124,10 +124,10 @@ def units(files: list[tuple[str, Metrics]], model: CostModel, whole_file) -> lis
         for opt, counted in sorted(by_feature.items()):
             hours: Range = (0.0, 0.0, 0.0)
             for _, n in counted:   # per file: the first full, the rest at the file's repeat rate
-                hours = added(hours, scaled(unit["hours"], 1 + (n - 1) * repeat))
+                hours = added(hours, scaled(unit.hours, 1 + (n - 1) * repeat))
             count = sum(n for _, n in counted)
-            out.append(Item("unit", name, unit["label"], unit["category"], _directory(p for p, _ in counted),
-                            count, hours, unit.get("basis", ""), (),
+            out.append(Item("unit", name, unit.label, unit.category, _directory(p for p, _ in counted),
+                            count, hours, unit.basis, (),
                             ((fact, count), ("files", len(counted))), opt))
     return out
 
@@ -146,20 +146,20 @@ def facts(files: list[tuple[str, Metrics]], findings: list[Finding], whole_file)
 def fixed(present: set[str], project: dict[str, float], model: CostModel) -> list[Item]:
     out = []
     for name, cost in sorted(model.fixed.items()):
-        when = list(cost.get("when", []))
+        when = list(cost.when)
         if not all((w[1:] not in present) if w.startswith("!") else (w in present) for w in when):
             continue
-        hours = cost["base"]
+        hours = cost.base
         scale: tuple = ()
-        if "fact" in cost:
-            n = project[cost["fact"]]
-            hours = tuple(round(min(b + n * p, cap), 3) for b, p, cap in zip(cost["base"], cost["per"], cost["max"]))
-            scale = ((cost["fact"], n),)
+        if cost.fact:
+            n = project[cost.fact]
+            hours = tuple(round(min(b + n * p, cap), 3) for b, p, cap in zip(cost.base, cost.per, cost.max))
+            scale = ((cost.fact, n),)
         if hours[2] > 0:
-            why = cost.get("basis", "") + (f" Scales with {cost['fact']} = {scale[0][1]:g}, capped at "
-                                           f"{cost['max'][1]:g} h likely." if scale else
-                                           f" A fixed cost: the project shows {', '.join(when)}.")
-            out.append(Item("fixed", name, cost["label"], cost["category"], PROJECT, 1, hours, why, (), scale))
+            why = cost.basis + (f" Scales with {cost.fact} = {scale[0][1]:g}, capped at "
+                                f"{cost.max[1]:g} h likely." if scale else
+                                f" A fixed cost: the project shows {', '.join(when)}.")
+            out.append(Item("fixed", name, cost.label, cost.category, PROJECT, 1, hours, why, (), scale))
     return out
 
 

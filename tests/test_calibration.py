@@ -44,9 +44,9 @@ def test_recorded_scores_are_the_ones_the_recorded_figures_give():
 
 
 def test_the_cost_model_carries_the_calibration_the_table_records():
-    assert effort.default_model().calibration == {
-        "projects": len(PROJECTS), "spearman": TABLE["calibration"]["spearman"],
-        "error_factor": TABLE["calibration"]["error_factor"], "source": "docs/estimate.md (Calibration)"}
+    assert effort.default_model().calibration == effort.Calibration(
+        projects=len(PROJECTS), spearman=TABLE["calibration"]["spearman"],
+        error_factor=TABLE["calibration"]["error_factor"], source="docs/estimate.md (Calibration)")
 
 
 def test_a_300_line_program_with_little_manual_work_is_hours_not_weeks():

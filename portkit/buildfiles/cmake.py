@@ -24,7 +24,7 @@ import re
 
 from ..context import ScanContext
 from .cmake_file import CMakeFile, delete_arg, edit, insert_after, insert_before, is_on, replace_command, value_end
-from .cmake_findcuda import FINDCUDA_RENAMES, findcuda_library, nvcc_flags_variable
+from .cmake_findcuda import findcuda_library, nvcc_flags_variable
 from .cmake_flags import compile_options, custom_command, flags_in_strings, loose_flags
 from .cmake_lexer import Command, commands
 from .cmake_names import rewrite_names
@@ -47,7 +47,7 @@ def migrate(ctx: ScanContext, table: BuildTable) -> None:
         handler = _HANDLERS.get(cmd.lower)
         if handler is not None:
             handler(f, cmd)
-        elif cmd.lower.startswith("cuda_") and cmd.lower not in FINDCUDA_RENAMES:
+        elif cmd.lower.startswith("cuda_") and cmd.lower not in table.cmake.findcuda_commands:
             note(ctx, "PK508", cmd.start, cmd.close + 1, f"`{cmd.name}` (FindCUDA) has no HIP counterpart; "
                  "rewrite it with add_executable/add_library and LANGUAGE HIP sources", cmd.name)
         for arg in cmd.args:

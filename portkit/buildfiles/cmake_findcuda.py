@@ -16,11 +16,8 @@ from .cmake_names import names_in
 from .nvcc import Word, translate
 from .words import rewritten
 
-FINDCUDA_RENAMES = {
-    "cuda_add_executable": "add_executable", "cuda_add_library": "add_library",
-    "cuda_include_directories": "include_directories",
-}
-FINDCUDA_LIB_COMMANDS = {"cuda_add_cublas_to_target": "cublas", "cuda_add_cufft_to_target": "cufft"}
+# The commands and what they become are data: mappings/build.toml [cmake] (findcuda_commands,
+# findcuda_libraries).
 
 
 def findcuda_options(f: CMakeFile, cmd: Command) -> None:
@@ -41,7 +38,7 @@ def findcuda_options(f: CMakeFile, cmd: Command) -> None:
 
 
 def findcuda_library(f: CMakeFile, cmd: Command) -> None:
-    lib = f.table.by_link.get(FINDCUDA_LIB_COMMANDS[cmd.lower])
+    lib = f.table.by_link.get(f.table.cmake.findcuda_libraries[cmd.lower])
     if not cmd.args or lib is None or not lib.hip_target:
         return
     replace_command(f, cmd, [f"target_link_libraries({cmd.args[0].text} {lib.hip_target})"])

@@ -15,28 +15,11 @@ from .cmake_file import CMakeFile, need
 from .cmake_lexer import Arg, Command
 from .words import note
 
-# CMAKE_CUDA_<X> variables with a CMAKE_HIP_<X> twin; other CMAKE_CUDA_* names are reported.
-HIP_VARIABLES = {
-    "STANDARD", "STANDARD_REQUIRED", "EXTENSIONS", "FLAGS", "FLAGS_DEBUG", "FLAGS_RELEASE",
-    "FLAGS_RELWITHDEBINFO", "FLAGS_MINSIZEREL", "FLAGS_INIT", "ARCHITECTURES", "COMPILER",
-    "COMPILER_ID", "COMPILER_VERSION", "COMPILER_LOADED", "COMPILE_FEATURES", "VISIBILITY_PRESET",
-    "OUTPUT_EXTENSION", "COMPILER_LAUNCHER", "CLANG_TIDY", "LINKER_LAUNCHER",
-    "USE_RESPONSE_FILE_FOR_LIBRARIES", "USE_RESPONSE_FILE_FOR_INCLUDES", "USE_RESPONSE_FILE_FOR_OBJECTS",
-}
-DROPPED_VARIABLES = {"RESOLVE_DEVICE_SYMBOLS": "HIP links device code without a separate resolve step"}
-TOOLKIT_VARIABLES = {   # CUDAToolkit / FindCUDA results with a hip package counterpart
-    "CUDAToolkit_INCLUDE_DIRS": "hip_INCLUDE_DIRS", "CUDA_INCLUDE_DIRS": "hip_INCLUDE_DIRS",
-    "CUDAToolkit_FOUND": "hip_FOUND", "CUDA_FOUND": "hip_FOUND",
-}
+# The names and what they become are data: mappings/build.toml [cmake] (f.table.cmake).
 _CMAKE_CUDA = re.compile(r"\bCMAKE_CUDA_([A-Z_]+)\b")
 _TARGET = re.compile(r"\bCUDA::([A-Za-z0-9_]+)")
 _GENEX = re.compile(r"\$<(COMPILE_LANGUAGE|LINK_LANGUAGE|COMPILE_LANG_AND_ID|LINK_LANG_AND_ID):CUDA(,NVIDIA)?")
 _CUDA_VAR = re.compile(r"\$\{(CUDA(?:Toolkit)?_[A-Za-z0-9_]+)\}|\b(CUDA(?:Toolkit)?_FOUND)\b")
-# What FindCUDAToolkit and FindCUDA define (CUDAToolkit_* all are); other CUDA_* names are the
-# project's own variables (cuda-samples' CUDA_PTX_FILE ...) and are left alone.
-FINDCUDA_RESULTS = re.compile(r"CUDAToolkit_\w+|CUDA_(?:VERSION\w*|TOOLKIT_\w+|SDK_ROOT_DIR|INCLUDE_DIRS|"
-                              r"NVCC_EXECUTABLE|HOST_COMPILER|PROPAGATE_HOST_FLAGS|SEPARABLE_COMPILATION|"
-                              r"HAS_FP16|FOUND|LIBRARIES|\w+_LIBRARY|\w+_LIBRARIES)")
 _STD_FEATURE = re.compile(r"\bcuda_std_(\d+)\b")     # target_compile_features(... cuda_std_17)
 
 
@@ -45,12 +28,13 @@ def rewrite_names(f: CMakeFile, cmd: Command | None, arg: Arg) -> None:
     if arg.kind == "paren" or ("CUDA" not in arg.text and "cuda_std_" not in arg.text):
         return
     text = arg.text
+    names = f.table.cmake
     for m in _CMAKE_CUDA.finditer(text):
         suffix = m.group(1)
         start = arg.start + m.start()
-        if suffix in HIP_VARIABLES:
+        if suffix in names.hip_variables:
             f.ctx.edit(start, arg.start + m.end(), f"CMAKE_HIP_{suffix}".encode(), "build")
-        elif suffix in DROPPED_VARIABLES or suffix == "SEPARABLE_COMPILATION":
+        elif suffix in names.dropped_variables or suffix == "SEPARABLE_COMPILATION":
             continue
         else:
             note(f.ctx, "PK508", start, arg.start + m.end(), f"`CMAKE_CUDA_{suffix}` has no HIP counterpart",
@@ -72,14 +56,14 @@ def rewrite_names(f: CMakeFile, cmd: Command | None, arg: Arg) -> None:
     for m in _CUDA_VAR.finditer(text):
         name = m.group(1) or m.group(2)
         start, end = arg.start + m.start(), arg.start + m.end()
-        if name in TOOLKIT_VARIABLES:
-            new = TOOLKIT_VARIABLES[name]
+        if name in names.toolkit_variables:
+            new = names.toolkit_variables[name]
             f.ctx.edit(start, end, (f"${{{new}}}" if m.group(1) else new).encode(), "build")
         elif name in f.table.by_findcuda and f.table.by_findcuda[name].hip_target:
             lib = f.table.by_findcuda[name]
             f.ctx.edit(start, end, lib.hip_target.encode(), "build")
             need(f, lib.hip_package, start)
-        elif name != "CUDA_NVCC_FLAGS" and FINDCUDA_RESULTS.fullmatch(name):
+        elif name != "CUDA_NVCC_FLAGS" and names.results.fullmatch(name):
             note(f.ctx, "PK508", start, end, f"`{name}` describes the CUDA toolkit; no HIP counterpart "
                  "(hip_VERSION and ROCM_PATH describe ROCm)", name)
 
@@ -87,10 +71,13 @@ def rewrite_names(f: CMakeFile, cmd: Command | None, arg: Arg) -> None:
 def names_in(f: CMakeFile, cmd: Command, word: str) -> str:
     """`word`, moved into new text (a flag string, target_compile_options), with the names that
     rewrite_names changes in place changed here: the next run sees them as already ported."""
+    names = f.table.cmake
+
     def variable(m: re.Match) -> str:
         name = m.group(1) or m.group(2)
-        if name in TOOLKIT_VARIABLES:
-            return f"${{{TOOLKIT_VARIABLES[name]}}}" if m.group(1) else TOOLKIT_VARIABLES[name]
+        if name in names.toolkit_variables:
+            new = names.toolkit_variables[name]
+            return f"${{{new}}}" if m.group(1) else new
         lib = f.table.by_findcuda.get(name)
         if lib is not None and lib.hip_target:
             need(f, lib.hip_package, cmd.start)
@@ -106,6 +93,7 @@ def names_in(f: CMakeFile, cmd: Command, word: str) -> str:
 
     word = _CUDA_VAR.sub(variable, word)
     word = _TARGET.sub(target, word)
-    word = _CMAKE_CUDA.sub(lambda m: f"CMAKE_HIP_{m.group(1)}" if m.group(1) in HIP_VARIABLES else m.group(0), word)
+    word = _CMAKE_CUDA.sub(lambda m: f"CMAKE_HIP_{m.group(1)}" if m.group(1) in names.hip_variables else m.group(0),
+                           word)
     word = _STD_FEATURE.sub(lambda m: f"hip_std_{m.group(1)}", word)
     return _GENEX.sub(lambda m: f"$<{m.group(1)}:HIP" + (",Clang" if m.group(2) else ""), word)

@@ -14,17 +14,13 @@ from __future__ import annotations
 import re
 
 from .cmake_file import CMakeFile, delete_pair, edit, insert_after, is_on, need, replace_command
-from .cmake_findcuda import FINDCUDA_RENAMES, findcuda_options
+from .cmake_findcuda import findcuda_options
 from .cmake_lexer import Arg, Command
 from .words import note
 
 SOURCE_SUFFIX = ".cu"
-# CUDA_<X> target properties with a HIP_<X> twin.
-HIP_PROPERTIES = {"CUDA_STANDARD", "CUDA_STANDARD_REQUIRED", "CUDA_EXTENSIONS", "CUDA_ARCHITECTURES"}
-DROPPED_PROPERTIES = {
-    "CUDA_RESOLVE_DEVICE_SYMBOLS": "HIP links device code without a separate resolve step",
-    "CUDA_PTX_COMPILATION": "there is no PTX on ROCm",
-}
+# The CUDA_<X> target properties and what they become are data: mappings/build.toml [cmake]
+# (hip_properties, dropped_properties).
 
 
 def add_target(f: CMakeFile, cmd: Command) -> None:
@@ -32,8 +28,9 @@ def add_target(f: CMakeFile, cmd: Command) -> None:
     values = cmd.values()
     if len(values) < 2 or any(v in ("IMPORTED", "ALIAS", "INTERFACE", "OBJECT_IMPORTED") for v in values[1:2]):
         return
-    if cmd.lower in FINDCUDA_RENAMES:
-        f.ctx.edit(cmd.start, cmd.start + len(cmd.name), FINDCUDA_RENAMES[cmd.lower].encode(), "build")
+    renames = f.table.cmake.findcuda_commands
+    if cmd.lower in renames:
+        f.ctx.edit(cmd.start, cmd.start + len(cmd.name), renames[cmd.lower].encode(), "build")
         findcuda_options(f, cmd)
     sources = _sources(f, cmd, cmd.args[1:])
     if sources:
@@ -119,7 +116,8 @@ def set_target_properties(f: CMakeFile, cmd: Command) -> None:
 def _property(f: CMakeFile, name: Arg, values: list[Arg], after: list[str], targets: list[str]) -> bool:
     """Migrate one target property; True when the caller must remove the name/value pair."""
     prop = name.value
-    if prop in HIP_PROPERTIES:
+    dropped = f.table.cmake.dropped_properties
+    if prop in f.table.cmake.hip_properties:
         edit(f, name, "HIP_" + prop[len("CUDA_"):])
         if prop == "CUDA_ARCHITECTURES":
             replace_architectures(f, None, values)
@@ -131,10 +129,10 @@ def _property(f: CMakeFile, name: Arg, values: list[Arg], after: list[str], targ
                 after += [f"target_compile_options({target} PRIVATE $<$<COMPILE_LANGUAGE:HIP>:-fgpu-rdc>)",
                           f'target_link_options({target} PUBLIC "$<$<LINK_LANGUAGE:HIP>:-fgpu-rdc;--hip-link>")']
         return True
-    if prop in DROPPED_PROPERTIES:
+    if prop in dropped:
         f.done.add(name.start)
         note(f.ctx, "PK509", name.start, values[-1].end if values else name.end,
-             f"`{prop}` removed: {DROPPED_PROPERTIES[prop]}", prop)
+             f"`{prop}` removed: {dropped[prop]}", prop)
         return True
     if prop.startswith("CUDA_"):
         note(f.ctx, "PK508", name.start, name.end, f"target property `{prop}` has no HIP counterpart; "
@@ -162,7 +160,7 @@ def set_property(f: CMakeFile, cmd: Command) -> None:
         return
     targets = [a.text for a in cmd.args[1:at] if a.value not in ("APPEND", "APPEND_STRING")]
     after: list[str] = []
-    if name.value == "CUDA_SEPARABLE_COMPILATION" or name.value in DROPPED_PROPERTIES:
+    if name.value == "CUDA_SEPARABLE_COMPILATION" or name.value in f.table.cmake.dropped_properties:
         _property(f, name, rest, after, targets)
         replace_command(f, cmd, after)
         f.done.update(a.start for a in cmd.args)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as _dt
 import os
 from collections import Counter
+from dataclasses import asdict
 
 from .. import ecosystem, polyfills, rules
 from ..results import AuditResult
@@ -76,7 +77,7 @@ def _estimate_record(e: Estimate) -> dict:
         "blockers": e.blockers,
         "scope": e.scope,
         "confidence": {"band_ratio": round(p90 / p10, 2) if p10 else None,
-                       "calibration": model.calibration or None},
+                       "calibration": asdict(model.calibration) if model.calibration else None},
         "changes": changes(e),
         "optional": e.optional,
         "by_category": [{"name": k, "hours": round(v, 1)} for k, v in e.by("category")],

@@ -7,11 +7,15 @@ own, hipify-clang-compatible rule in strings.py), and a name that merely contain
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import lru_cache
+
 from tree_sitter import Node
 
 from .. import polyfills
 from ..context import ScanContext, View
-from ..mappings import Mapping, format_version
+from ..mappings import Mapping, format_version, tables_dir
+from ..records import table
 from . import arguments, codes, ffs
 
 # Families whose converted names mean the file needs the HIP runtime header.
@@ -87,8 +91,8 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
 def _convert(ctx: ScanContext, view: View, node: Node, mapping: Mapping) -> None:
     own_api = not _argument_of_other_family(ctx, node, mapping)
     hip, problem, reason = mapping.resolve(ctx.target, ctx.options.prefer_roc, legacy=own_api)
-    if ctx.options.prefer_roc and mapping.cuda in ROCSPARSE_DATATYPES and _callee_family(ctx, node) == "cusparse":
-        hip = ROCSPARSE_DATATYPES[mapping.cuda]   # rocSPARSE has its own enum; rocblas_datatype does not convert
+    if ctx.options.prefer_roc and mapping.cuda in roc_datatypes():   # rocSPARSE has its own enum
+        hip = roc_datatypes()[mapping.cuda].get(_callee_family(ctx, node), hip)
     resolved, hip = hip, polyfills.serve(ctx, mapping.cuda, hip)
     if ctx.options.audit and hip is not None:
         audit_notes(ctx, mapping, view.start(node), view.end(node))
@@ -122,14 +126,22 @@ def _convert(ctx: ScanContext, view: View, node: Node, mapping: Mapping) -> None
         ctx.flag(codes.PARTIAL_CONVERSION, start, end, f"{mapping.cuda} -> {hip}: {note}", mapping.cuda)
 
 
-# cudaDataType values as rocSPARSE's own enum (rocsparse_datatype, rocsparse-types.h): under --roc
-# hipify-clang writes rocBLAS's rocblas_datatype_* in every call, which a rocSPARSE call rejects.
-ROCSPARSE_DATATYPES = {
-    "CUDA_R_32F": "rocsparse_datatype_f32_r", "CUDA_R_64F": "rocsparse_datatype_f64_r",
-    "CUDA_C_32F": "rocsparse_datatype_f32_c", "CUDA_C_64F": "rocsparse_datatype_f64_c",
-    "CUDA_R_8I": "rocsparse_datatype_i8_r", "CUDA_R_8U": "rocsparse_datatype_u8_r",
-    "CUDA_R_32I": "rocsparse_datatype_i32_r", "CUDA_R_32U": "rocsparse_datatype_u32_r",
-}
+@dataclass(frozen=True)
+class RocDatatype:
+    """mappings/roc_datatypes.toml: a cudaDataType value as an argument of a `family` call under --roc."""
+
+    cuda: str
+    family: str
+    roc: str
+
+
+@lru_cache(maxsize=1)
+def roc_datatypes() -> dict[str, dict[str, str]]:
+    """cudaDataType value -> {family of the call it is an argument of: the roc library's own name}."""
+    out: dict[str, dict[str, str]] = {}
+    for entry in table(tables_dir() / "roc_datatypes.toml", "datatype", RocDatatype, ("cuda", "family")):
+        out.setdefault(entry.cuda, {})[entry.family] = entry.roc
+    return out
 
 
 def _callee_family(ctx: ScanContext, node: Node) -> str:

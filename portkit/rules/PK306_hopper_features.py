@@ -24,30 +24,44 @@ Effort:
     One to several weeks per kernel family: a redesign, not a translation.
 """
 
+from dataclasses import dataclass
+
 from tree_sitter import Node
 
 from ..context import ScanContext, View
+from ..errors import MappingError
+from ..findings import SEVERITIES
+from ..mappings import tables_dir
+from ..records import shown, table
 from . import _tree
 from ._rule import define
 
 RULE = define(__doc__, code="PK306", name="hopper-features", severity="blocker", category="kernel",
               breaks_build=True)
-# name -> (what it is, severity override or None)
-FEATURES = {
-    b"__cluster_dims__": ("thread block clusters", None),
-    b"this_cluster": ("thread block clusters", None),
-    b"cluster_group": ("thread block clusters", None),
-    b"cudaLaunchAttributeClusterDimension": ("thread block clusters", None),
-    b"cudaFuncAttributeRequiredClusterWidth": ("thread block clusters", None),
-    b"cudaFuncAttributeNonPortableClusterSizeAllowed": ("thread block clusters", None),
-    b"cudaOccupancyMaxActiveClusters": ("thread block clusters", None),
-    b"map_shared_rank": ("distributed shared memory", None),
-    b"CUtensorMap": ("the Tensor Memory Accelerator (TMA)", None),
-    b"cuTensorMapEncodeTiled": ("the Tensor Memory Accelerator (TMA)", None),
-    b"cuTensorMapEncodeIm2col": ("the Tensor Memory Accelerator (TMA)", None),
-    b"barrier": ("cuda::barrier", "high"),
-    b"pipeline": ("cuda::pipeline", "high"),
-}
+TABLE = "hopper_features.toml"
+
+
+@dataclass(frozen=True)
+class Feature:
+    """mappings/hopper_features.toml: a name code uses a feature AMD GPUs lack with."""
+
+    name: str
+    what: str
+    severity: str = ""   # overrides the rule's severity
+
+
+def load(path) -> dict[bytes, tuple[str, str | None]]:
+    """name -> (what it is, severity override or None)."""
+    out = {}
+    for n, f in enumerate(table(path, "feature", Feature, ("name",)), start=1):
+        if f.severity and f.severity not in SEVERITIES:
+            raise MappingError(f"{shown(path)}: feature {n} ({f.name}): bad severity {f.severity!r} "
+                               f"(one of {', '.join(SEVERITIES)})")
+        out[f.name.encode()] = (f.what, f.severity or None)
+    return out
+
+
+FEATURES = load(tables_dir() / TABLE)
 NAMES = tuple(FEATURES)
 MASKED = (b"__cluster_dims__",)
 REFINES = ("PK001", "PK002")

@@ -24,6 +24,7 @@ Effort:
 
 from tree_sitter import Node
 
+from .. import gpu_targets
 from ..context import ScanContext, View
 from . import _tree
 from ._rule import define
@@ -32,7 +33,6 @@ RULE = define(__doc__, code="PK307", name="large-shared-memory", severity="high"
               breaks_build=True)
 NODES = ("array_declarator", "kernel_call_syntax")
 NAMES = (b"cudaFuncAttributeMaxDynamicSharedMemorySize",)
-LDS_BYTES = 64 * 1024
 SIZES = {
     b"char": 1, b"signed char": 1, b"unsigned char": 1, b"bool": 1, b"int8_t": 1, b"uint8_t": 1,
     b"short": 2, b"unsigned short": 2, b"half": 2, b"__half": 2, b"__nv_bfloat16": 2,
@@ -48,11 +48,11 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
     if node.type == "kernel_call_syntax":
         config = [c for c in node.named_children if c.type != "comment"]
         if len(config) >= 3:
-            amount = evaluate(ctx, config[2])
-            if amount is not None and amount > LDS_BYTES:
+            amount, lds = evaluate(ctx, config[2]), lds_bytes(ctx)
+            if amount is not None and amount > lds:
                 ctx.flag(RULE, view.start(config[2]), view.end(config[2]),
                          f"launch asks for {amount // 1024} KiB of dynamic shared memory; "
-                         "an AMD workgroup has 64 KiB of LDS", subject="launch")
+                         f"an AMD workgroup has {lds // 1024} KiB of LDS", subject="launch")
         return
     if node.parent is not None and node.parent.type == "array_declarator":
         return  # the outer dimension reports for the whole array
@@ -69,11 +69,12 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
         current = current.child_by_field_name("declarator")
     type_node = declaration.child_by_field_name("type")
     unit = SIZES.get(b" ".join(type_node.text.split())) if type_node is not None else None
-    if unit is not None and elements * unit > LDS_BYTES:
+    lds = lds_bytes(ctx)
+    if unit is not None and elements * unit > lds:
         name = _tree.declared_name(node).decode(errors="replace")
         ctx.flag(RULE, view.start(node), view.end(node),
-                 f"__shared__ {name} takes {elements * unit // 1024} KiB; an AMD workgroup has 64 KiB of LDS",
-                 subject=name)
+                 f"__shared__ {name} takes {elements * unit // 1024} KiB; an AMD workgroup has {lds // 1024} KiB "
+                 "of LDS", subject=name)
 
 
 def check_name(ctx: ScanContext, view: View, node: Node) -> None:
@@ -83,13 +84,18 @@ def check_name(ctx: ScanContext, view: View, node: Node) -> None:
     call, _ = found
     args = call.child_by_field_name("arguments")
     values = [a for a in args.named_children if a.type != "comment"] if args is not None else []
-    amount = evaluate(ctx, values[2]) if len(values) >= 3 else None
-    if amount is not None and amount <= LDS_BYTES:
+    amount, lds = evaluate(ctx, values[2]) if len(values) >= 3 else None, lds_bytes(ctx)
+    if amount is not None and amount <= lds:
         return
     said = f"{amount // 1024} KiB" if amount is not None else "more than 48 KiB"
     ctx.flag(RULE, view.start(call), view.end(call),
-             f"raises the dynamic shared memory limit to {said}; an AMD workgroup has 64 KiB of LDS",
+             f"raises the dynamic shared memory limit to {said}; an AMD workgroup has {lds // 1024} KiB of LDS",
              subject="max-dynamic-shared-memory")
+
+
+def lds_bytes(ctx: ScanContext) -> int:
+    """The LDS of a workgroup on every target in effect (--offload-arch): the smallest (mappings/targets.toml)."""
+    return gpu_targets.lds_bytes(tuple(ctx.options.offload_arch))
 
 
 def evaluate(ctx: ScanContext, node: Node) -> int | None:
