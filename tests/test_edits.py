@@ -2,7 +2,7 @@
 
 import pytest
 
-from portkit.edits import Edit, OverlappingEdits, apply_edits, normalize
+from portkit.edits import Edit, EditKind, OverlappingEdits, apply_edits, normalize
 
 
 def test_apply_replaces_only_the_ranges():
@@ -49,7 +49,7 @@ def test_a_deletion_inside_another_goes_with_it():
 def test_a_wrapper_and_a_launch_at_one_byte_nest_wrapper_outside():
     """Two insertions at one byte, a wrapper's and another's (found by the fuzzer with a launch as
     the argument HIP wants cast): the wrapper opens first, outside."""
-    edits = [Edit(2, 2, b"L(", "launch"), Edit(2, 2, b"cast(", "cast"), Edit(3, 3, b"))")]
+    edits = [Edit(2, 2, b"L(", "launch"), Edit(2, 2, b"cast(", "cast", kind=EditKind.CAST), Edit(3, 3, b"))")]
     assert apply_edits(b"f(k)", edits) == b"f(cast(L(k)))"
 
 
