@@ -78,8 +78,8 @@ def test_every_edit_the_converter_makes_on_the_fixtures_has_a_kind_from_edit_kin
     unknown = sorted({(e.kind, e.what) for e in seen if e.kind not in KINDS})
     assert unknown == []
     kinds = {e.kind for e in seen}
-    assert {EditKind.NAME, EditKind.INCLUDE, EditKind.HIP_RUNTIME_HEADER, EditKind.CAST, EditKind.LAUNCH,
-            EditKind.WARP} <= kinds
+    assert {EditKind.NAME, EditKind.INCLUDE, EditKind.HIP_RUNTIME_HEADER, EditKind.CAST,
+            EditKind.LAUNCH} <= kinds
     assert EditKind.OTHER not in kinds   # every rewriter says what its edits do
 
 
