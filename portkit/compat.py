@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .config import Config
-from .edits import Edit, apply_edits
+from .edits import Edit, EditKind, apply_edits
 from .errors import PortkitError
 from .files import Entry, Skipped, read, read_regular
 from .findings import Finding
@@ -124,30 +124,30 @@ def _compat_entry(entry: Entry, job: CompatJob) -> FileCompat:
     for edit in scan.edits:
         original = data[edit.start:edit.end].decode("utf-8", "replace")
         text = edit.text.decode("utf-8", "replace")
-        if edit.what == "hip runtime header":
+        if edit.kind == EditKind.HIP_RUNTIME_HEADER:
             if spelled.encode() not in data:
                 # the converter's spot may be the end of `#pragma once` (hipify-clang's): start a line there
                 at, guarded = edit.start, _guarded(spelled, b"", source.newline)
                 if at and data[at - 1:at] != b"\n":   # start a line; the line end after `at` ends it
                     guarded = source.newline + guarded[:-len(source.newline)]
-                guards.append(Edit(at, at, guarded))
-        elif edit.what.startswith("duplicate "):    # a CUDA include whose HIP header comes twice
-            result.headers.add(edit.what[len("duplicate "):])
+                guards.append(Edit(at, at, guarded, kind=EditKind.GUARD))
+        elif edit.kind == EditKind.DUPLICATE_INCLUDE:    # a CUDA include whose HIP header comes twice
+            result.headers.add(edit.what)
             guards.append(_guard_line(data, edit.start, spelled, source.newline))
-        elif edit.what == "HIP_SYMBOL":
+        elif edit.kind == EditKind.SYMBOL:
             continue    # HIP's C++ API also takes the symbol itself (template overloads), as CUDA's does
-        elif edit.what.endswith(_DROPPED) and _leading_drops(edit.what) is not None:
+        elif edit.kind == EditKind.DROPPED_ARGUMENT and _leading_drops(edit.what) is not None:
             # written as a function-like macro that drops the leading arguments
             result.drops[edit.what.rsplit(" argument ", 1)[0]] = _leading_drops(edit.what)
-        elif original[:1] in "<\"" and original[1:-1] == edit.what:         # a CUDA header
+        elif edit.kind == EditKind.INCLUDE:   # a CUDA header
             result.headers.add(text[1:-1])
             guards.append(_guard_line(data, edit.start, spelled, source.newline))
-        elif original == edit.what and text.isidentifier():                   # a CUDA name
+        elif edit.kind == EditKind.NAME and original == edit.what and text.isidentifier():  # a CUDA name
             conflicts.setdefault(edit.what, set()).add(text)
             result.names[edit.what] = text
-        elif edit.what.endswith(" default arguments"):
+        elif edit.kind == EditKind.DEFAULT_ARGUMENTS:
             pass   # CUDA defaults written out: a header cannot add them (docs/mapping-format.md)
-        elif edit.what == "cast":                                            # a call fix
+        elif edit.kind == EditKind.CAST:   # a call fix
             if text.startswith(("reinterpret_cast", "const_cast")):
                 kind = text[text.index("<") + 1:text.rindex(">")]
                 result.manual.append((source.position(edit.start)[0],
@@ -178,9 +178,6 @@ def _line_after(line: int, edits: list[Edit], source: SourceFile) -> int:
     shift = sum(e.text.count(b"\n") - source.data.count(b"\n", e.start, e.end)
                 for e in edits if source.position(e.start)[0] < line)
     return line + shift
-
-
-_DROPPED = tuple(f" argument {i}" for i in range(1, 10))
 
 
 def _leading_drops(what: str) -> int | None:
@@ -217,7 +214,7 @@ def _guard_line(data: bytes, pos: int, spelled: str, newline: bytes) -> Edit | N
     line = data[start:end]
     if not line.endswith((b"\n", b"\r")):
         line += newline
-    return Edit(start, end, _guarded(spelled, line, newline))
+    return Edit(start, end, _guarded(spelled, line, newline), kind=EditKind.GUARD)
 
 
 def header_text(names: dict[str, str], headers: set[str], kinds: dict[str, str], rocm: str, command: str,

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Callable
 
 from tree_sitter import Node
 
-from .edits import Edit
+from .edits import Edit, EditKind
 from .findingstore import FindingStore
 from .findings import Finding, fingerprint
 from .mappings import MappingDB, Version
@@ -163,10 +163,12 @@ class ScanContext:
         return True
 
     def edit(self, start: int, end: int, text: bytes, what: str = "", covers: bool = False,
-             parts: tuple = ()) -> None:
+             parts: tuple = (), kind: str = EditKind.WARP) -> None:
+        # kind: WARP by default only until rewrite/warpfix*.py and buildfiles/ pass theirs (warp
+        # fixes are ordered as a block at the top of a file, edits.BLOCKS)
         if self.options.active_only and self.regions.inactive and self.regions.is_inactive(start):
             return   # --active-only: a branch the configuration does not compile stays byte for byte
-        self.edits.append(Edit(start, end, text, what, covers, parts))
+        self.edits.append(Edit(start, end, text, what, covers, parts, kind))
 
     def flag(self, rule: "Rule", start: int, end: int, message: str, subject: str,
              severity: str | None = None) -> None:

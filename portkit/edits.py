@@ -6,6 +6,36 @@ import bisect
 from typing import NamedTuple
 
 
+class EditKind:
+    """What an edit does, for the code that treats edits differently (ordering here, the
+    --compat-header translation, the polyfill header): the one list of kinds. `Edit.what` is
+    display text; nothing branches on it."""
+
+    NAME = "name"                              # a CUDA name renamed (identifiers, names in strings)
+    INCLUDE = "include"                        # an #include path rewritten (a CUDA header, a renamed file)
+    HIP_RUNTIME_HEADER = "hip runtime header"  # the HIP runtime include the converter adds
+    DUPLICATE_INCLUDE = "duplicate include"    # an include whose HIP header already comes (deleted)
+    REMOVED_INCLUDE = "removed include"        # a CUDA include HIP needs nothing for (deleted)
+    POLYFILL_DIRECTIVE = "polyfill directive"  # a CUDA include replaced by the polyfill header's
+    POLYFILL_HEADER = "polyfill header"        # the polyfill header's include, added
+    SYMBOL = "symbol"                          # HIP_SYMBOL( ... ) around a symbol argument
+    CAST = "cast"                              # a cast around an argument or initialiser
+    DROPPED_ARGUMENT = "dropped argument"      # an argument HIP's function does not take (deleted)
+    ARGUMENTS = "arguments"                    # arguments replaced, moved or inserted for HIP's signature
+    DEFAULT_ARGUMENTS = "default arguments"    # CUDA's default arguments written out
+    ARGUMENT = "argument"                      # one argument converted for HIP's overloads
+    LAUNCH = "launch"                          # a <<<...>>> launch rewritten
+    GUARD = "guard"                            # a preprocessor guard added or rewritten
+    REGISTER = "register"                      # a `register` storage class deleted
+    BUILTIN = "builtin"                        # a legacy built-in (hipThreadIdx_x ...)
+    WARP = "warp"                              # --fix warp (ScanContext.edit's default, see there)
+    BUILD = "build"                            # a build file migrated (buildfiles/)
+    OTHER = "other"                            # an edit nothing treats apart (Edit's default)
+
+
+KINDS = frozenset(v for k, v in vars(EditKind).items() if k.isupper())
+
+
 class Edit(NamedTuple):
     """Replace data[start:end] with `text`; start == end is an insertion.
 
@@ -24,15 +54,17 @@ class Edit(NamedTuple):
     # range written with the other edits inside it applied (a moved or copied argument keeps
     # the conversion of the names inside it); `text` is the same with the ranges as spelled
     parts: tuple = ()
+    # what the edit does (one of EditKind's): what code may branch on, never `what`
+    kind: str = EditKind.OTHER
 
 
 # Insertions that open a wrapper around a whole argument (`reinterpret_cast<const void*>(`,
 # `HIP_SYMBOL(`): at the same byte as another insertion (a launch inside that argument), the
 # wrapper goes first, outside.
-WRAPPERS = frozenset({"cast", "HIP_SYMBOL"})
+WRAPPERS = frozenset({EditKind.CAST, EditKind.SYMBOL})
 # Whole lines several rewriters may insert at the same place (the top of a file): written one
 # after the other in this order instead of being rejected as overlapping.
-BLOCKS = {"hip runtime header": 0, "polyfill header": 1, "warp": 2}
+BLOCKS = {EditKind.HIP_RUNTIME_HEADER: 0, EditKind.POLYFILL_HEADER: 1, EditKind.WARP: 2}
 
 
 class OverlappingEdits(Exception):
@@ -71,18 +103,18 @@ def normalize(edits: list[Edit]) -> list[Edit]:
     """Sort edits, drop exact duplicates (the same rewrite reached twice) and edits inside a
     covering deletion (a dropped argument), and reject overlaps."""
     out: list[Edit] = []
-    order = lambda e: (e.start, e.end, e.what not in WRAPPERS, BLOCKS.get(e.what, len(BLOCKS)), e.text)  # noqa: E731
+    order = lambda e: (e.start, e.end, e.kind not in WRAPPERS, BLOCKS.get(e.kind, len(BLOCKS)), e.text)  # noqa: E731
     for edit in sorted(set(_drop_covered(edits)), key=order):
         if out:
             prev = out[-1]
             if edit.start < prev.end or (edit.start == prev.start == prev.end == edit.end):
                 if (edit.start, edit.end, edit.text) == (prev.start, prev.end, prev.text):
                     continue
-                if edit.start == edit.end == prev.start == prev.end and edit.what in BLOCKS and prev.what in BLOCKS:
+                if edit.start == edit.end == prev.start == prev.end and edit.kind in BLOCKS and prev.kind in BLOCKS:
                     out[-1] = prev._replace(text=prev.text + edit.text)   # both go in, in BLOCKS order
                     continue
-                if not (edit.start == edit.end == prev.start == prev.end and prev.what in WRAPPERS
-                        and edit.what not in WRAPPERS):
+                if not (edit.start == edit.end == prev.start == prev.end and prev.kind in WRAPPERS
+                        and edit.kind not in WRAPPERS):
                     raise OverlappingEdits(f"edits overlap: {prev} and {edit}")
         out.append(edit)
     return out
@@ -94,7 +126,7 @@ def _inside(edit: Edit, start: int, end: int) -> bool:
     if edit.parts or not (start <= edit.start and edit.end <= end) or (edit.covers and
                                                                     (edit.start, edit.end) == (start, end)):
         return False
-    return edit.start != edit.end or start < edit.start < end or edit.what in WRAPPERS
+    return edit.start != edit.end or start < edit.start < end or edit.kind in WRAPPERS
 
 
 def _converted(data: bytes, start: int, end: int, edits: list[Edit]) -> bytes:

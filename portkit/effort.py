@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from pathlib import Path
 
-from . import rewrites
+from . import rewrites, rules
 from .errors import MappingError, PortkitError
 from .findings import Finding
 from .records import check_keys, record
@@ -103,7 +103,7 @@ class CostModel:
         AMD branch (regions.py)."""
         if f.platform in ("ported", "fallback"):
             return (0.0, 0.0, 0.0)
-        if f.code == "PK402":   # a rewrite blocker: priced per kernel, API or line (rewrites.toml)
+        if rules.of(f.code).rewrite:   # a rewrite blocker: priced per kernel, API or line (rewrites.toml)
             entry, _, unit = f.subject.partition("/")
             return rewrites.default().hours(entry, unit.split("/")[0])
         if f.autofix and f"{f.code}:fixable" in self.finding_by_severity:   # `convert --fix warp` resolves it

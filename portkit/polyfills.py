@@ -29,7 +29,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
-from .edits import Edit
+from .edits import Edit, EditKind
 from .errors import MappingError
 from .mappings import Version, format_version, parse_version, tables_dir
 
@@ -332,7 +332,7 @@ def include(ctx, fallback: int) -> None:
         return
     if not ctx.metrics.polyfills:
         return
-    replaced = sorted((i for i, edit in enumerate(ctx.edits) if edit.what == DIRECTIVE),
+    replaced = sorted((i for i, edit in enumerate(ctx.edits) if edit.kind == EditKind.POLYFILL_DIRECTIVE),
                       key=lambda i: ctx.edits[i].start)
     records = by_name()
     if replaced and all(records[name].headers for name in ctx.metrics.polyfills):
@@ -341,8 +341,8 @@ def include(ctx, fallback: int) -> None:
     _delete(ctx, replaced)
     line += ctx.source.newline
     for i, edit in enumerate(ctx.edits):
-        if edit.what == "hip runtime header":   # one insertion at that byte: the two lines together
-            ctx.edits[i] = Edit(edit.start, edit.end, edit.text + line, edit.what)
+        if edit.kind == EditKind.HIP_RUNTIME_HEADER:   # one insertion at that byte: the two lines together
+            ctx.edits[i] = edit._replace(text=edit.text + line)
             return
     runtime = [s for s in ctx.includes if s.header == RUNTIME_HEADER] or \
         [s for s in ctx.includes if s.header.startswith("hip/")]
@@ -352,13 +352,14 @@ def include(ctx, fallback: int) -> None:
         at = fallback
     if at > 0 and data[at - 1:at] not in (b"\n", b"\r"):
         line = ctx.source.newline + line     # the file ends without a newline
-    ctx.edits.append(Edit(at, at, line, "polyfill header"))
+    ctx.edits.append(Edit(at, at, line, "polyfill header", kind=EditKind.POLYFILL_HEADER))
 
 
 def _delete(ctx, indices: list[int]) -> None:
     """Header directives that go, from `#` to the path, as hipify-clang deletes a header."""
     for i in indices:
-        ctx.edits[i] = Edit(ctx.edits[i].start, ctx.edits[i].end, b"", DIRECTIVE, covers=True)
+        ctx.edits[i] = Edit(ctx.edits[i].start, ctx.edits[i].end, b"", DIRECTIVE, covers=True,
+                            kind=EditKind.POLYFILL_DIRECTIVE)
 
 
 def _line_end(data: bytes, pos: int) -> int:

@@ -20,15 +20,13 @@ from __future__ import annotations
 from typing import Iterable
 
 from . import optional as optional_code
+from . import rules
 from .context import Metrics
 from .ecosystem import Ecosystem
 from .effort import (PROJECT, CostModel, Estimate, Item, Range, added, archetype, optional_totals, scaled,
                      total, weeks_of)
 from .errors import PortkitError
 from .findings import Finding, pattern
-
-BUILD_LEFT = "PK508"   # build-step-not-migrated: a build file convert leaves for a person
-
 
 def signals(files: Iterable[tuple[str, Metrics]], findings: list[Finding]) -> set[str]:
     """What kind of project this is: the facts the fixed costs and archetypes are chosen by."""
@@ -47,9 +45,10 @@ def signals(files: Iterable[tuple[str, Metrics]], findings: list[Finding]) -> se
         if "tensorrt" in m.libraries or "tensorrt" in m.imports:
             found.add("tensorrt")
     for f in findings:
-        if f.code.startswith("PK5") and f.code != "PK507":
+        rule = rules.of(f.code)
+        if rule.build_file:
             found.add("build-files")
-        if f.code == "PK601" and f.subject.startswith("tensorrt"):
+        if rule.package and f.subject.startswith("tensorrt"):
             found.add("tensorrt")
     return found
 
@@ -139,7 +138,7 @@ def facts(files: list[tuple[str, Metrics]], findings: list[Finding], whole_file)
         "cuda_kloc": round(sum(m.lines for _, m in cuda) / 1000, 1),
         "cuda_files": len(cuda),
         "kernels": sum(m.kernels for _, m in cuda),
-        "build_files_left": len({f.path for f in findings if f.code == BUILD_LEFT}),
+        "build_files_left": len({f.path for f in findings if rules.of(f.code).build_left}),
     }
 
 
@@ -180,7 +179,7 @@ def dependencies(files: list[tuple[str, Metrics]], findings: list[Finding], eco:
             # a build file linking it says less than the sources using it (llm.c: -lcudnn under USE_CUDNN)
             entry["features" if m.kind == "source" else "build"].add(feature)
     for f in findings:
-        if f.code != "PK601" or ":" in f.subject:
+        if not rules.of(f.code).package or ":" in f.subject:
             continue
         package = eco.package(f.subject)
         if package is None:

@@ -2,7 +2,7 @@
 
 import pytest
 
-from portkit.edits import Edit, OverlappingEdits, apply_edits, normalize
+from portkit.edits import Edit, EditKind, OverlappingEdits, apply_edits, normalize
 
 
 def test_apply_replaces_only_the_ranges():
@@ -49,7 +49,7 @@ def test_a_deletion_inside_another_goes_with_it():
 def test_a_wrapper_and_a_launch_at_one_byte_nest_wrapper_outside():
     """Two insertions at one byte, a wrapper's and another's (found by the fuzzer with a launch as
     the argument HIP wants cast): the wrapper opens first, outside."""
-    edits = [Edit(2, 2, b"L(", "launch"), Edit(2, 2, b"cast(", "cast"), Edit(3, 3, b"))")]
+    edits = [Edit(2, 2, b"L(", "launch"), Edit(2, 2, b"cast(", "cast", kind=EditKind.CAST), Edit(3, 3, b"))")]
     assert apply_edits(b"f(k)", edits) == b"f(cast(L(k)))"
 
 
@@ -60,3 +60,39 @@ def test_a_launch_the_cast_wraps_is_kept():
     out = convert_text(source, launch_syntax="hip", rocm="5.2")
     assert b"hipFuncGetAttributes(&a, reinterpret_cast<const void*>(k<<<1, 1>>>()));" in out.output
     assert [(f.code, f.line, f.column) for f in out.findings] == [("PK006", 2, 61)]
+
+
+def test_every_edit_the_converter_makes_on_the_fixtures_has_a_kind_from_edit_kind(monkeypatch, tmp_path):
+    """Code branches on Edit.kind (compat, polyfills, ordering): each edit names one of EditKind's."""
+    from cases import all_cases
+    from portkit import edits
+    from portkit.cli import main
+    from portkit.edits import KINDS
+
+    seen: list[Edit] = []
+    real = edits.normalize
+    monkeypatch.setattr(edits, "normalize", lambda made: (seen.extend(made), real(made))[1])
+    for i, case in enumerate(all_cases()):
+        assert main(["convert", str(case.input), "-o", str(tmp_path / str(i)), "-q", "-j", "1",
+                     *case.convert_args()]) == 0
+    unknown = sorted({(e.kind, e.what) for e in seen if e.kind not in KINDS})
+    assert unknown == []
+    kinds = {e.kind for e in seen}
+    assert {EditKind.NAME, EditKind.INCLUDE, EditKind.HIP_RUNTIME_HEADER, EditKind.CAST,
+            EditKind.LAUNCH} <= kinds
+    assert EditKind.OTHER not in kinds   # every rewriter says what its edits do
+
+
+def test_edit_kinds_are_named_once_and_distinct():
+    from portkit.edits import KINDS
+    names = [k for k in vars(EditKind) if k.isupper()]
+    assert len(KINDS) == len(names)
+    assert Edit(0, 0, b"").kind == EditKind.OTHER
+
+
+def test_ordering_reads_the_kind_not_the_display_text():
+    # display text that once meant a wrapper or a block means nothing without the kind
+    with pytest.raises(OverlappingEdits):
+        normalize([Edit(1, 1, b"x", "hip runtime header"), Edit(1, 1, b"y", "warp")])
+    both = normalize([Edit(1, 1, b"y", "", kind=EditKind.WARP), Edit(1, 1, b"x", "", kind=EditKind.HIP_RUNTIME_HEADER)])
+    assert [e.text for e in both] == [b"xy"]

@@ -112,3 +112,41 @@ def test_explain_estimate_prints_every_item_and_the_total(capsys):
     assert [line.split() for line in out.splitlines() if line.startswith(" total ")] == [
         ["total", "│", "│", "8.4", "│", "14.6", "│", "24.7", "│"]]
     assert "src/reduce.cu:18" in out and "cuda_kloc 0.2" in out
+
+
+def _finding(code: str, subject: str = "", path: str = "CMakeLists.txt") -> "Finding":
+    from portkit import rules
+    from portkit.findings import Finding
+    rule = rules.get(code)
+    return Finding(code, rule.name, rule.severity, rule.category, path, 1, 1, 1, 2, "m", subject=subject)
+
+
+def test_the_estimate_classifies_findings_by_rule_metadata_not_by_code(monkeypatch):
+    """A rule's declared fields (rules/_rule.py) drive the estimate: flip one and its findings move."""
+    from dataclasses import replace
+
+    from portkit import rules, workitems
+
+    env = _finding("PK507")   # cuda-visible-devices: a build-group code that is no build file
+    assert "build-files" not in workitems.signals([], [env])
+    assert workitems.facts([], [env], lambda p: "")["build_files_left"] == 0
+    monkeypatch.setitem(rules.by_code(), "PK507", replace(rules.get("PK507"), build_file=True, build_left=True))
+    assert "build-files" in workitems.signals([], [env])
+    assert workitems.facts([], [env], lambda p: "")["build_files_left"] == 1
+    trt = _finding("PK701", subject="tensorrt")
+    assert "tensorrt" not in workitems.signals([], [trt])
+    monkeypatch.setitem(rules.by_code(), "PK701", replace(rules.get("PK701"), package=True))
+    assert "tensorrt" in workitems.signals([], [trt])
+
+
+def test_the_declared_estimate_fields_keep_the_old_code_groups():
+    """build_file: the build group but PK507; build_left: PK508; package: PK601; rewrite: PK402;
+    convert's summary: PK001/2/3/7 left, PK005 partially parsed."""
+    from portkit import rules
+    declared = lambda field, value=True: {r.code for r in rules.all_rules() if getattr(r, field) == value}  # noqa: E731
+    assert declared("build_file") == {r.code for r in rules.all_rules() if r.group == "build"} - {"PK507"}
+    assert declared("build_left") == {"PK508"}
+    assert declared("package") == {"PK601"}
+    assert declared("rewrite") == {"PK402"}
+    assert declared("outcome", "left") == {"PK001", "PK002", "PK003", "PK007"}
+    assert declared("outcome", "partially-parsed") == {"PK005"}

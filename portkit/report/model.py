@@ -122,7 +122,7 @@ def _dependencies(result: AuditResult) -> list[dict]:
         if lib is not None:
             out.append({"kind": "library", "id": lib.id, "name": lib.name, "status": lib.status,
                         "rocm": lib.rocm, "note": lib.note})
-    packages = sorted({f.subject for f in result.findings if f.code == "PK601" and ":" not in f.subject})
+    packages = sorted({f.subject for f in result.findings if rules.of(f.code).package and ":" not in f.subject})
     imports = sorted({m for s in result.scans for m in s.metrics.imports})
     named = set(packages) | {p.name for p in (eco.module(m) for m in imports) if p is not None}
     for name in sorted(named):

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from .. import polyfills
+from .. import polyfills, rules
 from ..results import ConvertResult
 from .plain import say
 
-# Findings for CUDA references the converter left as they are (PK007: names it cannot see whole).
-LEFT_CODES = ("PK001", "PK002", "PK003", "PK007")
 SEVERITY_STYLE = {"blocker": "bold red", "high": "red", "medium": "yellow", "low": "cyan", "info": "dim"}
 
 
@@ -40,9 +38,9 @@ def render_convert(result: ConvertResult, console: Console, mode: str) -> None:
         _active_only(result, console)
     findings = sorted(result.findings, key=lambda f: f.sort_key())
     groups = (
-        ("Left unconverted", [f for f in findings if f.code in LEFT_CODES]),
-        ("Converted with a caveat", [f for f in findings if f.code not in LEFT_CODES and f.code != "PK005"]),
-        ("Partially parsed", [f for f in findings if f.code == "PK005"]),
+        ("Left unconverted", [f for f in findings if rules.of(f.code).outcome == "left"]),
+        ("Converted with a caveat", [f for f in findings if rules.of(f.code).outcome == "caveat"]),
+        ("Partially parsed", [f for f in findings if rules.of(f.code).outcome == "partially-parsed"]),
     )
     for title, items in groups:
         if not items:
@@ -118,7 +116,8 @@ def render_compat(result, console: Console, in_place: bool) -> None:
                   f"{'got' if in_place else 'would get'} guarded includes; header {header}")
     manual = [f"{f.entry.rel}:{line}: {what}" if line else f"{f.entry.rel}: {what}"
               for f in result.files for line, what in f.manual]
-    left = [f"{x.path}:{x.line}: {x.code} {x.message}" for x in result.findings if x.code in LEFT_CODES]
+    left = [f"{x.path}:{x.line}: {x.code} {x.message}" for x in result.findings
+            if rules.of(x.code).outcome == "left"]
     for title, items in (("Needs a source edit (a macro cannot do it)", manual),
                          ("No HIP counterpart (the audit reports these)", left)):
         if items:

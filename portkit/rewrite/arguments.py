@@ -16,6 +16,7 @@ import re
 from tree_sitter import Node
 
 from ..context import ScanContext, View
+from ..edits import EditKind
 from ..mappings import Mapping
 from . import codes
 
@@ -91,15 +92,16 @@ def fix_call(ctx: ScanContext, view: View, mapping: Mapping, name: Node, hip: st
     if mapping.symbol_arg:
         arg = args[mapping.symbol_arg - 1]
         if not view.text(arg).startswith(b"HIP_SYMBOL"):
-            _wrap(ctx, view, arg, b"HIP_SYMBOL(", "HIP_SYMBOL")
+            _wrap(ctx, view, arg, b"HIP_SYMBOL(", "HIP_SYMBOL", EditKind.SYMBOL)
     for index, cast in mapping.cast_args:
         if not _already_cast(view.text(args[index - 1])):
-            _wrap(ctx, view, args[index - 1], f"{cast_kind(cast)}<{cast}>(".encode(), "cast")
+            _wrap(ctx, view, args[index - 1], f"{cast_kind(cast)}<{cast}>(".encode(), "cast", EditKind.CAST)
     for index in mapping.drop_args:
-        _delete(ctx, view, args, index, 1, f"{mapping.cuda} argument {index}")
+        _delete(ctx, view, args, index, 1, f"{mapping.cuda} argument {index}", EditKind.DROPPED_ARGUMENT)
     for index, text in mapping.replace_args:
         arg = args[index - 1]
-        ctx.edit(view.start(arg), view.end(arg), text.encode(), what=f"{mapping.cuda} arguments", covers=True)
+        ctx.edit(view.start(arg), view.end(arg), text.encode(), what=f"{mapping.cuda} arguments", covers=True,
+                 kind=EditKind.ARGUMENTS)
     _insertions(ctx, view, mapping, args)
 
 
@@ -120,7 +122,7 @@ def _insertions(ctx: ScanContext, view: View, mapping: Mapping, args: list[Node]
         put(index, text.encode())
     for first, before, count in mapping.move_args:
         put(before, _span(view, args, first, count))
-        _delete(ctx, view, args, first, count, f"{mapping.cuda} arguments")
+        _delete(ctx, view, args, first, count, f"{mapping.cuda} arguments", EditKind.ARGUMENTS)
     for first, before in mapping.copy_args:
         put(before, _span(view, args, first, 1))
     filled = len(args)
@@ -130,33 +132,36 @@ def _insertions(ctx: ScanContext, view: View, mapping: Mapping, args: list[Node]
             filled += 1
     what = f"{mapping.cuda} arguments"
     for before, parts in at.items():
-        _put(ctx, view, view.start(args[before - 1]), parts, what)
+        _put(ctx, view, view.start(args[before - 1]), parts, what, EditKind.ARGUMENTS)
     if tail:   # needed() guarantees at least one argument to write after
         defaults_only = filled > len(args) and len(tail) == 2 * (filled - len(args))
-        _put(ctx, view, view.end(args[-1]), tail, f"{mapping.cuda} default arguments" if defaults_only else what)
+        if defaults_only:
+            _put(ctx, view, view.end(args[-1]), tail, f"{mapping.cuda} default arguments", EditKind.DEFAULT_ARGUMENTS)
+        else:
+            _put(ctx, view, view.end(args[-1]), tail, what, EditKind.ARGUMENTS)
 
 
 def _span(view: View, args: list[Node], first: int, count: int) -> tuple[int, int]:
     return view.start(args[first - 1]), view.end(args[first + count - 2])
 
 
-def _put(ctx: ScanContext, view: View, at: int, parts: list, what: str) -> None:
+def _put(ctx: ScanContext, view: View, at: int, parts: list, what: str, kind: str) -> None:
     """One insertion of literal bytes and original ranges (`parts` only when there are ranges)."""
     text = b"".join(p if isinstance(p, bytes) else view.data[p[0] - view.base:p[1] - view.base] for p in parts)
     ranges = any(not isinstance(p, bytes) for p in parts)
-    ctx.edit(at, at, text, what=what, parts=tuple(parts) if ranges else ())
+    ctx.edit(at, at, text, what=what, parts=tuple(parts) if ranges else (), kind=kind)
 
 
-def _delete(ctx: ScanContext, view: View, args: list[Node], first: int, count: int, what: str) -> None:
+def _delete(ctx: ScanContext, view: View, args: list[Node], first: int, count: int, what: str, kind: str) -> None:
     """Delete arguments first..first+count-1 with one of their commas. Only the arguments'
     own bytes swallow the edits inside them: text inserted before the next argument stays."""
     last = first + count - 1
     start, end = view.start(args[first - 1]), view.end(args[last - 1])
-    ctx.edit(start, end, b"", what=what, covers=True)
+    ctx.edit(start, end, b"", what=what, covers=True, kind=kind)
     if last < len(args):
-        ctx.edit(end, view.start(args[last]), b"", what=what)
+        ctx.edit(end, view.start(args[last]), b"", what=what, kind=kind)
     elif first > 1:
-        ctx.edit(view.end(args[first - 2]), start, b"", what=what)
+        ctx.edit(view.end(args[first - 2]), start, b"", what=what, kind=kind)
 
 
 def cast_kind(cast: str) -> str:
@@ -165,9 +170,9 @@ def cast_kind(cast: str) -> str:
     return "const_cast" if re.fullmatch(r"const \w+ ?\*\*", cast) else "reinterpret_cast"
 
 
-def _wrap(ctx: ScanContext, view: View, arg: Node, before: bytes, what: str) -> None:
-    ctx.edit(view.start(arg), view.start(arg), before, what=what)
-    ctx.edit(view.end(arg), view.end(arg), b")", what=what)
+def _wrap(ctx: ScanContext, view: View, arg: Node, before: bytes, what: str, kind: str) -> None:
+    ctx.edit(view.start(arg), view.start(arg), before, what=what, kind=kind)
+    ctx.edit(view.end(arg), view.end(arg), b")", what=what, kind=kind)
 
 
 def _already_cast(text: bytes) -> bool:

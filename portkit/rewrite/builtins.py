@@ -16,6 +16,7 @@ from tree_sitter import Node
 from ..errors import MappingError
 from ..mappings import Version, format_version, parse_version, tables_dir
 from ..context import ScanContext, View
+from ..edits import EditKind
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -76,4 +77,5 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
         return
     if operator is not None and operator.text != b".":
         return
-    ctx.edit(view.start(parent), view.end(parent), f"{builtin.hip}{field.text.decode()}".encode())
+    ctx.edit(view.start(parent), view.end(parent), f"{builtin.hip}{field.text.decode()}".encode(),
+             kind=EditKind.BUILTIN)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from ..context import ScanContext, View
+from ..edits import EditKind
 from . import codes, signatures, strictness
 from .arguments import call_arguments
 
@@ -41,7 +42,7 @@ def check(ctx: ScanContext, view: View, name: Node) -> None:
         return
     if kind in strictness.INTEGER_TYPES:
         ctx.edit(view.start(arg), view.end(arg), b"(" + cast.encode() + b")(" + view.text(arg) + b")",
-                 what=f"{name.text.decode()} argument")
+                 what=f"{name.text.decode()} argument", kind=EditKind.ARGUMENT)
         return
     if name.text == b"__ffsll":
         ctx.flag(codes.PARTIAL_CONVERSION, view.start(name), view.end(name),

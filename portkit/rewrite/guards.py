@@ -19,6 +19,7 @@ import re
 
 from .. import ppexpr, ppguards, regions
 from ..context import ScanContext
+from ..edits import EditKind
 from ..rules import get
 
 RULE = get("PK103")
@@ -66,7 +67,7 @@ def rewrite(ctx: ScanContext) -> None:
                                                f"than a current nvcc build")
             continue
         for _, _, start, end, text in filter(bool, changed):
-            ctx.edit(start, end, text.encode(), what="guard")
+            ctx.edit(start, end, text.encode(), what="guard", kind=EditKind.GUARD)
         written = "; ".join(f"`{old}` -> `{new}`" for old, new, *_ in filter(bool, changed))
         _report(ctx, group, "info", f"rewritten for AMD: {written}: the AMD build now takes the branch a "
                                     f"current nvcc build takes")

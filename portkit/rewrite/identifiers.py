@@ -14,6 +14,7 @@ from tree_sitter import Node
 
 from .. import polyfills
 from ..context import ScanContext, View
+from ..edits import EditKind
 from ..mappings import Mapping, format_version, tables_dir
 from ..records import table
 from . import arguments, codes, ffs
@@ -115,7 +116,7 @@ def _convert(ctx: ScanContext, view: View, node: Node, mapping: Mapping) -> None
         return
     # a qualified namespace (thrust::cuda -> thrust::hip) renames its innermost name only
     written = hip.rsplit("::", 1)[-1] if "::" in mapping.cuda else hip   # roc names may be qualified
-    ctx.edit(start, end, written.encode("ascii"), what=mapping.cuda)
+    ctx.edit(start, end, written.encode("ascii"), what=mapping.cuda, kind=EditKind.NAME)
     ctx.metrics.refs_converted += 1
     if mapping.family in RUNTIME_FAMILIES:
         ctx.uses_runtime_api = True

@@ -15,6 +15,7 @@ from tree_sitter import Node
 
 from .. import polyfills
 from ..context import IncludeSeen, ScanContext, View
+from ..edits import EditKind
 from . import codes
 
 RUNTIME_HEADER = "hip/hip_runtime.h"
@@ -48,23 +49,23 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
     if hip is None:
         directive = polyfills.serve_header(ctx, name)
         if directive == b"":   # a header polyfill's header the file never calls into: deleted
-            ctx.edit(seen.node_start, end, b"", what=f"removed {name}", covers=True)
+            ctx.edit(seen.node_start, end, b"", what=f"removed {name}", covers=True, kind=EditKind.REMOVED_INCLUDE)
             ctx.metrics.refs_converted += 1
             seen.header = ""
             return
         if directive is not None:   # the generated header defines what it declares (polyfills.py)
-            ctx.edit(seen.node_start, end, directive, what=polyfills.DIRECTIVE)
+            ctx.edit(seen.node_start, end, directive, what=polyfills.DIRECTIVE, kind=EditKind.POLYFILL_DIRECTIVE)
             ctx.metrics.refs_converted += 1
             return
         ctx.metrics.refs_left += 1
         ctx.flag(codes.PROBLEM_CODES[problem], start, end, reason, name)
         return
     if hip == "":   # the runtime header declares it all (hipify-clang deletes these too)
-        ctx.edit(seen.node_start, end, b"", what=f"removed {name}", covers=True)
+        ctx.edit(seen.node_start, end, b"", what=f"removed {name}", covers=True, kind=EditKind.REMOVED_INCLUDE)
         ctx.metrics.refs_converted += 1
         seen.header = ""
         return
-    ctx.edit(start, end, raw[:1] + hip.encode("utf-8") + raw[-1:], what=name)
+    ctx.edit(start, end, raw[:1] + hip.encode("utf-8") + raw[-1:], what=name, kind=EditKind.INCLUDE)
     ctx.metrics.refs_converted += 1
     if mapping.status == "partial":
         ctx.flag(codes.PARTIAL_CONVERSION, start, end, f"{name} -> {hip}: {mapping.note}", name)
@@ -76,7 +77,8 @@ def _renamed_project_header(ctx: ScanContext, view: View, path: Node, raw: bytes
     """--rename: `#include "kernels.cuh"` of a project file that is renamed -> its new name."""
     new = ctx.facts.rename.include(name, ctx.source.rel)
     if new is not None:
-        ctx.edit(view.start(path), view.end(path), raw[:1] + new.encode("utf-8") + raw[-1:], what=name)
+        ctx.edit(view.start(path), view.end(path), raw[:1] + new.encode("utf-8") + raw[-1:], what=name,
+                 kind=EditKind.INCLUDE)
 
 
 def finish(ctx: ScanContext, root: Node, add_runtime: bool = True) -> None:
@@ -86,7 +88,7 @@ def finish(ctx: ScanContext, root: Node, add_runtime: bool = True) -> None:
         newline = ctx.source.newline
         # hipify-clang's bytes: the leading line break ends the `#pragma once` / `#ifndef` line
         ctx.edit(at, at, newline + b"#include <" + RUNTIME_HEADER.encode() + b">" + newline,
-                 what="hip runtime header")
+                 what="hip runtime header", kind=EditKind.HIP_RUNTIME_HEADER)
         # the inserted line takes part in duplicate removal like a converted include
         ctx.includes.insert(0, IncludeSeen(at, at, hash(parent_key), RUNTIME_HEADER, converted=True))
     _drop_duplicates(ctx)
@@ -128,7 +130,8 @@ def _drop_duplicates(ctx: ScanContext) -> None:
         keep_one = all(seen.converted for seen in group)
         converted = [seen for seen in group if seen.converted]
         for seen in converted[1:] if keep_one else converted:
-            ctx.edit(seen.node_start, seen.node_end, b"", what=f"duplicate {seen.header}", covers=True)
+            ctx.edit(seen.node_start, seen.node_end, b"", what=seen.header, covers=True,
+                     kind=EditKind.DUPLICATE_INCLUDE)
 
 
 _PRAGMA_ONCE = re.compile(rb"#[ \t]*pragma[ \t]+once\b")

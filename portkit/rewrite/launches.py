@@ -27,6 +27,7 @@ from tree_sitter import Node, Query, QueryCursor
 
 from .. import parse
 from ..context import ScanContext, View
+from ..edits import EditKind
 from . import codes
 
 # What a launched kernel can be: a name, a template instance, a member, a pointer, an element.
@@ -58,7 +59,7 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
         ctx.flag(codes.LAUNCH_NOT_CONVERTED, view.start(node), view.end(node), KEPT + why, "launch")
         return
     open_name = b"hipLaunchKernelGGL(" + (b"HIP_KERNEL_NAME(" if _templated(ctx, view, function) else b"")
-    ctx.edit(view.start(function), view.start(function), open_name, what="launch")
+    ctx.edit(view.start(function), view.start(function), open_name, what="launch", kind=EditKind.LAUNCH)
     pieces = [function, *config]
     wraps = [_dim3(view, c) if i < 2 else (b"", b"") for i, c in enumerate(config)]
     closing = [b")" if open_name.endswith(b"NAME(") else b""] + [close for _, close in wraps]
@@ -248,4 +249,4 @@ def _gap(ctx: ScanContext, view: View, call: Node, start: int, end: int, before:
     else:
         text = before + b"".join(c + b" " for c in kept) + after
     if text != view.data[start:end]:
-        ctx.edit(view.base + start, view.base + end, text, what="launch")
+        ctx.edit(view.base + start, view.base + end, text, what="launch", kind=EditKind.LAUNCH)

@@ -22,6 +22,7 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from ..context import ScanContext, View
+from ..edits import EditKind
 from ..rules import _tree
 from . import ffs, strictness
 
@@ -53,7 +54,8 @@ def check(ctx: ScanContext, view: View, name: Node) -> None:
         return
     for arg, kind in zip(args, types):
         if kind != target or _index_builtin(arg):
-            ctx.edit(view.start(arg), view.end(arg), _converted(view, arg, target), what=f"{name.text.decode()} argument")
+            ctx.edit(view.start(arg), view.end(arg), _converted(view, arg, target), what=f"{name.text.decode()} argument",
+                        kind=EditKind.ARGUMENT)
 
 
 def _index_builtin(arg: Node) -> bool:

@@ -22,6 +22,7 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from ..context import ScanContext, View
+from ..edits import EditKind
 from ..mappings import format_version
 from ..rules import get
 from . import signatures
@@ -63,7 +64,7 @@ def _register(ctx: ScanContext, view: View, node: Node) -> None:
     end = node.end_byte
     while end < len(data) and data[end] in b" \t\r\n":
         end += 1
-    ctx.edit(view.start(node), view.base + end, b"", what="register")
+    ctx.edit(view.start(node), view.base + end, b"", what="register", kind=EditKind.REGISTER)
     ctx.flag(REGISTER, view.start(node), view.end(node), "`register` dropped: ISO C++17 does not allow the "
              "storage class, and hip-clang compiles C++17 by default from ROCm 6 (nvcc accepts it)",
              subject="register", severity="info")
@@ -107,11 +108,11 @@ def _guard(ctx: ScanContext, function: Node) -> bool:
     rest = data[function.end_byte:len(data) if line_end < 0 else line_end]
     if data[line_start:function.start_byte].strip() or (rest.strip() and not rest.strip().startswith(b"//")):
         return False
-    ctx.edit(line_start, line_start, GUARD + newline, what="guard")
+    ctx.edit(line_start, line_start, GUARD + newline, what="guard", kind=EditKind.GUARD)
     if line_end < 0:
-        ctx.edit(len(data), len(data), newline + b"#endif" + newline, what="guard")
+        ctx.edit(len(data), len(data), newline + b"#endif" + newline, what="guard", kind=EditKind.GUARD)
     else:
-        ctx.edit(line_end + 1, line_end + 1, b"#endif" + newline, what="guard")
+        ctx.edit(line_end + 1, line_end + 1, b"#endif" + newline, what="guard", kind=EditKind.GUARD)
     return True
 
 
@@ -146,8 +147,8 @@ def _narrowing(ctx: ScanContext, view: View, braces: Node) -> None:
         if source is None or not _narrows(source, target):
             continue
         cast = "unsigned int" if spelt == "dim3" else spelt
-        ctx.edit(view.start(element), view.start(element), f"static_cast<{cast}>(".encode(), what="cast")
-        ctx.edit(view.end(element), view.end(element), b")", what="cast")
+        ctx.edit(view.start(element), view.start(element), f"static_cast<{cast}>(".encode(), what="cast", kind=EditKind.CAST)
+        ctx.edit(view.end(element), view.end(element), b")", what="cast", kind=EditKind.CAST)
         text = view.text(element).decode("utf-8", "replace")
         ctx.flag(NARROWING, view.start(element), view.end(element),
                  f"`{text}` narrows from {source} to {target} in a brace initialiser: hip-clang rejects it "

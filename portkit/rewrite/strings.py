@@ -19,6 +19,7 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from ..context import ScanContext, View
+from ..edits import EditKind
 
 
 def handle(ctx: ScanContext, view: View, node: Node) -> None:
@@ -36,7 +37,7 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
         if mapping is not None:
             hip, _, _ = mapping.resolve(ctx.target, ctx.options.prefer_roc)
             if hip is not None and hip != mapping.cuda:
-                ctx.edit(base + begin, base + begin + len(name), hip.encode("ascii"), what=mapping.cuda)
+                ctx.edit(base + begin, base + begin + len(name), hip.encode("ascii"), what=mapping.cuda, kind=EditKind.NAME)
         if end == -1:
             break
         begin = content.find(b"cu", end + 1)

@@ -25,4 +25,4 @@ Effort:
 from ._rule import define
 
 RULE = define(__doc__, code="PK001", name="no-hip-equivalent", severity="high", category="api",
-              breaks_build=True)
+              breaks_build=True, outcome="left")

@@ -28,7 +28,7 @@ from ..mappings import format_version
 from ._rule import define
 
 RULE = define(__doc__, code="PK002", name="needs-newer-rocm", severity="high", category="api",
-              breaks_build=True)
+              breaks_build=True, outcome="left")
 # Cooperative-groups members HIP added later than the names around them (checked in the HIP
 # headers by tag: amd_hip_cooperative_groups.h has no meta_group_* at rocm-5.6, has them at 5.7).
 MEMBERS = {b"meta_group_rank": (5, 7, 0), b"meta_group_size": (5, 7, 0)}

@@ -21,4 +21,4 @@ Effort:
 from ._rule import define
 
 RULE = define(__doc__, code="PK003", name="removed-in-rocm", severity="high", category="api",
-              breaks_build=True)
+              breaks_build=True, outcome="left")

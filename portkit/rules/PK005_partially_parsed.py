@@ -28,4 +28,5 @@ Effort:
 
 from ._rule import define
 
-RULE = define(__doc__, code="PK005", name="partially-parsed", severity="info", category="parsing")
+RULE = define(__doc__, code="PK005", name="partially-parsed", severity="info", category="parsing",
+              outcome="partially-parsed")

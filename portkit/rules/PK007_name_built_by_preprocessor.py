@@ -29,4 +29,5 @@ Effort:
 
 from ._rule import define
 
-RULE = define(__doc__, code="PK007", name="name-built-by-preprocessor", severity="high", category="api")
+RULE = define(__doc__, code="PK007", name="name-built-by-preprocessor", severity="high", category="api",
+              outcome="left")

@@ -42,7 +42,7 @@ from ._rule import define
 from .PK401_cuda_only_library import LINKS
 
 RULE = define(__doc__, code="PK402", name="rewrite-blocker", severity="blocker", category="library",
-              breaks_build=True)
+              breaks_build=True, rewrite=True)
 NODES = ("preproc_include", "call_expression")
 REFINES = ("PK001", "PK508")   # a rewrite blocker says more than "not migrated"
 FILE_KINDS = ("cmake", "make", "python")

@@ -27,7 +27,8 @@ from ..context import ScanContext
 from ._rule import define
 from ._text import flag_matches
 
-RULE = define(__doc__, code="PK501", name="cmake-cuda-language", severity="medium", category="build")
+RULE = define(__doc__, code="PK501", name="cmake-cuda-language", severity="medium", category="build",
+              build_file=True)
 FILE_KINDS = ("cmake",)
 PATTERN = re.compile(r"\benable_language\s*\(\s*CUDA\b|\bLANGUAGES?\b[^)]*?\bCUDA\b|"
                      r"\bproject\s*\([^)]*\bCUDA\b", re.I)

@@ -25,7 +25,8 @@ from ..context import ScanContext
 from ._rule import define
 from ._text import flag_matches
 
-RULE = define(__doc__, code="PK502", name="cuda-architectures", severity="medium", category="build")
+RULE = define(__doc__, code="PK502", name="cuda-architectures", severity="medium", category="build",
+              build_file=True)
 FILE_KINDS = ("cmake", "make", "python", "shell")
 PATTERN = re.compile(r"\b(?:CMAKE_CUDA_ARCHITECTURES|CUDA_ARCHITECTURES|TORCH_CUDA_ARCH_LIST|CUDA_ARCH_LIST)\b")
 

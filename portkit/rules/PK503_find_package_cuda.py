@@ -25,7 +25,8 @@ from ..context import ScanContext
 from ._rule import define
 from ._text import flag_matches
 
-RULE = define(__doc__, code="PK503", name="find-package-cuda", severity="medium", category="build")
+RULE = define(__doc__, code="PK503", name="find-package-cuda", severity="medium", category="build",
+              build_file=True)
 FILE_KINDS = ("cmake",)
 PATTERN = re.compile(r"\bfind_package\s*\(\s*(?:CUDA|CUDAToolkit)\b|\binclude\s*\(\s*FindCUDA\b", re.I)
 

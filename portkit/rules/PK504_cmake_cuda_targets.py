@@ -26,7 +26,8 @@ from ..context import ScanContext
 from ._rule import define
 from ._text import flag_matches
 
-RULE = define(__doc__, code="PK504", name="cmake-cuda-targets", severity="medium", category="build")
+RULE = define(__doc__, code="PK504", name="cmake-cuda-targets", severity="medium", category="build",
+              build_file=True)
 FILE_KINDS = ("cmake",)
 PATTERN = re.compile(r"\bCUDA::\w+|\bcuda_add_(?:executable|library)\b|\bCUDA_SEPARABLE_COMPILATION\b|"
                      r"\bCUDA_RESOLVE_DEVICE_SYMBOLS\b|\$<COMPILE_LANGUAGE:CUDA>|\bCUDA_NVCC_FLAGS\b|"

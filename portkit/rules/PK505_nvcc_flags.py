@@ -28,7 +28,8 @@ from ..context import ScanContext
 from ._rule import define
 from ._text import flag_matches
 
-RULE = define(__doc__, code="PK505", name="nvcc-flags", severity="medium", category="build")
+RULE = define(__doc__, code="PK505", name="nvcc-flags", severity="medium", category="build",
+              build_file=True)
 FILE_KINDS = ("cmake", "make", "python", "shell")
 NVCC_WORD = r"(?<![\w/.-])nvcc(?![\w.-]|['\"]\s*:)"
 FLAGS = (r"-arch[= ]+(?:sm|compute)_\d+\w*|--gpu-architecture[= ]\S+|-gencode\b|--generate-code\b|-Xptxas\b|"

@@ -27,7 +27,8 @@ from ..context import ScanContext
 from ._rule import define
 from ._text import flag_matches
 
-RULE = define(__doc__, code="PK506", name="torch-cuda-extension", severity="medium", category="build")
+RULE = define(__doc__, code="PK506", name="torch-cuda-extension", severity="medium", category="build",
+              build_file=True)
 FILE_KINDS = ("python",)
 PATTERN = re.compile(r"\bCUDAExtension\s*\(")
 

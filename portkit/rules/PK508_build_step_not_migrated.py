@@ -26,4 +26,5 @@ Effort:
 
 from ._rule import define
 
-RULE = define(__doc__, code="PK508", name="build-step-not-migrated", severity="medium", category="build")
+RULE = define(__doc__, code="PK508", name="build-step-not-migrated", severity="medium", category="build",
+              build_file=True, build_left=True)

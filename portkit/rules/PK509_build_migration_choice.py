@@ -25,4 +25,5 @@ Effort:
 
 from ._rule import define
 
-RULE = define(__doc__, code="PK509", name="build-migration-choice", severity="info", category="build")
+RULE = define(__doc__, code="PK509", name="build-migration-choice", severity="info", category="build",
+              build_file=True)

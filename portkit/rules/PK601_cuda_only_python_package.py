@@ -30,7 +30,8 @@ from ..context import ScanContext
 from ..textlines import Line, lines
 from ._rule import define
 
-RULE = define(__doc__, code="PK601", name="cuda-only-python-package", severity="high", category="python")
+RULE = define(__doc__, code="PK601", name="cuda-only-python-package", severity="high", category="python",
+              package=True)
 FILE_KINDS = ("requirements", "pyproject", "conda", "python")
 _REQUIREMENT = re.compile(r"^\s*(?:-\s*)?(?:pip\s*:\s*)?([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*(?:[=<>!~;@ ]|$)")
 _QUOTED = re.compile(r"""["']([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*(?:[=<>!~;][^"']*)?["']""")

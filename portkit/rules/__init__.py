@@ -64,6 +64,15 @@ def by_code() -> dict[str, Rule]:
     return {r.code: r for r in all_rules()}
 
 
+# what a code no rule has (a report written by another version) reads as: no metadata
+_UNKNOWN = Rule("", "", "info", "", "")
+
+
+def of(code: str) -> Rule:
+    """The rule of a finding's code, for its metadata (no rule: none of it set)."""
+    return by_code().get(code, _UNKNOWN)
+
+
 def get(code: str) -> Rule:
     try:
         return by_code()[code.upper()]

@@ -15,6 +15,8 @@ GROUPS = {
     "0": "conversion", "1": "api", "2": "warp", "3": "kernel", "4": "library",
     "5": "build", "6": "python", "7": "verify", "9": "meta",
 }
+# convert's summary places each finding under one heading (report/terminal.py)
+OUTCOMES = ("caveat", "left", "partially-parsed")
 _CODE = re.compile(r"PK\d{3}\Z")
 _NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*\Z")
 
@@ -28,6 +30,13 @@ class Rule:
     summary: str                       # the docstring's first line
     breaks_build: bool = False         # what it finds can stop the HIP build (verify explains errors by it)
     deep_only: bool = False            # needs types: only `--engine clang` reports it (portkit/deep/)
+    # what the estimate and the reports read instead of testing codes:
+    build_file: bool = False           # found in a build file: the project has build files to port (a signal)
+    build_left: bool = False           # a build file convert leaves for a person (the fact build_files_left)
+    package: bool = False              # its subject is a Python package (`pkg`; `pkg:detail` is a use of one)
+    rewrite: bool = False              # priced per entry of mappings/rewrites.toml, not by effort.toml's range
+    outcome: str = "caveat"            # convert's summary: a caveat, a reference "left" as it is, or
+                                       # "partially-parsed" (OUTCOMES)
     sections: dict[str, str] = field(default_factory=dict, compare=False)
 
     @property
@@ -45,11 +54,12 @@ class Rule:
 
 
 def define(doc: str | None, code: str, name: str, severity: str, category: str,
-           breaks_build: bool = False, deep_only: bool = False) -> Rule:
+           breaks_build: bool = False, deep_only: bool = False, build_file: bool = False,
+           build_left: bool = False, package: bool = False, rewrite: bool = False, outcome: str = "caveat") -> Rule:
     """A Rule from explicit metadata plus the module docstring; malformed docs fail at import."""
     from ..findings import SEVERITIES
 
-    if not _CODE.match(code) or not _NAME.match(name) or severity not in SEVERITIES:
+    if not _CODE.match(code) or not _NAME.match(name) or severity not in SEVERITIES or outcome not in OUTCOMES:
         raise ValueError(f"rule {code} {name}: bad code, name or severity {severity!r}")
     if not doc:
         raise ValueError(f"rule {code}: no docstring")
@@ -58,7 +68,8 @@ def define(doc: str | None, code: str, name: str, severity: str, category: str,
     missing = [s for s in SECTIONS if s not in sections]
     if missing:
         raise ValueError(f"rule {code}: docstring lacks sections {missing}")
-    return Rule(code, name, severity, category, summary.strip(), breaks_build, deep_only, sections)
+    return Rule(code, name, severity, category, summary.strip(), breaks_build, deep_only, build_file, build_left,
+                package, rewrite, outcome, sections)
 
 
 def _sections(body: str) -> dict[str, str]:
