@@ -28,6 +28,7 @@ from .source import SourceFile
 from .suppress import Suppression
 from .textscan import scan_text
 from .workers import FileTimeout, time_limit
+from .rules.codes import Code
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,7 @@ def run_check(opts: CheckOptions, cwd: Path | None = None) -> CheckResult:
     limit = SEVERITIES.index(fail_on)
     if proposed is not None:
         described = gate_policy.changes(*proposed)
-        if described and "PK902" in enabled:
+        if described and Code.GATE_POLICY_CHANGED in enabled:
             result.policy.append(gate_policy.changed_finding(*proposed, described, enforced))
     if cmp.unchanged and cmp.unchanged == len(cmp.contents):
         result.not_compared = cmp.unchanged   # `pre-commit run --all-files`: nothing to compare with

@@ -16,6 +16,7 @@ from pathlib import Path
 from .errors import PortkitError
 from .report.safe_text import safe
 from .pylaunch import module_command
+from .rules.codes import Code
 
 HOOK = """#!/bin/sh
 # Installed by `portkit hook install`: blocks new non-portable CUDA code at commit time.
@@ -97,7 +98,7 @@ def _check(args: argparse.Namespace) -> int:
         if f.fix:
             _write(out, f"    fix: {safe(f.fix)}\n")
     for f in result.below:
-        if f.code == "PK902":   # a change of policy is always shown, blocking or not
+        if f.code == Code.GATE_POLICY_CHANGED:   # a change of policy is always shown, blocking or not
             _write(out, f"{safe(f.path)}:{f.line}:{f.column}: note: {f.code} {safe(f.message)}\n")
     for rel, s in result.suppressions:
         codes = ",".join(s.codes) or "every code"

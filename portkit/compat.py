@@ -41,6 +41,7 @@ from .project.settings import scan_options
 from .scan import Options, scan_source
 from .source import SourceFile
 from .workers import ordered_map
+from .rules.codes import Code
 
 # clang predefines __HIP__ for HIP sources (hipcc 5.2 adds nothing else); __HIP_PLATFORM_AMD__ comes
 # from HIP's own headers, which are not included yet, or from the build (CMake's hip::host).
@@ -117,7 +118,7 @@ def _compat_entry(entry: Entry, job: CompatJob) -> FileCompat:
     result.input_digest = digest(data)
     source = SourceFile.from_bytes(entry.rel, data)
     scan = scan_source(source, job.scan, facts=job.facts)
-    result.findings = [f for f in scan.findings if f.code in ("PK001", "PK002", "PK003", "PK004", "PK005")]
+    result.findings = [f for f in scan.findings if f.code in (Code.NO_HIP_EQUIVALENT, Code.NEEDS_NEWER_ROCM, Code.REMOVED_IN_ROCM, Code.PARTIAL_CONVERSION, Code.PARTIALLY_PARSED)]
     spelled = _include_spelling(entry.rel, job.header)
     guards: list[Edit] = []
     conflicts: dict[str, set[str]] = {}

@@ -175,7 +175,7 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
         # #if branch, because the other configurations need them too.
         from . import rules
         from .deep.refine import refine
-        converter_codes = frozenset(r.code for r in rules.all_rules() if r.code.startswith("PK0"))
+        converter_codes = frozenset(r.code for r in rules.all_rules() if r.group == "conversion")
         refine({s.rel: s for s in result.scans}, result.deep, root, converter_codes, hours=False)
     return result
 

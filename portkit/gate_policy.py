@@ -21,6 +21,7 @@ from . import config, git
 from .errors import PortkitError
 from .files import link_on_path
 from .findings import Finding, fingerprint
+from .rules.codes import Code
 
 
 @dataclass(frozen=True)
@@ -123,7 +124,7 @@ def changed_finding(applied: Policy, proposed: Policy, described: list[str], enf
     changed setting; `enforced` is the policy the gate used for this run."""
     from .rules import get
 
-    rule = get("PK902")
+    rule = get(Code.GATE_POLICY_CHANGED)
     settings = [d for d in described if "accepted in" not in d]
     path = (proposed.config_rel or applied.config_rel) if settings else proposed.baseline_rel
     subject = "; ".join(described)

@@ -18,6 +18,7 @@ from .comments import comment_spans, inside
 from .files import kind_of
 from .findings import Finding, fingerprint
 from .source import SourceFile
+from .rules.codes import Code
 
 _DIRECTIVE = re.compile(rb"(//|/\*|#)[ \t]*portkit:[ \t]*(file-ignore|ignore)\b(?:\[([^\]]*)\])?")
 
@@ -106,7 +107,7 @@ def apply(source: SourceFile, findings: list[Finding], enabled: frozenset[str], 
             s.used = True
         if not hits:
             kept.append(f)
-    rule = get("PK901")
+    rule = get(Code.UNUSED_SUPPRESSION)
     if rule.code not in enabled:
         return kept
     for s in suppressions:

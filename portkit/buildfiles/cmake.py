@@ -32,6 +32,7 @@ from .cmake_targets import (SOURCE_SUFFIX, add_target, link_libraries, marked_hi
                             set_property, set_source_files_properties, set_target_properties, target_sources)
 from .table import BuildTable
 from .words import note
+from ..rules.codes import Code
 
 HIP_LANGUAGE_MIN = (3, 21)
 _VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.\d+)*((?:\.\.\.)[\d.]+)?$")
@@ -48,7 +49,7 @@ def migrate(ctx: ScanContext, table: BuildTable) -> None:
         if handler is not None:
             handler(f, cmd)
         elif cmd.lower.startswith("cuda_") and cmd.lower not in table.cmake.findcuda_commands:
-            note(ctx, "PK508", cmd.start, cmd.close + 1, f"`{cmd.name}` (FindCUDA) has no HIP counterpart; "
+            note(ctx, Code.BUILD_STEP_NOT_MIGRATED, cmd.start, cmd.close + 1, f"`{cmd.name}` (FindCUDA) has no HIP counterpart; "
                  "rewrite it with add_executable/add_library and LANGUAGE HIP sources", cmd.name)
         for arg in cmd.args:
             if arg.start not in f.done:
@@ -81,7 +82,7 @@ def _find_package(f: CMakeFile, cmd: Command) -> None:
     if len(cmd.args) > 1 and re.fullmatch(r"\d+(\.\d+)*", cmd.args[1].value):
         version = cmd.args[1]
         delete_arg(f, cmd, 1)
-        note(f.ctx, "PK509", version.start, version.end, f"CUDA version requirement {version.value} dropped: "
+        note(f.ctx, Code.BUILD_MIGRATION_CHOICE, version.start, version.end, f"CUDA version requirement {version.value} dropped: "
              "hip's version is the ROCm release, not comparable", version.value)
     if legacy and not f.hip_language and not any(c.lower in ("project", "enable_language") and
                                                  any(a.text == "CUDA" for a in c.args) for c in f.cmds):
@@ -188,6 +189,6 @@ def _bump_minimum(f: CMakeFile) -> None:
         if m and (int(m.group(1)), int(m.group(2))) < HIP_LANGUAGE_MIN:
             new = "%d.%d" % HIP_LANGUAGE_MIN + (m.group(3) or "")
             edit(f, arg, new)
-            note(f.ctx, "PK509", arg.start, arg.end, f"minimum CMake raised from {arg.value} to {new}: "
+            note(f.ctx, Code.BUILD_MIGRATION_CHOICE, arg.start, arg.end, f"minimum CMake raised from {arg.value} to {new}: "
                  "CMake's HIP language needs 3.21", arg.value)
         return

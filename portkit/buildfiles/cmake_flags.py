@@ -16,6 +16,7 @@ from .cmake_lexer import Arg, Command
 from .cmake_names import rewrite_names
 from .nvcc import Translation, Word, translate
 from .words import apply, note, report
+from ..rules.codes import Code
 
 _CUDA_GENEX_BODY = re.compile(r"\$<\$<(?:COMPILE_LANGUAGE|COMPILE_LANG_AND_ID):CUDA(?:,NVIDIA)?>:")
 _CUSTOM_KEYWORDS = {"COMMAND", "OUTPUT", "DEPENDS", "WORKING_DIRECTORY", "COMMENT", "VERBATIM", "BYPRODUCTS",
@@ -110,7 +111,7 @@ def custom_command(f: CMakeFile, cmd: Command) -> None:
         tool = args[k + 1]
         if not re.search(r"CMAKE_CUDA_COMPILER\b|CUDAToolkit_NVCC_EXECUTABLE|(?:^|/)nvcc$", tool.value):
             continue
-        note(f.ctx, "PK508", tool.start, tool.end, f"a custom build step runs nvcc (`{tool.value}`); rewrite "
+        note(f.ctx, Code.BUILD_STEP_NOT_MIGRATED, tool.start, tool.end, f"a custom build step runs nvcc (`{tool.value}`); rewrite "
              "it for clang (-x hip --offload-arch=...; no fatbin or PTX output)", tool.value)
         end = next((j for j in range(k + 2, len(args)) if args[j].value in _CUSTOM_KEYWORDS), len(args))
         words = [Word(a.value, a.start, a.end) for a in args[k + 2:end] if a.kind in ("quoted", "unquoted")]

@@ -14,6 +14,7 @@ import re
 from .cmake_file import CMakeFile, need
 from .cmake_lexer import Arg, Command
 from .words import note
+from ..rules.codes import Code
 
 # The names and what they become are data: mappings/build.toml [cmake] (f.table.cmake).
 _CMAKE_CUDA = re.compile(r"\bCMAKE_CUDA_([A-Z_]+)\b")
@@ -37,7 +38,7 @@ def rewrite_names(f: CMakeFile, cmd: Command | None, arg: Arg) -> None:
         elif suffix in names.dropped_variables or suffix == "SEPARABLE_COMPILATION":
             continue
         else:
-            note(f.ctx, "PK508", start, arg.start + m.end(), f"`CMAKE_CUDA_{suffix}` has no HIP counterpart",
+            note(f.ctx, Code.BUILD_STEP_NOT_MIGRATED, start, arg.start + m.end(), f"`CMAKE_CUDA_{suffix}` has no HIP counterpart",
                  f"CMAKE_CUDA_{suffix}")
     for m in _TARGET.finditer(text):
         lib = f.table.by_target.get(m.group(0))
@@ -47,7 +48,7 @@ def rewrite_names(f: CMakeFile, cmd: Command | None, arg: Arg) -> None:
             need(f, lib.hip_package, start)
         else:
             why = lib.why if lib is not None and lib.why else "no ROCm library in portkit's build table"
-            note(f.ctx, "PK508", start, end, f"`{m.group(0)}`: {why}", m.group(0))
+            note(f.ctx, Code.BUILD_STEP_NOT_MIGRATED, start, end, f"`{m.group(0)}`: {why}", m.group(0))
     for m in _STD_FEATURE.finditer(text):
         f.ctx.edit(arg.start + m.start(), arg.start + m.end(), f"hip_std_{m.group(1)}".encode(), "build")
     for m in _GENEX.finditer(text):
@@ -64,7 +65,7 @@ def rewrite_names(f: CMakeFile, cmd: Command | None, arg: Arg) -> None:
             f.ctx.edit(start, end, lib.hip_target.encode(), "build")
             need(f, lib.hip_package, start)
         elif name != "CUDA_NVCC_FLAGS" and names.results.fullmatch(name):
-            note(f.ctx, "PK508", start, end, f"`{name}` describes the CUDA toolkit; no HIP counterpart "
+            note(f.ctx, Code.BUILD_STEP_NOT_MIGRATED, start, end, f"`{name}` describes the CUDA toolkit; no HIP counterpart "
                  "(hip_VERSION and ROCM_PATH describe ROCm)", name)
 
 

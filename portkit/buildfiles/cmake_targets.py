@@ -17,6 +17,7 @@ from .cmake_file import CMakeFile, delete_pair, edit, insert_after, is_on, need,
 from .cmake_findcuda import findcuda_options
 from .cmake_lexer import Arg, Command
 from .words import note
+from ..rules.codes import Code
 
 SOURCE_SUFFIX = ".cu"
 # The CUDA_<X> target properties and what they become are data: mappings/build.toml [cmake]
@@ -131,11 +132,11 @@ def _property(f: CMakeFile, name: Arg, values: list[Arg], after: list[str], targ
         return True
     if prop in dropped:
         f.done.add(name.start)
-        note(f.ctx, "PK509", name.start, values[-1].end if values else name.end,
+        note(f.ctx, Code.BUILD_MIGRATION_CHOICE, name.start, values[-1].end if values else name.end,
              f"`{prop}` removed: {dropped[prop]}", prop)
         return True
     if prop.startswith("CUDA_"):
-        note(f.ctx, "PK508", name.start, name.end, f"target property `{prop}` has no HIP counterpart; "
+        note(f.ctx, Code.BUILD_STEP_NOT_MIGRATED, name.start, name.end, f"target property `{prop}` has no HIP counterpart; "
              "left in place (CMake ignores it without the CUDA language)", prop)
         f.done.add(name.start)
     return False
@@ -185,7 +186,7 @@ def link_libraries(f: CMakeFile, cmd: Command) -> None:
             edit(f, arg, lib.hip_target)
             need(f, lib.hip_package, arg.start)
         else:
-            note(f.ctx, "PK508", arg.start, arg.end, f"`{arg.value}`: {lib.why}", arg.value)
+            note(f.ctx, Code.BUILD_STEP_NOT_MIGRATED, arg.start, arg.end, f"`{arg.value}`: {lib.why}", arg.value)
             f.done.add(arg.start)
 
 
@@ -197,6 +198,6 @@ def replace_architectures(f: CMakeFile, cmd: Command | None, values: list[Arg]) 
     old = " ".join(a.value for a in values)
     f.ctx.edit(values[0].start, values[-1].end, text.encode(), "build", covers=True)
     f.done.update(a.start for a in values)
-    note(f.ctx, "PK509", values[0].start, values[-1].end,
+    note(f.ctx, Code.BUILD_MIGRATION_CHOICE, values[0].start, values[-1].end,
          f"CUDA architectures {old} replaced by {', '.join(f.targets)} (--offload-arch); AMD chips do not "
          "correspond to sm_XX, choose them with --offload-arch", old)

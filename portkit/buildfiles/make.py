@@ -17,6 +17,7 @@ from ..context import ScanContext
 from .nvcc import Change, Translation, Word, translate
 from .table import BuildTable
 from .words import apply, note
+from ..rules.codes import Code
 
 _NVCC = re.compile(r'^["\']?(?:(?!-)\S*/)?nvcc(?:\.exe)?["\']?$')
 _HIPCC = re.compile(r'^["\']?(?:(?!-)\S*/)?hipcc["\']?$')
@@ -75,7 +76,7 @@ def _computed_architectures(ctx: ScanContext, word: Word) -> None:
     targets = ctx.options.offload_arch
     ctx.edit(word.start, word.end, " ".join(f"--offload-arch={t}" for t in targets).encode(), "build")
     shown = word.text if len(word.text) <= 40 else word.text[:39] + "…"
-    note(ctx, "PK509", word.start, word.end, f"GPU targets computed by make (`{shown}`) replaced by "
+    note(ctx, Code.BUILD_MIGRATION_CHOICE, word.start, word.end, f"GPU targets computed by make (`{shown}`) replaced by "
          f"{', '.join(targets)} (--offload-arch); AMD chips do not correspond to sm_XX, choose them with "
          "--offload-arch", word.text)
 
@@ -198,10 +199,10 @@ def _toolkit_paths(ctx: ScanContext, words: list[Word]) -> None:
         if not _TOOLKIT.search(w.text):
             continue
         if w.text.startswith(("-I", "-isystem")):
-            changes.append(Change(k, k + 1, [], "PK509", f"`{w.text}` dropped: hipcc adds ROCm's include "
+            changes.append(Change(k, k + 1, [], Code.BUILD_MIGRATION_CHOICE, f"`{w.text}` dropped: hipcc adds ROCm's include "
                                   "directory itself", w.text))
         elif w.text.startswith("-L"):
-            changes.append(Change(k, k + 1, [f"-L{ROCM_LIB}"], "PK509", f"`{w.text}` replaced by -L{ROCM_LIB}: "
+            changes.append(Change(k, k + 1, [f"-L{ROCM_LIB}"], Code.BUILD_MIGRATION_CHOICE, f"`{w.text}` replaced by -L{ROCM_LIB}: "
                                   "ROCm's default prefix (Debian/Ubuntu packages use the system library path)",
                                   w.text))
     if changes:

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from .table import BuildTable, Flag
+from ..rules.codes import Code
 
 # Words that nvcc and clang spell alike; never reported as unknown (prefix match).
 SHARED_PREFIXES = ("-I", "-D", "-U", "-L", "-std=", "--std=", "-isystem", "-include", "-W", "-O", "-M")
@@ -97,7 +98,7 @@ def translate(words: list[Word], table: BuildTable, targets: tuple[str, ...],
         flag, name, value = _split_flag(word, table)
         if flag is None:
             if nvcc_context and is_unknown_option(word):
-                out.changes.append(Change(i, i + 1, None, "PK508", f"`{_unquote(word)}`: not an option portkit "
+                out.changes.append(Change(i, i + 1, None, Code.BUILD_STEP_NOT_MIGRATED, f"`{_unquote(word)}`: not an option portkit "
                                           "knows for nvcc; kept as is, check that hipcc accepts it",
                                           _unquote(word)))
             i += 1
@@ -118,20 +119,20 @@ def translate(words: list[Word], table: BuildTable, targets: tuple[str, ...],
         elif flag.action == "arch":
             out.archs += [m.group(1) for m in _ARCH_NUMBER.finditer(value or name)]
             if arch_change is None:
-                arch_change = Change(i, last, [f"--offload-arch={t}" for t in targets], "PK509", "", shown)
+                arch_change = Change(i, last, [f"--offload-arch={t}" for t in targets], Code.BUILD_MIGRATION_CHOICE, "", shown)
                 out.changes.append(arch_change)
             else:
                 out.changes.append(Change(i, last, []))
         elif flag.action == "drop":
-            out.changes.append(Change(i, last, [], "PK509", f"`{shown}` dropped: {flag.why}", shown))
+            out.changes.append(Change(i, last, [], Code.BUILD_MIGRATION_CHOICE, f"`{shown}` dropped: {flag.why}", shown))
         elif flag.action == "report":
-            out.changes.append(Change(i, last, None, "PK508", f"`{shown}` has no hipcc counterpart: {flag.why}",
+            out.changes.append(Change(i, last, None, Code.BUILD_STEP_NOT_MIGRATED, f"`{shown}` has no hipcc counterpart: {flag.why}",
                                       shown))
         elif flag.action == "split":
             parts = [p for p in re.split(r"[,\s]+", value or "") if p]
             out.changes += _passed_through(i, last, parts, table, targets, nvcc_context)
         elif flag.when_value is not None and (value or "").lower() != flag.when_value:
-            out.changes.append(Change(i, last, [], "PK509", f"`{shown}` dropped: it is the default", shown))
+            out.changes.append(Change(i, last, [], Code.BUILD_MIGRATION_CHOICE, f"`{shown}` dropped: it is the default", shown))
         else:
             out.changes.append(Change(i, last, [h.replace("{value}", value or "") for h in flag.hip]))
         i = last
@@ -171,5 +172,5 @@ def _library(word: str, table: BuildTable):
     def change(i: int) -> Change:
         if lib.hip_link:
             return Change(i, i + 1, [f"-l{lib.hip_link}"])
-        return Change(i, i + 1, None, "PK508", f"`{text}`: {lib.why}", text)
+        return Change(i, i + 1, None, Code.BUILD_STEP_NOT_MIGRATED, f"`{text}`: {lib.why}", text)
     return change

@@ -20,6 +20,7 @@ from ..context import ScanContext
 from .nvcc import Word, translate
 from .table import BuildTable
 from .words import apply, note
+from ..rules.codes import Code
 
 FLAG_KEYWORDS = ("extra_cuda_cflags",)     # torch.utils.cpp_extension.load(..., extra_cuda_cflags=[...])
 
@@ -50,7 +51,7 @@ def migrate(ctx: ScanContext, table: BuildTable) -> None:
                 _single(ctx, table, node, offsets)
         elif isinstance(node, ast.Constant) and node.value == "TORCH_CUDA_ARCH_LIST":
             start, end = _span(node, offsets)
-            note(ctx, "PK508", start, end, "TORCH_CUDA_ARCH_LIST has no effect on ROCm: PyTorch for ROCm builds "
+            note(ctx, Code.BUILD_STEP_NOT_MIGRATED, start, end, "TORCH_CUDA_ARCH_LIST has no effect on ROCm: PyTorch for ROCm builds "
                  "for PYTORCH_ROCM_ARCH (e.g. gfx90a;gfx942)", "TORCH_CUDA_ARCH_LIST")
     seen: set[int] = set()
     for value in lists:
@@ -112,7 +113,7 @@ def _libraries(ctx: ScanContext, table: BuildTable, value: ast.AST, data: bytes,
             quote = data[start:start + 1].decode("latin-1")
             ctx.edit(start, end, f"{quote}{lib.hip_link}{quote}".encode(), "build")
         else:
-            note(ctx, "PK508", start, end, f"library `{element.value}`: {lib.why}", element.value)
+            note(ctx, Code.BUILD_STEP_NOT_MIGRATED, start, end, f"library `{element.value}`: {lib.why}", element.value)
 
 
 def _single(ctx: ScanContext, table: BuildTable, call: ast.Call, offsets: list[int]) -> None:
@@ -124,7 +125,7 @@ def _single(ctx: ScanContext, table: BuildTable, call: ast.Call, offsets: list[i
     for change in result.changes:
         if change.words == []:   # deleting the argument would leave append(): keep it, say so
             message = change.message.replace(" dropped: ", " is not for hipcc: ", 1)
-            note(ctx, "PK508", words[0].start, words[0].end, f"{message}; remove this append",
+            note(ctx, Code.BUILD_STEP_NOT_MIGRATED, words[0].start, words[0].end, f"{message}; remove this append",
                  change.subject or words[0].text)
             change.words, change.code = None, ""
     apply(ctx, words, result, style="python")

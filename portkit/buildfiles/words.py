@@ -12,6 +12,7 @@ import json
 
 from ..context import ScanContext
 from .nvcc import Translation, Word
+from ..rules.codes import Code
 
 
 def rule(code: str):
@@ -23,7 +24,7 @@ def note(ctx: ScanContext, code: str, start: int, end: int, message: str, subjec
     """A PK508 (not migrated) or PK509 (a choice made for you) finding at [start, end).
 
     The audit keeps PK508 only: a choice convert would make is news when converting, not a hazard."""
-    if code == "PK509" and ctx.options.audit:
+    if code == Code.BUILD_MIGRATION_CHOICE and ctx.options.audit:
         return
     ctx.flag(rule(code), start, end, message, subject=subject)
 

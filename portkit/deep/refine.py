@@ -28,6 +28,7 @@ from ..findings import Finding, fingerprint
 from ..context import FileScan, line_snippet
 from ..source import SourceFile
 from .engine import DeepResult
+from ..rules.codes import Code
 
 
 def refine(scans: dict[str, FileScan], deep: DeepResult, root: Path, enabled: frozenset[str],
@@ -91,13 +92,13 @@ def _partial_parse(scan: FileScan, facts: list[dict], deep: DeepResult) -> None:
     the file without an error and finds no more kernel launches written in it than tree-sitter
     counted, no launch was missed: the note goes (`KERNEL void f()`, `HD inline float g()` are
     the usual cause). tree-sitter reports only a file's first region, so the test is per file."""
-    if not any(f.code == "PK005" for f in scan.findings) \
+    if not any(f.code == Code.PARTIALLY_PARSED for f in scan.findings) \
             or any(error.startswith(scan.rel + ":") for error in deep.clang_errors):
         return
     written = sum(1 for f in facts if f["kind"] == "launch" and not f.get("macro"))
     if written > scan.metrics.launches:
         return
-    kept = [f for f in scan.findings if f.code != "PK005"]
+    kept = [f for f in scan.findings if f.code != Code.PARTIALLY_PARSED]
     deep.settled_partial += len(scan.findings) - len(kept)
     scan.findings = kept
     scan.metrics.partially_parsed = False
@@ -119,7 +120,7 @@ def _launches(scan: FileScan, facts: list[dict], source: SourceFile) -> list[Fin
     out = []
     for fact in launches:
         if fact.get("device"):
-            out.append(_finding("PK302", source, fact["line"], fact["column"], len(fact["name"]),
+            out.append(_finding(Code.DYNAMIC_PARALLELISM, source, fact["line"], fact["column"], len(fact["name"]),
                                 f"kernel {fact['name']} launched from device code{_through(fact)}: "
                                 "HIP has no dynamic parallelism", subject=fact["name"]))
     return out
@@ -152,17 +153,17 @@ def _types(scan: FileScan, facts: list[dict], source: SourceFile) -> list[Findin
     for fact in facts:
         kind = fact["kind"]
         if kind == "ballot32":
-            out.append(_finding("PK204", source, fact["line"], fact["column"], len(fact["name"]),
+            out.append(_finding(Code.BALLOT_IN_32_BITS, source, fact["line"], fact["column"], len(fact["name"]),
                                 f"{fact['name']} result stored in `{fact['type']} {fact['target']}`: "
                                 f"32 bits, the AMD mask has 64{_through(fact)}",
                                 subject=f"{fact['name']}:{fact['target']}"))
         elif kind == "mask32":
-            out.append(_finding("PK204", source, fact["line"], fact["column"], len(fact["variable"]),
+            out.append(_finding(Code.BALLOT_IN_32_BITS, source, fact["line"], fact["column"], len(fact["variable"]),
                                 f"`{fact['variable']}` ({fact['type']}, 32 bits) is the lane mask of "
                                 f"{fact['name']}: it names lanes 0-31 of a 64-lane wavefront",
                                 subject=f"mask:{fact['variable']}"))
         elif kind == "warpsize":
-            out.append(_finding("PK207", source, fact["line"], fact["column"], len("warpSize"),
+            out.append(_finding(Code.WARP_SIZE_AS_CONSTANT, source, fact["line"], fact["column"], len("warpSize"),
                                 f"warpSize where C++ needs a constant ({fact['context']}): a run-time value from ROCm 7",
                                 subject=f"warpSize:{fact['context']}"))
     return out

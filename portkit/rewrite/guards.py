@@ -21,14 +21,15 @@ from .. import ppexpr, ppguards, regions
 from ..context import ScanContext
 from ..edits import EditKind
 from ..rules import get
+from ..rules.codes import Code
 
-RULE = get("PK103")
+RULE = get(Code.CUDA_VERSION_GUARD)
 VERSION_MACROS = frozenset({"CUDA_VERSION", "CUDART_VERSION", "defined"})
 DEVICE_MACROS = frozenset({"__CUDA_ARCH__", "defined"})
 # `defined(__CUDA_ARCH__)` tests only: no comparison of the architecture
 DEVICE_TEST = re.compile(r"(?:\s|!|\(|\)|&&|\|\||defined|__CUDA_ARCH__)*")
 # Converter findings that mean "a CUDA name here does not become HIP at the target".
-LEFT_CODES = frozenset({"PK001", "PK002", "PK003", "PK005", "PK007"})
+LEFT_CODES = frozenset({Code.NO_HIP_EQUIVALENT, Code.NEEDS_NEWER_ROCM, Code.REMOVED_IN_ROCM, Code.PARTIALLY_PARSED, Code.NAME_BUILT_BY_PREPROCESSOR})
 _ASM = re.compile(rb"\b(?:asm|__asm__|__asm)\b")
 # Names that look like CUDA's (runtime, driver, libraries, nv intrinsics and headers): each must
 # be one the tables convert, or the branch is left.

@@ -26,10 +26,11 @@ from ..edits import EditKind
 from ..mappings import format_version
 from ..rules import get
 from . import signatures
+from ..rules.codes import Code
 
-REGISTER = get("PK011")
-REDEFINED = get("PK012")
-NARROWING = get("PK013")
+REGISTER = get(Code.REGISTER_STORAGE_CLASS)
+REDEFINED = get(Code.REDEFINES_HIP_DEVICE_FUNCTION)
+NARROWING = get(Code.NARROWING_BRACE_INIT)
 GUARD = b"#if !defined(__HIP_PLATFORM_AMD__)"
 _INDEX_BUILTINS = frozenset({b"threadIdx", b"blockIdx", b"blockDim", b"gridDim"})
 # (signed, bits) of the arithmetic types a declaration names; floating types have bits < 0.

@@ -31,6 +31,7 @@ from . import compiler as compilers
 from .diagnostics import Located, locate, parse
 from .explain import Facts, explain
 from ..units import Unit, configured, database_config, database_units, tree_units
+from ..rules.codes import Code
 
 DEFAULT_TIMEOUT = DEFAULT_VERIFY_TIMEOUT
 
@@ -145,7 +146,7 @@ def _report(unit: Unit, outcome: compilers.CompileRun, root: Path, facts: Facts,
 
 # a header of a ROCm library or of another dependency that is not installed here: the environment's
 # gap, not the port's (a CUDA header left in the code is the port's, and stays a failure)
-_LIBRARY_HEADER_CODES = {"PK701", "PK702"}
+_LIBRARY_HEADER_CODES = {Code.ROCM_LIBRARY_NOT_INSTALLED, Code.INCLUDE_NOT_FOUND}
 
 
 def _missing_library(error: ErrorReport) -> bool:

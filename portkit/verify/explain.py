@@ -30,6 +30,7 @@ from ..project.facts import ProjectFacts
 from ..scan import Options, scan_source
 from ..source import SourceFile
 from .diagnostics import Located
+from ..rules.codes import Code
 
 
 @dataclass
@@ -143,16 +144,16 @@ def _from_tables(error: Located, subject: str, facts: Facts) -> Finding | None:
         if header is None:
             if _looks_cuda(subject) or subject in index.cuda_headers:
                 return None     # a CUDA header the tables do not know: a gap, not the environment
-            return _finding("PK702", error, facts, subject,
+            return _finding(Code.INCLUDE_NOT_FOUND, error, facts, subject,
                             f"{subject} is neither a CUDA nor a ROCm header, and the compiler cannot find it: "
                             f"a dependency of the project (give verify its flags with -p, -I or -D)")
         if header.hip_since is not None and header.hip_since > facts.target:
-            return _finding("PK002", error, facts, subject,
+            return _finding(Code.NEEDS_NEWER_ROCM, error, facts, subject,
                             f"{subject} (for {header.cuda}) needs ROCm {format_version(header.hip_since)}, "
                             f"the compiler is ROCm {target}")
         if subject.startswith("hip/"):
             return None     # the HIP runtime's own headers come with the compiler
-        return _finding("PK701", error, facts, subject,
+        return _finding(Code.ROCM_LIBRARY_NOT_INSTALLED, error, facts, subject,
                         f"{subject} belongs to a ROCm library ({_library(header)}) that this compiler "
                         f"(ROCm {target}) cannot find: install its development package, or pass its include "
                         f"directory with -I")
@@ -160,11 +161,11 @@ def _from_tables(error: Located, subject: str, facts: Facts) -> Finding | None:
     if record is None:
         return None
     if record.hip_removed is not None and record.hip_removed <= facts.target:
-        return _finding("PK003", error, facts, subject,
+        return _finding(Code.REMOVED_IN_ROCM, error, facts, subject,
                         f"{subject} (for {record.cuda}) was removed in ROCm {format_version(record.hip_removed)}; "
                         f"the compiler is ROCm {target}")
     if record.hip_since is not None and record.hip_since > facts.target:
-        return _finding("PK002", error, facts, subject,
+        return _finding(Code.NEEDS_NEWER_ROCM, error, facts, subject,
                         f"{subject} (for {record.cuda}) needs ROCm {format_version(record.hip_since)}, the compiler "
                         f"is ROCm {target}: convert with --rocm {target} (the CUDA name is kept and reported) "
                         f"or build with a newer ROCm")
