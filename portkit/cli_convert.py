@@ -23,6 +23,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "change; every other byte is kept. Exit 0 on success, 1 with --check when "
                     "something would change, 2 on errors.")
     p.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="files or directories")
+    _add_outputs(p)
+    _add_spelling(p, newest)
+    _add_layout(p)
+    add_jobs(p)
+    add_file_timeout(p)
+    p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    p.add_argument("--verify", action="store_true",
+                   help="with -o OUT: then compile what was written with a ROCm compiler and explain every "
+                        "failure, as `portkit verify OUT --source SRC` does (exit 1 when a unit fails)")
+    cli_verify.add_options(p)
+    cli_deep.add_options(p, with_flags=False)
+
+
+def _add_outputs(p: argparse.ArgumentParser) -> None:
+    """Where the result goes."""
     out = p.add_argument_group("where the result goes (choose one)")
     out.add_argument("-o", "--output", type=Path, metavar="OUT",
                      help="mirror the input tree into OUT (files without CUDA are copied unchanged); "
@@ -35,6 +50,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                           "with a note)")
     out.add_argument("--diff", action="store_true", help="print a unified diff, write nothing")
     out.add_argument("--check", action="store_true", help="write nothing; exit 1 if any file would change")
+
+
+def _add_spelling(p: argparse.ArgumentParser, newest: str) -> None:
+    """What the converted code says: launches, builtins, the target release, the #if branches, fixes."""
     p.add_argument("--launch-syntax", choices=("cuda", "hip"), default="cuda",
                    help="keep <<<...>>> launches (cuda, default: HIP compiles them) or rewrite them to "
                         "hipLaunchKernelGGL (hip)")
@@ -62,6 +81,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "the preprocessor decides (docs/platforms.md)")
     p.add_argument("-U", dest="undefines", action="append", default=[], metavar="NAME",
                    help="with --active-only (or --engine clang): a macro the configuration leaves undefined")
+
+
+def _add_layout(p: argparse.ArgumentParser) -> None:
+    """Which libraries and GPUs, file names, headers and build files."""
     p.add_argument("--roc", action="store_true", dest="prefer_roc",
                    help="port cuBLAS, cuSPARSE, cuRAND, cuSOLVER and cuDNN to rocBLAS, rocSPARSE, rocRAND, "
                         "rocSOLVER and MIOpen as hipify-clang --roc does; a name the roc library lacks is "
@@ -86,14 +109,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "the small ones in a generated portkit_polyfills.h at the root of the output (docs/polyfills.md)")
     p.add_argument("--no-build-files", action="store_false", dest="build_files",
                    help="leave CMake files, Makefiles and setup.py as they are (they are still copied with -o)")
-    add_jobs(p)
-    add_file_timeout(p)
-    p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
-    p.add_argument("--verify", action="store_true",
-                   help="with -o OUT: then compile what was written with a ROCm compiler and explain every "
-                        "failure, as `portkit verify OUT --source SRC` does (exit 1 when a unit fails)")
-    cli_verify.add_options(p)
-    cli_deep.add_options(p, with_flags=False)
 
 
 def _builtins_help() -> str:

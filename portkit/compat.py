@@ -107,6 +107,11 @@ class CompatResult:
         return [x for f in self.files for x in f.findings]
 
 
+# what a compat header cannot map: the converter's own findings, shown with the header
+_CONVERTER_FINDINGS = (Code.NO_HIP_EQUIVALENT, Code.NEEDS_NEWER_ROCM, Code.REMOVED_IN_ROCM, Code.PARTIAL_CONVERSION,
+                       Code.PARTIALLY_PARSED)
+
+
 def _compat_entry(entry: Entry, job: CompatJob) -> FileCompat:
     result = FileCompat(entry)
     if not entry.is_source or entry.rel == job.header:
@@ -118,58 +123,65 @@ def _compat_entry(entry: Entry, job: CompatJob) -> FileCompat:
     result.input_digest = digest(data)
     source = SourceFile.from_bytes(entry.rel, data)
     scan = scan_source(source, job.scan, facts=job.facts)
-    result.findings = [f for f in scan.findings if f.code in (Code.NO_HIP_EQUIVALENT, Code.NEEDS_NEWER_ROCM, Code.REMOVED_IN_ROCM, Code.PARTIAL_CONVERSION, Code.PARTIALLY_PARSED)]
+    result.findings = [f for f in scan.findings if f.code in _CONVERTER_FINDINGS]
     spelled = _include_spelling(entry.rel, job.header)
     guards: list[Edit] = []
     conflicts: dict[str, set[str]] = {}
     for edit in scan.edits:
-        original = data[edit.start:edit.end].decode("utf-8", "replace")
-        text = edit.text.decode("utf-8", "replace")
-        if edit.kind == EditKind.HIP_RUNTIME_HEADER:
-            if spelled.encode() not in data:
-                # the converter's spot may be the end of `#pragma once` (hipify-clang's): start a line there
-                at, guarded = edit.start, _guarded(spelled, b"", source.newline)
-                if at and data[at - 1:at] != b"\n":   # start a line; the line end after `at` ends it
-                    guarded = source.newline + guarded[:-len(source.newline)]
-                guards.append(Edit(at, at, guarded, kind=EditKind.GUARD))
-        elif edit.kind == EditKind.DUPLICATE_INCLUDE:    # a CUDA include whose HIP header comes twice
-            result.headers.add(edit.what)
-            guards.append(_guard_line(data, edit.start, spelled, source.newline))
-        elif edit.kind == EditKind.SYMBOL:
-            continue    # HIP's C++ API also takes the symbol itself (template overloads), as CUDA's does
-        elif edit.kind == EditKind.DROPPED_ARGUMENT and _leading_drops(edit.what) is not None:
-            # written as a function-like macro that drops the leading arguments
-            result.drops[edit.what.rsplit(" argument ", 1)[0]] = _leading_drops(edit.what)
-        elif edit.kind == EditKind.INCLUDE:   # a CUDA header
-            result.headers.add(text[1:-1])
-            guards.append(_guard_line(data, edit.start, spelled, source.newline))
-        elif edit.kind == EditKind.NAME and original == edit.what and text.isidentifier():  # a CUDA name
-            conflicts.setdefault(edit.what, set()).add(text)
-            result.names[edit.what] = text
-        elif edit.kind == EditKind.DEFAULT_ARGUMENTS:
-            pass   # CUDA defaults written out: a header cannot add them (docs/mapping-format.md)
-        elif edit.kind == EditKind.CAST:   # a call fix
-            if text.startswith(("reinterpret_cast", "const_cast")):
-                kind = text[text.index("<") + 1:text.rindex(">")]
-                result.manual.append((source.position(edit.start)[0],
-                                      f"HIP's C signature takes this argument as {kind}: write {text}...)"))
-            elif text.startswith("static_cast"):   # a narrowing brace initialiser (rewrite/strictness.py)
-                result.manual.append((source.position(edit.start)[0],
-                                      f"hip-clang rejects this narrowing conversion: write {text}...)"))
-        elif original.isidentifier() and text.isidentifier():                # a call-dependent name
-            result.manual.append((source.position(edit.start)[0],
-                                  f"{original} here is {edit.what} in CUDA and {text} in HIP (by its arguments)"))
-        else:
-            result.manual.append((source.position(edit.start)[0], f"{edit.what}: HIP needs `{text}` here"))
+        guard = _take(edit, source, spelled, result, conflicts)
+        if guard is not None:
+            guards.append(guard)
     for name, targets in conflicts.items():
         if len(targets) > 1:       # one CUDA name, two HIP names by call: no macro can choose
             result.names.pop(name, None)
             result.manual.append((0, f"{name} becomes {' or '.join(sorted(targets))} depending on the call"))
-    edits = sorted(set(g for g in guards if g is not None))
+    edits = sorted(set(guards))
     if edits:
         result.output = apply_edits(data, edits)
     result.manual = sorted({(_line_after(line, edits, source), what) for line, what in result.manual})
     return result
+
+
+def _take(edit: Edit, source: SourceFile, spelled: str, result: FileCompat,
+          conflicts: dict[str, set[str]]) -> Edit | None:
+    """What one converter edit becomes in single-source mode: a guarded include (returned), a name
+    for the header, or a line the user must change by hand (result.manual)."""
+    data = source.data
+    original = data[edit.start:edit.end].decode("utf-8", "replace")
+    text = edit.text.decode("utf-8", "replace")
+    line = source.position(edit.start)[0]
+    if edit.kind == EditKind.HIP_RUNTIME_HEADER:
+        if spelled.encode() in data:
+            return None
+        # the converter's spot may be the end of `#pragma once` (hipify-clang's): start a line there
+        at, guarded = edit.start, _guarded(spelled, b"", source.newline)
+        if at and data[at - 1:at] != b"\n":   # start a line; the line end after `at` ends it
+            guarded = source.newline + guarded[:-len(source.newline)]
+        return Edit(at, at, guarded, kind=EditKind.GUARD)
+    if edit.kind in (EditKind.DUPLICATE_INCLUDE, EditKind.INCLUDE):   # a CUDA header (maybe one HIP header twice)
+        result.headers.add(edit.what if edit.kind == EditKind.DUPLICATE_INCLUDE else text[1:-1])
+        return _guard_line(data, edit.start, spelled, source.newline)
+    if edit.kind in (EditKind.SYMBOL, EditKind.DEFAULT_ARGUMENTS):
+        # HIP's C++ API also takes the symbol itself (template overloads), as CUDA's does; CUDA defaults
+        # written out cannot come from a header (docs/mapping-format.md)
+        return None
+    if edit.kind == EditKind.DROPPED_ARGUMENT and _leading_drops(edit.what) is not None:
+        # written as a function-like macro that drops the leading arguments
+        result.drops[edit.what.rsplit(" argument ", 1)[0]] = _leading_drops(edit.what)
+    elif edit.kind == EditKind.NAME and original == edit.what and text.isidentifier():  # a CUDA name
+        conflicts.setdefault(edit.what, set()).add(text)
+        result.names[edit.what] = text
+    elif edit.kind == EditKind.CAST:   # a call fix
+        if text.startswith(("reinterpret_cast", "const_cast")):
+            kind = text[text.index("<") + 1:text.rindex(">")]
+            result.manual.append((line, f"HIP's C signature takes this argument as {kind}: write {text}...)"))
+        elif text.startswith("static_cast"):   # a narrowing brace initialiser (rewrite/strictness.py)
+            result.manual.append((line, f"hip-clang rejects this narrowing conversion: write {text}...)"))
+    elif original.isidentifier() and text.isidentifier():                # a call-dependent name
+        result.manual.append((line, f"{original} here is {edit.what} in CUDA and {text} in HIP (by its arguments)"))
+    else:
+        result.manual.append((line, f"{edit.what}: HIP needs `{text}` here"))
+    return None
 
 
 def _line_after(line: int, edits: list[Edit], source: SourceFile) -> int:

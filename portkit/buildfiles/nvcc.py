@@ -98,9 +98,9 @@ def translate(words: list[Word], table: BuildTable, targets: tuple[str, ...],
         flag, name, value = _split_flag(word, table)
         if flag is None:
             if nvcc_context and is_unknown_option(word):
-                out.changes.append(Change(i, i + 1, None, Code.BUILD_STEP_NOT_MIGRATED, f"`{_unquote(word)}`: not an option portkit "
-                                          "knows for nvcc; kept as is, check that hipcc accepts it",
-                                          _unquote(word)))
+                out.changes.append(Change(i, i + 1, None, Code.BUILD_STEP_NOT_MIGRATED,
+                                          f"`{_unquote(word)}`: not an option portkit knows for nvcc; kept as is, "
+                                          "check that hipcc accepts it", _unquote(word)))
             i += 1
             continue
         if not nvcc_context and flag.action in ("keep", "drop", "translate") and name in _AMBIGUOUS:
@@ -114,27 +114,16 @@ def translate(words: list[Word], table: BuildTable, targets: tuple[str, ...],
             else:
                 value = ""
         shown = " ".join(_unquote(w.text) for w in words[i:last])
-        if flag.action == "keep":
-            pass
-        elif flag.action == "arch":
+        if flag.action == "arch":
             out.archs += [m.group(1) for m in _ARCH_NUMBER.finditer(value or name)]
             if arch_change is None:
-                arch_change = Change(i, last, [f"--offload-arch={t}" for t in targets], Code.BUILD_MIGRATION_CHOICE, "", shown)
+                arch_change = Change(i, last, [f"--offload-arch={t}" for t in targets],
+                                     Code.BUILD_MIGRATION_CHOICE, "", shown)
                 out.changes.append(arch_change)
             else:
                 out.changes.append(Change(i, last, []))
-        elif flag.action == "drop":
-            out.changes.append(Change(i, last, [], Code.BUILD_MIGRATION_CHOICE, f"`{shown}` dropped: {flag.why}", shown))
-        elif flag.action == "report":
-            out.changes.append(Change(i, last, None, Code.BUILD_STEP_NOT_MIGRATED, f"`{shown}` has no hipcc counterpart: {flag.why}",
-                                      shown))
-        elif flag.action == "split":
-            parts = [p for p in re.split(r"[,\s]+", value or "") if p]
-            out.changes += _passed_through(i, last, parts, table, targets, nvcc_context)
-        elif flag.when_value is not None and (value or "").lower() != flag.when_value:
-            out.changes.append(Change(i, last, [], Code.BUILD_MIGRATION_CHOICE, f"`{shown}` dropped: it is the default", shown))
         else:
-            out.changes.append(Change(i, last, [h.replace("{value}", value or "") for h in flag.hip]))
+            out.changes += _flag_changes(flag, i, last, value, shown, table, targets, nvcc_context)
         i = last
     if arch_change is not None:
         found = ", ".join(dict.fromkeys(f"sm_{a}" for a in out.archs)) or arch_change.subject
@@ -142,6 +131,24 @@ def translate(words: list[Word], table: BuildTable, targets: tuple[str, ...],
         arch_change.message = (f"GPU targets {found} replaced by {chosen} (--offload-arch); "
                                "AMD chips do not correspond to sm_XX, choose them with --offload-arch")
     return out
+
+
+def _flag_changes(flag: Flag, i: int, last: int, value: str | None, shown: str, table: BuildTable,
+                  targets: tuple[str, ...], nvcc_context: bool) -> list[Change]:
+    """The changes for one nvcc option (words i..last) other than a GPU architecture."""
+    if flag.action == "keep":
+        return []
+    if flag.action == "drop":
+        return [Change(i, last, [], Code.BUILD_MIGRATION_CHOICE, f"`{shown}` dropped: {flag.why}", shown)]
+    if flag.action == "report":
+        return [Change(i, last, None, Code.BUILD_STEP_NOT_MIGRATED, f"`{shown}` has no hipcc counterpart: {flag.why}",
+                       shown)]
+    if flag.action == "split":
+        parts = [p for p in re.split(r"[,\s]+", value or "") if p]
+        return _passed_through(i, last, parts, table, targets, nvcc_context)
+    if flag.when_value is not None and (value or "").lower() != flag.when_value:
+        return [Change(i, last, [], Code.BUILD_MIGRATION_CHOICE, f"`{shown}` dropped: it is the default", shown)]
+    return [Change(i, last, [h.replace("{value}", value or "") for h in flag.hip])]
 
 
 def _passed_through(first: int, last: int, parts: list[str], table: BuildTable, targets: tuple[str, ...],
