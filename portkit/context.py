@@ -59,7 +59,7 @@ class Options:
     polyfills: bool = False              # names the target lacks become polyfills (polyfills.py): convert, audit
     project_defined: frozenset[str] = frozenset()   # polyfill names the project defines itself: none for them
     polyfill_header: str = "portkit_polyfills.h"    # where the header is, relative to the root
-    fix_warp: bool = False               # --fix warp: 32-lane idioms made wavefront-size generic (rewrite/warpfix.py)
+    fix_warp: bool = False               # --fix warp: 32-lane idioms made wavefront-size generic (rules/_warpfix.py)
     active_only: bool = False            # --active-only: branches false under -D/-U are not converted
     # --active-only --engine clang: (rel, inactive line runs) of every file clang preprocessed;
     # for these its preprocessor decides, for the others ppexpr under -D/-U does
@@ -74,7 +74,7 @@ class Metrics:
     refs_converted: int = 0    # ... of which the converter changed
     refs_left: int = 0         # ... of which it left as they are (each one has a finding)
     kernels: int = 0           # __global__ definitions
-    warp_fixes: int = 0        # --fix warp fixes applied (rewrite/warpfix.py)
+    warp_fixes: int = 0        # --fix warp fixes applied (rules/_warpfix.py)
     launches: int = 0          # <<<>>> launches
     partially_parsed: bool = False
     has_device_code: bool = False
@@ -158,6 +158,9 @@ class ScanContext:
     # parsed again and walked with it (rewrite/macros.py) without importing scan.
     dispatch: "Dispatch | None" = None
     regions: RegionMap = field(default_factory=RegionMap)   # the platform model of this file
+    # The fixes the rules' fixers found in this walk, by the node they fix (rules/_warpfix.py):
+    # the findings of the rules that own them carry them; a fix option applies a family's.
+    fixes: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.findings = self.store.findings
@@ -176,13 +179,14 @@ class ScanContext:
         self.edits.append(Edit(start, end, text, what, covers, parts))
 
     def flag(self, rule: "Rule", start: int, end: int, message: str, subject: str,
-             severity: str | None = None) -> None:
-        """Record a finding of `rule` at byte range [start, end) (severity: the rule's unless given)."""
+             severity: str | None = None, fixed_by: object = None) -> None:
+        """Record a finding of `rule` at byte range [start, end) (severity: the rule's unless given),
+        carrying the rule's fix `fixed_by` where it has one (rules/_warpfix_model.py)."""
         self.report(rule.code, rule.name, severity or rule.severity, rule.category, start, end,
-                    message, subject=subject, fix=rule.fix)
+                    message, subject=subject, fix=rule.fix, fixed_by=fixed_by)
 
     def report(self, code: str, name: str, severity: str, category: str, start: int, end: int,
-               message: str, subject: str, fix: str = "") -> None:
+               message: str, subject: str, fix: str = "", fixed_by: object = None) -> None:
         """Record a finding at byte range [start, end) of the original file."""
         if self.regions.inactive and self.regions.is_inactive(start):
             self.metrics.findings_inactive += 1   # the configuration the user gave does not compile it
@@ -209,7 +213,7 @@ class ScanContext:
             code=code, name=name, severity=severity, category=category, path=self.source.rel,
             line=line, column=col, end_line=end_line, end_column=end_col, message=message,
             snippet=snippet, fix=fix, subject=subject, platform=region or "",
-            fingerprint=fingerprint(code, self.source.rel, subject, snippet, region or ""),
+            fingerprint=fingerprint(code, self.source.rel, subject, snippet, region or ""), fixed_by=fixed_by,
         ))
 
     def finished_findings(self) -> list[Finding]:

@@ -15,7 +15,8 @@ from .findings import Finding
 from .findingstore import FindingStore
 from .mappings import MappingDB, default_db
 from .rewrite import (builtins, codes, guards, identifiers, includes, launches, macros, minmax, preproc_names,
-                      strictness, strings, warpfix)
+                      strictness, strings)
+from .rules import _warpfix
 from .source import SourceFile
 
 # The per-file types live in context.py; they are re-exported here for the callers that take
@@ -41,11 +42,15 @@ def dispatch(ctx: ScanContext, view: View, root: Node) -> None:
     """
     names_handler, handlers = identifiers.handle, HANDLERS
     audit = ctx.options.audit
+    fixing = audit or ctx.options.fix_warp   # the warp family's fixes: applied by --fix warp, shown by audit
     rule_nodes, rule_names = rules.tree_hooks() if audit else ({}, {})
-    caps = parse.captures(root, with_rules=tuple(sorted(rule_nodes)) if audit else ())
+    kinds = set(rule_nodes) | set(_warpfix.NODES if fixing else ())
+    caps = parse.captures(root, with_rules=tuple(sorted(kinds)))
     if audit:  # rules that report once per function need the first use in source order
         for nodes in caps.values():
             nodes.sort(key=lambda n: n.start_byte)
+    if fixing:   # each node's fix first: the rules' findings about it carry it
+        _warpfix.fix_nodes(ctx, view, caps.get("rule", ()))
     if caps.get("device"):
         ctx.metrics.has_device_code = True
         ctx.metrics.kernels += sum(1 for n in caps["device"]   # definitions, not prototypes
@@ -97,7 +102,7 @@ def dispatch(ctx: ScanContext, view: View, root: Node) -> None:
         for check in rule_names.get(node.text, ()):
             check(ctx, view, node)
     for node in caps.get("rule", ()):
-        for check in rule_nodes[node.type]:
+        for check in rule_nodes.get(node.type, ()):
             check(ctx, view, node)
 
 
@@ -132,10 +137,10 @@ def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB 
     data = source.parse_bytes
     tree = parse.parse(data)
     root = tree.root_node
-    dispatch(ctx, View(data), root)
-    fixes = warpfix.collect(View(data), root) if options.fix_warp or options.audit else []
+    dispatch(ctx, View(data), root)   # the one walk: edits, findings, and the rules' fixes (ctx.fixes)
+    fixes, finished = _warpfix.finish(ctx, data)
     if options.fix_warp:
-        warpfix.apply(ctx, fixes)
+        _warpfix.apply(ctx, fixes)
     preproc_names.check_splices(ctx, root)
     if options.audit:
         for start, end, name in source.masked():
@@ -158,7 +163,7 @@ def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB 
     edits = normalize(resolve(data, ctx.edits))   # moved arguments take their converted text first
     findings = ctx.finished_findings()
     if options.audit and fixes:
-        findings = warpfix.suggest(findings, fixes, source)
+        findings = _warpfix.suggest(findings, finished, source)
     return FileScan(source.rel, edits, findings, ctx.metrics)
 
 
