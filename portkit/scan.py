@@ -41,16 +41,7 @@ def dispatch(ctx: ScanContext, view: View, root: Node) -> None:
     sorted afterwards.
     """
     names_handler, handlers = identifiers.handle, HANDLERS
-    audit = ctx.options.audit
-    fixing = audit or ctx.options.fix_warp   # the warp family's fixes: applied by --fix warp, shown by audit
-    rule_nodes, rule_names = rules.tree_hooks() if audit else ({}, {})
-    kinds = set(rule_nodes) | set(_warpfix.NODES if fixing else ())
-    caps = parse.captures(root, with_rules=tuple(sorted(kinds)))
-    if audit:  # rules that report once per function need the first use in source order
-        for nodes in caps.values():
-            nodes.sort(key=lambda n: n.start_byte)
-    if fixing:   # each node's fix first: the rules' findings about it carry it
-        _warpfix.fix_nodes(ctx, view, caps.get("rule", ()))
+    caps, rule_nodes, rule_names = _captures(ctx, view, root)
     if caps.get("device"):
         ctx.metrics.has_device_code = True
         ctx.metrics.kernels += sum(1 for n in caps["device"]   # definitions, not prototypes
@@ -104,6 +95,22 @@ def dispatch(ctx: ScanContext, view: View, root: Node) -> None:
     for node in caps.get("rule", ()):
         for check in rule_nodes.get(node.type, ()):
             check(ctx, view, node)
+
+
+def _captures(ctx: ScanContext, view: View, root: Node) -> tuple[dict[str, list[Node]], dict, dict]:
+    """The query's captures under `root`, with the audit's rule hooks; each node's warp fix is
+    recorded first (applied by --fix warp, shown by audit): the rules' findings about it carry it."""
+    audit = ctx.options.audit
+    fixing = audit or ctx.options.fix_warp
+    rule_nodes, rule_names = rules.tree_hooks() if audit else ({}, {})
+    kinds = set(rule_nodes) | set(_warpfix.NODES if fixing else ())
+    caps = parse.captures(root, with_rules=tuple(sorted(kinds)))
+    if audit:  # rules that report once per function need the first use in source order
+        for nodes in caps.values():
+            nodes.sort(key=lambda n: n.start_byte)
+    if fixing:
+        _warpfix.fix_nodes(ctx, view, caps.get("rule", ()))
+    return caps, rule_nodes, rule_names
 
 
 def _declared_name(function: Node) -> bytes | None:

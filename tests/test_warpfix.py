@@ -1,4 +1,4 @@
-"""`convert --fix warp` (rewrite/warpfix.py): the fixtures of fixtures/warp, byte for byte."""
+"""`convert --fix warp` (rules/_warpfix.py and the rules' own fixes): the fixtures of fixtures/warp, byte for byte."""
 
 import json
 from dataclasses import replace
