@@ -54,7 +54,7 @@ class Options:
     rewrite_guards: bool = False         # --rewrite-guards: CUDA version guards get the AMD selector (rewrite/guards.py)
     polyfills: bool = False              # names the target lacks become polyfills (polyfills.py): convert, audit
     polyfill_header: str = "portkit_polyfills.h"    # where the header is, relative to the root
-    fix_warp: bool = False               # --fix warp: 32-lane idioms made wavefront-size generic (rewrite/warpfix.py)
+    fix_warp: bool = False               # --fix warp: 32-lane idioms made wavefront-size generic (rules/_warpfix.py)
     active_only: bool = False            # --active-only: branches false under -D/-U are not converted
     finding_cap: int = 0                 # audit: findings of one rule kept per file (findingstore.py); 0: all
 
@@ -66,7 +66,7 @@ class Metrics:
     refs_converted: int = 0    # ... of which the converter changed
     refs_left: int = 0         # ... of which it left as they are (each one has a finding)
     kernels: int = 0           # __global__ definitions
-    warp_fixes: int = 0        # --fix warp fixes applied (rewrite/warpfix.py)
+    warp_fixes: int = 0        # --fix warp fixes applied (rules/_warpfix.py)
     launches: int = 0          # <<<>>> launches
     partially_parsed: bool = False
     has_device_code: bool = False
@@ -151,6 +151,9 @@ class ScanContext:
     # parsed again and walked with it (rewrite/macros.py) without importing scan.
     dispatch: "Dispatch | None" = None
     regions: RegionMap = field(default_factory=RegionMap)   # the platform model of this file
+    # The fixes the rules' fixers found in this walk, by the node they fix (rules/_warpfix.py):
+    # the findings of the rules that own them carry them; a fix option applies a family's.
+    fixes: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.findings = self.store.findings
@@ -163,21 +166,20 @@ class ScanContext:
         return True
 
     def edit(self, start: int, end: int, text: bytes, what: str = "", covers: bool = False,
-             parts: tuple = (), kind: str = EditKind.WARP) -> None:
-        # kind: WARP by default only until rewrite/warpfix*.py and buildfiles/ pass theirs (warp
-        # fixes are ordered as a block at the top of a file, edits.BLOCKS)
+             parts: tuple = (), kind: str = EditKind.OTHER) -> None:
         if self.options.active_only and self.regions.inactive and self.regions.is_inactive(start):
             return   # --active-only: a branch the configuration does not compile stays byte for byte
         self.edits.append(Edit(start, end, text, what, covers, parts, kind))
 
     def flag(self, rule: "Rule", start: int, end: int, message: str, subject: str,
-             severity: str | None = None) -> None:
-        """Record a finding of `rule` at byte range [start, end) (severity: the rule's unless given)."""
+             severity: str | None = None, fixed_by: object = None) -> None:
+        """Record a finding of `rule` at byte range [start, end) (severity: the rule's unless given),
+        carrying the rule's fix `fixed_by` where it has one (rules/_warpfix_model.py)."""
         self.report(rule.code, rule.name, severity or rule.severity, rule.category, start, end,
-                    message, subject=subject, fix=rule.fix)
+                    message, subject=subject, fix=rule.fix, fixed_by=fixed_by)
 
     def report(self, code: str, name: str, severity: str, category: str, start: int, end: int,
-               message: str, subject: str, fix: str = "") -> None:
+               message: str, subject: str, fix: str = "", fixed_by: object = None) -> None:
         """Record a finding at byte range [start, end) of the original file."""
         if self.regions.inactive and self.regions.is_inactive(start):
             self.metrics.findings_inactive += 1   # the configuration the user gave does not compile it
@@ -204,7 +206,7 @@ class ScanContext:
             code=code, name=name, severity=severity, category=category, path=self.source.rel,
             line=line, column=col, end_line=end_line, end_column=end_col, message=message,
             snippet=snippet, fix=fix, subject=subject, platform=region or "",
-            fingerprint=fingerprint(code, self.source.rel, subject, snippet, region or ""),
+            fingerprint=fingerprint(code, self.source.rel, subject, snippet, region or ""), fixed_by=fixed_by,
         ))
 
     def finished_findings(self) -> list[Finding]:

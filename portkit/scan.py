@@ -16,7 +16,8 @@ from .findingstore import FindingStore
 from .mappings import MappingDB, default_db, target_release
 from .project.facts import ProjectFacts
 from .rewrite import (builtins, codes, guards, identifiers, includes, launches, macros, minmax, preproc_names,
-                      strictness, strings, warpfix)
+                      strictness, strings)
+from .rules import _warpfix
 from .source import SourceFile
 
 # The per-file types live in context.py; they are re-exported here for the callers that take
@@ -41,22 +42,9 @@ def dispatch(ctx: ScanContext, view: View, root: Node) -> None:
     sorted afterwards.
     """
     names_handler, handlers = identifiers.handle, HANDLERS
-    audit = ctx.options.audit
-    rule_nodes, rule_names = rules.tree_hooks() if audit else ({}, {})
-    caps = parse.captures(root, with_rules=tuple(sorted(rule_nodes)) if audit else ())
-    if audit:  # rules that report once per function need the first use in source order
-        for nodes in caps.values():
-            nodes.sort(key=lambda n: n.start_byte)
+    caps, rule_nodes, rule_names = _captures(ctx, view, root)
     if caps.get("device"):
-        ctx.metrics.has_device_code = True
-        ctx.metrics.kernels += sum(1 for n in caps["device"]   # definitions, not prototypes
-                                   if n.type == "__global__" and n.parent is not None
-                                   and n.parent.type == "function_definition")
-        provided = strictness.signatures.names()   # __device__ functions HIP's headers define
-        for node in caps["device"]:
-            if node.type == "__device__" and node.parent is not None and node.parent.type != "ERROR" and \
-                    _declared_name(node.parent) in provided and not _not_amd(ctx, view, node):
-                strictness.device_function(ctx, view, node)
+        _device_code(ctx, view, caps["device"])
     table = ctx.db.names_by_bytes
     qualified = ctx.db.qualified   # thrust::cuda: its innermost name need not be a table name
     legacy = builtins if ctx.options.builtins == "hip" else None
@@ -98,8 +86,38 @@ def dispatch(ctx: ScanContext, view: View, root: Node) -> None:
         for check in rule_names.get(node.text, ()):
             check(ctx, view, node)
     for node in caps.get("rule", ()):
-        for check in rule_nodes[node.type]:
+        for check in rule_nodes.get(node.type, ()):
             check(ctx, view, node)
+
+
+def _captures(ctx: ScanContext, view: View, root: Node) -> tuple[dict[str, list[Node]], dict, dict]:
+    """The query's captures under `root`, with the audit's rule hooks; each node's warp fix is
+    recorded first (applied by --fix warp, shown by audit): the rules' findings about it carry it."""
+    audit = ctx.options.audit
+    fixing = audit or ctx.options.fix_warp
+    rule_nodes, rule_names = rules.tree_hooks() if audit else ({}, {})
+    kinds = set(rule_nodes) | set(_warpfix.NODES if fixing else ())
+    caps = parse.captures(root, with_rules=tuple(sorted(kinds)))
+    if audit:  # rules that report once per function need the first use in source order
+        for nodes in caps.values():
+            nodes.sort(key=lambda n: n.start_byte)
+    if fixing:
+        _warpfix.fix_nodes(ctx, view, caps.get("rule", ()))
+    return caps, rule_nodes, rule_names
+
+
+def _device_code(ctx: ScanContext, view: View, nodes: list[Node]) -> None:
+    """__global__ and __device__ specifiers: the kernels counted, and device functions that redefine
+    one HIP's headers define (rewrite/strictness.py)."""
+    ctx.metrics.has_device_code = True
+    ctx.metrics.kernels += sum(1 for n in nodes   # definitions, not prototypes
+                               if n.type == "__global__" and n.parent is not None
+                               and n.parent.type == "function_definition")
+    provided = strictness.signatures.names()   # __device__ functions HIP's headers define
+    for node in nodes:
+        if node.type == "__device__" and node.parent is not None and node.parent.type != "ERROR" and \
+                _declared_name(node.parent) in provided and not _not_amd(ctx, view, node):
+            strictness.device_function(ctx, view, node)
 
 
 def _declared_name(function: Node) -> bytes | None:
@@ -135,10 +153,10 @@ def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB 
     data = source.parse_bytes
     tree = parse.parse(data)
     root = tree.root_node
-    dispatch(ctx, View(data), root)
-    fixes = warpfix.collect(View(data), root) if options.fix_warp or options.audit else []
+    dispatch(ctx, View(data), root)   # the one walk: edits, findings, and the rules' fixes (ctx.fixes)
+    fixes, finished = _warpfix.finish(ctx, data)
     if options.fix_warp:
-        warpfix.apply(ctx, fixes)
+        _warpfix.apply(ctx, fixes)
     preproc_names.check_splices(ctx, root)
     if options.audit:
         for start, end, name in source.masked():
@@ -161,7 +179,7 @@ def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB 
     edits = normalize(resolve(data, ctx.edits))   # moved arguments take their converted text first
     findings = ctx.finished_findings()
     if options.audit and fixes:
-        findings = warpfix.suggest(findings, fixes, source)
+        findings = _warpfix.suggest(findings, finished, source)
     return FileScan(source.rel, edits, findings, ctx.metrics)
 
 

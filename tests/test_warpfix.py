@@ -1,4 +1,4 @@
-"""`convert --fix warp` (rewrite/warpfix.py): the fixtures of fixtures/warp, byte for byte."""
+"""`convert --fix warp` (rules/_warpfix.py and the rules' own fixes): the fixtures of fixtures/warp, byte for byte."""
 
 import json
 from dataclasses import replace
@@ -238,3 +238,35 @@ def test_a_tree_with_its_own_hip_shim_gets_notes_not_edits(tmp_path, capsys):
         f"  k.cu:1:19: {note}", f"  k.cu:4:23: {note}"]   # the define; the loop with its width
     converted = (tmp_path / "out" / "k.cu").read_text()
     assert "#define WARP_SIZE 32\n" in converted and "offset = 16;" in converted
+
+
+def test_the_rule_finding_carries_its_fix_from_the_one_walk(monkeypatch):
+    """ruff's model: the check reports the finding with its fix (edits, applicability); nothing walks
+    the tree a second time or matches fixes to findings by position."""
+    from portkit.rules import _tree
+    walked = []
+    monkeypatch.setattr(_tree, "walk", lambda root: walked.append(root) or iter(()))
+    data = (WARP / "shfl_down_loop_from_16" / "input.cu").read_bytes()
+    scan, _ = convert_bytes("k.cu", data, replace(FIX, audit=True))
+    assert walked == []
+    [f] = [f for f in scan.findings if f.code == "PK202"]
+    fix = f.fixed_by
+    assert (fix.code, fix.applicability, fix.family) == ("PK202", "unsafe", "warp")
+    assert [e.text.decode() for e in fix.edits] == [a[4] for a in f.autofix] == ["warpSize / 2"]
+    assert [x for x in scan.findings if x.fixed_by is not None and x.code not in ("PK201", "PK202", "PK204", "PK205")] == []
+    assert replace(f, fixed_by=None) == f   # not part of equality (nor of any output)
+
+
+def test_nothing_outside_rules_imports_a_rule_module():
+    import ast
+    package = Path(__file__).resolve().parent.parent / "portkit"
+    found = []
+    for path in package.rglob("*.py"):
+        if path.parent.name == "rules":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [node.module or ""] + [a.name for a in node.names] if isinstance(node, ast.ImportFrom) else \
+                [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if any(n.split(".")[-1].startswith("PK") and n.split(".")[-1][2:5].isdigit() for n in names):
+                found.append(str(path.relative_to(package)))
+    assert found == []

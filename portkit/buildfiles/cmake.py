@@ -33,6 +33,7 @@ from .cmake_targets import (SOURCE_SUFFIX, add_target, link_libraries, marked_hi
 from .table import BuildTable
 from .words import note
 from ..rules.codes import Code
+from ..edits import EditKind
 
 HIP_LANGUAGE_MIN = (3, 21)
 _VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.\d+)*((?:\.\.\.)[\d.]+)?$")
@@ -57,7 +58,7 @@ def migrate(ctx: ScanContext, table: BuildTable) -> None:
     _insert_packages(f)
     _bump_minimum(f)
     for offset, texts in f.inserts.items():   # several insertions at one place are one edit
-        ctx.edit(offset, offset, "".join(texts).encode("latin-1"), "build")
+        ctx.edit(offset, offset, "".join(texts).encode("latin-1"), "build", kind=EditKind.BUILD)
 
 
 def _project(f: CMakeFile, cmd: Command) -> None:

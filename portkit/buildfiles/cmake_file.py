@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from ..context import ScanContext
 from .cmake_lexer import Arg, Command
 from .table import BuildTable
+from ..edits import EditKind
 
 
 @dataclass
@@ -35,7 +36,7 @@ class CMakeFile:
 
 
 def edit(f: CMakeFile, arg: Arg, text: str) -> None:
-    f.ctx.edit(arg.start, arg.end, text.encode("latin-1"), "build", covers=True)
+    f.ctx.edit(arg.start, arg.end, text.encode("latin-1"), "build", covers=True, kind=EditKind.BUILD)
     f.done.add(arg.start)
 
 
@@ -52,7 +53,7 @@ def is_on(values: list[str]) -> bool:
 
 def delete_arg(f: CMakeFile, cmd: Command, k: int) -> None:
     arg = cmd.args[k]
-    f.ctx.edit(cmd.args[k - 1].end, arg.end, b"", "build", covers=True)
+    f.ctx.edit(cmd.args[k - 1].end, arg.end, b"", "build", covers=True, kind=EditKind.BUILD)
     f.done.add(arg.start)
 
 
@@ -68,7 +69,7 @@ def delete_pair(f: CMakeFile, name: Arg, values: list[Arg]) -> None:
         rest += 1
     if (start == 0 or data[start - 1] == "\n") and rest < len(data) and data[rest] == "\n":
         end = rest + 1
-    f.ctx.edit(start, end, b"", "build", covers=True)
+    f.ctx.edit(start, end, b"", "build", covers=True, kind=EditKind.BUILD)
     f.done.add(name.start)
     f.done.update(v.start for v in values)
 
@@ -101,12 +102,12 @@ def replace_command(f: CMakeFile, cmd: Command, lines: list[str]) -> None:
     line_start, line_end, indent = _line_bounds(f, cmd)
     alone = not f.text[line_start:cmd.start].strip() and not f.text[cmd.close + 1:line_end].strip()
     if lines:
-        f.ctx.edit(cmd.start, cmd.close + 1, f"\n{indent}".join(lines).encode("latin-1"), "build", covers=True)
+        f.ctx.edit(cmd.start, cmd.close + 1, f"\n{indent}".join(lines).encode("latin-1"), "build", covers=True, kind=EditKind.BUILD)
     elif alone:
         end = min(line_end + 1, len(f.text))
-        f.ctx.edit(line_start, end, b"", "build", covers=True)
+        f.ctx.edit(line_start, end, b"", "build", covers=True, kind=EditKind.BUILD)
     else:
-        f.ctx.edit(cmd.start, cmd.close + 1, b"", "build", covers=True)
+        f.ctx.edit(cmd.start, cmd.close + 1, b"", "build", covers=True, kind=EditKind.BUILD)
     f.done.update(a.start for a in cmd.args)
 
 

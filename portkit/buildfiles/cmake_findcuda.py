@@ -15,6 +15,7 @@ from .cmake_lexer import Arg, Command
 from .cmake_names import names_in
 from .nvcc import Word, translate
 from .words import rewritten
+from ..edits import EditKind
 
 # The commands and what they become are data: mappings/build.toml [cmake] (findcuda_commands,
 # findcuda_libraries).
@@ -29,7 +30,7 @@ def findcuda_options(f: CMakeFile, cmd: Command) -> None:
     words = [Word(a.value, a.start, a.end) for a in cmd.args[at + 1:]]
     new = [names_in(f, cmd, w) for w in rewritten(f.ctx, words, translate(words, f.table, f.targets))]
     start = cmd.args[at - 1].end
-    f.ctx.edit(start, cmd.args[-1].end, b"", "build", covers=True)
+    f.ctx.edit(start, cmd.args[-1].end, b"", "build", covers=True, kind=EditKind.BUILD)
     f.done.update(a.start for a in cmd.args[at:])
     if new:
         target = cmd.args[0].text

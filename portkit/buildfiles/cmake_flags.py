@@ -17,6 +17,7 @@ from .cmake_names import rewrite_names
 from .nvcc import Translation, Word, translate
 from .words import apply, note, report
 from ..rules.codes import Code
+from ..edits import EditKind
 
 _CUDA_GENEX_BODY = re.compile(r"\$<\$<(?:COMPILE_LANGUAGE|COMPILE_LANG_AND_ID):CUDA(?:,NVIDIA)?>:")
 _CUSTOM_KEYWORDS = {"COMMAND", "OUTPUT", "DEPENDS", "WORKING_DIRECTORY", "COMMENT", "VERBATIM", "BYPRODUCTS",
@@ -60,7 +61,7 @@ def compile_options(f: CMakeFile, cmd: Command) -> None:
         start = arg.start
         while start > 0 and f.text[start - 1] in " \t":
             start -= 1
-        f.ctx.edit(start, arg.end, b"", "build", covers=True)
+        f.ctx.edit(start, arg.end, b"", "build", covers=True, kind=EditKind.BUILD)
     if words:
         apply(f.ctx, words, translate(words, f.table, f.targets, nvcc_context=False))
 

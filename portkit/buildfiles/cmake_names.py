@@ -15,6 +15,7 @@ from .cmake_file import CMakeFile, need
 from .cmake_lexer import Arg, Command
 from .words import note
 from ..rules.codes import Code
+from ..edits import EditKind
 
 # The names and what they become are data: mappings/build.toml [cmake] (f.table.cmake).
 _CMAKE_CUDA = re.compile(r"\bCMAKE_CUDA_([A-Z_]+)\b")
@@ -34,7 +35,7 @@ def rewrite_names(f: CMakeFile, cmd: Command | None, arg: Arg) -> None:
         suffix = m.group(1)
         start = arg.start + m.start()
         if suffix in names.hip_variables:
-            f.ctx.edit(start, arg.start + m.end(), f"CMAKE_HIP_{suffix}".encode(), "build")
+            f.ctx.edit(start, arg.start + m.end(), f"CMAKE_HIP_{suffix}".encode(), "build", kind=EditKind.BUILD)
         elif suffix in names.dropped_variables or suffix == "SEPARABLE_COMPILATION":
             continue
         else:
@@ -44,25 +45,25 @@ def rewrite_names(f: CMakeFile, cmd: Command | None, arg: Arg) -> None:
         lib = f.table.by_target.get(m.group(0))
         start, end = arg.start + m.start(), arg.start + m.end()
         if lib is not None and lib.hip_target:
-            f.ctx.edit(start, end, lib.hip_target.encode(), "build")
+            f.ctx.edit(start, end, lib.hip_target.encode(), "build", kind=EditKind.BUILD)
             need(f, lib.hip_package, start)
         else:
             why = lib.why if lib is not None and lib.why else "no ROCm library in portkit's build table"
             note(f.ctx, Code.BUILD_STEP_NOT_MIGRATED, start, end, f"`{m.group(0)}`: {why}", m.group(0))
     for m in _STD_FEATURE.finditer(text):
-        f.ctx.edit(arg.start + m.start(), arg.start + m.end(), f"hip_std_{m.group(1)}".encode(), "build")
+        f.ctx.edit(arg.start + m.start(), arg.start + m.end(), f"hip_std_{m.group(1)}".encode(), "build", kind=EditKind.BUILD)
     for m in _GENEX.finditer(text):
         new = f"$<{m.group(1)}:HIP" + (",Clang" if m.group(2) else "")
-        f.ctx.edit(arg.start + m.start(), arg.start + m.end(), new.encode(), "build")
+        f.ctx.edit(arg.start + m.start(), arg.start + m.end(), new.encode(), "build", kind=EditKind.BUILD)
     for m in _CUDA_VAR.finditer(text):
         name = m.group(1) or m.group(2)
         start, end = arg.start + m.start(), arg.start + m.end()
         if name in names.toolkit_variables:
             new = names.toolkit_variables[name]
-            f.ctx.edit(start, end, (f"${{{new}}}" if m.group(1) else new).encode(), "build")
+            f.ctx.edit(start, end, (f"${{{new}}}" if m.group(1) else new).encode(), "build", kind=EditKind.BUILD)
         elif name in f.table.by_findcuda and f.table.by_findcuda[name].hip_target:
             lib = f.table.by_findcuda[name]
-            f.ctx.edit(start, end, lib.hip_target.encode(), "build")
+            f.ctx.edit(start, end, lib.hip_target.encode(), "build", kind=EditKind.BUILD)
             need(f, lib.hip_package, start)
         elif name != "CUDA_NVCC_FLAGS" and names.results.fullmatch(name):
             note(f.ctx, Code.BUILD_STEP_NOT_MIGRATED, start, end, f"`{name}` describes the CUDA toolkit; no HIP counterpart "

@@ -18,6 +18,7 @@ from .cmake_findcuda import findcuda_options
 from .cmake_lexer import Arg, Command
 from .words import note
 from ..rules.codes import Code
+from ..edits import EditKind
 
 SOURCE_SUFFIX = ".cu"
 # The CUDA_<X> target properties and what they become are data: mappings/build.toml [cmake]
@@ -31,7 +32,7 @@ def add_target(f: CMakeFile, cmd: Command) -> None:
         return
     renames = f.table.cmake.findcuda_commands
     if cmd.lower in renames:
-        f.ctx.edit(cmd.start, cmd.start + len(cmd.name), renames[cmd.lower].encode(), "build")
+        f.ctx.edit(cmd.start, cmd.start + len(cmd.name), renames[cmd.lower].encode(), "build", kind=EditKind.BUILD)
         findcuda_options(f, cmd)
     sources = _sources(f, cmd, cmd.args[1:])
     if sources:
@@ -196,7 +197,7 @@ def replace_architectures(f: CMakeFile, cmd: Command | None, values: list[Arg]) 
     targets = ";".join(f.targets)
     text = f'"{targets}"' if ";" in targets else targets
     old = " ".join(a.value for a in values)
-    f.ctx.edit(values[0].start, values[-1].end, text.encode(), "build", covers=True)
+    f.ctx.edit(values[0].start, values[-1].end, text.encode(), "build", covers=True, kind=EditKind.BUILD)
     f.done.update(a.start for a in values)
     note(f.ctx, Code.BUILD_MIGRATION_CHOICE, values[0].start, values[-1].end,
          f"CUDA architectures {old} replaced by {', '.join(f.targets)} (--offload-arch); AMD chips do not "

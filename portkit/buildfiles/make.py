@@ -18,6 +18,7 @@ from .nvcc import Change, Translation, Word, translate
 from .table import BuildTable
 from .words import apply, note
 from ..rules.codes import Code
+from ..edits import EditKind
 
 _NVCC = re.compile(r'^["\']?(?:(?!-)\S*/)?nvcc(?:\.exe)?["\']?$')
 _HIPCC = re.compile(r'^["\']?(?:(?!-)\S*/)?hipcc["\']?$')
@@ -59,7 +60,7 @@ def migrate(ctx: ScanContext, table: BuildTable) -> None:
         context = invokes or (line.var is not None and (line.var in flag_vars or line.var in compilers))
         for w in words:
             if _NVCC.match(w.text):
-                ctx.edit(w.start, w.end, b"hipcc", "build")
+                ctx.edit(w.start, w.end, b"hipcc", "build", kind=EditKind.BUILD)
         _toolkit_paths(ctx, words)
         computed = [w for w in words if _COMPUTED_ARCH.match(w.text)]
         for w in computed:
@@ -74,7 +75,7 @@ def _computed_architectures(ctx: ScanContext, word: Word) -> None:
     """$(foreach sm,$(SMS),-gencode arch=compute_$(sm),code=sm_$(sm)): the list of CUDA targets
     becomes the AMD targets chosen with --offload-arch (SMS is then unused)."""
     targets = ctx.options.offload_arch
-    ctx.edit(word.start, word.end, " ".join(f"--offload-arch={t}" for t in targets).encode(), "build")
+    ctx.edit(word.start, word.end, " ".join(f"--offload-arch={t}" for t in targets).encode(), "build", kind=EditKind.BUILD)
     shown = word.text if len(word.text) <= 40 else word.text[:39] + "…"
     note(ctx, Code.BUILD_MIGRATION_CHOICE, word.start, word.end, f"GPU targets computed by make (`{shown}`) replaced by "
          f"{', '.join(targets)} (--offload-arch); AMD chips do not correspond to sm_XX, choose them with "

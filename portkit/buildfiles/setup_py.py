@@ -21,6 +21,7 @@ from .nvcc import Word, translate
 from .table import BuildTable
 from .words import apply, note
 from ..rules.codes import Code
+from ..edits import EditKind
 
 FLAG_KEYWORDS = ("extra_cuda_cflags",)     # torch.utils.cpp_extension.load(..., extra_cuda_cflags=[...])
 
@@ -111,7 +112,7 @@ def _libraries(ctx: ScanContext, table: BuildTable, value: ast.AST, data: bytes,
         start, end = _span(element, offsets)
         if lib.hip_link:
             quote = data[start:start + 1].decode("latin-1")
-            ctx.edit(start, end, f"{quote}{lib.hip_link}{quote}".encode(), "build")
+            ctx.edit(start, end, f"{quote}{lib.hip_link}{quote}".encode(), "build", kind=EditKind.BUILD)
         else:
             note(ctx, Code.BUILD_STEP_NOT_MIGRATED, start, end, f"library `{element.value}`: {lib.why}", element.value)
 

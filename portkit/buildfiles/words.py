@@ -13,6 +13,7 @@ import json
 from ..context import ScanContext
 from .nvcc import Translation, Word
 from ..rules.codes import Code
+from ..edits import EditKind
 
 
 def rule(code: str):
@@ -54,10 +55,10 @@ def apply(ctx: ScanContext, words: list[Word], translation: Translation, style: 
     for change in translation.changes:
         if change.words:
             ctx.edit(words[change.first].start, words[change.last - 1].end,
-                     render(change.words, words[change.first], style).encode("utf-8"), "build")
+                     render(change.words, words[change.first], style).encode("utf-8"), "build", kind=EditKind.BUILD)
     for first, last in _runs(sorted(translation.deleted()), words, ctx.source.data):
         start, end = _deletion(ctx.source.data, words, first, last, style)
-        ctx.edit(start, end, b"", "build")
+        ctx.edit(start, end, b"", "build", kind=EditKind.BUILD)
 
 
 def render(new: list[str], like: Word, style: str) -> str:

@@ -25,6 +25,7 @@ from ..context import ScanContext, View
 from ..edits import EditKind
 from ..mappings import format_version
 from ..rules import get
+from ..rules._tree import declarations
 from . import signatures
 from ..rules.codes import Code
 
@@ -227,37 +228,6 @@ def _common(a: str, b: str) -> str:
 def _promoted(name: str) -> tuple[bool, int]:
     signed, bits = _INTEGERS[name]
     return (True, 32) if bits < 32 else (signed, bits)
-
-
-def declarations(name: Node):
-    """Where the variable `name` may be declared, nearest scope first, as (node, kind): the earlier
-    declarations of its enclosing blocks and the enclosing for-loops' own ("local"), then its
-    function's parameters ("param") and, for a template, its template parameters ("template")."""
-    node = name
-    while node.parent is not None:
-        parent = node.parent
-        if parent.type == "compound_statement":
-            for sibling in parent.named_children:
-                if sibling.start_byte >= node.start_byte:
-                    break
-                if sibling.type == "declaration":
-                    yield sibling, "local"
-        elif parent.type == "for_statement" and node != parent.child_by_field_name("initializer"):
-            init = parent.child_by_field_name("initializer")   # for (int u = 0; ...): the loop's own variable
-            if init is not None and init.type == "declaration":
-                yield init, "local"
-        elif parent.type == "function_definition":
-            function = parent.child_by_field_name("declarator")
-            params = function.child_by_field_name("parameters") if function is not None else None
-            for param in params.named_children if params is not None else ():
-                yield param, "param"
-            template = parent.parent if parent.parent is not None and parent.parent.type == "template_declaration" else None
-            params = template.child_by_field_name("parameters") if template is not None else None
-            for param in params.named_children if params is not None else ():
-                if param.type == "parameter_declaration":
-                    yield param, "template"
-            return
-        node = parent
 
 
 def _declared_type(name: Node) -> tuple[str, bool] | None:

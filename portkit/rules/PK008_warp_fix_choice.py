@@ -1,6 +1,6 @@
 """A choice `convert --fix warp` made for you.
 
-Reported by the converter (portkit/rewrite/warpfix.py) when `--fix warp` is given.
+Reported by the warp family's fixes (portkit/rules/_warpfix.py) when `--fix warp` is given.
 
 What it finds:
     Each place where `--fix warp` picked a wavefront size or changed what the code computes on

@@ -29,8 +29,10 @@ Effort:
 from tree_sitter import Node
 
 from ..context import ScanContext, View
-from . import _tree
+from ..edits import Edit
+from . import _tree, _warplanes
 from ._rule import define
+from ._warpfix_model import CONSTANT, WarpFix, attached
 
 RULE = define(__doc__, code="PK201", name="hardcoded-warp-size", severity="high", category="warp")
 NODES = ("number_literal", "preproc_def")
@@ -41,34 +43,44 @@ _ARITHMETIC = {
     b"%": (32,), b"/": (32,), b"*": (32,), b"&": (31,), b">>": (5,), b"<<": (5,),
     b"<": (32,), b"<=": (31,), b">=": (32,), b">": (31,), b"==": (32, 31), b"!=": (32, 31),
 }
+UNCERTAIN_NOTE = ("--fix warp left this: `{name}` is not computed from threadIdx in this function (a parameter, or "
+                  "a value from elsewhere), so it is not certainly a thread, lane or warp index; if it is, use "
+                  "warpSize here")
+ASSERTION_NOTE = ("--fix warp left this: a static_assert states what the code needs of the warp size; on a 64-lane "
+                  "wavefront it fails, as it should, until the code it guards is ported")
+HOST_NOTE = ("host code: PORTKIT_WAVEFRONT_SIZE is 64 on the host pass (CDNA); a binary that also "
+             "targets wave32 GPUs must use the device's warp size (hipDeviceProp_t::warpSize)")
 
 
 def check(ctx: ScanContext, view: View, node: Node) -> None:
+    """Each finding carries the node's fix where it has one (rules/_warpfix.py: `--fix warp`)."""
     if node.type == "preproc_def":
         value = warp_size_define(node)
         if value is not None:
             name = node.child_by_field_name("name").text.decode(errors="replace")
             ctx.flag(RULE, view.start(value), view.start(value) + len(value.text.split()[0]),
-                     f"#define {name} 32 fixes the warp size; an AMD wavefront has 64 lanes", subject=name)
+                     f"#define {name} 32 fixes the warp size; an AMD wavefront has 64 lanes", subject=name,
+                     fixed_by=attached(ctx, view, node, RULE.code, view.start(value)))
         return
     match = warp_arithmetic(node)
     if match is not None:
         parent = match[0]
         ctx.flag(RULE, view.start(parent), view.end(parent),
                  f"`{_squash(view.text(parent))}` assumes 32-lane warps; an AMD wavefront has 64 lanes",
-                 subject=_squash(view.text(parent)))
+                 subject=_squash(view.text(parent)), fixed_by=attached(ctx, view, node, RULE.code, view.start(parent)))
         return
+    fixed_by = attached(ctx, view, node, RULE.code, view.start(node))
     if last_lane_literal(node):
         name = _tree.callee_name(_tree.call_of_argument(node)[0]).decode()
         ctx.flag(RULE, view.start(node), view.end(node),
                  f"{name} reads lane 31, the last of a 32-lane warp; an AMD wavefront's last lane is 63",
-                 subject=f"{name}:31")
+                 subject=f"{name}:31", fixed_by=fixed_by)
         return
     if warp_constant_literal(node):
         name = _constant_name(node.parent)
         ctx.flag(RULE, view.start(node), view.end(node),
                  f"{name.text.decode(errors='replace')} = 32 fixes the warp size; an AMD wavefront has 64 lanes",
-                 subject=name.text.decode(errors="replace"))
+                 subject=name.text.decode(errors="replace"), fixed_by=fixed_by)
 
 
 def warp_arithmetic(node: Node) -> tuple[Node, bytes, Node] | None:
@@ -157,3 +169,79 @@ def _outer(node: Node, binary: Node) -> Node:
 
 def _squash(text: bytes) -> str:
     return " ".join(text.decode("utf-8", "replace").split())
+
+
+# --fix warp (rules/_warpfix.py calls these in its order; each returns the node's WarpFix or None)
+
+def fix_arithmetic(view: View, node: Node) -> WarpFix | None:
+    """`lane & 31`, `tid % 32`, `tid >> 5`, `blockDim.x / 32`, `warp * 32` in device code."""
+    match = warp_arithmetic(node)
+    if match is None or not _tree.in_device_code(node):
+        return None
+    binary, op, other = match
+    anchor = view.start(binary)
+    if _tree.enclosing(binary, "static_assert_declaration") is not None:
+        return WarpFix("", anchor, (), note=ASSERTION_NOTE)
+    uncertain = _warplanes.uncertain_index(other) if not _tree.block_size_name(other.text) else None
+    if uncertain is not None:
+        return WarpFix("", anchor, (), note=UNCERTAIN_NOTE.format(name=uncertain.decode("utf-8", "replace")))
+    if op in (b">>", b"<<"):
+        if other.type not in ("identifier", "field_expression", "parenthesized_expression", "call_expression",
+                              "subscript_expression"):
+            return None   # `a + b >> 5`: `/` binds tighter than `>>`, the fix would regroup it
+        start = view.end(other)
+        return WarpFix("PK201", anchor, (Edit(start, view.end(binary),
+                                              (b" / " if op == b">>" else b" * ") + b"warpSize", "warp"),))
+    if _constant_context(node):
+        return None
+    text = b"warpSize" if _tree.int_value(node) == 32 else b"(warpSize - 1)"
+    if op == b"&" and other.type in ("identifier", "field_expression", "parenthesized_expression"):
+        return WarpFix("PK201", anchor, (Edit(view.end(other), view.end(binary), b" % warpSize", "warp"),))
+    return WarpFix("PK201", anchor, (Edit(view.start(node), view.end(node), text, "warp"),))
+
+
+def _constant_context(node: Node) -> bool:
+    """An array size, a template argument or a constexpr: `warpSize` is not a constant in ROCm 7."""
+    declaration = _tree.enclosing(node, "declaration", "array_declarator", "template_argument_list")
+    if declaration is None:
+        return False
+    return declaration.type != "declaration" or b"constexpr" in _tree.declaration_type(declaration)
+
+
+def fix_constant(view: View, node: Node) -> WarpFix | None:
+    """`constexpr int kWarpSize = 32` (and const/enumerator forms) gets the per-target value."""
+    if not warp_constant_literal(node):
+        return None
+    return WarpFix("PK201", view.start(node), (Edit(view.start(node), view.end(node), CONSTANT, "warp"),), True)
+
+
+def fix_define(view: View, node: Node) -> WarpFix | None:
+    """`#define WARP_SIZE 32` gets the per-target value."""
+    value = warp_size_define(node)
+    if value is not None:
+        end = view.start(value) + len(value.text.split()[0])
+        return WarpFix("PK201", view.start(value), (Edit(view.start(value), end, CONSTANT, "warp"),), True)
+    return None
+
+
+def fix_last_lane(view: View, node: Node) -> WarpFix | None:
+    """`__shfl(x, 31)` reads the warp's last lane: `warpSize - 1`."""
+    if not last_lane_literal(node) or not _tree.in_device_code(node):
+        return None
+    return WarpFix("PK201", view.start(node), (Edit(view.start(node), view.end(node), b"warpSize - 1", "warp"),),
+                   note="lane 31 read as the last lane of the warp: warpSize - 1 (lane 63 on a 64-lane wavefront)")
+
+
+def fix_host_warps(view: View, node: Node) -> WarpFix | None:
+    """In host code: `block_size / 32` warps per block, with the per-target constant (warpSize
+    does not exist on the host)."""
+    match = warp_arithmetic(node)
+    if match is None or _tree.in_device_code(node) or _tree.int_value(node) != 32:
+        return None
+    binary, op, other = match
+    if op != b"/" or not _tree.block_size_name(other.text) or _tree.enclosing(node, "function_definition") is None:
+        return None
+    if _warplanes.in_dim3(node):
+        return None   # a block shape: _warplanes.block_shape() decides
+    return WarpFix("PK201", view.start(binary), (Edit(view.start(node), view.end(node), CONSTANT, "warp"),), True,
+                   note=f"`{view.text(binary).decode(errors='replace')}` warps per block: " + HOST_NOTE)

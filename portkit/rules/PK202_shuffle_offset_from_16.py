@@ -26,18 +26,24 @@ Effort:
 from tree_sitter import Node
 
 from ..context import ScanContext, View
+from ..edits import Edit
 from . import _tree
 from ._rule import define
+from ._warpfix_model import WarpFix, attached, newline_of
 
 RULE = define(__doc__, code="PK202", name="shuffle-offset-from-16", severity="high", category="warp")
 NODES = ("number_literal",)
 SHUFFLES = (b"__shfl_down", b"__shfl_xor", b"__shfl_up")
+_HALVING = (b"/= 2", b">>= 1", b"/=2", b">>=1")
 
 
 def check(ctx: ScanContext, view: View, node: Node) -> None:
+    """Each finding carries the node's fix where it has one (rules/_warpfix.py: `--fix warp`)."""
+    fixed_by = attached(ctx, view, node, RULE.code, view.start(node))
     if scan_loop_bound(node):
         ctx.flag(RULE, view.start(node), view.end(node),
-                 "shuffle scan loop runs to 32: it scans 32 lanes, an AMD wavefront has 64", subject="scan-to-32")
+                 "shuffle scan loop runs to 32: it scans 32 lanes, an AMD wavefront has 64", subject="scan-to-32",
+                 fixed_by=fixed_by)
         return
     if _tree.int_value(node) != 16:
         return
@@ -48,7 +54,7 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
         if starts_shuffle_loop(parent):
             ctx.flag(RULE, view.start(node), view.end(node),
                      "shuffle loop starts at offset 16: it reduces 32 lanes, an AMD wavefront has 64",
-                     subject="loop-from-16")
+                     subject="loop-from-16", fixed_by=fixed_by)
         return
     found = _tree.call_of_argument(node)
     if found is None:
@@ -58,7 +64,7 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
     if name.startswith(SHUFFLES) and index == (2 if name.endswith(b"_sync") else 1):
         ctx.flag(RULE, view.start(node), view.end(node),
                  f"{name.decode()} with offset 16 covers 32 lanes; an AMD wavefront has 64",
-                 subject=name.decode())
+                 subject=name.decode(), fixed_by=fixed_by)
 
 
 def starts_shuffle_loop(part: Node) -> bool:
@@ -113,3 +119,119 @@ def _shuffles_up_by(body: Node, name: bytes) -> bool:
 def _initializes(loop: Node, part: Node) -> bool:
     init = loop.child_by_field_name("initializer")
     return init is not None and init.start_byte <= part.start_byte < init.end_byte
+
+
+# --fix warp (rules/_warpfix.py calls these in its order; each returns the node's WarpFix or None)
+
+def fix_offset_16(view: View, node: Node) -> WarpFix | None:
+    """A halving shuffle loop from 16 starts at warpSize / 2; an unrolled 16, 8, ... sequence
+    gets a 32 step, taken only on 64-lane wavefronts."""
+    parent = _tree.up(node)
+    if parent is None:
+        return None
+    if parent.type in ("init_declarator", "assignment_expression"):
+        loop = _tree.enclosing(node, "for_statement", "compound_statement")
+        if not starts_shuffle_loop(parent) or not _halving(parent, loop):
+            return None
+        return WarpFix("PK202", view.start(node), (Edit(view.start(node), view.end(node), b"warpSize / 2", "warp"),))
+    found = _tree.call_of_argument(node)
+    if found is None or found[1] != _offset_index(_tree.callee_name(found[0])):
+        return None
+    return _unrolled_step(view, node, found[0])
+
+
+def _halving(part: Node, loop: Node | None) -> bool:
+    """The loop halves the offset (`offset /= 2`, `offset >>= 1`): it is a reduction from the top."""
+    if loop is None:
+        return False
+    if loop.type == "for_statement":
+        update = loop.child_by_field_name("update")
+        return update is not None and any(h in update.text for h in _HALVING)
+    holder = part.parent
+    after = holder.next_named_sibling if holder is not None else None
+    return after is not None and any(h in after.text for h in _HALVING)
+
+
+def _offset_index(name: bytes) -> int:
+    if not name.startswith(SHUFFLES) or name.startswith(b"__shfl_up"):
+        return -1   # a scan (shfl_up) ends at 16 rather than starting there
+    return 2 if name.endswith(b"_sync") else 1
+
+
+def _unrolled_step(view: View, literal: Node, call: Node) -> WarpFix | None:
+    statement = call.parent
+    while statement is not None and statement.type in ("assignment_expression", "binary_expression",
+                                                      "parenthesized_expression"):
+        statement = statement.parent
+    if statement is None or statement.type != "expression_statement":
+        return None
+    following, before = statement.next_named_sibling, statement.prev_named_sibling
+    if following is None or not _shuffles_with(following, 8):
+        return None   # a lone 16: not the start of a sequence
+    if before is not None and before.type == "if_statement" and _shuffles_with(before, 32):
+        return None   # fixed already
+    line_start = view.data.rfind(b"\n", 0, view.start(statement)) + 1
+    indent = view.data[line_start:view.start(statement)]
+    if indent.strip():
+        return None
+    wide = _step_text(view, statement, call, literal)
+    if wide is None:
+        return None
+    newline = newline_of(view.data)
+    text = b"if (warpSize > 32) " + wide + newline + indent
+    return WarpFix("PK202", view.start(literal), (Edit(view.start(statement), view.start(statement), text, "warp"),))
+
+
+def _shuffles_with(statement: Node, offset: int) -> bool:
+    stack = [statement]
+    while stack:
+        node = stack.pop()
+        if node.type == "call_expression":
+            index = _offset_index(_tree.callee_name(node))
+            args = node.child_by_field_name("arguments")
+            named = [a for a in args.named_children if a.type != "comment"] if args is not None else []
+            if 0 <= index < len(named) and _tree.int_value(_tree.unparen(named[index])) == offset:
+                return True
+        stack.extend(node.children)
+    return False
+
+
+def _step_text(view: View, statement: Node, call: Node, literal: Node) -> bytes | None:
+    """The statement with its shuffle as HIP writes it (no mask) at offset 32, or None when
+    anything else in it would need the converter too."""
+    name = _tree.callee_name(call)
+    args = [a for a in call.child_by_field_name("arguments").named_children if a.type != "comment"]
+    if name.endswith(b"_sync"):
+        name, args = name[:-len(b"_sync")], args[1:]
+    parts = [b"32" if a.id == _tree.unparen(literal).id or a.id == literal.id else _width(view, a, i)
+             for i, a in enumerate(args)]
+    head = view.data[view.start(statement):view.start(call)]
+    tail = view.data[view.end(call):view.end(statement)]
+    if any(w in head + tail + b"".join(parts) for w in (b"__", b"cuda", b"/*", b"//")):
+        return None
+    return head + name + b"(" + b", ".join(parts) + b")" + tail
+
+
+def _width(view: View, arg: Node, index: int) -> bytes:
+    if index == 2 and _tree.int_value(_tree.unparen(arg)) == 32:
+        return b"warpSize"
+    return view.text(arg)
+
+
+def fix_width_32(view: View, node: Node) -> WarpFix | None:
+    """`__shfl_xor_sync(m, v, o, 32)`: the width of the whole warp is warpSize (no finding of
+    this rule carries it)."""
+    found = _tree.call_of_argument(node)
+    if found is None:
+        return None
+    name = _tree.callee_name(found[0])
+    if not name.startswith((b"__shfl",)) or found[1] != (3 if name.endswith(b"_sync") else 2):
+        return None
+    return WarpFix("", view.start(node), (Edit(view.start(node), view.end(node), b"warpSize", "warp"),))
+
+
+def fix_scan_bound(view: View, node: Node) -> WarpFix | None:
+    """`for (d = 1; d < 32; d <<= 1) ... __shfl_up(x, d)` scans the whole wavefront."""
+    if not scan_loop_bound(node):
+        return None
+    return WarpFix("PK202", view.start(node), (Edit(view.start(node), view.end(node), b"warpSize", "warp"),))

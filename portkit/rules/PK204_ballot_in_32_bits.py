@@ -26,8 +26,10 @@ import re
 from tree_sitter import Node
 
 from ..context import ScanContext, View
-from . import _tree
+from ..edits import Edit
+from . import _tree, _warplanes
 from ._rule import define
+from ._warpfix_model import WarpFix, attached
 
 RULE = define(__doc__, code="PK204", name="ballot-in-32-bits", severity="high", category="warp")
 NAMES = (b"__ballot_sync", b"__ballot", b"__activemask")
@@ -35,6 +37,8 @@ NODES = ("number_literal",)
 _LANE = re.compile(rb"(?i)\blane|\bthreadIdx\.x\s*(?:%|&)")
 NARROW_BIT_OPS = (b"__popc", b"__ffs", b"__clz", b"__brev")
 _WIDE = (b"long long", b"uint64_t", b"int64_t", b"size_t", b"unsigned long", b"auto", b"lanemask")
+_NARROW = (b"unsigned", b"unsigned int", b"uint32_t", b"int", b"unsigned int const", b"const unsigned",
+           b"const unsigned int", b"const uint32_t")
 
 
 def check(ctx: ScanContext, view: View, node: Node) -> None:
@@ -84,4 +88,73 @@ def check_name(ctx: ScanContext, view: View, node: Node) -> None:
             var = _tree.declared_name(parent.child_by_field_name("declarator")).decode(errors="replace")
             ctx.flag(RULE, view.start(parent), view.end(parent),
                      f"{name} result stored in `{type_text.decode(errors='replace')} {var}`: "
-                     "32 bits, the AMD mask has 64", subject=f"{name}:{var}")
+                     "32 bits, the AMD mask has 64", subject=f"{name}:{var}",
+                     fixed_by=attached(ctx, view, parent, RULE.code, view.start(parent)))
+
+
+# --fix warp (rules/_warpfix.py): the fix of an init_declarator
+
+def fix_ballot_store(view: View, node: Node) -> WarpFix | None:
+    """`unsigned m = __ballot_sync(...)` keeps 64 bits, and the counts of `m` use the ll forms."""
+    if node.type != "init_declarator":
+        return None
+    value = node.child_by_field_name("value")
+    if value is None or not _tree.is_call_to(value, (b"__ballot_sync", b"__ballot", b"__activemask")):
+        return None
+    declaration = node.parent
+    if declaration is None or declaration.type != "declaration" or \
+            len([c for c in declaration.named_children if c.type == "init_declarator"]) != 1:
+        return None
+    kinds = [c for c in declaration.children if c.type in ("primitive_type", "sized_type_specifier", "type_identifier")]
+    if len(kinds) != 1 or kinds[0].text not in _NARROW + (b"unsigned int",):
+        return None
+    name = _tree.declared_name(node.child_by_field_name("declarator"))
+    scope = _tree.enclosing(node, "compound_statement")
+    if scope is None or not name:
+        return None
+    every_lane = _warplanes.all_lanes(view, node, name, kinds[0], scope)
+    if every_lane is not None:
+        return every_lane
+    edits = [Edit(view.start(kinds[0]), view.end(kinds[0]), b"unsigned long long", "warp")]
+    edits += _warplanes.wide_counts(view, scope, name) + _derived_masks(view, scope, name)
+    return WarpFix("PK204", view.start(node), tuple(sorted(edits)))
+
+
+def _derived_masks(view: View, scope: Node, name: bytes) -> list[Edit]:
+    """`unsigned below = votes & ((1u << lane) - 1)` after `votes` went 64-bit: 64 bits too, its
+    lane bit `1ull`, and its counts `__popcll`."""
+    edits: list[Edit] = []
+    stack = [scope]
+    while stack:
+        node = stack.pop()
+        stack.extend(node.children)
+        if node.type != "init_declarator" or (value := node.child_by_field_name("value")) is None:
+            continue
+        declaration = node.parent
+        kinds = [c for c in declaration.children if c.type in ("primitive_type", "sized_type_specifier")] \
+            if declaration is not None and declaration.type == "declaration" else []
+        if len(kinds) != 1 or kinds[0].text not in _NARROW or not _bitwise_of(value, name):
+            continue
+        edits.append(Edit(view.start(kinds[0]), view.end(kinds[0]), b"unsigned long long", "warp"))
+        edits += _wide_lane_bits(view, value)
+        derived = _tree.declared_name(node.child_by_field_name("declarator"))
+        edits += _warplanes.wide_counts(view, scope, derived) if derived else []
+    return edits
+
+
+def _bitwise_of(value: Node, name: bytes) -> bool:
+    value = _tree.unparen(value)
+    if value.type != "binary_expression" or _tree.operator(value) not in (b"&", b"|", b"^"):
+        return False
+    return any(_tree.unparen(side).type == "identifier" and _tree.unparen(side).text == name
+               for side in (value.child_by_field_name("left"), value.child_by_field_name("right")))
+
+
+def _wide_lane_bits(view: View, value: Node) -> list[Edit]:
+    edits, stack = [], [value]
+    while stack:
+        node = stack.pop()
+        if node.type == "number_literal" and lane_bit(node) is not None:
+            edits.append(Edit(view.start(node), view.end(node), b"1ull", "warp"))
+        stack.extend(node.children)
+    return edits

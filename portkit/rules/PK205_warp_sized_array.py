@@ -30,8 +30,10 @@ import re
 from tree_sitter import Node
 
 from ..context import ScanContext, View
+from ..edits import Edit
 from . import _tree
 from ._rule import define
+from ._warpfix_model import CONSTANT, LARGEST_WAVEFRONT, WarpFix, attached
 
 RULE = define(__doc__, code="PK205", name="warp-sized-array", severity="medium", category="warp")
 NODES = ("array_declarator",)
@@ -60,7 +62,7 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
         ctx.flag(RULE, view.start(node), view.end(node),
                  f"__shared__ {name.decode(errors='replace')}[{size.text.decode(errors='replace')}] is "
                  "indexed by lane or warp: sized for 32-lane warps, an AMD wavefront has 64 lanes",
-                 subject=name.decode(errors="replace"))
+                 subject=name.decode(errors="replace"), fixed_by=attached(ctx, view, node, RULE.code, view.start(node)))
 
 
 def warp_size_definition(data: bytes, name: bytes) -> re.Match | None:
@@ -76,3 +78,21 @@ def _warps_per_block(size: Node) -> bool:
     left, right = size.child_by_field_name("left"), size.child_by_field_name("right")
     return left is not None and right is not None and _tree.int_value(_tree.unparen(right)) == 32 \
         and _tree.block_size_name(left.text)
+
+
+def fix_shared_array(view: View, node: Node) -> WarpFix | None:
+    """--fix warp (rules/_warpfix.py): `__shared__ T s[32]` indexed by lane or warp is sized for
+    the largest wavefront."""
+    size = node.child_by_field_name("size")
+    declaration = _tree.enclosing(node, "declaration")
+    if size is None or declaration is None or b"__shared__" not in _tree.declaration_type(declaration):
+        return None
+    define = warp_size_definition(view.data, size.text.strip()) if _tree.warpish_name(size.text) else None
+    if define is not None:   # the #define's fix (PK201) resolves it: shown here, applied there
+        return WarpFix("PK205", view.start(node), (Edit(define.start(1), define.end(1), CONSTANT, "warp"),),
+                       suggest_only=True)
+    if size.text.strip() != b"32":
+        return None
+    return WarpFix("PK205", view.start(node), (Edit(view.start(size), view.end(size), LARGEST_WAVEFRONT, "warp"),),
+                   note="sized for the largest wavefront, 64 slots: twice the shared memory of the "
+                        "original")

@@ -212,3 +212,34 @@ def define_value(define: Node) -> tuple[bytes, Node | None]:
     while text.startswith(b"(") and text.endswith(b")"):
         text = text[1:-1].strip()
     return text, value
+
+
+def declarations(name: Node):
+    """Where the variable `name` may be declared, nearest scope first, as (node, kind): the earlier
+    declarations of its enclosing blocks and the enclosing for-loops' own ("local"), then its
+    function's parameters ("param") and, for a template, its template parameters ("template")."""
+    node = name
+    while node.parent is not None:
+        parent = node.parent
+        if parent.type == "compound_statement":
+            for sibling in parent.named_children:
+                if sibling.start_byte >= node.start_byte:
+                    break
+                if sibling.type == "declaration":
+                    yield sibling, "local"
+        elif parent.type == "for_statement" and node != parent.child_by_field_name("initializer"):
+            init = parent.child_by_field_name("initializer")   # for (int u = 0; ...): the loop's own variable
+            if init is not None and init.type == "declaration":
+                yield init, "local"
+        elif parent.type == "function_definition":
+            function = parent.child_by_field_name("declarator")
+            params = function.child_by_field_name("parameters") if function is not None else None
+            for param in params.named_children if params is not None else ():
+                yield param, "param"
+            template = parent.parent if parent.parent is not None and parent.parent.type == "template_declaration" else None
+            params = template.child_by_field_name("parameters") if template is not None else None
+            for param in params.named_children if params is not None else ():
+                if param.type == "parameter_declaration":
+                    yield param, "template"
+            return
+        node = parent

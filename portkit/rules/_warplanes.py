@@ -1,8 +1,9 @@
-"""`--fix warp`, second pass: lanes and masks (scan bounds, the last lane, lane bits, "every lane
-agrees" ballots) and the host side (warps per block, block shapes of one warp per layer).
+"""The warp family's shared fix helpers (rules/_warpfix.py): lanes and masks ("every lane agrees"
+ballots, counts of a widened mask), what makes an index certainly a thread, lane or warp index,
+and the host side's block shapes of one warp per layer.
 
-Each handler returns a WarpFix or None, like those of rewrite/warpfix.py; the notes say why a
-fix changes what the code computes, or which wavefront size it chose (PK008, docs/warp-fix.md).
+Each fix returns a WarpFix or None, like the rules' own fix functions; the notes say why a fix
+changes what the code computes (PK008, docs/warp-fix.md).
 """
 
 from __future__ import annotations
@@ -11,50 +12,14 @@ from tree_sitter import Node
 
 from ..context import View
 from ..edits import Edit
-from ..rules import _tree
-from ..rules.PK201_hardcoded_warp_size import last_lane_literal, warp_arithmetic
-from ..rules.PK202_shuffle_offset_from_16 import scan_loop_bound
-from ..rules.PK204_ballot_in_32_bits import lane_bit
-from . import strictness
-from .warpfix_model import CONSTANT, WarpFix
+from . import _tree
+from ._warpfix_model import WarpFix
 
 FULL_MASKS = (b"0xffffffff", b"0xffffffffu", b"0xFFFFFFFF", b"0xFFFFFFFFu", b"0xffffffffU", b"0xFFFFFFFFU")
 _WIDE_BIT_OPS = {b"__popc": b"__popcll", b"__ffs": b"__ffsll"}
-HOST_NOTE = ("host code: PORTKIT_WAVEFRONT_SIZE is 64 on the host pass (CDNA); a binary that also "
-             "targets wave32 GPUs must use the device's warp size (hipDeviceProp_t::warpSize)")
 
 
-def scan_bound(view: View, node: Node) -> WarpFix | None:
-    """PK202: `for (d = 1; d < 32; d <<= 1) ... __shfl_up(x, d)` scans the whole wavefront."""
-    if not scan_loop_bound(node):
-        return None
-    return WarpFix("PK202", view.start(node), (Edit(view.start(node), view.end(node), b"warpSize", "warp"),))
-
-
-def last_lane(view: View, node: Node) -> WarpFix | None:
-    """PK201: `__shfl(x, 31)` reads the warp's last lane: `warpSize - 1`."""
-    if not last_lane_literal(node) or not _tree.in_device_code(node):
-        return None
-    return WarpFix("PK201", view.start(node), (Edit(view.start(node), view.end(node), b"warpSize - 1", "warp"),),
-                   note="lane 31 read as the last lane of the warp: warpSize - 1 (lane 63 on a 64-lane wavefront)")
-
-
-def host_warps(view: View, node: Node) -> WarpFix | None:
-    """PK201 in host code: `block_size / 32` warps per block, with the per-target constant
-    (warpSize does not exist on the host)."""
-    match = warp_arithmetic(node)
-    if match is None or _tree.in_device_code(node) or _tree.int_value(node) != 32:
-        return None
-    binary, op, other = match
-    if op != b"/" or not _tree.block_size_name(other.text) or _tree.enclosing(node, "function_definition") is None:
-        return None
-    if _in_dim3(node):
-        return None   # a block shape: block_shape() decides
-    return WarpFix("PK201", view.start(binary), (Edit(view.start(node), view.end(node), CONSTANT, "warp"),), True,
-                   note=f"`{view.text(binary).decode(errors='replace')}` warps per block: " + HOST_NOTE)
-
-
-def _in_dim3(node: Node) -> bool:
+def in_dim3(node: Node) -> bool:
     declaration = _tree.enclosing(node, "declaration")
     return declaration is not None and _tree.declaration_type(declaration) == b"dim3"
 
@@ -146,46 +111,6 @@ def _inside(node: Node, outer: Node) -> bool:
     return outer.start_byte <= node.start_byte and node.end_byte <= outer.end_byte
 
 
-def derived_masks(view: View, scope: Node, name: bytes, narrow: tuple[bytes, ...]) -> list[Edit]:
-    """`unsigned below = votes & ((1u << lane) - 1)` after `votes` went 64-bit: 64 bits too, its
-    lane bit `1ull`, and its counts `__popcll`."""
-    edits: list[Edit] = []
-    stack = [scope]
-    while stack:
-        node = stack.pop()
-        stack.extend(node.children)
-        if node.type != "init_declarator" or (value := node.child_by_field_name("value")) is None:
-            continue
-        declaration = node.parent
-        kinds = [c for c in declaration.children if c.type in ("primitive_type", "sized_type_specifier")] \
-            if declaration is not None and declaration.type == "declaration" else []
-        if len(kinds) != 1 or kinds[0].text not in narrow or not _bitwise_of(value, name):
-            continue
-        edits.append(Edit(view.start(kinds[0]), view.end(kinds[0]), b"unsigned long long", "warp"))
-        edits += _wide_lane_bits(view, value)
-        derived = _tree.declared_name(node.child_by_field_name("declarator"))
-        edits += wide_counts(view, scope, derived) if derived else []
-    return edits
-
-
-def _bitwise_of(value: Node, name: bytes) -> bool:
-    value = _tree.unparen(value)
-    if value.type != "binary_expression" or _tree.operator(value) not in (b"&", b"|", b"^"):
-        return False
-    return any(_tree.unparen(side).type == "identifier" and _tree.unparen(side).text == name
-               for side in (value.child_by_field_name("left"), value.child_by_field_name("right")))
-
-
-def _wide_lane_bits(view: View, value: Node) -> list[Edit]:
-    edits, stack = [], [value]
-    while stack:
-        node = stack.pop()
-        if node.type == "number_literal" and lane_bit(node) is not None:
-            edits.append(Edit(view.start(node), view.end(node), b"1ull", "warp"))
-        stack.extend(node.children)
-    return edits
-
-
 def wide_counts(view: View, scope: Node, name: bytes) -> list[Edit]:
     """`__popc(m)` / `__ffs(m)` of a mask made 64-bit: `__popcll(m)` / `__ffsll(m)`."""
     edits, stack = [], [scope]
@@ -227,9 +152,9 @@ def uncertain_index(node: Node, depth: int = 0) -> bytes | None:
 
 
 def _initializer(name: Node) -> Node | None:
-    """The initialiser the nearest declaration of `name` gives it (strictness.declarations' search:
+    """The initialiser the nearest declaration of `name` gives it (_tree.declarations' search:
     enclosing blocks, loops, then parameters, which have none)."""
-    for declaration, _kind in strictness.declarations(name):
+    for declaration, _kind in _tree.declarations(name):
         for child in declaration.named_children:
             target = child.child_by_field_name("declarator") if child.type == "init_declarator" else child
             if target is not None and target.type == "identifier" and target.text == name.text:
