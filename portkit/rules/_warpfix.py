@@ -19,7 +19,7 @@ from dataclasses import replace
 from tree_sitter import Node
 
 from ..context import ScanContext, View
-from ..edits import Edit
+from ..edits import Edit, EditKind
 from ..findings import Finding
 from ..regions import PROTECTED
 from ..source import SourceFile
@@ -30,7 +30,6 @@ from . import PK205_warp_sized_array as pk205
 from . import _tree, _warplanes
 from .PK008_warp_fix_choice import RULE as WARP_FIX_CHOICE
 from ._warpfix_model import CONSTANT, WarpFix, newline_of, node_key
-from ..edits import EditKind
 
 # Device passes know their wavefront size; the host pass does not (it assumes CDNA's 64).
 HELPER = (b"#ifndef PORTKIT_WAVEFRONT_SIZE",
