@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
-from . import ecosystem, effort, optional, rules, suppress, workitems
+from . import ecosystem, effort, rules, suppress, workitems
 from .errors import PortkitError
 from .files import Entry, Skipped, read
 from .findings import SEVERITIES
@@ -87,7 +87,7 @@ def audit_paths(paths: list[Path], opts: AuditOptions,
     if opts.fail_on is not None and opts.fail_on not in SEVERITIES:
         raise PortkitError(f"--fail-on must be one of {', '.join(SEVERITIES)}")
     enabled = rules.selected(list(opts.select), list(opts.ignore))
-    project = pipeline.prepare([Path(p) for p in paths], opts.scan, opts.config)
+    project = pipeline.prepare([Path(p) for p in paths], opts.scan, opts.config, optional=True)
     entries = project.scanned
     result = AuditResult(root=project.root, options=opts, skipped=project.skipped, facts=project.facts)
     progress = progress_factory(len(entries)) if progress_factory else None
@@ -101,9 +101,8 @@ def audit_paths(paths: list[Path], opts: AuditOptions,
         from .deep.refine import refine
         refine({s.rel: s for s in result.scans}, result.deep, project.root, enabled, job.hours)
     metrics = [(s.rel, s.metrics) for s in result.scans]
-    found = optional.learn(_contents(entries), opts.scan.defines)
     result.estimate = workitems.estimate(metrics, result.findings, ecosystem.default(), effort.default_model(),
-                                         opts.team_size, opts.focus_hours, found)
+                                         opts.team_size, opts.focus_hours, project.optional)
     return result
 
 
@@ -113,14 +112,3 @@ def audit_job(scan: Options, enabled: frozenset[str], facts: ProjectFacts) -> Sc
     if not scan.audit:
         scan = replace(scan, audit=True, launch_syntax="cuda", builtins="cuda")
     return ScanJob(replace(scan, finding_cap=scan.finding_cap or CAP_PER_CODE), enabled, facts)
-
-
-def _contents(entries: list[Entry]) -> list[tuple[str, str, bytes]]:
-    """(path, kind, bytes) of the sources and CMake files: what optional.py reads its defaults from."""
-    out = []
-    for entry in entries:
-        if entry.kind in ("source", "cmake"):
-            data, skipped = read(entry)
-            if data is not None and skipped is None:
-                out.append((entry.rel, entry.kind, data))
-    return out

@@ -13,11 +13,16 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from .. import includes, platform_facts, polyfills
 from ..config import Config
 from ..context import Options
-from ..files import Entry, Skipped, discover
+from ..files import Entry, Skipped, discover, read
 from .facts import ProjectFacts
+
+if TYPE_CHECKING:
+    from ..optional import OptionalCode
 
 
 @dataclass
@@ -29,6 +34,9 @@ class Project:
     skipped: list[Skipped]
     facts: ProjectFacts
     excluded: int = 0         # files the configuration's `exclude` leaves as they are
+    # the code the default build leaves out (optional.py): what the estimate keeps out of its
+    # headline; learned for the commands that ask for it (prepare(..., optional=True))
+    optional: "OptionalCode | None" = None
 
     @property
     def scanned(self) -> list[Entry]:
@@ -37,8 +45,9 @@ class Project:
 
 
 def prepare(paths: list[Path], options: Options, config: Config = Config(),
-            rename: tuple[tuple[str, str], ...] | None = None) -> Project:
-    """The project under `paths`: its file set and the facts learned from it."""
+            rename: tuple[tuple[str, str], ...] | None = None, optional: bool = False) -> Project:
+    """The project under `paths`: its file set and the facts learned from it (with `optional`, also
+    the code its default build leaves out)."""
     root, entries, skipped = discover([Path(p) for p in paths])
     entries, left = _split_excluded(entries, config)
     entries, skipped = includes.follow(entries, skipped)
@@ -50,9 +59,13 @@ def prepare(paths: list[Path], options: Options, config: Config = Config(),
         renamed, clashes = plan(entries, rename)
         skipped += clashes
         facts = replace(facts, rename=renamed)
+    left_out = None
+    if optional:
+        from .. import optional as optional_code
+        left_out = optional_code.learn(_contents(entries), options.defines)
     if left:   # mirrored byte for byte by convert, read by nothing else
         entries = sorted(entries + left, key=lambda e: e.rel)
-    return Project(root, entries, skipped, facts, excluded=len(left))
+    return Project(root, entries, skipped, facts, excluded=len(left), optional=left_out)
 
 
 def learn(entries: list[Entry], options: Options, config: Config = Config()) -> ProjectFacts:
@@ -79,6 +92,17 @@ def with_clang_lines(project: Project, deep) -> None:
     skipped_lines = tuple((rel, tuple((a, b) for a, b in deep.inactive.get(rel, ())))
                           for rel in sorted(deep.parsed))
     project.facts = replace(project.facts, clang_inactive=skipped_lines)
+
+
+def _contents(entries: list[Entry]) -> list[tuple[str, str, bytes]]:
+    """(path, kind, bytes) of the sources and CMake files: what optional.py reads its defaults from."""
+    out = []
+    for entry in entries:
+        if entry.kind in ("source", "cmake"):
+            data, skipped = read(entry)
+            if data is not None and skipped is None:
+                out.append((entry.rel, entry.kind, data))
+    return out
 
 
 def _split_excluded(entries: list[Entry], config: Config) -> tuple[list[Entry], list[Entry]]:
