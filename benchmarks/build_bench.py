@@ -29,7 +29,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 from portkit import api  # noqa: E402
-from portkit.files import kind_of  # noqa: E402
+from portkit.core.files import kind_of  # noqa: E402
 
 TOOLCHAIN = REPO / "tools" / "debian-rocm.cmake"
 DEBIAN_HIP_LANG = Path("/usr/lib/x86_64-linux-gnu/cmake/hip-lang")

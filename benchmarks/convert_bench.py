@@ -201,7 +201,7 @@ def generate(dest: Path, lines_wanted: int, seed: int = 7, dense: bool = False) 
 
 
 def count_lines(root: Path) -> int:
-    from portkit.files import SOURCE_SUFFIXES
+    from portkit.core.files import SOURCE_SUFFIXES
     return sum(p.read_bytes().count(b"\n") for p in root.rglob("*")
                if p.is_file() and p.suffix.lower() in SOURCE_SUFFIXES)
 
@@ -211,7 +211,7 @@ def run_portkit(argv: list[str]) -> dict:
     and peak RSS of it and its workers."""
     script = (
         "import resource, sys, time\n"
-        "from portkit.cli import main\n"
+        "from portkit.cli.app import main\n"
         "t = time.perf_counter()\n"
         f"code = main({argv!r})\n"
         "el = time.perf_counter() - t\n"

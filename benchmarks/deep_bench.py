@@ -16,11 +16,11 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from portkit.audit import AuditOptions, audit_paths
+from portkit.commands.audit import AuditOptions, audit_paths
 from portkit.deep import toolchain
 from portkit.deep.engine import DeepOptions
-from portkit.mappings import default_db, parse_version
-from portkit.scan import Options
+from portkit.tables.mappings import default_db, parse_version
+from portkit.scan.walk import Options
 
 
 def run(tree: Path, rocm: str, jobs: int, deep: DeepOptions | None):

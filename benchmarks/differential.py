@@ -106,7 +106,7 @@ def stage(files: list[tuple[str, str, Path]], work: Path) -> list[str]:
 
 def run_tools(work: Path, names: list[str], hipify: Path, variant: str) -> None:
     from portkit import scan_options
-    from portkit.convert import ConvertOptions, convert_paths
+    from portkit.commands.convert import ConvertOptions, convert_paths
     pk_args, perl_args = VARIANTS[variant]
     pk_out, perl_out = work / f"portkit-{variant}", work / f"perl-{variant}"
     shutil.rmtree(pk_out, ignore_errors=True)

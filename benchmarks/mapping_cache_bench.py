@@ -32,7 +32,8 @@ def best(fn, repeat: int) -> float:
 
 
 def in_process(repeat: int) -> dict:
-    from portkit import datacache, mappings
+    from portkit.core import datacache
+    from portkit.tables import mappings
     directory = mappings.tables_dir()
     with tempfile.TemporaryDirectory(prefix="portkit-cache-bench-") as tmp:
         os.environ["PORTKIT_CACHE_DIR"] = tmp

@@ -48,11 +48,12 @@ def _best(args: list[str], repeat: int) -> tuple[float, subprocess.CompletedProc
 def model_cpu(tree: Path, repeat: int) -> float:
     """CPU seconds of the platform model alone, in this process: the tree pass and every file's
     region map as the scan builds it (best of `repeat`), to set against the whole convert's."""
-    from portkit import platform_facts, scan
-    from portkit.context import Options
-    from portkit.files import discover
-    from portkit.project.facts import ProjectFacts
-    from portkit.source import SourceFile
+    from portkit.platform import facts as platform_facts
+    from portkit.scan import walk as scan
+    from portkit.engine.context import Options
+    from portkit.core.files import discover
+    from portkit.engine.facts import ProjectFacts
+    from portkit.core.source import SourceFile
     _, entries, _ = discover([tree])
     sources = [SourceFile.from_bytes(e.rel, e.path.read_bytes()) for e in entries if e.kind == "source"]
     best = float("inf")

@@ -29,7 +29,7 @@ def main() -> None:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
-    from portkit.cli import main as portkit
+    from portkit.cli.app import main as portkit
 
     with tempfile.TemporaryDirectory(prefix="portkit-report-bench-") as tmp:
         corpus, lines = Path(tmp) / "corpus", 300_000

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from portkit.api import convert_paths
 from portkit.report.verify import document
-from portkit.verify import VerifyOptions, verify_tree
+from portkit.commands.verify import VerifyOptions, verify_tree
 
 
 def main() -> int:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from portkit.api import convert_paths
 from portkit.report.verify import configuration_lines, summary
-from portkit.verify import VerifyOptions, verify_tree
+from portkit.commands.verify import VerifyOptions, verify_tree
 
 UNIT_SUFFIXES = (".cu", ".hip")
 

@@ -101,7 +101,7 @@ def headers(mirrors: Path, rocm: str, into: Path) -> Path:
 
 
 def warp_findings(tree: Path, rocm: str) -> collections.Counter:
-    from portkit.cli import main
+    from portkit.cli.app import main
     out = tree.parent / f"{tree.name}.audit.json"
     main(["audit", str(tree), "--rocm", rocm, "--format", "json", "-o", str(out), "-q"])
     doc = json.loads(out.read_text())
@@ -165,7 +165,7 @@ def main() -> int:
     work = args.work or Path(tempfile.mkdtemp(prefix="warp-llmc-"))
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    from portkit.cli import main as portkit
+    from portkit.cli.app import main as portkit
     before = warp_findings(args.llmc, args.rocm)
     converted = work / "llm.c"
     assert portkit(["convert", str(args.llmc), "-o", str(converted), "--fix", "warp", "--rocm", args.rocm, "-q"]) in (0, 1)

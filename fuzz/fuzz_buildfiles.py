@@ -17,10 +17,10 @@ import sys
 import atheris
 
 with atheris.instrument_imports(include=["portkit"]):
-    from portkit.context import Options
-    from portkit.edits import apply_edits, normalize
-    from portkit.source import SourceFile
-    from portkit.textscan import scan_text
+    from portkit.engine.context import Options
+    from portkit.core.edits import apply_edits, normalize
+    from portkit.core.source import SourceFile
+    from portkit.scan.text import scan_text
 
 KINDS = [("cmake", "CMakeLists.txt"), ("make", "Makefile"), ("python", "setup.py"), ("shell", "run.sh"),
          ("requirements", "requirements.txt"), ("pyproject", "pyproject.toml"), ("conda", "environment.yml")]

@@ -17,9 +17,9 @@ import sys
 import atheris
 
 with atheris.instrument_imports(include=["portkit"]):
-    from portkit.edits import apply_edits
-    from portkit.scan import Options, scan_source
-    from portkit.source import SourceFile
+    from portkit.core.edits import apply_edits
+    from portkit.scan.walk import Options, scan_source
+    from portkit.core.source import SourceFile
 
 CONVERT = Options(launch_syntax="hip", builtins="hip")
 AUDIT = Options(audit=True)

@@ -9,7 +9,7 @@ The public API:
 
 from __future__ import annotations
 
-from .version import __version__
+from .core.version import __version__
 
 __all__ = ["convert_text", "convert_paths", "audit_paths", "Converted", "ConvertResult", "Edit", "Finding",
            "Metrics", "PortkitError", "__version__"]

@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .convert import ConvertOptions, ConvertResult, convert_bytes
-from .convert import convert_paths as _convert_paths
-from .edits import Edit
-from .errors import PortkitError
-from .findings import Finding
-from .context import Metrics
+from .commands.convert import ConvertOptions, ConvertResult, convert_bytes
+from .commands.convert import convert_paths as _convert_paths
+from .core.edits import Edit
+from .core.errors import PortkitError
+from .core.findings import Finding
+from .engine.context import Metrics
 
 __all__ = ["convert_text", "convert_paths", "audit_paths", "scan_options", "Converted", "ConvertResult",
            "Edit", "Finding", "Metrics", "PortkitError"]
@@ -39,7 +39,7 @@ def convert_text(source: str | bytes, *, filename: str = "input.cu", launch_synt
     """Convert one CUDA source, or one build file (named CMakeLists.txt, Makefile, setup.py ...),
     held in memory. `str` input is encoded as UTF-8."""
     from .buildfiles import FORMATS
-    from .files import kind_of
+    from .core.files import kind_of
     data = source.encode("utf-8") if isinstance(source, str) else bytes(source)
     options = scan_options(launch_syntax, rocm, prefer_roc, offload_arch, builtins=builtins)
     kind = kind_of(filename.rsplit("/", 1)[-1])
@@ -59,7 +59,7 @@ def convert_paths(paths: list[str | Path], *, output: str | Path | None = None, 
     files in place too)."""
     from dataclasses import replace
 
-    from .rename import parse_map
+    from .project.rename import parse_map
     scan = replace(scan_options(launch_syntax, rocm, prefer_roc, offload_arch, build_files, builtins),
                    polyfills=polyfills, fix_warp=fix_warp)
     opts = ConvertOptions(output=Path(output) if output is not None else None, in_place=in_place,
@@ -74,8 +74,8 @@ def audit_paths(paths: list[str | Path], *, rocm: str | None = None, select: tup
                 jobs: int = 1, polyfills: bool = True) -> dict:
     """Audit files and trees as `portkit audit` does; the result is the JSON document. `polyfills`:
     False for --no-polyfills."""
-    from .audit import AuditOptions
-    from .audit import audit_paths as _audit_paths
+    from .commands.audit import AuditOptions
+    from .commands.audit import audit_paths as _audit_paths
     from .report.model import audit_document
 
     scan = scan_options(rocm=rocm, audit=True, polyfills=polyfills)

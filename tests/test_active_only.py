@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
-from portkit import regions
-from portkit.cli import main
-from portkit.context import Options
-from portkit.project.facts import ProjectFacts
-from portkit.scan import scan_source
-from portkit.source import SourceFile
+from portkit.platform import regions
+from portkit.cli.app import main
+from portkit.engine.context import Options
+from portkit.engine.facts import ProjectFacts
+from portkit.scan.walk import scan_source
+from portkit.core.source import SourceFile
 
 CASE = REPO / "fixtures" / "convert" / "active_only_config"
 CONFIG = ["--active-only", "-D", "USE_PINNED", "-U", "LEGACY_SYNC"]
@@ -30,7 +30,7 @@ def _hip(data: bytes, *names: bytes) -> bytes:
 
 
 def _convert(data: bytes, clang_inactive=(), **options) -> bytes:
-    from portkit.edits import apply_edits
+    from portkit.core.edits import apply_edits
     scan = scan_source(SourceFile.from_bytes("a.cu", data), Options(**options),
                        facts=ProjectFacts(clang_inactive=clang_inactive))
     return apply_edits(data, scan.edits)

@@ -7,6 +7,7 @@ alike, plus the rule registry's importlib list), so a cycle hidden inside a func
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from portkit.rules import MODULES as RULE_MODULES
 
 PACKAGE = Path(__file__).resolve().parent.parent / "portkit"
 MAX_LINES = 400
+MAX_FUNCTION = 60
 
 
 def _module_names() -> dict[str, Path]:
@@ -90,37 +92,114 @@ def test_the_cycle_finder_finds_cycles():
     assert find_cycle({"a": {"b"}, "b": set()}) is None
 
 
-@pytest.mark.parametrize("lower, upper", [
-    ("portkit.context", "portkit.scan"),
-    ("portkit.context", "portkit.rewrite.identifiers"),
-    ("portkit.results", "portkit.convert"),
-    ("portkit.results", "portkit.audit"),
-    ("portkit.units", "portkit.verify"),
-])
-def test_layers_import_downwards_only(lower, upper):
-    """The lower module never reaches the upper one, directly or through others."""
-    graph = import_graph()
-    seen, todo = set(), [lower]
-    while todo:
-        node = todo.pop()
-        if node in seen:
-            continue
-        seen.add(node)
-        todo.extend(graph[node])
-    assert upper not in seen
+def _layers() -> dict[str, int]:
+    """{package: layer} from the layer table of docs/architecture.md (the top-level modules are `api`)."""
+    text = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    table = text.split("## Layers", 1)[1].split("\n## ", 1)[0]
+    layers = {}
+    for row in table.splitlines():
+        cells = [c.strip() for c in row.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[0].isdigit():
+            for name in re.findall(r"`(\w+)`", cells[1]):
+                layers[name] = int(cells[0])
+    return layers
+
+
+def _package(module: str) -> str:
+    parts = module.split(".")
+    is_package = _module_names()[module].name == "__init__.py"
+    return parts[1] if len(parts) > 2 or (len(parts) == 2 and is_package) else "api"
+
+
+def runtime_graph() -> dict[str, set[str]]:
+    """The import graph without the imports under `if TYPE_CHECKING:` (types only, never run)."""
+    modules = _module_names()
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        typing_only = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
+                       and "TYPE_CHECKING" in ast.dump(node.test) for n in ast.walk(node)}
+        deps: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and id(node) not in typing_only:
+                target = _target(name, path.name == "__init__.py", node)
+                if target is not None:
+                    for alias in node.names:
+                        sub = f"{target}.{alias.name}"
+                        deps.add(sub if sub in modules else target)
+        graph[name] = {d for d in deps if d in modules and d != name}
+    return graph
+
+
+def test_the_layer_table_names_every_package():
+    packages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists() and not p.name.startswith("_")}
+    assert set(_layers()) == packages | {"api"}
+
+
+def test_layers_import_downwards_only():
+    """A module imports from its own package or from a lower layer of docs/architecture.md."""
+    layers = _layers()
+    upward = sorted(f"{module} -> {dep}" for module, deps in runtime_graph().items() for dep in deps
+                    if layers[_package(dep)] > layers[_package(module)]
+                    or (layers[_package(dep)] == layers[_package(module)] and _package(dep) != _package(module)))
+    assert upward == []
+
+
+def test_the_layer_check_sees_an_upward_import():
+    layers = _layers()
+    assert layers["core"] < layers["engine"] < layers["rules"] < layers["scan"] < layers["commands"] < layers["cli"]
 
 
 def test_reports_read_the_result_model_not_the_commands():
     graph = import_graph()
-    commands = {"portkit.convert", "portkit.audit", "portkit.verify", "portkit.check", "portkit.api"}
     for module, deps in graph.items():
         if module.startswith("portkit.report."):
-            assert not deps & commands, f"{module} imports {sorted(deps & commands)}"
+            commands = {d for d in deps if d.startswith("portkit.commands.") and d != "portkit.commands.results"}
+            assert not commands, f"{module} imports {sorted(commands)}"
 
 
 def test_version_module_imports_nothing():
-    tree = ast.parse((PACKAGE / "version.py").read_text(encoding="utf-8"))
+    tree = ast.parse((PACKAGE / "core" / "version.py").read_text(encoding="utf-8"))
     assert not [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))]
+
+
+def test_at_most_ten_modules_sit_directly_in_the_package():
+    assert sorted(p.name for p in PACKAGE.glob("*.py")) == ["__init__.py", "__main__.py", "api.py"]
+
+
+def test_nothing_outside_rules_imports_a_rule_module():
+    rule_modules = {f"portkit.rules.{m}" for m in RULE_MODULES}
+    found = sorted(f"{module} -> {dep}" for module, deps in import_graph().items()
+                   if not module.startswith("portkit.rules") for dep in deps & rule_modules)
+    assert found == []
+
+
+def test_rule_codes_are_literals_only_in_the_rules_and_their_registry():
+    """Elsewhere a rule is named by its constant (rules/codes.py: Code.CUDA_VISIBLE_DEVICES)."""
+    found = []
+    for path in PACKAGE.rglob("*.py"):
+        if path.parent.name == "rules":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and re.fullmatch(r"PK\d{3}", node.value):
+                found.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno}: {node.value}")
+    assert found == []
+
+
+def test_the_code_registry_names_every_rule_once():
+    from portkit import rules
+    from portkit.rules.codes import Code
+    assert Code.ALL == tuple(r.code for r in rules.all_rules())
+    for name, code in vars(Code).items():
+        if name.isupper() and name != "ALL":
+            assert rules.get(code).name.upper().replace("-", "_") == name
+
+
+def test_no_function_over_60_lines():
+    long = sorted(f"{p.relative_to(PACKAGE.parent)}:{n.lineno} {n.name} ({n.end_lineno - n.lineno + 1})"
+                  for p in PACKAGE.rglob("*.py") for n in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+                  if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.end_lineno - n.lineno + 1 > MAX_FUNCTION)
+    assert long == []
 
 
 def test_no_module_over_400_lines():

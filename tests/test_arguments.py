@@ -9,11 +9,11 @@ import pytest
 
 from portkit import convert_text
 from portkit.api import scan_options
-from portkit.edits import apply_edits
-from portkit.errors import MappingError
-from portkit.mappings import load_tables
-from portkit.scan import scan_source
-from portkit.source import SourceFile
+from portkit.core.edits import apply_edits
+from portkit.core.errors import MappingError
+from portkit.tables.mappings import load_tables
+from portkit.scan.walk import scan_source
+from portkit.core.source import SourceFile
 
 HEAD = b"#include <cuda_runtime.h>\n"
 HIP_HEAD = b"#include <hip/hip_runtime.h>\n"

@@ -12,12 +12,12 @@ import jsonschema
 import pytest
 
 from conftest import REPO
-from portkit.audit import AuditOptions, audit_paths
-from portkit.cli import main
-from portkit.convert import ConvertOptions, convert_paths
-from portkit.effort import default_model
+from portkit.commands.audit import AuditOptions, audit_paths
+from portkit.cli.app import main
+from portkit.commands.convert import ConvertOptions, convert_paths
+from portkit.estimate.effort import default_model
 from portkit.report.model import audit_document
-from portkit.scan import Options
+from portkit.scan.walk import Options
 
 AUDIT = REPO / "fixtures" / "audit"
 ARCHETYPES = AUDIT / "archetypes"
@@ -232,7 +232,7 @@ def test_output_does_not_depend_on_jobs(monkeypatch):
 
 
 def test_ecosystem_table_is_sorted_and_sourced():
-    from portkit import ecosystem
+    from portkit.tables import ecosystem
     eco = ecosystem.load(REPO / "mappings" / "ecosystem.toml")
     assert [lib.id for lib in eco.libraries] == sorted(lib.id for lib in eco.libraries)
     assert [p.name for p in eco.packages] == sorted(p.name for p in eco.packages)

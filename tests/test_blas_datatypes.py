@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 import portkit
-from portkit.errors import MappingError
-from portkit.mappings import load_tables
+from portkit.core.errors import MappingError
+from portkit.tables.mappings import load_tables
 
 GEMM = ("#include <cublas_v2.h>\n"
         "#include <cusparse.h>\n"

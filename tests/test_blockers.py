@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
-from portkit import ecosystem, rewrites
-from portkit.audit import AuditOptions, audit_paths
-from portkit.errors import PortkitError
+from portkit.tables import ecosystem, blockers as rewrites
+from portkit.commands.audit import AuditOptions, audit_paths
+from portkit.core.errors import PortkitError
 from portkit.report import html, text
 from portkit.report.model import audit_document, conversion_headline
-from portkit.scan import Options
+from portkit.scan.walk import Options
 
 AUDIT = REPO / "fixtures" / "audit"
 CATALOGUE = REPO / "mappings" / "rewrites.toml"

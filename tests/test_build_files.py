@@ -21,7 +21,7 @@ from portkit.buildfiles import cmake_lexer
 from portkit.buildfiles import make as make_migrator
 from portkit.buildfiles.nvcc import Word, translate
 from portkit.buildfiles.table import default_table
-from portkit.cli import main
+from portkit.cli.app import main
 
 from conftest import CUDA_LIB_INCLUDE, NVCC, REPO, require_dir, require_rocm_libraries, require_tool
 

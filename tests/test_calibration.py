@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from portkit import calibration, effort
+from portkit.estimate import calibration, effort
 
 HERE = Path(__file__).resolve().parents[1] / "benchmarks" / "calibration"
 TABLE = tomllib.loads((HERE / "projects.toml").read_text(encoding="utf-8"))

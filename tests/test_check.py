@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, require_tool
-from portkit.cli import main
+from portkit.cli.app import main
 
 LEGACY = (REPO / "fixtures" / "audit" / "archetypes" / "pytorch_cuda_ext" / "csrc" / "reduce.cu").read_text()
 NEW_HAZARD = "\n__global__ void tag(int* out) { out[threadIdx.x % 32] = 1; }\n"

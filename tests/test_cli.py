@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from portkit.cli import main
+from portkit.cli.app import main
 
 CUDA = b"""#include <cuda_runtime.h>
 __global__ void scale(float* x, float a) { x[threadIdx.x] *= a; }
@@ -130,14 +130,14 @@ def test_binary_file_is_skipped_with_a_note(tree: Path, tmp_path: Path, capsys):
 
 
 def test_unreadable_file_is_reported_and_the_run_continues(tree: Path, tmp_path: Path, capsys, monkeypatch):
-    import portkit.files
-    real = portkit.files.read_regular
+    import portkit.core.files
+    real = portkit.core.files.read_regular
 
     def read_regular(path, follow=False):
         if path.name == "b.cpp":
             raise PermissionError(13, "Permission denied")
         return real(path, follow)
-    monkeypatch.setattr(portkit.files, "read_regular", read_regular)
+    monkeypatch.setattr(portkit.core.files, "read_regular", read_regular)
     assert main(["convert", str(tree), "-o", str(tmp_path / "out")]) == 2
     assert (tmp_path / "out" / "a.cu").read_bytes() == HIP
     assert "error: b.cpp: cannot read: Permission denied" in capsys.readouterr().out

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from portkit.cli import main
-from portkit.mappings import default_db
+from portkit.cli.app import main
+from portkit.tables.mappings import default_db
 
 from cases import Case, all_cases
 

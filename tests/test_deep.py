@@ -18,13 +18,13 @@ import jsonschema
 import pytest
 
 from conftest import NVCC, REPO, require_tool
-from portkit.audit import AuditOptions, audit_paths
-from portkit.cli import main
+from portkit.commands.audit import AuditOptions, audit_paths
+from portkit.cli.app import main
 from portkit.deep import engine, toolchain
 from portkit.deep.engine import DeepOptions
-from portkit.errors import PortkitError
-from portkit.mappings import parse_version
-from portkit.scan import Options
+from portkit.core.errors import PortkitError
+from portkit.tables.mappings import parse_version
+from portkit.scan.walk import Options
 
 DEEP = REPO / "fixtures" / "deep"
 PROJECT = DEEP / "project"
@@ -133,7 +133,7 @@ def test_device_functions_declared_through_macros_are_device_code(deep_default):
 
 def test_macro_facts_name_the_macro_and_its_definition(tc):
     root = PROJECT.resolve()
-    from portkit.files import discover
+    from portkit.core.files import discover
     _, entries, _ = discover([root])
     result = engine.collect(root, entries, DeepOptions(toolchain=tc))
     uses = sorted((f["line"], f["macro"], f["name"], f["defined_in"], f["def_line"])

@@ -2,7 +2,7 @@
 
 import pytest
 
-from portkit.edits import Edit, EditKind, OverlappingEdits, apply_edits, normalize
+from portkit.core.edits import Edit, EditKind, OverlappingEdits, apply_edits, normalize
 
 
 def test_apply_replaces_only_the_ranges():
@@ -65,9 +65,9 @@ def test_a_launch_the_cast_wraps_is_kept():
 def test_every_edit_the_converter_makes_on_the_fixtures_has_a_kind_from_edit_kind(monkeypatch, tmp_path):
     """Code branches on Edit.kind (compat, polyfills, ordering): each edit names one of EditKind's."""
     from cases import all_cases
-    from portkit import edits
-    from portkit.cli import main
-    from portkit.edits import KINDS
+    from portkit.core import edits
+    from portkit.cli.app import main
+    from portkit.core.edits import KINDS
 
     seen: list[Edit] = []
     real = edits.normalize
@@ -84,7 +84,7 @@ def test_every_edit_the_converter_makes_on_the_fixtures_has_a_kind_from_edit_kin
 
 
 def test_edit_kinds_are_named_once_and_distinct():
-    from portkit.edits import KINDS
+    from portkit.core.edits import KINDS
     names = [k for k in vars(EditKind) if k.isupper()]
     assert len(KINDS) == len(names)
     assert Edit(0, 0, b"").kind == EditKind.OTHER

@@ -6,11 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import REPO
-from portkit import optional
-from portkit.audit import AuditOptions, audit_paths
-from portkit.cli import main
+from portkit.project import optional
+from portkit.commands.audit import AuditOptions, audit_paths
+from portkit.cli.app import main
 from portkit.report.model import audit_document, conversion_headline
-from portkit.scan import Options
+from portkit.scan.walk import Options
 
 SAMPLE = REPO / "fixtures" / "sample_project"
 
@@ -116,7 +116,7 @@ def test_explain_estimate_prints_every_item_and_the_total(capsys):
 
 def _finding(code: str, subject: str = "", path: str = "CMakeLists.txt") -> "Finding":
     from portkit import rules
-    from portkit.findings import Finding
+    from portkit.core.findings import Finding
     rule = rules.get(code)
     return Finding(code, rule.name, rule.severity, rule.category, path, 1, 1, 1, 2, "m", subject=subject)
 
@@ -125,7 +125,8 @@ def test_the_estimate_classifies_findings_by_rule_metadata_not_by_code(monkeypat
     """A rule's declared fields (rules/_rule.py) drive the estimate: flip one and its findings move."""
     from dataclasses import replace
 
-    from portkit import rules, workitems
+    from portkit import rules
+    from portkit.estimate import workitems
 
     env = _finding("PK507")   # cuda-visible-devices: a build-group code that is no build file
     assert "build-files" not in workitems.signals([], [env])

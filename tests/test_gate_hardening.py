@@ -17,9 +17,9 @@ import pytest
 
 from conftest import isolated_git
 from portkit.api import convert_paths
-from portkit.audit import audit_paths
-from portkit.cli import main
-from portkit.results import AuditOptions
+from portkit.commands.audit import audit_paths
+from portkit.cli.app import main
+from portkit.commands.results import AuditOptions
 
 HAZARD = "__global__ void tag(int* out) { out[threadIdx.x % 32] = 1; }\n"
 COLUMN = HAZARD.index("threadIdx") + 1
@@ -176,8 +176,8 @@ def test_old_standalone_suppression_does_not_cover_a_line_added_under_it(repo: P
 
 
 def test_a_file_that_cannot_be_checked_in_time_blocks(repo: Path, tmp_path: Path, capsys, monkeypatch):
-    from portkit import check
-    from portkit.workers import FileTimeout
+    from portkit.commands import check
+    from portkit.commands.workers import FileTimeout
 
     def too_slow(*args):
         raise FileTimeout("took longer than 60 s")

@@ -1,16 +1,16 @@
-"""CUDA version and architecture guards: rule PK103 (portkit/ppguards.py) and convert
+"""CUDA version and architecture guards: rule PK103 (portkit/platform/ppguards.py) and convert
 --rewrite-guards (portkit/rewrite/guards.py). The rule's fixture cases are in
 fixtures/rules/PK103 (test_rules.py), the golden conversion in fixtures/convert/version_guards
 (test_convert_fixtures.py, test_compile_fixtures.py); here the exact findings, edits and messages."""
 
 from __future__ import annotations
 
-from portkit.cli import main
-from portkit.context import Options
-from portkit.edits import apply_edits
-from portkit.mappings import parse_version
-from portkit.scan import scan_source
-from portkit.source import SourceFile
+from portkit.cli.app import main
+from portkit.engine.context import Options
+from portkit.core.edits import apply_edits
+from portkit.tables.mappings import parse_version
+from portkit.scan.walk import scan_source
+from portkit.core.source import SourceFile
 
 ROCM = parse_version("5.2")
 

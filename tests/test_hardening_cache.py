@@ -1,7 +1,7 @@
 """The mapping tables' cache cannot break conversions or run code (issue 28, item 15).
 
 The cache was a pickle: a truncated file broke every conversion until deleted, and unpickling
-runs code named in the file. It is JSON now (portkit/datacache.py), with a digest, read only
+runs code named in the file. It is JSON now (portkit/core/datacache.py), with a digest, read only
 when it is the user's own and not writable by others; anything else is rebuilt from the TOML
 tables, and the conversion is the golden one every time.
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
-from portkit import datacache
+from portkit.core import datacache
 
 CASE = REPO / "fixtures" / "convert" / "memory_basic"
 

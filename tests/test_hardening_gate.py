@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from conftest import isolated_git, missing, require_tool
-from portkit.cli import main
-from portkit.pylaunch import module_command
+from portkit.cli.app import main
+from portkit.core.pylaunch import module_command
 
 PTX = '__global__ void k(int* o) { int v; asm volatile("mov.u32 %0, %%laneid;" : "=r"(v)); o[0] = v; }\n'
 PTX_COLUMN = PTX.index("asm") + 1
@@ -74,7 +74,7 @@ def test_python_subprocess_never_imports_from_the_working_directory(tmp_path: Pa
 def test_deep_audit_ignores_modules_planted_in_the_audited_directory(tmp_path: Path, monkeypatch, capsys):
     """The review's repro: `cd tree && echo ... > json.py && portkit audit --engine clang k.cu`."""
     from portkit.deep import toolchain
-    from portkit.errors import PortkitError
+    from portkit.core.errors import PortkitError
 
     try:
         toolchain.find()
@@ -115,7 +115,7 @@ def test_installed_hook_runs_the_installed_portkit_not_the_repository_one(repo: 
 def scanned_names() -> list[str]:
     """A file name for every suffix and name portkit scans (files.py's lists), plus the pattern
     names (requirements-*.in, environment-*.yml)."""
-    from portkit import files
+    from portkit.core import files
 
     names = [f"k{suffix}" for suffix in sorted(files.SOURCE_SUFFIXES | set(files.BUILD_SUFFIXES))]
     names += sorted(files.BUILD_NAMES)

@@ -17,10 +17,10 @@ import pytest
 
 from conftest import REPO, isolated_git
 from portkit.api import audit_paths, convert_paths
-from portkit.audit import audit_paths as audit_tree
-from portkit.cli import main
-from portkit.config import Config
-from portkit.results import AuditOptions
+from portkit.commands.audit import audit_paths as audit_tree
+from portkit.cli.app import main
+from portkit.project.config import Config
+from portkit.commands.results import AuditOptions
 
 CASE = REPO / "fixtures" / "convert" / "included_any_suffix"
 # file -> its warp-size hazard (line, column) in the fixture

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
-from portkit import history
-from portkit.cli import main
+from portkit.project import history
+from portkit.cli.app import main
 from portkit.report import html, shape
 from portkit.report.safe_text import safe, safe_diff
 

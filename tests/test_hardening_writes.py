@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-import portkit.compat
-import portkit.convert
-import portkit.inplace
+import portkit.commands.compat
+import portkit.commands.convert
+import portkit.commands.inplace
 from conftest import REPO
-from portkit.cli import main
+from portkit.cli.app import main
 
 CUDA = b"#include <cuda_runtime.h>\nvoid f(float **p) { cudaMalloc(p, 64); cudaFree(*p); }\n"
 HIP = b"#include <hip/hip_runtime.h>\nvoid f(float **p) { hipMalloc(p, 64); hipFree(*p); }\n"
@@ -40,14 +40,14 @@ def src(tmp_path: Path) -> Path:
 
 def edit_during_conversion(monkeypatch, name: str, action) -> None:
     """Run `action(path)` right after `name` was read and converted: what a save at that moment does."""
-    real = portkit.convert._convert_data
+    real = portkit.commands.convert._convert_data
 
     def converting(entry, data, options):
         converted = real(entry, data, options)
         if entry.rel == name:
             action(entry.path)
         return converted
-    monkeypatch.setattr(portkit.convert, "_convert_data", converting)
+    monkeypatch.setattr(portkit.commands.convert, "_convert_data", converting)
 
 
 # --- item 11: an edit made during the run is never overwritten ------------------------------------
@@ -71,12 +71,12 @@ def test_in_place_reports_the_kept_edit_in_the_summary(src: Path, monkeypatch, c
 def test_in_place_keeps_an_edit_made_while_the_backup_was_written(src: Path, monkeypatch, capsys):
     """The last look is just before the rename: an edit during the backup's flush is kept, and the
     backup this run made of the older bytes is removed (it is no backup of the file as it is)."""
-    real = portkit.inplace.publish_new
+    real = portkit.commands.inplace.publish_new
 
     def publish(data, final, like):
         real(data, final, like)
         like.write_bytes(EDITED)
-    monkeypatch.setattr(portkit.inplace, "publish_new", publish)
+    monkeypatch.setattr(portkit.commands.inplace, "publish_new", publish)
     assert main(["convert", str(src / "a.cu"), "--in-place", "--backup", "-q"]) == 2
     assert capsys.readouterr().err == f"portkit: a.cu: {CHANGED}\n"
     assert (src / "a.cu").read_bytes() == EDITED
@@ -92,14 +92,14 @@ def test_in_place_with_rename_keeps_an_edit_made_during_the_run(src: Path, monke
 
 
 def test_compat_header_in_place_keeps_an_edit_made_during_the_run(src: Path, monkeypatch, capsys):
-    real = portkit.compat._compat_entry
+    real = portkit.commands.compat._compat_entry
 
     def scanning(entry, job):
         scanned = real(entry, job)
         if entry.rel == "a.cu":
             entry.path.write_bytes(EDITED)
         return scanned
-    monkeypatch.setattr(portkit.compat, "_compat_entry", scanning)
+    monkeypatch.setattr(portkit.commands.compat, "_compat_entry", scanning)
     assert main(["convert", str(src), "--compat-header", str(src / "compat.h"), "--in-place", "-q"]) == 2
     assert capsys.readouterr().err == f"portkit: a.cu: {CHANGED}\n"
     assert (src / "a.cu").read_bytes() == EDITED

@@ -9,12 +9,12 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from conftest import REPO
-from portkit import history
-from portkit.audit import AuditOptions, audit_paths
-from portkit.cli import main
+from portkit.project import history
+from portkit.commands.audit import AuditOptions, audit_paths
+from portkit.cli.app import main
 from portkit.report import html
 from portkit.report.model import audit_document
-from portkit.scan import Options
+from portkit.scan.walk import Options
 
 SAMPLE = REPO / "fixtures" / "sample_project"
 

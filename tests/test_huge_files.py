@@ -15,12 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from portkit import context, rules
-from portkit.audit import AuditOptions, ScanJob, audit_bytes, audit_paths
-from portkit.cli import main
-from portkit.findingstore import CAP_PER_CODE
+from portkit.engine import context
+from portkit import rules
+from portkit.commands.audit import AuditOptions, ScanJob, audit_bytes, audit_paths
+from portkit.cli.app import main
+from portkit.core.findingstore import CAP_PER_CODE
 from portkit.report.model import audit_document
-from portkit.scan import Options
+from portkit.scan.walk import Options
 
 STATEMENT = "o[threadIdx.x%32]=1;"
 MESSAGE = "PK201 `threadIdx.x%32` assumes 32-lane warps; an AMD wavefront has 64 lanes"

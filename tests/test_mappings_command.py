@@ -9,8 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from portkit.cli import main
-from portkit.mappings import default_db
+from portkit.cli.app import main
+from portkit.tables.mappings import default_db
 from portkit.report.mappings import render_markdown
 
 from conftest import require_dir

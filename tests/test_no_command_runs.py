@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, require_tool
-from portkit.cli import main
-from portkit.verify import VerifyOptions, verify_tree
-from portkit.verify import compiler as compilers
+from portkit.cli.app import main
+from portkit.commands.verify import VerifyOptions, verify_tree
+from portkit.commands.verify import compiler as compilers
 
 HIPCC = "hipcc (apt-get install hipcc libamdhip64-dev rocm-device-libs)"
 KERNEL = "#include <hip/hip_runtime.h>\n#include <k.h>\n__global__ void k(float *x) { x[0] = K; }\n"

@@ -16,9 +16,9 @@ import pytest
 from conftest import NVCC, REPO, require_rocm_libraries, require_tool
 from portkit import convert_text
 from portkit.api import convert_paths
-from portkit.cli import main
+from portkit.cli.app import main
 from portkit.rewrite import builtins
-from portkit.verify import VerifyOptions, verify_tree
+from portkit.commands.verify import VerifyOptions, verify_tree
 
 
 def test_builtins_hip_rewrites_only_bare_builtins_with_a_component():
@@ -160,7 +160,7 @@ def test_compat_header_golden_and_idempotent(tmp_path: Path):
 
 def test_compat_header_maps_every_name_used_and_none_unused():
     import re
-    from portkit.mappings import default_db
+    from portkit.tables.mappings import default_db
     header = (COMPAT / "expected" / HEADER).read_text()
     defined = set(re.findall(r"^#define (\w+)", header, re.M))
     code = " ".join(p.read_text() for p in (RENAME / "input").rglob("*.cu*"))
@@ -188,10 +188,10 @@ def test_compat_header_builds_the_conversion_corpus_for_amd(tmp_path: Path):
     import json
 
     from cases import all_cases
-    from portkit.compat import compat_paths
-    from portkit.convert import atomic_write
-    from portkit.mappings import parse_version
-    from portkit.scan import Options
+    from portkit.commands.compat import compat_paths
+    from portkit.commands.convert import atomic_write
+    from portkit.tables.mappings import parse_version
+    from portkit.scan.walk import Options
     require_tool("hipcc", "hipcc (apt-get install hipcc libamdhip64-dev rocm-device-libs)")
     corpus, commands, manual = tmp_path / "corpus", [], {}
     for case in all_cases():

@@ -1,4 +1,4 @@
-"""The platform model (portkit/regions.py, ppexpr.py): which code is AMD-only, NVIDIA-only or shared,
+"""The platform model (portkit/platform/regions.py, ppexpr.py): which code is AMD-only, NVIDIA-only or shared,
 and what convert and audit do with it. The dual-vendor fixture's golden bytes are checked by
 test_convert_fixtures.py and compiled by test_compile_fixtures.py; here the exact regions and
 findings."""
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
-from portkit import platform_facts, ppexpr, regions
-from portkit.cli import main
+from portkit.platform import facts as platform_facts, ppexpr, regions
+from portkit.cli.app import main
 
 PROJECT = REPO / "fixtures" / "convert" / "dual_vendor_project" / "input"
 WORLDS = regions.selectors()
@@ -78,8 +78,8 @@ def test_without_the_project_macro_its_branches_are_shared():
 
 
 def test_the_tree_pass_learns_selectors_and_the_names_the_shim_maps():
-    from portkit.files import discover
-    from portkit.project.facts import ProjectFacts
+    from portkit.core.files import discover
+    from portkit.engine.facts import ProjectFacts
     _, entries, _ = discover([PROJECT])
     found = platform_facts.project_platforms(entries, ProjectFacts())
     assert found.amd_macros == ("DEMO_USE_HIP",)

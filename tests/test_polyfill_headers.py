@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, require_tool
-from portkit import polyfills
-from portkit.cli import main
-from portkit.mappings import MappingError
+from portkit.rewrite import polyfills
+from portkit.cli.app import main
+from portkit.tables.mappings import MappingError
 
 FIXTURES = REPO / "fixtures" / "polyfills"
 REDUCE = "cooperative_groups::reduce"

@@ -1,4 +1,4 @@
-"""Polyfills (portkit/polyfills.py, mappings/polyfills.toml): the generated header, where it is
+"""Polyfills (portkit/rewrite/polyfills.py, mappings/polyfills.toml): the generated header, where it is
 included, the releases that get none, the project's own definitions, and the summary lines."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from conftest import NVCC, CUDA_LIB_INCLUDE, REPO, require_rocm_libraries, require_tool
-from portkit import polyfills
-from portkit.cli import main
-from portkit.files import discover
-from portkit.mappings import MappingError
+from portkit.rewrite import polyfills
+from portkit.cli.app import main
+from portkit.core.files import discover
+from portkit.tables.mappings import MappingError
 
 FIXTURES = REPO / "fixtures" / "polyfills"
 CASES = ("device", "sparse", "own_shim", "blas", "cache_hints", "cg_reduce", "cg_scan", "driver_errors", "driver_context")

@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 from conftest import REPO
-from portkit.cli import main
+from portkit.cli.app import main
 from portkit.report.shape import audit_problem
 
 FIXTURES = REPO / "fixtures" / "polyfills"

@@ -18,9 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from portkit.api import convert_text
-from portkit.edits import normalize
-from portkit.scan import Options, scan_source
-from portkit.source import SourceFile
+from portkit.core.edits import normalize
+from portkit.scan.walk import Options, scan_source
+from portkit.core.source import SourceFile
 
 NAMES = ["cudaMalloc", "cudaFree", "cudaMemcpy", "cudaMemcpyHostToDevice", "cudaStream_t", "cudaError_t",
          "cublasSgemm", "cublasHandle_t", "__shfl_down_sync", "__ballot_sync", "threadIdx", "blockIdx",

@@ -1,6 +1,6 @@
 """Never crash, never lose a byte (issue 9): bad inputs, odd trees, safe and deterministic writes.
 
-Every test here runs the real command (portkit.cli.main) or the public API on inputs that real
+Every test here runs the real command (portkit.cli.app.main) or the public API on inputs that real
 trees contain: the small ones are in fixtures/bad/, the large ones are generated.
 """
 
@@ -20,7 +20,7 @@ import pytest
 
 from conftest import REPO
 from portkit.api import convert_paths
-from portkit.cli import main
+from portkit.cli.app import main
 
 BAD = REPO / "fixtures" / "bad"
 
@@ -114,7 +114,7 @@ def test_a_file_over_the_time_limit_is_left_as_it_is_and_the_run_goes_on(tmp_pat
 
 
 def test_an_internal_error_in_one_file_costs_only_that_file(tmp_path: Path, monkeypatch, capsys):
-    from portkit import convert as convert_module
+    from portkit.commands import convert as convert_module
     real = convert_module.convert_bytes
 
     def broken(rel, data, options, kind="source", facts=None):
@@ -212,8 +212,8 @@ def test_bad_inputs_with_every_output_style_raise_nothing_and_are_idempotent(tmp
 
 def test_fuzzer_finds_scan_without_error_even_where_the_cli_would_skip_them():
     """Some finds hold NUL bytes (the CLI skips them as binary): scan their bytes directly."""
-    from portkit.scan import Options, scan_source
-    from portkit.source import SourceFile
+    from portkit.scan.walk import Options, scan_source
+    from portkit.core.source import SourceFile
     finds = sorted((BAD / "input").glob("fuzz_*"))
     assert len(finds) >= 4
     for path in finds:
@@ -251,7 +251,7 @@ def test_names_that_differ_only_in_case_never_overwrite_each_other(tmp_path: Pat
     (src / "A.cu").write_bytes(b"void g() { cudaMalloc(0, 4); }\n")
     result = convert_paths([src], output=tmp_path / "out")
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["A.cu", "a.cu"] and not result.errors
-    from portkit import convert as convert_module
+    from portkit.commands import convert as convert_module
     monkeypatch.setattr(convert_module, "_same_file", lambda a, b: str(a).lower() == str(b).lower())
     result = convert_paths([src], output=tmp_path / "out2")
     assert [(s.rel, s.reason) for s in result.errors] == [

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, require_tool
-from portkit.cli import main
+from portkit.cli.app import main
 
 ARTIFACTS = REPO / "out" / "test-artifacts"
 

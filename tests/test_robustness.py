@@ -16,7 +16,7 @@ import pytest
 
 from conftest import REPO
 from portkit.api import convert_text
-from portkit.cli import main
+from portkit.cli.app import main
 
 SAMPLE = REPO / "fixtures" / "sample_project"
 

@@ -13,7 +13,7 @@ import pytest
 
 from portkit.api import convert_text
 from portkit.rewrite.preproc_names import SPLIT_NAME, _split_names
-from portkit.source import SourceFile
+from portkit.core.source import SourceFile
 
 
 @pytest.mark.parametrize("data, lines", [

@@ -22,16 +22,16 @@ else:  # pragma: no cover
 
 from cases import all_cases
 from conftest import CUDA_LIB_INCLUDE, NVCC, REPO, require_dir, require_rocm_libraries, require_tool
-from portkit import compdb
-from portkit.mappings import parse_version
-from portkit.buildconfig import BuildConfig, FileConfig, TreeConfig, read_make
-from portkit.buildconfig_cmake import read_cmake
+from portkit.project import compdb
+from portkit.tables.mappings import parse_version
+from portkit.project.buildconfig import BuildConfig, FileConfig, TreeConfig, read_make
+from portkit.project.buildconfig_cmake import read_cmake
 from portkit.api import convert_paths
-from portkit.cli import main
-from portkit.verify import VerifyOptions, VerifyResult, verify_tree
-from portkit.verify.diagnostics import parse
-from portkit.verify.explain import line_map
-from portkit.units import HeaderIndex, inferred_include_dirs
+from portkit.cli.app import main
+from portkit.commands.verify import VerifyOptions, VerifyResult, verify_tree
+from portkit.commands.verify.diagnostics import parse
+from portkit.commands.verify.explain import line_map
+from portkit.project.units import HeaderIndex, inferred_include_dirs
 
 VERIFY = REPO / "fixtures" / "verify"
 CASES = sorted(p for p in VERIFY.iterdir() if (p / "case.toml").is_file())
@@ -257,7 +257,7 @@ def test_compile_commands_keep_preprocessor_flags_only(tmp_path: Path):
 
 
 def test_include_directories_are_inferred_from_the_nearest_header(tmp_path: Path):
-    from portkit.files import discover
+    from portkit.core.files import discover
     for rel, text in {"app/main.cu": '#include <helper.h>\n#include "local.h"\n#include <util/math.h>\n#include <vector>\n',
                       "app/local.h": "", "app/inc/helper.h": '#include "deep/util.h"\n', "app/inc/deep/util.h": "",
                       "common/inc/helper.h": "", "common/inc/util/math.h": ""}.items():

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from portkit.context import Options
-from portkit.convert import convert_bytes
-from portkit.effort import default_model
-from portkit.mappings import parse_version
+from portkit.engine.context import Options
+from portkit.commands.convert import convert_bytes
+from portkit.estimate.effort import default_model
+from portkit.tables.mappings import parse_version
 
 WARP = Path(__file__).resolve().parent.parent / "fixtures" / "warp"
 CASES = sorted(p.name for p in WARP.iterdir() if p.is_dir())
@@ -58,7 +58,7 @@ def test_fix_count_in_metrics():
 
 
 def _audit(tmp_path, case, fmt):
-    from portkit.cli import main
+    from portkit.cli.app import main
     target = tmp_path / "src"
     target.mkdir()
     (target / "k.cu").write_bytes((WARP / case / "input.cu").read_bytes())
@@ -89,7 +89,7 @@ def test_audit_sarif_fixes(tmp_path):
 
 
 def test_fixable_finding_priced_as_review():
-    from portkit.findings import Finding
+    from portkit.core.findings import Finding
     model = default_model()
     f = Finding(code="PK202", name="x", severity="high", category="warp", path="a.cu", line=1, column=1,
                 end_line=1, end_column=2, message="m")
@@ -214,7 +214,7 @@ def test_a_static_assert_on_the_warp_size_is_left_with_a_note():
 def test_a_tree_with_its_own_hip_shim_gets_notes_not_edits(tmp_path, capsys):
     """ggml's vendors/hip.h maps CUDA names to HIP: the tree already builds for AMD, where its
     `#define WARP_SIZE 32` and width-32 shuffles are logical 32-lane warps on purpose."""
-    from portkit.cli import main
+    from portkit.cli.app import main
     tree = tmp_path / "tree"
     (tree / "vendors").mkdir(parents=True)
     (tree / "vendors" / "hip.h").write_text(

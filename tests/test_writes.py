@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-import portkit.output
+import portkit.core.output
 from portkit.project import pipeline
-from portkit.cli import main
+from portkit.cli.app import main
 
 CUDA = b"#include <cuda_runtime.h>\nvoid f(float **p) { cudaMalloc(p, 64); cudaFree(*p); }\n"
 HIP = b"#include <hip/hip_runtime.h>\nvoid f(float **p) { hipMalloc(p, 64); hipFree(*p); }\n"
@@ -234,7 +234,7 @@ def test_an_output_fifo_is_streamed_to_its_reader(tmp_path: Path, src: Path, nam
 
 
 def test_an_output_fifo_nobody_reads_is_refused(tmp_path: Path, src: Path, capsys, monkeypatch):
-    monkeypatch.setattr(portkit.output, "READER_WAIT_S", 0.2)
+    monkeypatch.setattr(portkit.core.output, "READER_WAIT_S", 0.2)
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
     with no_hang():
@@ -337,7 +337,7 @@ def test_temporary_files_are_named_so_that_they_are_recognised(src: Path, monkey
     monkeypatch.setattr(os, "replace", replace)
     assert main(["convert", str(src), "--in-place", "-q"]) == 0
     assert len(names) == 1 and names[0].startswith(f".a.cu.portkit-tmp-{os.getpid()}-")
-    assert portkit.output.is_temp_name(names[0])
+    assert portkit.core.output.is_temp_name(names[0])
 
 
 @pytest.mark.parametrize("name, command, code", [

@@ -20,7 +20,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from portkit import parse
+from portkit.core import parse
 from portkit.rewrite.signatures import canonical, param_types
 
 HEADERS = ("amd_hip_atomic.h", "amd_device_functions.h", "amd_warp_functions.h")

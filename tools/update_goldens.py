@@ -18,7 +18,7 @@ sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO))
 
 from cases import all_cases  # noqa: E402
-from portkit.cli import main  # noqa: E402
+from portkit.cli.app import main  # noqa: E402
 
 
 def update(case) -> None:

@@ -10,11 +10,11 @@ with a message), measures the manual lines of the port and audits the CUDA side.
   port (stripped, not blank, not a comment) that the converted CUDA side does not have (as a
   multiset: moved lines are not manual work);
 - single-source: the port lives in the CUDA tree under AMD selectors: its manual lines are the
-  lines of AMD-only branches and vendor shim headers (portkit/regions.py); the estimate is the
+  lines of AMD-only branches and vendor shim headers (portkit/platform/regions.py); the estimate is the
   audit of that tree with the platform model off (as if nothing were ported);
 - rewrite: the AMD version is a new implementation: every line of it is manual.
 
---snapshot writes facts/<project>.json (portkit/calibration.py) that tests/test_calibration.py
+--snapshot writes facts/<project>.json (portkit/estimate/calibration.py) that tests/test_calibration.py
 recomputes the estimate from. Nothing here runs through a shell.
 """
 
@@ -34,9 +34,11 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 
-from portkit import calibration, optional, regions  # noqa: E402
-from portkit.audit import AuditOptions, _contents, audit_paths  # noqa: E402
-from portkit.context import Options  # noqa: E402
+from portkit.estimate import calibration
+from portkit.project import optional
+from portkit.platform import regions  # noqa: E402
+from portkit.commands.audit import AuditOptions, _contents, audit_paths  # noqa: E402
+from portkit.engine.context import Options  # noqa: E402
 
 CODE = re.compile(r"\.(cu|cuh|c|cc|cpp|cxx|h|hh|hpp|hip|inl)$|(^|/)(CMakeLists\.txt|Makefile)$|\.cmake$")
 COMMENT = re.compile(r"^(//|/\*|\*|#\s*$)")

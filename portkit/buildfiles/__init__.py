@@ -9,7 +9,7 @@ behind it (mappings/build.toml, table.py) are shared by all three.
 
 from __future__ import annotations
 
-from ..context import ScanContext
+from ..engine.context import ScanContext
 from .table import table_for
 
 FORMATS = ("cmake", "make", "python")

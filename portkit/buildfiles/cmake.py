@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from ..context import ScanContext
+from ..engine.context import ScanContext
 from .cmake_file import CMakeFile, delete_arg, edit, insert_after, insert_before, is_on, replace_command, value_end
 from .cmake_findcuda import findcuda_library, nvcc_flags_variable
 from .cmake_flags import compile_options, custom_command, flags_in_strings, loose_flags
@@ -33,7 +33,7 @@ from .cmake_targets import (SOURCE_SUFFIX, add_target, link_libraries, marked_hi
 from .table import BuildTable
 from .words import note
 from ..rules.codes import Code
-from ..edits import EditKind
+from ..core.edits import EditKind
 
 HIP_LANGUAGE_MIN = (3, 21)
 _VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.\d+)*((?:\.\.\.)[\d.]+)?$")

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..context import ScanContext
+from ..engine.context import ScanContext
 from .cmake_lexer import Arg, Command
 from .table import BuildTable
-from ..edits import EditKind
+from ..core.edits import EditKind
 
 
 @dataclass

@@ -15,7 +15,7 @@ from .cmake_lexer import Arg, Command
 from .cmake_names import names_in
 from .nvcc import Word, translate
 from .words import rewritten
-from ..edits import EditKind
+from ..core.edits import EditKind
 
 # The commands and what they become are data: mappings/build.toml [cmake] (findcuda_commands,
 # findcuda_libraries).

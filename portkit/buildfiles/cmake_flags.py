@@ -17,7 +17,7 @@ from .cmake_names import rewrite_names
 from .nvcc import Translation, Word, translate
 from .words import apply, note, report
 from ..rules.codes import Code
-from ..edits import EditKind
+from ..core.edits import EditKind
 
 _CUDA_GENEX_BODY = re.compile(r"\$<\$<(?:COMPILE_LANGUAGE|COMPILE_LANG_AND_ID):CUDA(?:,NVIDIA)?>:")
 _CUSTOM_KEYWORDS = {"COMMAND", "OUTPUT", "DEPENDS", "WORKING_DIRECTORY", "COMMENT", "VERBATIM", "BYPRODUCTS",

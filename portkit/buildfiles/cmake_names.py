@@ -15,7 +15,7 @@ from .cmake_file import CMakeFile, need
 from .cmake_lexer import Arg, Command
 from .words import note
 from ..rules.codes import Code
-from ..edits import EditKind
+from ..core.edits import EditKind
 
 # The names and what they become are data: mappings/build.toml [cmake] (f.table.cmake).
 _CMAKE_CUDA = re.compile(r"\bCMAKE_CUDA_([A-Z_]+)\b")

@@ -18,7 +18,7 @@ from .cmake_findcuda import findcuda_options
 from .cmake_lexer import Arg, Command
 from .words import note
 from ..rules.codes import Code
-from ..edits import EditKind
+from ..core.edits import EditKind
 
 SOURCE_SUFFIX = ".cu"
 # The CUDA_<X> target properties and what they become are data: mappings/build.toml [cmake]

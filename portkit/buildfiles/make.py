@@ -13,12 +13,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..context import ScanContext
+from ..engine.context import ScanContext
 from .nvcc import Change, Translation, Word, translate
 from .table import BuildTable
 from .words import apply, note
 from ..rules.codes import Code
-from ..edits import EditKind
+from ..core.edits import EditKind
 
 _NVCC = re.compile(r'^["\']?(?:(?!-)\S*/)?nvcc(?:\.exe)?["\']?$')
 _HIPCC = re.compile(r'^["\']?(?:(?!-)\S*/)?hipcc["\']?$')

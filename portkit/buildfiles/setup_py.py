@@ -16,12 +16,12 @@ from __future__ import annotations
 import ast
 import re
 
-from ..context import ScanContext
+from ..engine.context import ScanContext
 from .nvcc import Word, translate
 from .table import BuildTable
 from .words import apply, note
 from ..rules.codes import Code
-from ..edits import EditKind
+from ..core.edits import EditKind
 
 FLAG_KEYWORDS = ("extra_cuda_cflags",)     # torch.utils.cpp_extension.load(..., extra_cuda_cflags=[...])
 

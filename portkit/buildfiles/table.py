@@ -11,9 +11,9 @@ from dataclasses import dataclass, field, fields, replace
 from functools import lru_cache
 from pathlib import Path
 
-from ..errors import MappingError, PortkitError
-from ..mappings import Version, parse_version, tables_dir
-from ..records import check_keys, record, shown
+from ..core.errors import MappingError, PortkitError
+from ..tables.mappings import Version, parse_version, tables_dir
+from ..tables.records import check_keys, record, shown
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 
-from ..context import ScanContext
+from ..engine.context import ScanContext
 from .nvcc import Translation, Word
 from ..rules.codes import Code
-from ..edits import EditKind
+from ..core.edits import EditKind
 
 
 def rule(code: str):

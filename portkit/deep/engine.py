@@ -23,11 +23,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
-from .. import compdb
-from ..errors import PortkitError
-from ..files import Entry, read_regular
-from ..pylaunch import module_command
-from ..units import Unit, database_units, tree_units
+from ..project import compdb
+from ..core.errors import PortkitError
+from ..core.files import Entry, read_regular
+from ..core.pylaunch import module_command
+from ..project.units import Unit, database_units, tree_units
 from .toolchain import Toolchain
 from .worker_unit import line_runs
 

@@ -22,11 +22,13 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from .. import effort, rules, suppress
-from ..files import read_regular
-from ..findings import Finding, fingerprint
-from ..context import FileScan, line_snippet
-from ..source import SourceFile
+from ..estimate import effort
+from .. import rules
+from ..scan import suppress
+from ..core.files import read_regular
+from ..core.findings import Finding, fingerprint
+from ..engine.context import FileScan, line_snippet
+from ..core.source import SourceFile
 from .engine import DeepResult
 from ..rules.codes import Code
 

@@ -1,1 +1,3 @@
-"""The project: what every command knows about the tree before it scans a file (pipeline.py)."""
+"""The project as every command sees it: configuration, the file set, what is learned of the tree before
+the scan (pipeline.py), the settings built from the user's flags (settings.py), and the project's own
+records (git, the baseline, the history, compile databases, build configuration, translation units)."""

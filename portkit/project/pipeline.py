@@ -15,14 +15,16 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
-from .. import includes, platform_facts, polyfills
-from ..config import Config
-from ..context import Options
-from ..files import Entry, Skipped, discover, read
-from .facts import ProjectFacts
+from . import includes
+from ..platform import facts as platform_facts
+from ..rewrite import polyfills
+from .config import Config
+from ..engine.context import Options
+from ..core.files import Entry, Skipped, discover, read
+from ..engine.facts import ProjectFacts
 
 if TYPE_CHECKING:
-    from ..optional import OptionalCode
+    from .optional import OptionalCode
 
 
 @dataclass
@@ -55,13 +57,13 @@ def prepare(paths: list[Path], options: Options, config: Config = Config(),
         entries = [e for e in entries if e.rel != polyfills.HEADER]
     facts = learn(entries, options, config)
     if rename is not None:
-        from ..rename import plan
+        from .rename import plan
         renamed, clashes = plan(entries, rename)
         skipped += clashes
         facts = replace(facts, rename=renamed)
     left_out = None
     if optional:
-        from .. import optional as optional_code
+        from . import optional as optional_code
         left_out = optional_code.learn(_contents(entries), options.defines)
     if left:   # mirrored byte for byte by convert, read by nothing else
         entries = sorted(entries + left, key=lambda e: e.rel)

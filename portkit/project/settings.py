@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from ..context import Options
-from ..errors import PortkitError
-from ..mappings import Version, parse_version
+from ..engine.context import Options
+from ..core.errors import PortkitError
+from ..tables.mappings import Version, parse_version
 
 # An AMD GPU target as clang's --offload-arch takes it: gfx90a, gfx942:xnack-, gfx1100, gfx9-generic.
 OFFLOAD_ARCH = re.compile(r"gfx[0-9a-f]{3,4}(?::(?:sramecc|xnack)[+-])*|gfx[0-9]+(?:-[0-9]+)*-generic")

@@ -155,7 +155,7 @@ def view(doc: dict, history: list[dict] | None = None) -> dict:
 def _environment():
     import jinja2
 
-    from ..mappings import data_dir
+    from ..tables.mappings import data_dir
     folder = data_dir("portkit._reports", "reports")
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(folder)), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)

@@ -9,9 +9,9 @@ from typing import TextIO
 from rich.console import Console
 from rich.table import Table
 
-from ..coverage import FamilyCoverage, all_records, by_family, coverage, record, titles
-from ..mappings import Mapping, MappingDB, format_version
-from ..version import __version__
+from ..tables.coverage import FamilyCoverage, all_records, by_family, coverage, record, titles
+from ..tables.mappings import Mapping, MappingDB, format_version
+from ..core.version import __version__
 from .csv import neutralise
 from .plain import cell, say
 

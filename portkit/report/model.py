@@ -12,13 +12,15 @@ import os
 from collections import Counter
 from dataclasses import asdict
 
-from .. import ecosystem, polyfills, rules
-from ..results import AuditResult
-from ..effort import Estimate, Item
-from ..findings import SEVERITIES, Finding
-from ..findingstore import CAP_PER_CODE
-from ..mappings import default_db, format_version
-from ..version import __version__
+from ..tables import ecosystem
+from ..rewrite import polyfills
+from .. import rules
+from ..commands.results import AuditResult
+from ..estimate.effort import Estimate, Item
+from ..core.findings import SEVERITIES, Finding
+from ..core.findingstore import CAP_PER_CODE
+from ..tables.mappings import default_db, format_version
+from ..core.version import __version__
 
 SCHEMA_VERSION = 1
 
@@ -63,7 +65,7 @@ def changes(e: Estimate) -> list[str]:
 
 
 def _estimate_record(e: Estimate) -> dict:
-    from ..effort import default_model
+    from ..estimate.effort import default_model
     model = default_model()
     p10, p90 = e.hours["p10"], e.hours["p90"]
     return {

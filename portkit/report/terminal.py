@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from .. import polyfills, rules
-from ..results import ConvertResult
+from ..rewrite import polyfills
+from .. import rules
+from ..commands.results import ConvertResult
 from .plain import say
 
 SEVERITY_STYLE = {"blocker": "bold red", "high": "red", "medium": "yellow", "low": "cyan", "info": "dim"}

@@ -14,10 +14,10 @@ from typing import TextIO
 
 from rich.console import Console
 
-from ..buildconfig import BuildConfig
-from ..findings import Finding
-from ..mappings import format_version
-from ..results import ErrorReport, UnitReport, VerifyResult
+from ..project.buildconfig import BuildConfig
+from ..core.findings import Finding
+from ..tables.mappings import format_version
+from ..commands.results import ErrorReport, UnitReport, VerifyResult
 from .plain import say
 
 SCHEMA_VERSION = 1

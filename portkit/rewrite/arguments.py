@@ -15,9 +15,9 @@ import re
 
 from tree_sitter import Node
 
-from ..context import ScanContext, View
-from ..edits import EditKind
-from ..mappings import Mapping
+from ..engine.context import ScanContext, View
+from ..core.edits import EditKind
+from ..tables.mappings import Mapping
 from . import codes
 
 

@@ -13,10 +13,10 @@ from functools import lru_cache
 
 from tree_sitter import Node
 
-from ..errors import MappingError
-from ..mappings import Version, format_version, parse_version, tables_dir
-from ..context import ScanContext, View
-from ..edits import EditKind
+from ..core.errors import MappingError
+from ..tables.mappings import Version, format_version, parse_version, tables_dir
+from ..engine.context import ScanContext, View
+from ..core.edits import EditKind
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from ..context import ScanContext, View
-from ..edits import EditKind
+from ..engine.context import ScanContext, View
+from ..core.edits import EditKind
 from . import codes, signatures, strictness
 from .arguments import call_arguments
 

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import re
 
-from .. import ppexpr, ppguards, regions
-from ..context import ScanContext
-from ..edits import EditKind
+from ..platform import ppexpr, ppguards, regions
+from ..engine.context import ScanContext
+from ..core.edits import EditKind
 from ..rules import get
 from ..rules.codes import Code
 

@@ -12,11 +12,11 @@ from functools import lru_cache
 
 from tree_sitter import Node
 
-from .. import polyfills
-from ..context import ScanContext, View
-from ..edits import EditKind
-from ..mappings import Mapping, format_version, tables_dir
-from ..records import table
+from . import polyfills
+from ..engine.context import ScanContext, View
+from ..core.edits import EditKind
+from ..tables.mappings import Mapping, format_version, tables_dir
+from ..tables.records import table
 from . import arguments, codes, ffs
 
 # Families whose converted names mean the file needs the HIP runtime header.

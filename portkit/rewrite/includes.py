@@ -13,9 +13,9 @@ import re
 
 from tree_sitter import Node
 
-from .. import polyfills
-from ..context import IncludeSeen, ScanContext, View
-from ..edits import EditKind
+from . import polyfills
+from ..engine.context import IncludeSeen, ScanContext, View
+from ..core.edits import EditKind
 from . import codes
 
 RUNTIME_HEADER = "hip/hip_runtime.h"

@@ -25,9 +25,9 @@ from functools import lru_cache
 
 from tree_sitter import Node, Query, QueryCursor
 
-from .. import parse
-from ..context import ScanContext, View
-from ..edits import EditKind
+from ..core import parse
+from ..engine.context import ScanContext, View
+from ..core.edits import EditKind
 from . import codes
 
 # What a launched kernel can be: a name, a template instance, a member, a pointer, an element.
@@ -177,25 +177,21 @@ def _template_names(ctx: ScanContext, view: View, node: Node) -> frozenset[bytes
 def _file_facts(ctx: ScanContext, view: View, node: Node) -> tuple[frozenset[bytes], dict[bytes, list[bool]]]:
     """What this file declares, once per file (a macro body asks the whole file): the function
     templates, and for each function-like macro which parameters its body uses only as statements."""
-    key = ("launch-file",)
-    if key not in ctx.memo:
-        if view.base:
-            root = parse.parse(ctx.source.parse_bytes).root_node
-        else:
-            root = node
-            while root.parent is not None:
-                root = root.parent
-        found = QueryCursor(_template_query()).captures(root)
-        macros = {}
-        for definition in found.get("macro", []):
-            params = definition.child_by_field_name("parameters")
-            body = definition.child_by_field_name("value")
-            names = [p.text for p in params.named_children] if params is not None else []
-            if params is not None and any(c.type == "..." for c in params.children):
-                names.append(b"__VA_ARGS__")   # `CHECK(...)`: the launch is the whole variadic part
-            macros[definition.child_by_field_name("name").text] = _statement_params(names, body)
-        ctx.memo[key] = frozenset(n.text for n in found.get("name", [])), macros
-    return ctx.memo[key]
+    return ctx.derived(_declarations)
+
+
+def _declarations(ctx: ScanContext) -> tuple[frozenset[bytes], dict[bytes, list[bool]]]:
+    root = ctx.root if ctx.root is not None else parse.parse(ctx.source.parse_bytes).root_node
+    found = QueryCursor(_template_query()).captures(root)
+    macros = {}
+    for definition in found.get("macro", []):
+        params = definition.child_by_field_name("parameters")
+        body = definition.child_by_field_name("value")
+        names = [p.text for p in params.named_children] if params is not None else []
+        if params is not None and any(c.type == "..." for c in params.children):
+            names.append(b"__VA_ARGS__")   # `CHECK(...)`: the launch is the whole variadic part
+        macros[definition.child_by_field_name("name").text] = _statement_params(names, body)
+    return frozenset(n.text for n in found.get("name", [])), macros
 
 
 def _statement_params(names: list[bytes], body: Node | None) -> list[bool]:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from .. import parse
-from ..context import ScanContext, View
+from ..core import parse
+from ..engine.context import ScanContext, View
 from . import preproc_names
 
 MACRO_DEFINITIONS = ("preproc_def", "preproc_function_def")

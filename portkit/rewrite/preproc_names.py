@@ -14,8 +14,8 @@ from functools import lru_cache
 
 from tree_sitter import Node
 
-from ..context import ScanContext, View
-from ..mappings import MappingDB
+from ..engine.context import ScanContext, View
+from ..tables.mappings import MappingDB
 from . import codes
 
 SPLICE = re.compile(rb"\\(?:\r\n?|\n)")

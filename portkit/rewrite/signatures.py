@@ -14,8 +14,8 @@ from functools import lru_cache
 
 from tree_sitter import Node
 
-from ..errors import MappingError
-from ..mappings import Version, parse_version, tables_dir
+from ..core.errors import MappingError
+from ..tables.mappings import Version, parse_version, tables_dir
 
 if sys.version_info >= (3, 11):
     import tomllib

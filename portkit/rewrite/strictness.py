@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from ..context import ScanContext, View
-from ..edits import EditKind
-from ..mappings import format_version
+from ..engine.context import ScanContext, View
+from ..core.edits import EditKind
+from ..tables.mappings import format_version
 from ..rules import get
 from ..rules._tree import declarations
 from . import signatures

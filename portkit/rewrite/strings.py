@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from ..context import ScanContext, View
-from ..edits import EditKind
+from ..engine.context import ScanContext, View
+from ..core.edits import EditKind
 
 
 def handle(ctx: ScanContext, view: View, node: Node) -> None:

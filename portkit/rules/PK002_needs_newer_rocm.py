@@ -23,8 +23,8 @@ Effort:
 
 from tree_sitter import Node
 
-from ..context import ScanContext, View
-from ..mappings import format_version
+from ..engine.context import ScanContext, View
+from ..tables.mappings import format_version
 from ._rule import define
 
 RULE = define(__doc__, code="PK002", name="needs-newer-rocm", severity="high", category="api",

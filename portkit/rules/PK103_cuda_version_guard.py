@@ -39,8 +39,8 @@ Effort:
 
 from tree_sitter import Node
 
-from .. import ppguards, regions
-from ..context import ScanContext, View
+from ..platform import ppguards, regions
+from ..engine.context import ScanContext, View
 from ._rule import define
 
 RULE = define(__doc__, code="PK103", name="cuda-version-guard", severity="medium", category="api")

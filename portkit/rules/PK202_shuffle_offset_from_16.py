@@ -25,8 +25,8 @@ Effort:
 
 from tree_sitter import Node
 
-from ..context import ScanContext, View
-from ..edits import Edit
+from ..engine.context import ScanContext, View
+from ..core.edits import Edit
 from . import _tree
 from ._rule import define
 from ._warpfix_model import WarpFix, attached, newline_of

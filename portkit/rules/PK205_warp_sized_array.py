@@ -29,8 +29,8 @@ import re
 
 from tree_sitter import Node
 
-from ..context import ScanContext, View
-from ..edits import Edit
+from ..engine.context import ScanContext, View
+from ..core.edits import Edit
 from . import _tree
 from ._rule import define
 from ._warpfix_model import CONSTANT, LARGEST_WAVEFRONT, WarpFix, attached

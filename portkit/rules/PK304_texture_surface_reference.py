@@ -24,7 +24,7 @@ Effort:
 
 from tree_sitter import Node
 
-from ..context import ScanContext, View
+from ..engine.context import ScanContext, View
 from ._rule import define
 
 RULE = define(__doc__, code="PK304", name="texture-surface-reference", severity="high", category="kernel",

@@ -22,7 +22,7 @@ Effort:
 
 from tree_sitter import Node
 
-from ..context import ScanContext, View
+from ..engine.context import ScanContext, View
 from . import _tree
 from ._rule import define
 

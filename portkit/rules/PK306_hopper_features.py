@@ -28,11 +28,11 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from ..context import ScanContext, View
-from ..errors import MappingError
-from ..findings import SEVERITIES
-from ..mappings import tables_dir
-from ..records import shown, table
+from ..engine.context import ScanContext, View
+from ..core.errors import MappingError
+from ..core.findings import SEVERITIES
+from ..tables.mappings import tables_dir
+from ..tables.records import shown, table
 from . import _tree
 from ._rule import define
 

@@ -24,8 +24,8 @@ Effort:
 
 from tree_sitter import Node
 
-from .. import gpu_targets
-from ..context import ScanContext, View
+from ..tables import targets as gpu_targets
+from ..engine.context import ScanContext, View
 from . import _tree
 from ._rule import define
 
@@ -132,21 +132,22 @@ def _constants(ctx: ScanContext, node: Node) -> dict[bytes, int]:
     root = node
     while root.parent is not None:
         root = root.parent
-    key = ("PK307-constants", root.id)
-    if key not in ctx.memo:
-        table: dict[bytes, int] = {}
-        for child in root.children:
-            if child.type == "preproc_def":
-                name = child.child_by_field_name("name")
-                text = _tree.define_value(child)[0].rstrip(b"uUlL")
-                if name is not None and text.isdigit():
-                    table[name.text] = int(text)
-            elif child.type == "declaration":
-                for init in child.named_children:
-                    value = init.child_by_field_name("value") if init.type == "init_declarator" else None
-                    if value is not None and value.type == "number_literal":
-                        number = _tree.int_value(value)
-                        if number is not None:
-                            table[_tree.declared_name(init)] = number
-        ctx.memo[key] = table
-    return ctx.memo[key]
+    return ctx.derived(_file_constants, root)
+
+
+def _file_constants(ctx: ScanContext, root: Node) -> dict[bytes, int]:
+    table: dict[bytes, int] = {}
+    for child in root.children:
+        if child.type == "preproc_def":
+            name = child.child_by_field_name("name")
+            text = _tree.define_value(child)[0].rstrip(b"uUlL")
+            if name is not None and text.isdigit():
+                table[name.text] = int(text)
+        elif child.type == "declaration":
+            for init in child.named_children:
+                value = init.child_by_field_name("value") if init.type == "init_declarator" else None
+                if value is not None and value.type == "number_literal":
+                    number = _tree.int_value(value)
+                    if number is not None:
+                        table[_tree.declared_name(init)] = number
+    return table

@@ -19,7 +19,7 @@ Effort:
 
 from tree_sitter import Node
 
-from ..context import ScanContext, View
+from ..engine.context import ScanContext, View
 from ._rule import define
 
 RULE = define(__doc__, code="PK308", name="nanosleep", severity="low", category="kernel")

@@ -23,7 +23,7 @@ Effort:
 
 from tree_sitter import Node
 
-from ..context import ScanContext, View
+from ..engine.context import ScanContext, View
 from ._rule import define
 
 RULE = define(__doc__, code="PK309", name="threadfence-system", severity="low", category="kernel")

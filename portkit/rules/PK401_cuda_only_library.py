@@ -30,9 +30,9 @@ import re
 
 from tree_sitter import Node
 
-from .. import ecosystem, rewrites
-from ..context import ScanContext, View
-from ..textlines import lines
+from ..tables import ecosystem, blockers as rewrites
+from ..engine.context import ScanContext, View
+from ..engine.textlines import lines
 from ._rule import define
 
 RULE = define(__doc__, code="PK401", name="cuda-only-library", severity="high", category="library",

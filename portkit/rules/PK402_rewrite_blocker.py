@@ -34,9 +34,9 @@ import re
 
 from tree_sitter import Node
 
-from .. import ecosystem, rewrites
-from ..context import ScanContext, View
-from ..textlines import lines
+from ..tables import ecosystem, blockers as rewrites
+from ..engine.context import ScanContext, View
+from ..engine.textlines import lines
 from . import _tree
 from ._rule import define
 from .PK401_cuda_only_library import LINKS

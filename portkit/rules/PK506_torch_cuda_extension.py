@@ -23,7 +23,7 @@ Effort:
 
 import re
 
-from ..context import ScanContext
+from ..engine.context import ScanContext
 from ._rule import define
 from ._text import flag_matches
 

@@ -25,9 +25,9 @@ Effort:
 
 import re
 
-from .. import ecosystem, rewrites
-from ..context import ScanContext
-from ..textlines import Line, lines
+from ..tables import ecosystem, blockers as rewrites
+from ..engine.context import ScanContext
+from ..engine.textlines import Line, lines
 from ._rule import define
 
 RULE = define(__doc__, code="PK601", name="cuda-only-python-package", severity="high", category="python",

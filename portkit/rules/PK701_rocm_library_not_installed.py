@@ -1,6 +1,6 @@
 """A ROCm library header the compiler cannot find.
 
-Reported by `portkit verify` (portkit/verify/), from the header tables and the compiler's errors.
+Reported by `portkit verify` (portkit/commands/verify/), from the header tables and the compiler's errors.
 
 What it finds:
     A converted file includes the header of a ROCm library (hipBLAS, hipFFT, hipSOLVER, RCCL,

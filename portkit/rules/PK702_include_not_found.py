@@ -1,6 +1,6 @@
 """A header from neither CUDA nor ROCm that the compiler cannot find.
 
-Reported by `portkit verify` (portkit/verify/), from the compiler's errors.
+Reported by `portkit verify` (portkit/commands/verify/), from the compiler's errors.
 
 What it finds:
     A converted file includes a header that is not CUDA's, not ROCm's and not in the converted

@@ -1,6 +1,6 @@
 """A change that alters the commit gate's own policy: its configuration or its baseline.
 
-Reported by `portkit check` (portkit/gate_policy.py), never by the audit.
+Reported by `portkit check` (portkit/commands/gate_policy.py), never by the audit.
 
 What it finds:
     A change under review that edits `[tool.portkit]` / `portkit.toml` (select, ignore, exclude,

@@ -9,7 +9,7 @@ A rule module defines RULE (its metadata and documentation) and any of four hook
 
 The PK0xx rules have no hook: the converter reports them while it rewrites; PK508/PK509
 likewise come from the build-file migration (portkit/buildfiles/), and PK701/PK702 from `portkit verify`
-(portkit/verify/), which explains compile errors by the findings of every rule that declares
+(portkit/commands/verify/), which explains compile errors by the findings of every rule that declares
 `breaks_build`.
 To add a rule: write rules/PKnnn_name.py, add it to MODULES, add its cases under
 fixtures/rules/PKnnn/ and its cost to mappings/effort.toml (CONTRIBUTING.md has the recipe).
@@ -22,7 +22,7 @@ from functools import lru_cache
 from types import ModuleType
 from typing import Callable
 
-from ..errors import PortkitError
+from ..core.errors import PortkitError
 from ._rule import Rule
 
 MODULES = (

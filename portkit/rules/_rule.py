@@ -57,7 +57,7 @@ def define(doc: str | None, code: str, name: str, severity: str, category: str,
            breaks_build: bool = False, deep_only: bool = False, build_file: bool = False,
            build_left: bool = False, package: bool = False, rewrite: bool = False, outcome: str = "caveat") -> Rule:
     """A Rule from explicit metadata plus the module docstring; malformed docs fail at import."""
-    from ..findings import SEVERITIES
+    from ..core.findings import SEVERITIES
 
     if not _CODE.match(code) or not _NAME.match(name) or severity not in SEVERITIES or outcome not in OUTCOMES:
         raise ValueError(f"rule {code} {name}: bad code, name or severity {severity!r}")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from ..context import ScanContext
-from ..textlines import lines
+from ..engine.context import ScanContext
+from ..engine.textlines import lines
 from ._rule import Rule
 
 

@@ -18,11 +18,11 @@ from dataclasses import replace
 
 from tree_sitter import Node
 
-from ..context import ScanContext, View
-from ..edits import Edit, EditKind
-from ..findings import Finding
-from ..regions import PROTECTED
-from ..source import SourceFile
+from ..engine.context import ScanContext, View
+from ..core.edits import Edit, EditKind
+from ..core.findings import Finding
+from ..platform.regions import PROTECTED
+from ..core.source import SourceFile
 from . import PK201_hardcoded_warp_size as pk201
 from . import PK202_shuffle_offset_from_16 as pk202
 from . import PK204_ballot_in_32_bits as pk204

@@ -14,8 +14,8 @@ from typing import ClassVar
 
 from tree_sitter import Node
 
-from ..context import ScanContext, View
-from ..edits import Edit
+from ..engine.context import ScanContext, View
+from ..core.edits import Edit
 
 CONSTANT = b"PORTKIT_WAVEFRONT_SIZE"
 LARGEST_WAVEFRONT = b"64"

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from ..context import View
-from ..edits import Edit
+from ..engine.context import View
+from ..core.edits import Edit
 from . import _tree
 from ._warpfix_model import WarpFix
 

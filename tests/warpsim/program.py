@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
-from portkit.parse import parse
+from portkit.core.parse import parse
 
 from .cvalues import NAMED, CType, PtrType, SimError, convert
 

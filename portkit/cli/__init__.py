@@ -1,0 +1,5 @@
+"""The command line: flags -> settings -> command -> formatter -> exit code (app.py is the parser)."""
+
+from .app import main
+
+__all__ = ["main"]

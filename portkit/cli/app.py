@@ -1,0 +1,94 @@
+"""Command line: flags -> API call -> formatter -> exit code; nothing else.
+
+The commands' options and runs live in cli_convert, cli_audit (audit, report), cli_info (rules,
+explain, mappings), cli_gate (check, baseline, hook), cli_verify and cli_deep (shared deep-mode
+options); cli_common holds what they share. This module builds the parser and maps errors to
+exit codes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from . import (audit as cli_audit, convert as cli_convert, check as cli_gate, info as cli_info,
+    verify as cli_verify)
+from .common import codes, progress_factory
+from ..core.errors import PortkitError
+from ..report.safe_text import safe
+from ..core.version import __version__
+
+# rich, the converter and the report modules are imported by the commands that use them: the
+# pre-commit hook (`portkit check`) must start fast.
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="portkit", description="Port CUDA C/C++ to AMD HIP and tell what will not port.")
+    parser.add_argument("--version", action="version", version=f"portkit {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    cli_convert.add_parser(sub)
+    cli_audit.add_parsers(sub)          # audit, report
+    cli_info.add_rules_parsers(sub)     # rules, explain
+    cli_gate.add_parsers(sub, codes)    # check, baseline, hook
+    cli_verify.add_parser(sub)
+    cli_info.add_mappings_parser(sub)
+    return parser
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised where the program is, so that unfinished atomic writes clean up."""
+
+
+def _on_sigterm(signum, frame) -> None:
+    raise Terminated()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    import signal
+    import threading
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        args = parser.parse_args(argv)   # option types raise PortkitError: one line, exit 2
+        if args.command == "convert":
+            return cli_convert.run(args)
+        if args.command == "mappings":
+            return cli_info.run_mappings(args)
+        if args.command == "audit":
+            return cli_audit.run_audit(args)
+        if args.command == "report":
+            return cli_audit.run_report(args)
+        if args.command in ("rules", "explain"):
+            return cli_info.run_rules(args)
+        if args.command in ("check", "baseline", "hook"):
+            return cli_gate.run(args)
+        if args.command == "verify":
+            from rich.console import Console
+            return cli_verify.run(args, progress_factory(Console(stderr=True), "compiling"))
+        parser.error(f"unknown command {args.command}")
+    except PortkitError as exc:
+        print(f"portkit: error: {safe(exc)}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("portkit: interrupted", file=sys.stderr)
+        return 130
+    except Terminated:
+        print("portkit: terminated", file=sys.stderr)
+        return 143
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # an internal error: one line unless PORTKIT_DEBUG asks for the traceback
+        if os.environ.get("PORTKIT_DEBUG"):
+            raise
+        print(f"portkit: internal error: {type(exc).__name__}: {safe(exc)} "
+              f"(set PORTKIT_DEBUG=1 for details, and please report it)", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

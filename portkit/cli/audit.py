@@ -1,0 +1,169 @@
+"""`portkit audit` and `portkit report` on the command line: options, the run, the report files."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import sys
+from pathlib import Path
+
+from . import deep as cli_deep
+from .common import (MAX_TEAM, add_file_timeout, add_jobs, add_platform_model, bounded, check_file_timeout, codes,
+    count, emit, progress_factory)
+from ..core.errors import PortkitError
+from ..report.safe_text import safe
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "audit", help="find what will not port and estimate the migration",
+        description="Audit CUDA sources, build files and Python dependencies for what will not port "
+                    "to AMD GPUs, and estimate the migration in person-weeks (P10/P50/P90). Exit 0, "
+                    "or 1 when a finding is at or above --fail-on; 2 on errors.")
+    p.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="files or directories")
+    p.add_argument("--format", choices=("text", "json", "sarif", "csv"), default="text",
+                   help="output format (default text)")
+    p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write the report to FILE")
+    p.add_argument("--select", type=codes, action="extend", default=[], metavar="CODES",
+                   help="only these rule codes or prefixes, comma-separated (PK2,PK301)")
+    p.add_argument("--ignore", type=codes, action="extend", default=[], metavar="CODES",
+                   help="skip these rule codes or prefixes")
+    p.add_argument("--fail-on", choices=("blocker", "high", "medium", "low", "info"),
+                   help="exit 1 when a finding is at or above this severity")
+    p.add_argument("--team-size", type=count("--team-size", MAX_TEAM), default=1, metavar="N",
+                   help="engineers on the port (default 1)")
+    p.add_argument("--focus-hours", type=bounded("--focus-hours", 1, 80), metavar="H",
+                   help="focused engineering hours per person per week (default 30, from effort.toml)")
+    p.add_argument("--rocm", metavar="X.Y", help="target ROCm release (default: the newest the tables know)")
+    p.add_argument("--statistics", action="store_true", help="add counts per rule (text and csv)")
+    p.add_argument("--explain-estimate", action="store_true",
+                   help="print the estimate's work items as a table (what each covers, its hours and why)")
+    add_platform_model(p)
+    p.add_argument("--no-polyfills", action="store_false", dest="polyfills",
+                   help="price the names the --rocm release lacks as left for people, not as the polyfills "
+                        "`portkit convert` defines for them (docs/polyfills.md)")
+    p.add_argument("--html", type=Path, metavar="FILE",
+                   help="also write the HTML report for managers (one self-contained file)")
+    p.add_argument("--record", action="store_true",
+                   help="append this run's summary to the history (the HTML report shows the trend)")
+    p.add_argument("--history", type=Path, metavar="PATH",
+                   help="the history database (default: .portkit/history.sqlite under the audited root)")
+    add_jobs(p)
+    add_file_timeout(p)
+    p.add_argument("-q", "--quiet", action="store_true", help="text format: print nothing; use the exit code")
+    cli_deep.add_options(p, with_flags=True)
+    _report_parser(sub)
+
+
+def _report_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("report", help="render a saved JSON audit as the HTML report",
+                       description="Render an audit saved with `portkit audit --format json` as the "
+                                   "self-contained HTML report (so CI can archive JSON and render later).")
+    p.add_argument("audit", type=Path, metavar="AUDIT_JSON")
+    p.add_argument("-o", "--output", type=Path, metavar="FILE", required=True, help="the HTML file to write")
+    p.add_argument("--history", type=Path, metavar="PATH", help="a history database to draw the trend from")
+
+
+def run_audit(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from ..project import config, history
+    from ..platform import facts as platform_facts
+    from ..commands.audit import AuditOptions, audit_paths
+    from ..project.settings import scan_options
+    from ..report import audit_formats
+    from ..report.model import audit_document
+
+    cfg = config.find()   # [tool.portkit] / portkit.toml; flags win
+    defines, undefines = platform_facts.parse_defines(args.defines, args.undefines)
+    scan = scan_options(rocm=args.rocm or cfg.rocm, audit=True, file_timeout=check_file_timeout(args.file_timeout),
+                        platform_model=args.platform_model, polyfills=args.polyfills, defines=defines,
+                        undefines=undefines)
+    opts = AuditOptions(scan=scan, select=tuple(args.select) or cfg.select,
+                        ignore=tuple(args.ignore) or cfg.ignore, fail_on=args.fail_on or cfg.fail_on,
+                        team_size=args.team_size, focus_hours=args.focus_hours, jobs=args.jobs, config=cfg,
+                        deep=cli_deep.options(args, args.jobs, check_file_timeout(args.file_timeout)))
+    result = audit_paths(args.paths, opts, progress_factory=progress_factory(Console(stderr=True), "auditing"))
+    if not args.quiet:
+        for line in cli_deep.notes(result.deep):
+            print(f"portkit: {safe(line)}", file=sys.stderr)
+    doc = audit_document(result)
+    history_path = args.history or result.root / history.DEFAULT
+    refused = _record(doc, history_path, result.root) if args.record else None
+    if args.html is not None:
+        _write_html(doc, args.html, _history(history_path, doc["root"], result.root), args.quiet)
+    formatter = audit_formats()[args.format]
+    if args.explain_estimate:   # the work items instead of the report, in any --format
+        from ..report.text import render_explain
+        render_explain(doc, sys.stdout)
+        sys.stdout.flush()
+    elif args.output is not None:
+        buffer = io.StringIO()
+        formatter.render(doc, buffer, statistics=args.statistics)
+        emit(buffer.getvalue(), args.output, f"the {args.format} report", args.quiet)
+    elif not (args.quiet and args.format == "text"):
+        formatter.render(doc, sys.stdout, statistics=args.statistics)
+        sys.stdout.flush()
+    if args.format != "text" or args.quiet or args.output is not None:
+        for s in result.errors:  # the text report lists them itself
+            print(f"portkit: {safe(s.rel)}: {safe(s.reason)}", file=sys.stderr)
+    if refused is not None:
+        print(f"portkit: error: {safe(refused)}", file=sys.stderr)
+    if result.errors or refused is not None:
+        return 2
+    return 1 if result.failed() else 0
+
+
+def _record(doc: dict, path: Path, root: Path) -> PortkitError | None:
+    """--record: append the run. A database that cannot be opened costs the record (a warning);
+    one reached through a link in the tree is refused, reported after the audit, and exits 2."""
+    from ..project import history
+    try:
+        history.check_path(path, root)
+    except PortkitError as exc:
+        return exc
+    try:
+        history.record(doc, path)
+    except PortkitError as exc:   # the audit itself is still reported
+        print(f"portkit: warning: {safe(exc)}; this run is not recorded", file=sys.stderr)
+    return None
+
+
+def _write_html(doc: dict, output: Path, runs: list[dict], quiet: bool = False) -> None:
+    from ..report import html
+    buffer = io.StringIO()
+    html.render(doc, buffer, history=runs)
+    emit(buffer.getvalue(), output, "the HTML report", quiet)
+
+
+def run_report(args: argparse.Namespace) -> int:
+    import json
+
+    from ..report.shape import audit_problem
+    try:
+        doc = json.loads(args.audit.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise PortkitError(f"{args.audit}: cannot read the audit JSON: {exc}") from None
+    except RecursionError:
+        raise PortkitError(f"{args.audit}: cannot read the audit JSON: nested too deeply") from None
+    if not isinstance(doc, dict) or doc.get("version") != 1 or "estimate" not in doc:
+        raise PortkitError(f"{args.audit}: not a portkit audit (write one with `portkit audit --format json`)")
+    found = audit_problem(doc)
+    if found is not None:
+        raise PortkitError(f"{args.audit}: not a valid portkit audit: {found}")
+    runs = _history(args.history, doc["root"]) if args.history else []
+    _write_html(doc, args.output, runs)
+    return 0
+
+
+def _history(path: Path, root: str, tree: Path | None = None) -> list[dict]:
+    """The recorded runs for the trend; a history that cannot be read, or that is reached through
+    a link in the audited `tree`, costs the trend, not the report."""
+    from ..project import history
+    try:
+        if tree is not None:
+            history.check_path(path, tree)
+        return history.load(path, root)
+    except PortkitError as exc:
+        print(f"portkit: warning: {safe(exc)}; the report has no trend", file=sys.stderr)
+        return []

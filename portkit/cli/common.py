@@ -1,0 +1,139 @@
+"""What the command-line modules share: option types, the progress bar, writing a report file.
+
+cli.py builds the parser from the per-command modules (cli_convert, cli_audit, cli_info,
+cli_gate, cli_verify, cli_deep); each of them turns flags into an API call and a formatter.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+from typing import Callable
+
+from ..core.errors import PortkitError
+
+PROGRESS_MIN_FILES = 6
+
+
+def codes(value: str) -> list[str]:
+    return [v for v in value.split(",") if v.strip()]
+
+
+# Numbers on the command line, as argparse `type=`s: a bad value is a PortkitError (one line,
+# exit 2, the house style), not argparse's usage block. nan and inf parse as floats and slip
+# through `<` comparisons, so every check states what IS allowed.
+MIN_SECONDS = 0.01        # below this a time limit only makes every file fail
+MAX_SECONDS = 1e6         # about 11 days; larger values overflow the timers
+MAX_JOBS = 1024
+MAX_TEAM = 1000
+
+
+def seconds(option: str, zero_is_none: bool = False) -> Callable[[str], float]:
+    """A time limit in seconds: finite, at least MIN_SECONDS (or 0, meaning none, where allowed)."""
+    def parse(text: str) -> float:
+        value = _float(option, text)
+        if zero_is_none and value == 0:
+            return 0.0
+        if value <= 0:
+            allowed = "0 (no limit) or positive" if zero_is_none else "positive"
+            raise PortkitError(f"{option} must be {allowed}, not {text.strip()}")
+        if not MIN_SECONDS <= value <= MAX_SECONDS:
+            raise PortkitError(f"{option} must be between {MIN_SECONDS:g} and {MAX_SECONDS:g} seconds, "
+                               f"not {text.strip()}")
+        return value
+    return parse
+
+
+def bounded(option: str, low: float, high: float) -> Callable[[str], float]:
+    """A finite number between low and high (hours in a week ...)."""
+    def parse(text: str) -> float:
+        value = _float(option, text)
+        if not low <= value <= high:
+            raise PortkitError(f"{option} must be between {low:g} and {high:g}, not {text.strip()}")
+        return value
+    return parse
+
+
+def count(option: str, maximum: int) -> Callable[[str], int]:
+    """A whole number from 1 to `maximum` (workers, people)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise PortkitError(f"{option} must be a whole number, not {text.strip()!r}") from None
+        if value < 1:
+            raise PortkitError(f"{option} must be at least 1, not {value}")
+        if value > maximum:
+            raise PortkitError(f"{option} must be at most {maximum}, not {value}")
+        return value
+    return parse
+
+
+def _float(option: str, text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise PortkitError(f"{option} must be a number, not {text.strip()!r}") from None
+    if not math.isfinite(value):
+        raise PortkitError(f"{option} must be a finite number, not {text.strip()}")
+    return value
+
+
+def add_jobs(p: argparse.ArgumentParser, what: str = "worker processes") -> None:
+    p.add_argument("-j", "--jobs", type=count("--jobs", MAX_JOBS), default=1, metavar="N",
+                   help=f"{what} (default 1, at most {MAX_JOBS})")
+
+
+def add_file_timeout(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--file-timeout", type=seconds("--file-timeout", zero_is_none=True), default=60.0,
+                   metavar="SECONDS",
+                   help="time limit for one file (default 60; 0: none): a file over it is left as it is and "
+                        "reported, the run goes on, and the exit code is 2")
+
+
+def check_file_timeout(value: float) -> float:
+    """The --file-timeout value (checked when parsed; kept for callers that build args themselves)."""
+    return seconds("--file-timeout", zero_is_none=True)(repr(value))
+
+
+def progress_factory(console, verb: str = "converting"):
+    def start(total: int):
+        if total < PROGRESS_MIN_FILES or not console.is_terminal:
+            return None
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+        progress = Progress(TextColumn(verb), BarColumn(), MofNCompleteColumn(),
+                            TimeRemainingColumn(), console=console, transient=True)
+        task = progress.add_task("convert", total=total)
+        progress.start()
+
+        def advance(n: int) -> None:
+            progress.advance(task, n)
+            if progress.finished:
+                progress.stop()
+        return advance
+    return start
+
+
+def emit(text: str, output: Path, what: str, quiet: bool = False) -> None:
+    """Write a report file, then name it on stderr (`what`: "the HTML report"), unless quiet.
+
+    A person who ran a command that writes a file is told where it went; stdout stays for the
+    data itself.
+    """
+    from ..core.output import write_output
+    from ..report.safe_text import safe
+    # a file atomically, a device or FIFO as a stream; a file name's undecodable bytes (kept as
+    # surrogates) are written back as those bytes, as on standard output
+    write_output(output, text.encode("utf-8", "surrogateescape"))
+    if not quiet:
+        print(f"portkit: wrote {what} to {safe(output)}", file=sys.stderr)
+
+
+
+
+def add_platform_model(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-platform-model", action="store_false", dest="platform_model",
+                   help="treat every byte as CUDA code compiled by every build: convert AMD-only and already "
+                        "ported #if branches and shim headers too, and cost them (docs/platforms.md)")

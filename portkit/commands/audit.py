@@ -1,0 +1,117 @@
+"""audit: scan every file with the rules on, aggregate findings and metrics, estimate the port.
+
+The audit runs the converter's own scan (with the rules switched on), so its "converted
+automatically" figures are the edits `portkit convert` would apply. Nothing here prints.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Callable
+
+from ..tables import ecosystem
+from ..estimate import effort, workitems
+from .. import rules
+from ..scan import suppress
+from ..core.errors import PortkitError
+from ..core.files import Entry, Skipped, read
+from ..core.findings import SEVERITIES
+from ..core.findingstore import CAP_PER_CODE
+from ..project import pipeline
+from ..engine.facts import ProjectFacts
+from .results import AuditOptions, AuditResult, FileAudit
+from ..scan.walk import FileScan, Options, scan_source
+from ..core.source import SourceFile
+from ..scan.text import scan_text
+from .workers import FileTimeout, ordered_map, time_limit
+
+
+@dataclass(frozen=True)
+class ScanJob:
+    """What every file of one run is scanned with (picklable: it travels to worker processes)."""
+
+    scan: Options
+    enabled: frozenset[str]
+    facts: ProjectFacts = ProjectFacts()   # what the project pipeline learned of the tree
+    hours: bool = True       # attach each finding's effort range (check does not need it)
+
+
+def audit_bytes(rel: str, data: bytes, kind: str, job: ScanJob) -> FileScan:
+    """The findings of one file, filtered by the enabled codes and its suppression comments."""
+    source = SourceFile.from_bytes(rel, data)
+    scan = scan_source(source, job.scan, facts=job.facts) if kind == "source" else scan_text(source, kind, job.scan)
+    kept = [f for f in scan.findings if f.code in job.enabled]
+    kept = suppress.apply(source, kept, job.enabled)
+    if scan.metrics.findings_not_stored:
+        scan.metrics.findings_not_stored = _counted(source, kind, scan.metrics.findings_not_stored, job.enabled)
+    if job.hours:
+        hours = effort.default_model().file_finding_hours(kept)
+        kept = [replace(f, effort_hours=h) for f, h in zip(kept, hours)]
+    scan.findings = kept
+    return scan
+
+
+def _counted(source: SourceFile, kind: str, counts: dict, enabled: frozenset[str]) -> dict:
+    """The counts of findings past the cap (findingstore.py) of enabled rules the file does not
+    ignore as a whole (`file-ignore`); a line's own suppression is not matched against them."""
+    whole = [s.codes for s in suppress.find(source, kind) if s.target is None]
+    return {key: n for key, n in counts.items()
+            if key[0] in enabled and not any(not codes or key[0].startswith(codes) for codes in whole)}
+
+
+def _audit_entry(entry: Entry, job: ScanJob) -> FileAudit:
+    if entry.kind is None:
+        return FileAudit(entry)
+    data, skipped = read(entry)
+    if data is None or skipped is not None:
+        return FileAudit(entry, skipped=skipped)
+    try:
+        with time_limit(job.scan.file_timeout):
+            return FileAudit(entry, scan=audit_bytes(entry.rel, data, entry.kind, job))
+    except FileTimeout as exc:
+        return FileAudit(entry, skipped=Skipped(entry.rel, f"{exc} to audit: not audited (--file-timeout)",
+                                                error=True))
+    except RecursionError:
+        return FileAudit(entry, skipped=Skipped(entry.rel, "nested too deeply to audit", error=True))
+    except Exception as exc:  # a bug in one rule must not cost the user the other files' results
+        if os.environ.get("PORTKIT_DEBUG"):
+            raise
+        return FileAudit(entry, skipped=Skipped(
+            entry.rel, f"internal error while auditing ({type(exc).__name__}: {exc}); please report it", error=True))
+
+
+def audit_paths(paths: list[Path], opts: AuditOptions,
+                progress_factory: Callable[[int], Callable[[int], None] | None] | None = None) -> AuditResult:
+    """Audit files and trees: findings per file, then the estimate over all of them."""
+    if opts.jobs < 1:
+        raise PortkitError(f"--jobs must be at least 1, not {opts.jobs}")
+    if opts.fail_on is not None and opts.fail_on not in SEVERITIES:
+        raise PortkitError(f"--fail-on must be one of {', '.join(SEVERITIES)}")
+    enabled = rules.selected(list(opts.select), list(opts.ignore))
+    project = pipeline.prepare([Path(p) for p in paths], opts.scan, opts.config, optional=True)
+    entries = project.scanned
+    result = AuditResult(root=project.root, options=opts, skipped=project.skipped, facts=project.facts)
+    progress = progress_factory(len(entries)) if progress_factory else None
+    job = audit_job(opts.scan, enabled, project.facts)
+    if opts.deep is not None:   # parse: libclang's facts first, in worker processes
+        from ..deep import engine
+        result.deep = engine.collect(project.root, entries, opts.deep, progress_factory)
+    for outcome in ordered_map(_audit_entry, entries, job, opts.jobs, progress):
+        result.files.append(outcome)
+    if result.deep is not None:  # scan: the tree-sitter findings, refined by the facts
+        from ..deep.refine import refine
+        refine({s.rel: s for s in result.scans}, result.deep, project.root, enabled, job.hours)
+    metrics = [(s.rel, s.metrics) for s in result.scans]
+    result.estimate = workitems.estimate(metrics, result.findings, ecosystem.default(), effort.default_model(),
+                                         opts.team_size, opts.focus_hours, project.optional)
+    return result
+
+
+def audit_job(scan: Options, enabled: frozenset[str], facts: ProjectFacts) -> ScanJob:
+    """The audit's scan: rules on, CUDA launch and builtin spellings (what convert's default keeps),
+    and a report keeps CAP_PER_CODE findings of a rule per file and counts the rest."""
+    if not scan.audit:
+        scan = replace(scan, audit=True, launch_syntax="cuda", builtins="cuda")
+    return ScanJob(replace(scan, finding_cap=scan.finding_cap or CAP_PER_CODE), enabled, facts)

@@ -1,0 +1,222 @@
+"""check: the pre-commit gate. Fails only on findings that are new: on a line the change adds
+(staged diff, or against --diff-base) AND not accepted in the baseline.
+
+Only the files given or staged are scanned, never the whole tree, so a commit of a few files in
+a large repository is checked in well under a second. What the change is comes from
+gate_changes.py; the policy it is judged by (configuration, baseline) from gate_policy.py, read
+from the version it is compared with, never from the change itself.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..project import baseline as baseline_file
+from ..project import config, git
+from . import gate_changes, gate_policy
+from .. import rules
+from ..scan import suppress
+from .audit import ScanJob
+from ..core.errors import PortkitError
+from ..core.files import kind_of
+from ..core.findings import SEVERITIES, Finding
+from ..project import pipeline
+from ..engine.facts import ProjectFacts
+from ..project.settings import scan_options
+from ..scan.walk import scan_source
+from ..core.source import SourceFile
+from ..scan.suppress import Suppression
+from ..scan.text import scan_text
+from .workers import FileTimeout, time_limit
+from ..rules.codes import Code
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    """What the user asked for; unset settings come from the gate's policy (gate_policy.py)."""
+
+    files: tuple[Path, ...] = ()      # given by pre-commit or the user; empty: the staged files
+    staged: bool = False              # compare with the index (default in a repository, no files)
+    diff_base: str | None = None      # compare the working tree with this revision
+    to_ref: str | None = None         # pre-commit's PRE_COMMIT_TO_REF: from the merge base with it
+    fail_on: str | None = None
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    baseline: Path | None = None
+    rocm: str | None = None
+
+
+@dataclass
+class CheckResult:
+    root: Path
+    fail_on: str = "high"
+    files: list[str] = field(default_factory=list)   # checked, relative to root
+    blocking: list[Finding] = field(default_factory=list)
+    accepted: int = 0        # in the baseline
+    untouched: int = 0       # on lines the change does not touch
+    below: list[Finding] = field(default_factory=list)   # new, but under --fail-on
+    mode: str = ""
+    unchecked: list[tuple[str, str]] = field(default_factory=list)   # (file, why): not checked, so blocking
+    policy: list[Finding] = field(default_factory=list)     # PK902: the change alters the gate's policy
+    suppressions: list[tuple[str, Suppression]] = field(default_factory=list)   # added by the change
+    not_compared: int = 0    # files given that do not differ from HEAD (nothing to compare)
+
+
+def run_check(opts: CheckOptions, cwd: Path | None = None) -> CheckResult:
+    cwd = cwd or Path.cwd()
+    cmp = gate_changes.collect(opts, cwd)
+    enforced, proposed = _policies(cmp, opts, cwd)
+    cfg = enforced.config
+    fail_on = opts.fail_on or cfg.fail_on or "high"
+    if fail_on not in SEVERITIES:
+        raise PortkitError(f"--fail-on must be one of {', '.join(SEVERITIES)}")
+    enabled = rules.selected(list(opts.select or cfg.select), list(opts.ignore or cfg.ignore))
+    scan = scan_options(rocm=opts.rocm or cfg.rocm, audit=True)
+    accepted = enforced.accepted.copy()
+    result = CheckResult(root=cmp.root, fail_on=fail_on, mode=cmp.mode)
+    limit = SEVERITIES.index(fail_on)
+    if proposed is not None:
+        described = gate_policy.changes(*proposed)
+        if described and Code.GATE_POLICY_CHANGED in enabled:
+            result.policy.append(gate_policy.changed_finding(*proposed, described, enforced))
+    if cmp.unchanged and cmp.unchanged == len(cmp.contents):
+        result.not_compared = cmp.unchanged   # `pre-commit run --all-files`: nothing to compare with
+        return _sort(result, limit)
+    # the tree's facts, as the baseline's audit learned them (project/pipeline.py): the gate and
+    # its baseline classify every region alike
+    facts = pipeline.tree_facts(cmp.root, scan, cfg) if cmp.contents else ProjectFacts()
+    job = ScanJob(scan, enabled, facts, hours=False)
+    for rel in sorted(cmp.contents):
+        if cfg.excluded(rel):
+            continue
+        touched = cmp.changed.get(rel, set()) if cmp.changed is not None else None
+        if touched is not None and cfg.excluded(cmp.renamed.get(rel, rel)):
+            touched = gate_changes.every_line(cmp.contents[rel])   # its old name vouched for nothing
+        result.files.append(rel)   # NUL bytes or not: a hazard after a NUL is still a hazard
+        try:
+            with time_limit(job.scan.file_timeout):
+                on_changed, untouched = _split(cmp, rel, job, touched, result)
+        except FileTimeout:     # never hang a commit, and never let an unchecked file through
+            result.unchecked.append((rel, "took longer than the per-file time limit to check"))
+            continue
+        except RecursionError:
+            result.unchecked.append((rel, "is nested too deeply to check"))
+            continue
+        result.untouched += len(untouched)
+        # accepted fingerprints go first to findings on untouched lines, so that a copy of an
+        # accepted hazard on a new line is the one reported
+        for f in untouched:
+            if accepted[f.fingerprint] > 0:
+                accepted[f.fingerprint] -= 1
+        for f in on_changed:
+            if accepted[f.fingerprint] > 0:
+                accepted[f.fingerprint] -= 1
+                result.accepted += 1
+            else:
+                result.below.append(f)
+    return _sort(result, limit)
+
+
+def _sort(result: CheckResult, limit: int) -> CheckResult:
+    """New findings at or above the limit block; the rest are counted."""
+    new = result.policy + result.below
+    result.blocking = [f for f in new if SEVERITIES.index(f.severity) <= limit]
+    result.below = [f for f in new if SEVERITIES.index(f.severity) > limit]
+    return result
+
+
+def _policies(cmp: gate_changes.Comparison, opts: CheckOptions, cwd: Path):
+    """(the policy the gate applies, (before, after) when the change may alter it, else None)."""
+    root = cmp.root
+    if cmp.changed is None:   # no git: the work tree is all there is
+        return gate_policy.from_worktree(root, cwd, config.find(cwd), opts.baseline), None
+    if cmp.policy_rev is not None:
+        enforced = gate_policy.from_version(root, cwd, cmp.policy_rev, opts.baseline)
+        return enforced, (enforced, _proposed(lambda: gate_policy.from_worktree(
+            root, cwd, config.find(cwd), opts.baseline), "the work tree"))
+    enforced = gate_policy.from_version(root, cwd, None, opts.baseline)
+    if not git.has_head(root):
+        return enforced, None
+    head = gate_policy.from_version(root, cwd, git.commit_id(root, "HEAD", "HEAD"), opts.baseline)
+    return enforced, (head, enforced)
+
+
+def _proposed(read, where: str) -> gate_policy.Policy:
+    """The change's own policy, for the comparison only: one that does not read is a change too."""
+    try:
+        return read()
+    except PortkitError as exc:
+        return gate_policy.Policy(config.Config(), Counter(), "", "", where, problem=f"its policy does not read: {exc}")
+
+
+def _split(cmp: gate_changes.Comparison, rel: str, job: ScanJob, touched: set[int] | None,
+           result: CheckResult) -> tuple[list[Finding], list[Finding]]:
+    """(findings new in this change, findings it leaves as they were). A finding on a line the
+    change does not touch is still new when the file's version before held fewer findings with
+    its fingerprint: the fingerprint carries the platform region, so deleting the
+    `#ifndef __HIP_PLATFORM_AMD__` around a hazard makes it new."""
+    data = cmp.contents[rel]
+    kind = kind_of(rel.rsplit("/", 1)[-1]) or "source"
+    findings, added = _findings(rel, data, kind, job, touched)
+    result.suppressions += [(rel, s) for s in added]
+    if touched is None:
+        return findings, []
+    on_changed = [f for f in findings if _touches(f, touched)]
+    untouched = [f for f in findings if not _touches(f, touched)]
+    old_id = cmp.old.get(rel, "")
+    old = git.blobs(cmp.root, {rel: old_id}).get(rel) if untouched and old_id.strip("0") else None
+    if old is not None and _structure(old) != _structure(data):
+        before = Counter(f.fingerprint for f in _findings(rel, old, kind, job, None)[0])
+        still = []
+        for f in untouched:
+            if before[f.fingerprint] > 0:
+                before[f.fingerprint] -= 1
+                still.append(f)
+            else:
+                on_changed.append(f)
+        untouched = still
+    return on_changed, untouched
+
+
+# What decides an untouched line's region or suppression: conditionals, macro definitions and
+# suppression comments. When the change leaves them all as they were, the version before need
+# not be scanned: its untouched findings are the same.
+_STRUCTURE = re.compile(rb"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|elifndef|else|endif|define|undef)\b.*$"
+                        rb"|^.*portkit:.*$", re.MULTILINE)
+
+
+def _structure(data: bytes) -> list[bytes]:
+    return [m.group().strip() for m in _STRUCTURE.finditer(data)]
+
+
+def _findings(rel: str, data: bytes, kind: str, job: ScanJob,
+              touched: set[int] | None) -> tuple[list[Finding], list[Suppression]]:
+    """The file's enabled findings less the suppressed ones, and the suppressions the change adds
+    (suppress.Suppression.covers says which comments still hide what on changed lines)."""
+    source = SourceFile.from_bytes(rel, data)
+    scan = scan_source(source, job.scan, facts=job.facts) if kind == "source" else scan_text(source, kind, job.scan)
+    kept = [f for f in scan.findings if f.code in job.enabled]
+    added = suppress.added(source, touched, kind) if touched else []
+    return suppress.apply(source, kept, job.enabled, kind=kind, changed=touched), added
+
+
+def _touches(f: Finding, lines: set[int]) -> bool:
+    return any(line in lines for line in range(f.line, f.end_line + 1))
+
+
+def write_baseline(root: Path, target: Path, cfg: config.Config, select: tuple[str, ...],
+                   ignore: tuple[str, ...], rocm: str | None) -> tuple[int, int]:
+    """Audit the whole project and accept every current finding; (findings, files)."""
+    from .audit import AuditOptions, audit_paths
+
+    scan = scan_options(rocm=rocm, audit=True)
+    result = audit_paths([root], AuditOptions(scan=scan, select=select, ignore=ignore, config=cfg))
+    findings = result.findings
+    from ..core.output import write_output
+    write_output(target, baseline_file.dumps(findings).encode("utf-8"))
+    return len(findings), len(result.scans)
+
+

@@ -1,0 +1,364 @@
+"""convert: scan every file, apply the edits, and write the result the way the user asked.
+
+Only this module writes sources. Writes are atomic (a temporary file in the same directory,
+then rename; see output.py), keep the file's permissions, owner and group, never land outside the
+output root, and never overwrite an input or a backup they did not make.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Iterable
+
+from ..rewrite import polyfills
+from ..buildfiles import FORMATS as BUILD_FORMATS
+from ..core.edits import apply_edits
+from ..core.errors import PortkitError
+from ..core.files import Entry, Skipped, read, read_regular
+from .inplace import READ_ONLY, digest, in_place_path, links_note, read_only, replace_unchanged, rewrite
+from ..core.output import atomic_write, refuse_unless_regular, sweep_stale, write_generated, write_output
+from ..project.rename import RenamePlan, rename_in_build_file
+from ..tables.mappings import format_version, target_release
+from ..project import pipeline
+from ..engine.facts import ProjectFacts
+from .results import ConvertOptions, ConvertResult, FileOutcome, PolyfillHeader
+from ..scan.walk import FileScan, Options, scan_source
+from ..core.source import SourceFile, split_lines
+from ..scan.text import scan_text
+from .workers import FileTimeout, ordered_map, time_limit
+
+if TYPE_CHECKING:
+    from .compat import CompatResult
+
+
+@dataclass(frozen=True)
+class ConvertJob:
+    """What every file of one run is converted with (picklable: it travels to worker processes)."""
+
+    scan: Options
+    facts: ProjectFacts = ProjectFacts()   # what the project pipeline learned of the tree
+
+
+def convert_bytes(rel: str, data: bytes, options: Options, kind: str = "source",
+                  facts: ProjectFacts = ProjectFacts()) -> tuple[FileScan, bytes | None]:
+    """Scan one file's bytes (a source, or a build file of a kind in build.FORMATS); the converted
+    bytes, or None when nothing changes."""
+    source = SourceFile.from_bytes(rel, data)
+    scan = scan_source(source, options, facts=facts) if kind == "source" else scan_text(source, kind, options)
+    if not scan.edits:
+        return scan, None
+    output = apply_edits(data, scan.edits)
+    return scan, (output if output != data else None)
+
+
+def _convert_entry(entry: Entry, job: ConvertJob) -> FileOutcome:
+    data, skipped = read(entry)
+    plan = job.facts.rename
+    if data is None or skipped is not None or not (entry.is_source or entry.kind in BUILD_FORMATS):
+        return FileOutcome(entry, skipped=skipped, plan=plan)
+    try:
+        with time_limit(job.scan.file_timeout):
+            scan, output = _convert_data(entry, data, job)
+    except FileTimeout as exc:
+        return FileOutcome(entry, skipped=Skipped(entry.rel, f"{exc} to scan: left as it is (--file-timeout)",
+                                                  error=True), plan=plan)
+    except RecursionError:
+        return FileOutcome(entry, skipped=Skipped(entry.rel, "nested too deeply to convert: left as it is",
+                                                  error=True), plan=plan)
+    except Exception as exc:  # a bug in one rewriter must not cost the user the other files
+        if os.environ.get("PORTKIT_DEBUG"):
+            raise
+        return FileOutcome(entry, skipped=Skipped(
+            entry.rel, f"internal error while converting ({type(exc).__name__}: {exc}): left as it is; "
+                       f"please report it", error=True), plan=plan)
+    return FileOutcome(entry, scan=scan, output=output, plan=plan, input_digest=digest(data))
+
+
+def _convert_data(entry: Entry, data: bytes, job: ConvertJob) -> tuple[FileScan, bytes | None]:
+    scan, output = convert_bytes(entry.rel, data, job.scan, entry.kind or "source", job.facts)
+    plan = job.facts.rename
+    if plan is not None and job.scan.build_files and entry.kind in ("cmake", "make"):
+        renamed = rename_in_build_file(output if output is not None else data, entry.rel, plan)
+        output = renamed if renamed != data else None
+    return scan, output
+
+
+def _converter(job: ConvertJob) -> Callable[[Entry, bytes], bytes | None]:
+    """What another version of a file converts to (inplace.py: is an old NAME.orig its original?)."""
+    return lambda entry, data: _convert_data(entry, data, job)[1]
+
+
+def _outcomes(entries: list[Entry], job: ConvertJob, jobs: int,
+              progress: Callable[[int], None] | None) -> Iterable[FileOutcome]:
+    """Outcomes in the order of `entries`, computed in `jobs` worker processes."""
+    return ordered_map(_convert_entry, entries, job, jobs, progress)
+
+
+def check_options(paths: list[Path], opts: ConvertOptions) -> None:
+    """Reject contradictory or dangerous requests before touching anything."""
+    if opts.output is not None and opts.in_place:
+        raise PortkitError("-o/--output and --in-place cannot be used together")
+    if opts.backup and not opts.in_place:
+        raise PortkitError("--backup only applies with --in-place")
+    if opts.force and not opts.in_place:
+        raise PortkitError("--force only applies with --in-place")
+    if opts.output is None and not (opts.in_place or opts.diff or opts.check):
+        raise PortkitError("choose an output: -o OUT, --in-place, --diff or --check")
+    if opts.jobs < 1:
+        raise PortkitError(f"--jobs must be at least 1, not {opts.jobs}")
+    if opts.output is not None and str(opts.output) == "-":
+        if len(paths) != 1 or paths[0].is_dir():
+            raise PortkitError("-o - (standard output) takes exactly one input file")
+        if opts.rename is not None:
+            raise PortkitError("--rename writes files under new names: use -o OUT or --in-place")
+        return
+    if opts.output is not None:
+        out = opts.output.absolute().resolve()
+        for given in paths:
+            if not given.exists():
+                continue
+            src = given.absolute().resolve()
+            if src.is_dir() and (out == src or src in out.parents):
+                raise PortkitError(f"{opts.output}: the output directory is inside the input tree "
+                                   f"{given}; choose a directory outside it")
+            if src.is_file() and out == src:
+                raise PortkitError(f"{opts.output}: the output is the input file; use --in-place")
+        if out.exists() and not out.is_dir():
+            raise PortkitError(f"{opts.output}: exists and is not a directory")
+
+
+def convert_paths(paths: list[Path], opts: ConvertOptions,
+                  progress_factory: Callable[[int], Callable[[int], None] | None] | None = None,
+                  stdout: "object | None" = None) -> ConvertResult:
+    """Convert files and trees; write, diff or check according to `opts`."""
+    paths = [Path(p) for p in paths]
+    check_options(paths, opts)
+    project = pipeline.prepare(paths, opts.scan, opts.config, opts.rename)
+    root, entries = project.root, project.entries
+    if opts.scan.polyfills:   # a file of the header's name that portkit did not write stops the run here
+        _polyfill_guard(root, opts)
+    result = ConvertResult(root=root, skipped=project.skipped, active_only=opts.scan.active_only)
+    if opts.deep is not None:   # libclang's facts, before the scan that they refine
+        from ..deep import engine
+        result.deep = engine.collect(root, entries, opts.deep, progress_factory)
+        if opts.scan.active_only:   # clang's preprocessor decides the files it saw
+            pipeline.with_clang_lines(project, result.deep)
+    job = ConvertJob(opts.scan, project.facts)
+    progress = progress_factory(len(entries)) if progress_factory else None
+    to_stdout = opts.output is not None and str(opts.output) == "-"
+    if opts.output is not None and not to_stdout:
+        _refuse_overwriting_inputs(entries, opts.output, project.facts.rename)
+    swept: set[Path] = set()
+    for outcome in _outcomes(entries, job, opts.jobs, progress):
+        result.outcomes.append(outcome)
+        if to_stdout:
+            if outcome.skipped is None or not outcome.skipped.error:
+                try:
+                    stdout.write(_output_bytes(outcome))  # type: ignore[union-attr]
+                except OSError as exc:
+                    result.skipped.append(Skipped(outcome.entry.rel, f"cannot read: {exc.strerror or exc}", True))
+        elif opts.output is not None:
+            _mirror(outcome, opts.output, result, swept)
+        elif opts.in_place and (outcome.changed or outcome.renamed):
+            rewrite(outcome, opts.backup, opts.force, result, _converter(job), swept)
+        if opts.diff and (outcome.changed or outcome.renamed):
+            result.diff_text.append(unified_diff(outcome))
+    if opts.scan.polyfills:
+        result.polyfills = _polyfill_header(result, opts)
+        if result.polyfills is not None:
+            _write_polyfills(result.polyfills, opts, result)
+    if result.deep is not None:
+        # Deep mode refines what convert reports; the edits are the tree-sitter ones, in every
+        # #if branch, because the other configurations need them too.
+        from .. import rules
+        from ..deep.refine import refine
+        converter_codes = frozenset(r.code for r in rules.all_rules() if r.group == "conversion")
+        refine({s.rel: s for s in result.scans}, result.deep, root, converter_codes, hours=False)
+    return result
+
+
+_HEADER_HINT = "remove it, or convert with --no-polyfills"
+
+
+def _polyfill_guard(root: Path, opts: ConvertOptions) -> None:
+    """The generated header of an earlier run is written again (the pipeline leaves it out of the
+    scan); a link or a file of that name that portkit did not write stops the run before any write."""
+    target = _header_path(root, opts)
+    if target is not None:   # a link or anything but a regular file there: never written through
+        refuse_unless_regular(target, _HEADER_HINT)
+    for where in (root, opts.output if opts.output is not None and str(opts.output) != "-" else None):
+        if where is not None and (where / polyfills.HEADER).is_file():
+            _own_polyfills(where / polyfills.HEADER)
+
+
+def _own_polyfills(path: Path) -> bytes | None:
+    """The header on disk, when there is one and portkit generated it; a file of the user's with
+    that name is never overwritten."""
+    try:
+        data = read_regular(path)   # a link is never the header: refused where it would be written
+    except OSError:
+        return None
+    if not polyfills.is_generated(data):
+        raise PortkitError(f"{path}: exists and was not generated by portkit; not overwritten (move it away, "
+                           f"or convert with --no-polyfills)")
+    return data
+
+
+def _polyfill_header(result: ConvertResult, opts: ConvertOptions) -> PolyfillHeader | None:
+    """The header the converted files need, with where it goes and what is there now."""
+    users: dict[str, list[str]] = {}
+    for outcome in result.outcomes:
+        if outcome.scan is not None:
+            for name in outcome.scan.metrics.polyfills:
+                users.setdefault(name, []).append(outcome.target_rel)
+    if not users:
+        return None
+    rocm = format_version(target_release(opts.scan.rocm))
+    command = f"portkit convert --rocm {rocm}"
+    text = polyfills.header_text(sorted(users), rocm, command)
+    path = _header_path(result.root, opts)
+    old = _own_polyfills(path) if path is not None and path.is_file() else None
+    return PolyfillHeader(polyfills.HEADER, path if (opts.output is not None or opts.in_place) else None,
+                          text, old, {k: sorted(v) for k, v in sorted(users.items())}, rocm)
+
+
+def _header_path(root: Path, opts: ConvertOptions) -> Path | None:
+    """Where the generated header goes (-o: the output root; --in-place, --diff, --check: the
+    input root); None when nowhere (-o -)."""
+    if opts.output is not None and str(opts.output) != "-":
+        return opts.output / polyfills.HEADER
+    return root / polyfills.HEADER if opts.in_place or opts.diff or opts.check else None
+
+
+def _write_polyfills(header: PolyfillHeader, opts: ConvertOptions, result: ConvertResult) -> None:
+    if opts.diff and header.changed:
+        result.diff_text.append(diff_bytes(header.old or b"", header.text, header.rel, header.rel))
+    if header.path is not None and header.changed:
+        write_generated(header.path, header.text, opts.in_place, _HEADER_HINT)
+
+
+def _output_bytes(outcome: FileOutcome) -> bytes:
+    """What the file becomes; an unchanged one is read again, never through a FIFO or a new link."""
+    if outcome.changed:
+        return outcome.output or b""
+    return read_regular(outcome.entry.path, follow=outcome.entry.named)
+
+
+def _refuse_overwriting_inputs(entries: list[Entry], out_root: Path, plan: "RenamePlan | None") -> None:
+    """-o: stop before writing anything when a file would land on an input (the output is the
+    inputs' own directory, a directory among them, or a link or hard link to one)."""
+    inputs: dict[tuple[int, int], str] = {}
+    for entry in entries:
+        try:
+            st = entry.path.stat()
+            inputs[(st.st_dev, st.st_ino)] = entry.rel
+        except OSError:
+            continue
+    for entry in entries:
+        rel = plan.target(entry.rel) if plan is not None else entry.rel
+        try:
+            st = (out_root / rel).stat()
+        except OSError:
+            continue
+        hit = inputs.get((st.st_dev, st.st_ino))
+        if hit is not None:
+            raise PortkitError(f"{out_root}: writing {rel} there would overwrite the input {hit}; "
+                               f"choose an output directory outside the inputs")
+
+
+def _mirror(outcome: FileOutcome, out_root: Path, result: ConvertResult, swept: set[Path]) -> None:
+    target = (out_root / outcome.target_rel).absolute()
+    base = out_root.absolute().resolve()
+    if base not in target.resolve().parents:
+        raise PortkitError(f"{outcome.entry.rel}: would be written outside {out_root}; stopped")
+    try:
+        data = _output_bytes(outcome)
+    except OSError:
+        return      # unreadable or gone: already reported (a file that failed to convert is copied as is)
+    if _case_clash(target, outcome.target_rel, result):
+        return
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        sweep_stale(target.parent, swept)
+        atomic_write(target, data, mode_from=outcome.entry.path)
+        result.written_paths[str(target).lower()] = target
+    except OSError as exc:
+        result.skipped.append(Skipped(outcome.entry.rel, f"cannot write {target}: {exc.strerror or exc}", True))
+        return
+    result.written += 1
+
+
+def _case_clash(target: Path, rel: str, result: ConvertResult) -> bool:
+    """On a case-insensitive file system (macOS, Windows), a.cu and A.cu are one file: the second
+    would overwrite the first. Reported, never overwritten; on a case-sensitive one both are written."""
+    earlier = result.written_paths.get(str(target).lower())
+    if earlier is None or earlier == target:
+        return False
+    same = _same_file(earlier, target)
+    if same:
+        result.skipped.append(Skipped(rel, f"not written: it is the same file as {earlier.name} on this "
+                                                   f"case-insensitive file system", True))
+    return same
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def unified_diff(outcome: FileOutcome) -> bytes:
+    """A unified diff of one file (a rename without a change says so)."""
+    old = read_regular(outcome.entry.path, follow=outcome.entry.named)
+    new = outcome.output if outcome.changed else old
+    if outcome.renamed and old == new:
+        return f"rename from {outcome.entry.rel}\nrename to {outcome.target_rel}\n".encode("utf-8", "surrogateescape")
+    return diff_bytes(old, new, outcome.entry.rel, outcome.target_rel)
+
+
+def diff_bytes(old: bytes, new: bytes, old_rel: str, new_rel: str) -> bytes:
+    """A unified diff of two versions of a file; bytes that are not UTF-8 pass through unchanged."""
+    def lines(data: bytes) -> list[str]:
+        # the lines findings count (source.split_lines), not str.splitlines's: it also breaks at
+        # form feeds, \x1c-\x1e, NEL and U+2028, which would shift every hunk after them
+        out = [line.decode("utf-8", "surrogateescape") for line in split_lines(data)]
+        if out and not out[-1].endswith(("\n", "\r")):
+            out[-1] += "\n\\ No newline at end of file\n"
+        return out
+
+    text = "".join(difflib.unified_diff(lines(old), lines(new), f"a/{old_rel}", f"b/{new_rel}"))
+    return text.encode("utf-8", "surrogateescape")
+
+
+def write_compat(result: "CompatResult", force: bool = False) -> int:
+    """--compat-header --in-place: each source with its guarded includes, then the header, each
+    atomically (durable, as --in-place is); the number of sources written. As for convert
+    --in-place (inplace.py), a source that changed since it was read is left (an error), a
+    read-only one is left unless `force`, and other hard links are noted."""
+    written = 0
+    swept: set[Path] = set()
+    for f in result.changed:
+        try:
+            path = in_place_path(f.entry)
+            st = os.stat(path)
+            if not force and read_only(path, st):
+                result.notes.append(Skipped(f.entry.rel, READ_ONLY, False))
+                continue
+            sweep_stale(path.parent, swept)
+            replace_unchanged(path, f.output or b"", path, f.input_digest)
+        except OSError as exc:
+            if exc.errno != 0:
+                raise PortkitError(f"{f.entry.rel}: cannot write: {exc.strerror or exc}") from None
+            result.skipped.append(Skipped(f.entry.rel, exc.strerror, True))   # a refusal of ours
+            continue
+        written += 1
+        if st.st_nlink > 1:
+            result.notes.append(Skipped(f.entry.rel, links_note(st.st_nlink - 1), False))
+    result.written = written
+    if result.header_changed:   # compat_paths refused a header that portkit did not generate
+        write_output(result.header, result.header_text, durable=True)
+    return written

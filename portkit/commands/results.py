@@ -1,0 +1,268 @@
+"""What the commands return: convert's, audit's and verify's options and results.
+
+The report formatters (portkit/report/) and the CLI read these types; the commands
+(convert.py, audit.py, verify/) fill them. Keeping them in a module below the commands lets
+the reports depend on the result model without importing the commands that produce it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..project.config import Config
+from ..engine.context import FileScan, Options
+from ..estimate.effort import Estimate
+from ..core.files import Entry, Skipped
+from ..core.findings import SEVERITIES, Finding
+from ..tables.mappings import Version
+from ..engine.facts import ProjectFacts
+from ..project.rename import RenamePlan
+
+if TYPE_CHECKING:
+    from ..deep.engine import DeepOptions, DeepResult
+    from ..project.buildconfig import BuildConfig
+    from .verify.compiler import Compiler
+
+DEFAULT_VERIFY_TIMEOUT = 300.0   # seconds one unit's compile may take (verify --timeout)
+
+
+# ---- convert
+
+@dataclass(frozen=True)
+class ConvertOptions:
+    output: Path | None = None       # -o: mirror the tree there ("-" = stdout, one file only)
+    in_place: bool = False
+    backup: bool = False
+    force: bool = False              # --in-place also rewrites read-only files
+    diff: bool = False
+    check: bool = False
+    jobs: int = 1
+    scan: Options = Options()
+    rename: tuple[tuple[str, str], ...] | None = None   # --rename: suffix map (rename.DEFAULT_MAP ...)
+    deep: "DeepOptions | None" = None   # --engine clang: findings refined by libclang (edits unchanged)
+    config: Config = Config()        # the project's settings (amd-macros, exclude: left as they are)
+
+
+@dataclass
+class FileOutcome:
+    entry: Entry
+    scan: FileScan | None = None     # None for files that are only mirrored or were skipped
+    output: bytes | None = None      # converted bytes, when they differ from the input
+    skipped: Skipped | None = None
+    plan: RenamePlan | None = None   # --rename: the run's plan (the file's new name comes from it)
+    input_digest: bytes | None = None   # of the bytes converted: --in-place rewrites only those (inplace.py)
+
+    @property
+    def changed(self) -> bool:
+        return self.output is not None
+
+    @property
+    def target_rel(self) -> str:
+        """The name the file is written under (--rename changes it)."""
+        return self.plan.target(self.entry.rel) if self.plan is not None else self.entry.rel
+
+    @property
+    def renamed(self) -> bool:
+        return self.target_rel != self.entry.rel
+
+
+@dataclass
+class PolyfillHeader:
+    """The generated portkit_polyfills.h of a conversion (polyfills.py)."""
+
+    rel: str                          # relative to the output root
+    path: Path | None                 # where it is written; None when nowhere (-o -, --diff, --check)
+    text: bytes
+    old: bytes | None                 # the header there before this run
+    users: dict[str, list[str]]       # polyfill name -> the files that use it, sorted
+    rocm: str = ""
+
+    @property
+    def changed(self) -> bool:
+        return self.old != self.text
+
+
+@dataclass
+class ConvertResult:
+    root: Path
+    outcomes: list[FileOutcome] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    notes: list[Skipped] = field(default_factory=list)   # about files written (a hard link that keeps the old bytes)
+    written: int = 0
+    written_paths: dict[str, Path] = field(default_factory=dict)   # lower-cased name -> path written (-o)
+    diff_text: list[bytes] = field(default_factory=list)
+    deep: "DeepResult | None" = None
+    polyfills: PolyfillHeader | None = None   # the header, when the converted files use a polyfill
+    active_only: bool = False   # --active-only: branches not compiled under -D/-U were left as they are
+
+    @property
+    def scans(self) -> list[FileScan]:
+        return [o.scan for o in self.outcomes if o.scan is not None]
+
+    @property
+    def findings(self) -> list[Finding]:
+        return [f for s in self.scans for f in s.findings]
+
+    @property
+    def changed(self) -> list[FileOutcome]:
+        return [o for o in self.outcomes if o.changed]
+
+    @property
+    def all_skipped(self) -> list[Skipped]:
+        return self.skipped + [o.skipped for o in self.outcomes if o.skipped is not None]
+
+    @property
+    def errors(self) -> list[Skipped]:
+        return [s for s in self.all_skipped if s.error]
+
+    def total(self, metric: str) -> int:
+        return sum(int(getattr(s.metrics, metric)) for s in self.scans)
+
+
+# ---- audit
+
+@dataclass(frozen=True)
+class AuditOptions:
+    scan: Options = Options(audit=True)
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    fail_on: str | None = None
+    team_size: int = 1
+    focus_hours: float | None = None
+    jobs: int = 1
+    deep: "DeepOptions | None" = None  # --engine clang: libclang's facts refine the findings
+    config: Config = Config()         # the project's settings (amd-macros, exclude: not audited)
+
+
+@dataclass
+class FileAudit:
+    entry: Entry
+    scan: FileScan | None = None
+    skipped: Skipped | None = None
+
+
+@dataclass
+class AuditResult:
+    root: Path
+    options: AuditOptions
+    files: list[FileAudit] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    estimate: Estimate | None = None
+    deep: "DeepResult | None" = None
+    facts: ProjectFacts = ProjectFacts()   # what the project pipeline learned of the tree
+
+    @property
+    def scans(self) -> list[FileScan]:
+        return [f.scan for f in self.files if f.scan is not None]
+
+    @property
+    def findings(self) -> list[Finding]:
+        return [x for s in self.scans for x in s.findings]
+
+    @property
+    def all_skipped(self) -> list[Skipped]:
+        return self.skipped + [f.skipped for f in self.files if f.skipped is not None]
+
+    @property
+    def errors(self) -> list[Skipped]:
+        return [s for s in self.all_skipped if s.error]
+
+    def failed(self) -> bool:
+        """True when a finding is at or above --fail-on."""
+        if self.options.fail_on is None:
+            return False
+        limit = SEVERITIES.index(self.options.fail_on)
+        return any(SEVERITIES.index(f.severity) <= limit for f in self.findings)
+
+
+# ---- verify
+
+@dataclass(frozen=True)
+class VerifyOptions:
+    compiler: str = "hipcc"
+    rocm_path: str | None = None
+    offload_arch: tuple[str, ...] = ("gfx90a",)
+    compile_commands: Path | None = None     # -p: a build directory or its compile_commands.json
+    includes: tuple[str, ...] = ()           # -I for every unit
+    defines: tuple[str, ...] = ()            # -D for every unit
+    source: Path | None = None               # the CUDA tree the output was converted from
+    rocm: Version | None = None              # the release to explain against (default: the compiler's)
+    jobs: int = 1
+    timeout: float = DEFAULT_VERIFY_TIMEOUT
+    only: frozenset[str] | None = None       # compile only these files (convert --verify: what it wrote)
+    std: str | None = None                   # --std: the language standard of every unit (wins)
+    build_config: bool = True                # read the build's standard, -I and -D (CMake, Makefile)
+
+
+@dataclass
+class ErrorReport:
+    rel: str | None                          # where in the converted tree (None: outside it)
+    line: int
+    column: int
+    severity: str
+    message: str
+    source_line: int | None = None           # the same place in the CUDA source, when known
+    source_text: str | None = None
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def explained(self) -> bool:
+        return bool(self.findings)
+
+
+@dataclass
+class UnitReport:
+    rel: str
+    status: str                              # "compiled", "failed", "not_reached" or "timeout"
+    seconds: float
+    command: tuple[str, ...]
+    flags_from: str
+    errors: list[ErrorReport] = field(default_factory=list)
+    output: str = ""                         # the compiler's own words, for a failure with no parsed error
+
+    @property
+    def failed(self) -> bool:
+        return self.status != "compiled"
+
+    @property
+    def explained(self) -> bool:
+        return self.status == "failed" and bool(self.errors) and all(e.explained for e in self.errors)
+
+    @property
+    def not_reached(self) -> bool:
+        """Stopped at a header of a library not installed here: its porting errors were not seen."""
+        return self.status == "not_reached"
+
+
+@dataclass
+class VerifyResult:
+    root: Path
+    compiler: "Compiler"
+    target: Version
+    offload_arch: tuple[str, ...]
+    units: list[UnitReport] = field(default_factory=list)
+    unmatched: list[str] = field(default_factory=list)    # compile_commands files not in the tree
+    skipped: list[Skipped] = field(default_factory=list)
+    seconds: float = 0.0
+    configurations: list[tuple["BuildConfig", int]] = field(default_factory=list)   # and how many units each
+    std: str | None = None                   # --std, when given
+    default_std: str | None = None           # the compiler's own, when known
+
+    def count(self, what: str) -> int:
+        if what == "compiled":
+            return sum(not u.failed for u in self.units)
+        if what == "failed":
+            return sum(u.failed for u in self.units)
+        if what == "explained":
+            return sum(u.explained for u in self.units)
+        if what == "unexplained":
+            return sum(u.failed and not u.explained and not u.not_reached for u in self.units)
+        if what == "not_reached":
+            return sum(u.not_reached for u in self.units)
+        raise ValueError(what)
+
+    @property
+    def ok(self) -> bool:
+        return not any(u.failed for u in self.units)

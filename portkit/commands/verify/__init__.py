@@ -1,0 +1,166 @@
+"""verify: compile a converted tree for an AMD GPU and explain every failure by a finding.
+
+The data flows one way: converted tree -> units (which files, which flags: the compile database,
+or the build's CMakeLists.txt / Makefile and the tree; portkit/project/units.py, buildconfig.py) ->
+compiler runs (compiler.py) -> errors placed in the tree (diagnostics.py) -> the findings that
+explain them (explain.py) -> VerifyResult -> report/verify.py. Nothing here prints.
+
+A unit is explained when every error the compiler gave for it is explained; the others are
+gaps in portkit's rules or tables, and the JSON output marks them so they can be collected.
+A unit whose only errors are headers of libraries not installed here (PK701, PK702) is "not
+reached": the compiler stopped before its code, so its porting errors were not seen.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Callable
+
+from ...project import compdb
+from ...project.buildconfig import STD, TreeConfig
+from ...core.errors import PortkitError
+from ...core.files import read
+from ...tables.mappings import default_db, target_release
+from ...project import pipeline
+from ...project.settings import scan_options
+from ..results import DEFAULT_VERIFY_TIMEOUT, ErrorReport, UnitReport, VerifyOptions, VerifyResult
+from . import compiler as compilers
+from .diagnostics import Located, locate, parse
+from .explain import Facts, explain
+from ...project.units import Unit, configured, database_config, database_units, tree_units
+from ...rules.codes import Code
+
+DEFAULT_TIMEOUT = DEFAULT_VERIFY_TIMEOUT
+
+
+def verify_tree(out: Path, opts: VerifyOptions,
+                progress_factory: Callable[[int], Callable[[int], None] | None] | None = None) -> VerifyResult:
+    """Compile every unit of the converted tree `out` and explain each failure."""
+    start = time.perf_counter()
+    if opts.jobs < 1:
+        raise PortkitError(f"--jobs must be at least 1, not {opts.jobs}")
+    if not out.is_dir():
+        raise PortkitError(f"{out}: not a directory (verify takes the converted tree, e.g. the -o of convert)")
+    if opts.source is not None and not opts.source.is_dir():
+        raise PortkitError(f"{opts.source}: --source is not a directory")
+    if opts.std is not None and not STD.match(opts.std):
+        raise PortkitError(f"--std: {opts.std!r} is not a C++ standard (c++17, gnu++20, ...)")
+    compiler = compilers.find(opts.compiler, opts.rocm_path)
+    target = target_release(opts.rocm or compiler.rocm)
+    scan = scan_options(rocm=target, audit=True)
+    project = pipeline.prepare([out], scan)
+    root, entries, skipped = project.root, project.entries, project.skipped
+    sources: dict[str, bytes] = {}
+    for entry in entries:
+        if entry.is_source or entry.path.suffix.lower() == ".hip":   # .hip: a converted name (--rename)
+            data, problem = read(entry)
+            if problem is not None:
+                skipped.append(problem)
+            elif data is not None:
+                sources[entry.rel] = data
+    result = VerifyResult(root, compiler, target, opts.offload_arch, skipped=skipped)
+    units = _units(root, entries, sources, opts, result)
+    extra = tuple(f"-I{Path(i).absolute()}" for i in opts.includes) + tuple(f"-D{d}" for d in opts.defines)
+    if opts.std is not None:
+        extra += (f"-std={opts.std}",)
+    result.std = opts.std
+    result.default_std = next((f[5:] for f in compiler.hip_before if f.startswith("-std=")), None)
+    commands = {unit.rel: _command(compiler, unit, opts, extra) for unit in units}
+    progress = progress_factory(len(units)) if progress_factory else None
+
+    def run(unit: Unit) -> tuple[Unit, compilers.CompileRun]:
+        outcome = compilers.compile_unit(commands[unit.rel], root, opts.timeout)
+        if progress:
+            progress(1)
+        return unit, outcome
+
+    facts = Facts(root, scan, opts.source.absolute() if opts.source else None, default_db(), project.facts)
+    pool = ThreadPoolExecutor(max_workers=opts.jobs)
+    try:
+        for unit, outcome in pool.map(run, units):
+            result.units.append(_report(unit, outcome, root, facts, opts.timeout))
+    except BaseException:       # Ctrl-C, or an error: no compiler may outlive the run
+        pool.shutdown(wait=False, cancel_futures=True)
+        compilers.stop_all()
+        raise
+    pool.shutdown()
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def _units(root: Path, entries, sources: dict[str, bytes], opts: VerifyOptions, result: VerifyResult) -> list[Unit]:
+    """The units to compile with their flags; `result` learns the configurations they come from."""
+    if opts.compile_commands is not None:
+        units, result.unmatched = database_units(root, entries, compdb.load(opts.compile_commands), opts.source)
+        if not units:
+            raise PortkitError(f"{opts.compile_commands}: none of its {len(result.unmatched)} files is in {root} "
+                               f"(give the CUDA tree it was written for with --source)")
+    else:
+        units = tree_units(root, entries, sources)
+    if opts.only is not None:
+        units = [u for u in units if u.rel in opts.only]
+    if not units:
+        raise PortkitError(f"{root}: nothing to compile (no .cu or .hip files, and no C++ files that use HIP)")
+    if opts.compile_commands is not None:
+        result.configurations = database_config(units, opts.compile_commands)
+    elif opts.build_config:
+        units, result.configurations = configured(units, TreeConfig(root))
+    if opts.std is not None:        # --std wins over every standard of the build
+        units = [replace(u, flags=tuple(f for f in u.flags if not f.startswith("-std="))) for u in units]
+    return units
+
+
+def _command(compiler: compilers.Compiler, unit: Unit, opts: VerifyOptions, extra: tuple[str, ...]) -> list[str]:
+    """The unit's compile command; refused, before anything runs, when a wrapper would hand one of
+    its arguments (from the tree or the database) to a shell."""
+    cmd = compilers.command(compiler, unit.path, unit.flags, opts.offload_arch, extra)
+    bad = compilers.unsafe(compiler, cmd)
+    if bad is not None:
+        raise PortkitError(f"{unit.path}: not compiled: {compiler.path} would pass the argument {bad!r} to a shell, "
+                           f"which could run part of it as a command; use Debian's or ROCm's hipcc, or "
+                           f"--compiler clang++ --rocm-path DIR")
+    return cmd
+
+
+def _report(unit: Unit, outcome: compilers.CompileRun, root: Path, facts: Facts, timeout: float) -> UnitReport:
+    report = UnitReport(unit.rel, "compiled", outcome.seconds, outcome.command, unit.flags_from)
+    if outcome.timed_out:
+        report.status = "timeout"
+        report.output = f"the compiler did not finish in {timeout:g} s"
+        return report
+    if outcome.returncode == 0:
+        return report
+    report.status = "failed"
+    for diagnostic in parse(outcome.output):
+        located = locate(diagnostic, root, root)
+        report.errors.append(_error(located, unit.rel, facts))
+    if not report.errors:
+        report.output = outcome.output.strip()[-2000:]
+    elif all(_missing_library(e) for e in report.errors):
+        report.status = "not_reached"
+    return report
+
+
+# a header of a ROCm library or of another dependency that is not installed here: the environment's
+# gap, not the port's (a CUDA header left in the code is the port's, and stays a failure)
+_LIBRARY_HEADER_CODES = {Code.ROCM_LIBRARY_NOT_INSTALLED, Code.INCLUDE_NOT_FOUND}
+
+
+def _missing_library(error: ErrorReport) -> bool:
+    return "file not found" in error.message and bool(error.findings) \
+        and all(f.code in _LIBRARY_HEADER_CODES for f in error.findings)
+
+
+def _error(located: Located, unit_rel: str, facts: Facts) -> ErrorReport:
+    d = located.diagnostic
+    error = ErrorReport(located.rel, located.line, located.column, d.severity, d.message)
+    if located.rel is not None:
+        error.source_line, error.source_text = facts.of(located.rel).source_line(located.line)
+    error.findings = explain(located, unit_rel, facts)
+    return error
+
+
+__all__ = ["VerifyOptions", "VerifyResult", "UnitReport", "ErrorReport", "verify_tree"]

@@ -1,0 +1,220 @@
+"""Which portkit finding explains a compile error, and where the error was in the CUDA source.
+
+The findings come from scanning the converted file itself, in audit mode, for the compiler's
+ROCm release: conversion is idempotent, so what convert left (a CUDA name ROCm lacks, inline
+PTX, a texture reference) is found again at the converted line, and nothing has to be carried
+from the conversion run. An error is explained, in this order, by
+
+1. a finding on the error's line whose rule can break a build (`Rule.breaks_build`);
+2. a finding in the unit or the error's file about the name the error quotes;
+3. the tables, for what a scan of the converted file cannot see: a HIP name that only a newer
+   ROCm has than the compiler's (PK002; the tree was converted for a newer target), a HIP name
+   removed by then (PK003), a ROCm library header the compiler cannot find (PK701), a header
+   that is neither CUDA's nor ROCm's (PK702: the project's own dependency, not a porting gap).
+
+An error none of these explain is a gap in portkit's rules or tables; verify marks it so.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from ... import rules
+from ...core.files import read_regular
+from ...core.findings import Finding, fingerprint
+from ...tables.mappings import Mapping, MappingDB, Version, format_version, target_release
+from ...engine.facts import ProjectFacts
+from ...scan.walk import Options, scan_source
+from ...core.source import SourceFile
+from .diagnostics import Located
+from ...rules.codes import Code
+
+
+@dataclass
+class FileFacts:
+    """What verify knows of one converted file: its findings, and its lines in the CUDA source."""
+
+    findings: list[Finding]
+    lines: list[bytes]
+    source_lines: list[bytes] | None = None
+    line_map: dict[int, int] = field(default_factory=dict)   # converted line -> CUDA line
+
+    def source_line(self, line: int) -> tuple[int | None, str | None]:
+        if self.source_lines is None:
+            return None, None
+        original = self.line_map.get(line)
+        if original is None or original > len(self.source_lines):
+            return None, None
+        return original, _text(self.source_lines[original - 1])
+
+
+def _text(line: bytes) -> str:
+    return line.decode("utf-8", "replace").rstrip("\r\n")
+
+
+def line_map(old: list[bytes], new: list[bytes]) -> dict[int, int]:
+    """Converted line -> CUDA line. Conversion rewrites names inside lines, so changed runs of
+    equal length pair line by line; an inserted include maps to nothing."""
+    out: dict[int, int] = {}
+    matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
+    for tag, a0, a1, b0, b1 in matcher.get_opcodes():
+        if tag == "equal" or (tag == "replace" and a1 - a0 == b1 - b0):
+            for k in range(b1 - b0):
+                out[b0 + k + 1] = a0 + k + 1
+        elif tag == "replace":
+            for k in range(b1 - b0):
+                out[b0 + k + 1] = a0 + min(k, a1 - a0 - 1) + 1
+    return out
+
+
+class Facts:
+    """Scans converted files on demand (once each) for the explanations."""
+
+    def __init__(self, root: Path, scan: Options, source_root: Path | None, db: MappingDB,
+                 project: ProjectFacts = ProjectFacts()):
+        self.root = root
+        self.scan = scan              # the audit's settings at the release verified (project/settings.py)
+        self.target = target_release(scan.rocm, db)
+        self.project = project        # what the project pipeline learned of the converted tree
+        self.source_root = source_root
+        self.db = db
+        self._files: dict[str, FileFacts] = {}
+
+    def of(self, rel: str) -> FileFacts:
+        if rel not in self._files:
+            self._files[rel] = self._load(rel)
+        return self._files[rel]
+
+    def _load(self, rel: str) -> FileFacts:
+        try:
+            data = read_regular(self.root / rel, follow=True)
+        except OSError:
+            return FileFacts([], [])
+        try:
+            findings = scan_source(SourceFile.from_bytes(rel, data), self.scan, self.db, self.project).findings
+        except (RecursionError, ValueError):    # a file the scanner cannot take: its errors stay unexplained
+            findings = []
+        facts = FileFacts(findings, data.splitlines(keepends=True))
+        if self.source_root is not None:
+            try:
+                original = read_regular(self.source_root / rel, follow=True).splitlines(keepends=True)
+            except OSError:
+                return facts
+            facts.source_lines = original
+            facts.line_map = line_map([l.rstrip(b"\r\n") for l in original],
+                                      [l.rstrip(b"\r\n") for l in facts.lines])
+        return facts
+
+
+def explain(error: Located, unit_rel: str, facts: Facts) -> list[Finding]:
+    """The findings that explain one error (empty when none does)."""
+    subject = error.diagnostic.subject
+    if error.rel is not None:
+        here = facts.of(error.rel).findings
+        on_line = [f for f in here if f.line <= error.line <= f.end_line and _breaks_build(f.code)]
+        about = [f for f in on_line if f.subject == subject]
+        if about or on_line:
+            return about or on_line
+    if subject:
+        rels = dict.fromkeys([r for r in (unit_rel, error.rel) if r is not None])
+        named = [f for rel in rels for f in facts.of(rel).findings
+                 if f.subject == subject and f.severity != "info"]
+        if named:
+            return named[:1]
+        from_tables = _from_tables(error, subject, facts)
+        if from_tables is not None:
+            return [from_tables]
+    return []
+
+
+@lru_cache(maxsize=None)
+def _breaks_build(code: str) -> bool:
+    return rules.by_code()[code].breaks_build if code in rules.by_code() else False
+
+
+def _from_tables(error: Located, subject: str, facts: Facts) -> Finding | None:
+    index = _hip_index(facts.db)
+    message = error.diagnostic.message
+    target = format_version(facts.target)
+    if "file not found" in message:
+        header = index.headers.get(subject)
+        if header is None:
+            if _looks_cuda(subject) or subject in index.cuda_headers:
+                return None     # a CUDA header the tables do not know: a gap, not the environment
+            return _finding(Code.INCLUDE_NOT_FOUND, error, facts, subject,
+                            f"{subject} is neither a CUDA nor a ROCm header, and the compiler cannot find it: "
+                            f"a dependency of the project (give verify its flags with -p, -I or -D)")
+        if header.hip_since is not None and header.hip_since > facts.target:
+            return _finding(Code.NEEDS_NEWER_ROCM, error, facts, subject,
+                            f"{subject} (for {header.cuda}) needs ROCm {format_version(header.hip_since)}, "
+                            f"the compiler is ROCm {target}")
+        if subject.startswith("hip/"):
+            return None     # the HIP runtime's own headers come with the compiler
+        return _finding(Code.ROCM_LIBRARY_NOT_INSTALLED, error, facts, subject,
+                        f"{subject} belongs to a ROCm library ({_library(header)}) that this compiler "
+                        f"(ROCm {target}) cannot find: install its development package, or pass its include "
+                        f"directory with -I")
+    record = index.names.get(subject)
+    if record is None:
+        return None
+    if record.hip_removed is not None and record.hip_removed <= facts.target:
+        return _finding(Code.REMOVED_IN_ROCM, error, facts, subject,
+                        f"{subject} (for {record.cuda}) was removed in ROCm {format_version(record.hip_removed)}; "
+                        f"the compiler is ROCm {target}")
+    if record.hip_since is not None and record.hip_since > facts.target:
+        return _finding(Code.NEEDS_NEWER_ROCM, error, facts, subject,
+                        f"{subject} (for {record.cuda}) needs ROCm {format_version(record.hip_since)}, the compiler "
+                        f"is ROCm {target}: convert with --rocm {target} (the CUDA name is kept and reported) "
+                        f"or build with a newer ROCm")
+    return None
+
+
+def _library(header: Mapping) -> str:
+    """The ROCm library a header belongs to, as the ecosystem table names it."""
+    from ...tables import ecosystem
+    library = ecosystem.default().header(header.cuda)
+    return library.rocm if library is not None and library.rocm else f"the ROCm library under {header.hip}"
+
+
+@dataclass(frozen=True)
+class _HipIndex:
+    names: dict[str, Mapping]
+    headers: dict[str, Mapping]
+    cuda_headers: frozenset[str]
+
+
+_CUDA_HEADER_PREFIXES = ("cuda", "cu", "nv", "cub/", "thrust/", "cooperative_groups", "sm_", "mma.h")
+
+
+def _looks_cuda(header: str) -> bool:
+    """A CUDA toolkit header by its name (cuda_awbarrier.h, cuda/pipeline, nvml.h, cufftw.h)."""
+    return header.lower().startswith(_CUDA_HEADER_PREFIXES)
+
+
+@lru_cache(maxsize=4)
+def _hip_index(db: MappingDB) -> _HipIndex:
+    """The tables read backwards: HIP (and roc*) names and headers to their records."""
+    names: dict[str, Mapping] = {}
+    # a HIP name can stand for several CUDA names (runtime and driver API): name the runtime one
+    for m in sorted(db.names.values(), key=lambda m: (m.family != "runtime", m.cuda)):
+        for name in (m.hip, m.roc):
+            if name:
+                names.setdefault(name, m)
+    headers = {name: m for m in db.headers.values() for name in (m.hip, m.roc) if name}
+    return _HipIndex(names, headers, frozenset(db.headers))
+
+
+def _finding(code: str, error: Located, facts: Facts, subject: str, message: str) -> Finding:
+    rule = rules.get(code)
+    snippet = ""
+    if error.rel is not None:
+        lines = facts.of(error.rel).lines
+        if 0 < error.line <= len(lines):
+            snippet = _text(lines[error.line - 1]).strip()
+    path = error.rel or ""
+    return Finding(rule.code, rule.name, rule.severity, rule.category, path, error.line, error.column,
+                   error.line, error.column, message, snippet, rule.fix, subject,
+                   fingerprint=fingerprint(rule.code, path, subject, snippet))

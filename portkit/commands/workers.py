@@ -1,0 +1,72 @@
+"""Run a per-file function over many files, in worker processes when asked, in input order."""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable, TypeVar
+
+from ..tables.mappings import default_db
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def ordered_map(fn: Callable[[T, object], R], items: list[T], options: object, jobs: int,
+                progress: Callable[[int], None] | None = None) -> Iterable[R]:
+    """fn(item, options) for each item, yielded in the order of `items` (deterministic output)."""
+    if jobs <= 1 or len(items) < 2:
+        for item in items:
+            yield fn(item, options)
+            if progress:
+                progress(1)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    default_db()  # loaded once here; forked workers inherit it instead of loading it again
+    context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+        chunk = max(1, min(64, len(items) // (jobs * 8)))
+        for result in pool.map(fn, items, [options] * len(items), chunksize=chunk):
+            yield result
+            if progress:
+                progress(1)
+
+
+DEFAULT_FILE_TIMEOUT = 60.0   # seconds one file may take to scan (--file-timeout)
+
+
+class FileTimeout(Exception):
+    """One file took longer than the per-file time limit to scan."""
+
+
+class time_limit:
+    """`with time_limit(seconds):` raises FileTimeout in the block after `seconds` of wall time.
+
+    A SIGALRM timer: it works in a process's main thread, which is where files are scanned
+    (the CLI, and each worker process). Elsewhere, and for seconds <= 0, it does nothing.
+    """
+
+    def __init__(self, seconds: float | None):
+        self.seconds = seconds or 0.0
+        self.armed = False
+
+    def __enter__(self) -> "time_limit":
+        import signal
+        import threading
+        if self.seconds <= 0 or threading.current_thread() is not threading.main_thread() \
+                or not hasattr(signal, "setitimer"):
+            return self
+
+        def expired(signum, frame):
+            raise FileTimeout(f"took longer than {self.seconds:g} s")
+        self.previous = signal.signal(signal.SIGALRM, expired)
+        signal.setitimer(signal.ITIMER_REAL, self.seconds)
+        self.armed = True
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        if self.armed:
+            import signal
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.previous)
+        return False

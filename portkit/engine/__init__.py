@@ -1,0 +1,1 @@
+"""What rules and rewriters share: the per-file scan context, options and views."""

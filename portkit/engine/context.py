@@ -1,0 +1,234 @@
+"""The per-file types every pass shares: what the user asked for (Options), what a scan
+produces (FileScan, Metrics), and the context rewriters and rules write into (ScanContext, View).
+
+This module sits below scan.py, rewrite/, rules/ and buildfiles/ so that all of them import it
+and none of them imports scan.py: the imports run one way (scan -> rewrite -> context,
+rules -> context). The re-parse of macro bodies goes back through `ScanContext.dispatch`, the
+callable scan.py installs, rather than through an import of scan.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable, TypeVar
+
+from tree_sitter import Node
+
+from ..core.edits import Edit, EditKind
+from ..core.findingstore import FindingStore
+from ..core.findings import Finding, fingerprint
+from ..tables.mappings import MappingDB, Version
+from .facts import ProjectFacts
+from ..platform.regions import FALLBACK, PORTED, RegionMap
+from ..core.source import SourceFile
+
+if TYPE_CHECKING:
+    from ..rules._rule import Rule
+
+
+T = TypeVar("T")
+SNIPPET_MAX = 240   # characters of the source line kept with a finding
+
+
+def line_snippet(source: SourceFile, line: int) -> str:
+    """The source line a finding shows (and fingerprints), stripped and cut at SNIPPET_MAX."""
+    snippet = source.line_text(line).strip()
+    return snippet[:SNIPPET_MAX] + "…" if len(snippet) > SNIPPET_MAX else snippet
+
+
+def _snippet(ctx: "ScanContext", line: int) -> str:
+    return line_snippet(ctx.source, line)
+
+
+@dataclass(frozen=True)
+class Options:
+    """What the user asked for; the same options drive convert, audit, check and verify. What the
+    project pipeline learns from the tree is apart, in ProjectFacts (project/facts.py)."""
+
+    launch_syntax: str = "cuda"          # "cuda" keeps <<<>>>, "hip" writes hipLaunchKernelGGL
+    rocm: Version | None = None          # target ROCm release; None = newest in the tables
+    prefer_roc: bool = False             # prefer rocBLAS-style names where the tables have them
+    audit: bool = False                  # also run the audit rules (portkit/rules/), not only the converter
+    offload_arch: tuple[str, ...] = ("gfx90a",)   # AMD GPU targets for build files (never from sm_XX)
+    build_files: bool = True             # migrate CMake/Make/setup.py files (portkit/buildfiles/)
+    builtins: str = "cuda"               # "cuda" keeps threadIdx.x, "hip" writes hipThreadIdx_x
+    file_timeout: float = 60.0           # seconds one file may take (--file-timeout; 0: no limit)
+    platform_model: bool = True          # False (--no-platform-model): every byte is CUDA for every build
+    defines: tuple[tuple[str, int | None], ...] = ()   # -D NAME[=VALUE] (None: a value we cannot read)
+    undefines: tuple[str, ...] = ()      # -U NAME: with -D, branches false under them are left out
+    rewrite_guards: bool = False         # --rewrite-guards: CUDA version guards get the AMD selector (rewrite/guards.py)
+    polyfills: bool = False              # names the target lacks become polyfills (polyfills.py): convert, audit
+    polyfill_header: str = "portkit_polyfills.h"    # where the header is, relative to the root
+    fix_warp: bool = False               # --fix warp: 32-lane idioms made wavefront-size generic (rules/_warpfix.py)
+    active_only: bool = False            # --active-only: branches false under -D/-U are not converted
+    finding_cap: int = 0                 # audit: findings of one rule kept per file (findingstore.py); 0: all
+
+
+@dataclass
+class Metrics:
+    lines: int = 0
+    refs_found: int = 0        # CUDA references that need a change to become HIP
+    refs_converted: int = 0    # ... of which the converter changed
+    refs_left: int = 0         # ... of which it left as they are (each one has a finding)
+    kernels: int = 0           # __global__ definitions
+    warp_fixes: int = 0        # --fix warp fixes applied (rules/_warpfix.py)
+    launches: int = 0          # <<<>>> launches
+    partially_parsed: bool = False
+    has_device_code: bool = False
+    kind: str = "source"       # source, cmake, make, python, requirements, pyproject, conda, shell
+    libraries: set[str] = field(default_factory=set)   # ecosystem library ids used (includes, links)
+    imports: set[str] = field(default_factory=set)     # top-level Python modules imported
+    triton_kernels: int = 0    # @triton.jit functions
+    cuda_extension: bool = False   # a torch.utils.cpp_extension CUDAExtension build
+    # The platform model (regions.py): bytes by region kind, and what it kept the passes from.
+    region_bytes: dict[str, int] = field(default_factory=dict)   # amd, ported, nvidia, shared
+    shim: bool = False             # a vendor shim header: left byte-identical
+    refs_already_ported: int = 0   # CUDA names in AMD-only or ported code: left as they are
+    findings_left_amd: int = 0     # findings dropped because their code is AMD-only
+    findings_inactive: int = 0     # findings dropped: not compiled under the user's -D/-U
+    polyfills: set[str] = field(default_factory=set)   # polyfills the file uses (polyfills.py)
+    refs_inactive: int = 0         # --active-only: CUDA names left in branches not compiled under -D/-U
+    branches_inactive: int = 0     # --active-only: #if branches left as they are
+    branches_undecided: int = 0    # --active-only: conditions ppexpr cannot evaluate (converted as active)
+    # findings past Options.finding_cap, counted, not kept: (code, pattern, severity, platform) -> count
+    findings_not_stored: dict[tuple[str, str, str, str], int] = field(default_factory=dict)
+
+
+@dataclass
+class FileScan:
+    rel: str
+    edits: list[Edit]
+    findings: list[Finding]
+    metrics: Metrics
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.edits)
+
+
+@dataclass(frozen=True)
+class View:
+    """A tree over some bytes that start at `base` in the original file (macro bodies are re-parsed)."""
+
+    data: bytes
+    base: int = 0
+
+    def start(self, node: Node) -> int:
+        return self.base + node.start_byte
+
+    def end(self, node: Node) -> int:
+        return self.base + node.end_byte
+
+    def text(self, node: Node) -> bytes:
+        return self.data[node.start_byte:node.end_byte]
+
+
+@dataclass
+class IncludeSeen:
+    """An #include after conversion: where it is, what it names, and whether the converter made it."""
+
+    node_start: int
+    node_end: int
+    parent_id: int
+    header: str
+    converted: bool
+
+
+Dispatch = Callable[["ScanContext", View, Node], None]
+"""The dispatch protocol: send every captured node under a root to its rewriters and rules."""
+
+
+@dataclass
+class ScanContext:
+    source: SourceFile
+    db: MappingDB
+    options: Options
+    target: Version
+    facts: ProjectFacts = field(default_factory=ProjectFacts)   # what the pipeline learned of the tree
+    edits: list[Edit] = field(default_factory=list)
+    store: FindingStore = field(default_factory=FindingStore)   # dedupes and caps what report() keeps
+    findings: list[Finding] = field(init=False)                  # the store's kept findings, as reported
+    metrics: Metrics = field(default_factory=Metrics)
+    includes: list[IncludeSeen] = field(default_factory=list)
+    uses_runtime_api: bool = False
+    seen: set = field(default_factory=set)       # first(): what a rule already reported once in this file
+    derived_facts: dict = field(default_factory=dict)   # derived(): per-file facts, by provider and arguments
+    # The walk over a (sub)tree: scan.dispatch, installed by scan.scan_source. Macro bodies are
+    # parsed again and walked with it (rewrite/macros.py) without importing scan.
+    dispatch: "Dispatch | None" = None
+    regions: RegionMap = field(default_factory=RegionMap)   # the platform model of this file
+    root: "Node | None" = None   # the file's own tree (scan/walk.py sets it before the walk)
+    # The fixes the rules' fixers found in this walk, by the node they fix (rules/_warpfix.py):
+    # the findings of the rules that own them carry them; a fix option applies a family's.
+    fixes: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.findings = self.store.findings
+
+    def first(self, key: object) -> bool:
+        """True the first time `key` is seen in this file (rules that report once per function)."""
+        if key in self.seen:
+            return False
+        self.seen.add(key)
+        return True
+
+    def derived(self, provider: Callable[..., T], *args: object) -> T:
+        """A per-file fact, computed once: `provider(self, *args)`, kept by the provider itself and
+        its arguments (LibCST's metadata providers are the model): a pass declares what it reads by
+        naming the function that computes it, never by an ad-hoc key."""
+        key = (provider, *args)
+        try:
+            return self.derived_facts[key]
+        except KeyError:
+            value = self.derived_facts[key] = provider(self, *args)
+            return value
+
+    def edit(self, start: int, end: int, text: bytes, what: str = "", covers: bool = False,
+             parts: tuple = (), kind: str = EditKind.OTHER) -> None:
+        if self.options.active_only and self.regions.inactive and self.regions.is_inactive(start):
+            return   # --active-only: a branch the configuration does not compile stays byte for byte
+        self.edits.append(Edit(start, end, text, what, covers, parts, kind))
+
+    def flag(self, rule: "Rule", start: int, end: int, message: str, subject: str,
+             severity: str | None = None, fixed_by: object = None) -> None:
+        """Record a finding of `rule` at byte range [start, end) (severity: the rule's unless given),
+        carrying the rule's fix `fixed_by` where it has one (rules/_warpfix_model.py)."""
+        self.report(rule.code, rule.name, severity or rule.severity, rule.category, start, end,
+                    message, subject=subject, fix=rule.fix, fixed_by=fixed_by)
+
+    def report(self, code: str, name: str, severity: str, category: str, start: int, end: int,
+               message: str, subject: str, fix: str = "", fixed_by: object = None) -> None:
+        """Record a finding at byte range [start, end) of the original file."""
+        if self.regions.inactive and self.regions.is_inactive(start):
+            self.metrics.findings_inactive += 1   # the configuration the user gave does not compile it
+            return
+        region = self.regions.kind_at(start) if (self.regions.ranges or self.regions.shim) else None
+        if region == "amd":
+            self.metrics.findings_left_amd += 1   # AMD-only code is already HIP
+            return
+        if region == PORTED and severity != "info":
+            severity = "info"
+            message = "already ported (this #if has an AMD branch; nvcc alone compiles this one): " + message
+        elif region == FALLBACK and severity != "info":
+            severity = "info"
+            message = "AMD builds take another branch of this #if (nvcc alone compiles this one): " + message
+        line, col = self.source.position(start)
+        end_line, end_col = self.source.position(max(start, end))
+        index = self.store.admit(code, subject, (line, col), (end_line, end_col), severity, region or "")
+        if index is None:   # a duplicate on its line, or counted past the cap: nothing to build
+            return
+        # once per line: a generated file may put thousands of findings on one
+        snippet = self.derived(_snippet, line)
+        self.store.put(index, Finding(
+            code=code, name=name, severity=severity, category=category, path=self.source.rel,
+            line=line, column=col, end_line=end_line, end_column=end_col, message=message,
+            snippet=snippet, fix=fix, subject=subject, platform=region or "",
+            fingerprint=fingerprint(code, self.source.rel, subject, snippet, region or ""), fixed_by=fixed_by,
+        ))
+
+    def finished_findings(self) -> list[Finding]:
+        """The file's findings once its scan is done (FindingStore.finish); the count of those past
+        the cap goes to the metrics."""
+        findings = self.store.finish()
+        self.metrics.findings_not_stored = dict(self.store.over)
+        return findings

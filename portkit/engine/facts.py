@@ -1,0 +1,31 @@
+"""What portkit learns about a project before the scan, kept apart from what the user asked for.
+
+`Options` (context.py) holds the user's flags and settings; `ProjectFacts` holds what the
+project pipeline (pipeline.py) learned from the tree: the AMD selector macros and the names the
+project's own shim headers map, the polyfill names it defines itself, the files --rename moves,
+and, in deep mode, the lines clang's preprocessor skipped. Every file of a run is scanned with
+the same facts, whichever command runs it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..project.rename import RenamePlan
+
+
+@dataclass(frozen=True)
+class ProjectFacts:
+    """The tree's facts every file is scanned with (picklable: they travel to worker processes)."""
+
+    amd_macros: tuple[str, ...] = ()     # AMD selector macros: configured (amd-macros), then learned
+    shim_names: frozenset[bytes] = frozenset()   # CUDA names the project's shim headers map to HIP
+    one_world: tuple[tuple[str, str], ...] = ()   # (macro, "amd"|"nvidia"): defined only in that world's code
+    amd_shim: bool = False               # the tree has its own CUDA-to-HIP shim header: it already builds for AMD
+    project_defined: frozenset[str] = frozenset()   # polyfill names the project defines itself: none for them
+    rename: "RenamePlan | None" = None   # --rename: the files getting new names (their #includes follow)
+    # --active-only --engine clang: (rel, inactive line runs) of every file clang preprocessed;
+    # for these its preprocessor decides, for the others ppexpr under -D/-U does
+    clang_inactive: tuple[tuple[str, tuple[tuple[int, int], ...]], ...] = ()

@@ -1,0 +1,1 @@
+"""The effort estimate: the cost model, the work items, the calibration."""

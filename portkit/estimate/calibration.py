@@ -1,0 +1,105 @@
+"""Calibration of the estimate against real ports: the facts the model reads, kept small, and the scores.
+
+A calibration project (benchmarks/calibration/) is reduced to a snapshot of what workitems.estimate
+reads - per file the metrics it uses, per finding the fields it groups and prices by, the
+optional-code map - so that the estimate can be recomputed without the project's code
+(tests/test_calibration.py). The scores compare the estimates with the manual work the human ports
+measured: Spearman's rank correlation, and the spread around the best hours-per-line fit.
+"""
+
+from __future__ import annotations
+
+import math
+from statistics import median
+
+from ..engine.context import Metrics
+from ..core.findings import Finding
+from ..project.optional import OptionalCode
+
+METRICS = ("kind", "lines", "kernels", "refs_converted", "refs_found", "launches", "has_device_code",
+           "triton_kernels", "cuda_extension")
+SETS = ("libraries", "imports")
+FINDING = ("code", "name", "severity", "category", "path", "line", "subject", "platform")
+
+
+def _relevant(m: Metrics) -> bool:
+    return bool(m.kernels or m.refs_converted or m.refs_found or m.launches or m.has_device_code
+                or m.libraries or m.imports or m.triton_kernels or m.cuda_extension)
+
+
+def snapshot(files: list[tuple[str, Metrics]], findings: list[Finding], found: OptionalCode | None) -> dict:
+    """The facts of one audit the estimate reads, as plain JSON data."""
+    kept = [(p, m) for p, m in files if _relevant(m)]
+    paths = {p for p, _ in kept} | {f.path for f in findings}
+    out: dict = {
+        "files": [[p, {**{k: getattr(m, k) for k in METRICS}, **{k: sorted(getattr(m, k)) for k in SETS}}]
+                  for p, m in kept],
+        "findings": [[getattr(f, k) for k in FINDING] + [bool(f.autofix)] for f in findings],
+    }
+    if found is not None:
+        out["optional"] = {
+            "ranges": {p: [list(r) for r in v] for p, v in sorted(found.ranges.items()) if p in paths},
+            "files": {p: v for p, v in sorted(found.files.items()) if p in paths},
+            "includes": {p: [list(i) for i in v] for p, v in sorted(found.includes.items()) if p in paths},
+        }
+    return out
+
+
+def restore(data: dict) -> tuple[list[tuple[str, Metrics]], list[Finding], OptionalCode | None]:
+    """The inverse of snapshot(): the arguments workitems.estimate takes."""
+    files = [(p, Metrics(**{k: v for k, v in m.items() if k in METRICS},
+                         **{k: set(m.get(k, ())) for k in SETS})) for p, m in data["files"]]
+    findings = []
+    for row in data["findings"]:
+        fields = dict(zip(FINDING, row[:-1]))
+        findings.append(Finding(column=1, end_line=fields["line"], end_column=1, message="",
+                                autofix=((1, 1, 1, 1, ""),) if row[-1] else (), **fields))
+    opt = data.get("optional")
+    found = None
+    if opt is not None:
+        found = OptionalCode(ranges={p: [tuple(r) for r in v] for p, v in opt["ranges"].items()},
+                             files=dict(opt["files"]),
+                             includes={p: [tuple(i) for i in v] for p, v in opt["includes"].items()})
+    return files, findings, found
+
+
+def _ranks(values: list[float]) -> list[float]:
+    """Ranks from 1, ties sharing their mean rank."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    ranks = [0.0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    return ranks
+
+
+def spearman(xs: list[float], ys: list[float]) -> float:
+    """Spearman's rank correlation (Pearson's on the ranks, so ties are handled)."""
+    if len(xs) != len(ys) or len(xs) < 2:
+        raise ValueError("spearman needs two lists of the same length, at least 2")
+    rx, ry = _ranks(xs), _ranks(ys)
+    mx, my = sum(rx) / len(rx), sum(ry) / len(ry)
+    cov = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
+    var = math.sqrt(sum((a - mx) ** 2 for a in rx) * sum((b - my) ** 2 for b in ry))
+    return round(cov / var, 3) if var else 0.0
+
+
+def fit(hours: list[float], lines: list[float]) -> tuple[float, float]:
+    """The hours per manual line that best fits (median of the ratios, on a log scale) and the error
+    around it: the median factor by which an estimate is off that fit (1.0 = exact)."""
+    logs = [math.log(h / max(n, 1)) for h, n in zip(hours, lines)]
+    centre = median(logs)
+    return round(math.exp(centre), 3), round(math.exp(median(abs(x - centre) for x in logs)), 2)
+
+
+def estimate(facts: dict):
+    """The estimate workitems computes from a snapshot, with the current cost model."""
+    from ..tables import ecosystem
+    from . import effort, workitems
+    files, findings, found = restore(facts)
+    return workitems.estimate(files, findings, ecosystem.default(), effort.default_model(), found=found)

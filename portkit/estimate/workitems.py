@@ -1,0 +1,254 @@
+"""The estimate as work items: findings, metrics and the optional-code map -> priced pieces of work.
+
+Every hour of the estimate belongs to one item here, and each item names its findings (as
+path:line) or the project facts it scales with, and why it costs what it does:
+
+- pattern: the findings of one rule about one CUDA name (or construct), anywhere in the project:
+  the first site costs the rule's range, every further site `per_site` of it (the fix is learned
+  once: 85 uses of one cublasLt call are not 85 separate pieces of work);
+- unit: review of the mechanical conversion, a correctness check per kernel;
+- fixed: a project cost (toolchain, CI, the project's tests, build files convert leaves), scaled
+  by the project's lines, files, kernels or unmigrated build files and capped;
+- dependency: adopting a library's ROCm counterpart, once.
+
+Items in code the default build leaves out (optional.py) carry their feature and are summed
+apart. The costs come from mappings/effort.toml (effort.CostModel).
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from ..project import optional as optional_code
+from .. import rules
+from ..engine.context import Metrics
+from ..tables.ecosystem import Ecosystem
+from .effort import (PROJECT, CostModel, Estimate, Item, Range, added, archetype, optional_totals, scaled,
+                     total, weeks_of)
+from ..core.errors import PortkitError
+from ..core.findings import Finding, pattern
+
+def signals(files: Iterable[tuple[str, Metrics]], findings: list[Finding]) -> set[str]:
+    """What kind of project this is: the facts the fixed costs and archetypes are chosen by."""
+    found: set[str] = set()
+    for _, m in files:
+        if _has_cuda(m):
+            found.add("cuda-sources")
+        if "torch" in m.imports:
+            found.add("pytorch")
+        if "jax" in m.imports or "jaxlib" in m.imports:
+            found.add("jax")
+        if m.triton_kernels or "triton" in m.imports:
+            found.add("triton")
+        if m.cuda_extension:
+            found.add("cuda-extension")
+        if "tensorrt" in m.libraries or "tensorrt" in m.imports:
+            found.add("tensorrt")
+    for f in findings:
+        rule = rules.of(f.code)
+        if rule.build_file:
+            found.add("build-files")
+        if rule.package and f.subject.startswith("tensorrt"):
+            found.add("tensorrt")
+    return found
+
+
+def _has_cuda(m: Metrics) -> bool:
+    return m.kind == "source" and bool(m.has_device_code or m.refs_found or m.launches)
+
+
+def _directory(paths: Iterable[str]) -> str:
+    dirs = {p.rsplit("/", 1)[0] if "/" in p else "." for p in paths}
+    return dirs.pop() if len(dirs) == 1 else PROJECT
+
+
+def _where(f: Finding) -> str:
+    return f"{f.path}:{f.line}"
+
+
+def _pattern(f: Finding) -> str:
+    return pattern(f.subject)
+
+
+def patterns(findings: list[Finding], model: CostModel, feature,
+             counted: Iterable[tuple[str, dict]] = ()) -> list[Item]:
+    """One item per (rule, CUDA name, severity, optional feature): first site full, the rest `per_site`.
+
+    `counted`: per file, the findings past the audit's per-file cap (findingstore.py), by (code,
+    pattern, severity, platform): each is a further site of the item that holds the last kept
+    finding like it in that file (none kept: it costs nothing, as such findings would)."""
+    groups: dict[tuple, list[Finding]] = {}
+    like: dict[tuple, tuple] = {}
+    for f in findings:
+        hours = model.finding_hours(f)
+        if hours[2] > 0:
+            key = (f.code, _pattern(f), hours, feature(f.path, f.line))
+            groups.setdefault(key, []).append(f)
+            like[(f.path, f.code, _pattern(f), f.severity, f.platform)] = key
+    extra: dict[tuple, int] = {}
+    for path, counts in counted:
+        for (code, subject, severity, platform), n in counts.items():
+            key = like.get((path, code, subject, severity, platform))
+            if key is not None:
+                extra[key] = extra.get(key, 0) + n
+    out = []
+    for key, group in sorted(groups.items()):
+        code, subject, hours, opt = key
+        factor = model.site_factor(code)
+        n = len(group) + extra.get(key, 0)
+        first = group[0]
+        label = f"{first.name}: {subject}" if subject else first.name
+        why = (f"{code}: {first.fix or first.message}" if n == 1 else
+               f"{code}: {first.fix or first.message} Priced once ({hours[1]:g} h likely), then "
+               f"{factor:.0%} of that for each of the {n - 1} further sites.")
+        if extra.get(key):
+            why += f" {extra[key]:,} of the sites are past the per-file cap: counted, not listed."
+        out.append(Item("pattern", f"{code}:{subject}" if subject else code, label, first.category,
+                        _directory(f.path for f in group), n, scaled(hours, 1 + (n - 1) * factor), why,
+                        tuple(_where(f) for f in group), (("sites", n),), opt))
+    return out
+
+
+def units(files: list[tuple[str, Metrics]], model: CostModel, whole_file) -> list[Item]:
+    """Review of converted references and a check per kernel, one item each (per optional feature)."""
+    out = []
+    for name, unit in sorted(model.units.items()):
+        fact = unit.fact or name
+        repeat = float(unit.repeat_in_file)
+        by_feature: dict[str, list] = {}
+        for path, m in files:
+            n = int(getattr(m, fact, 0) or 0)
+            if n > 0:
+                by_feature.setdefault(whole_file(path), []).append((path, n))
+        for opt, counted in sorted(by_feature.items()):
+            hours: Range = (0.0, 0.0, 0.0)
+            for _, n in counted:   # per file: the first full, the rest at the file's repeat rate
+                hours = added(hours, scaled(unit.hours, 1 + (n - 1) * repeat))
+            count = sum(n for _, n in counted)
+            out.append(Item("unit", name, unit.label, unit.category, _directory(p for p, _ in counted),
+                            count, hours, unit.basis, (),
+                            ((fact, count), ("files", len(counted))), opt))
+    return out
+
+
+def facts(files: list[tuple[str, Metrics]], findings: list[Finding], whole_file) -> dict[str, float]:
+    """The project facts the fixed costs scale with, over the code the default build compiles."""
+    cuda = [(p, m) for p, m in files if _has_cuda(m) and not whole_file(p)]
+    return {
+        "cuda_kloc": round(sum(m.lines for _, m in cuda) / 1000, 1),
+        "cuda_files": len(cuda),
+        "kernels": sum(m.kernels for _, m in cuda),
+        "build_files_left": len({f.path for f in findings if rules.of(f.code).build_left}),
+    }
+
+
+def fixed(present: set[str], project: dict[str, float], model: CostModel) -> list[Item]:
+    out = []
+    for name, cost in sorted(model.fixed.items()):
+        when = list(cost.when)
+        if not all((w[1:] not in present) if w.startswith("!") else (w in present) for w in when):
+            continue
+        hours = cost.base
+        scale: tuple = ()
+        if cost.fact:
+            n = project[cost.fact]
+            hours = tuple(round(min(b + n * p, cap), 3) for b, p, cap in zip(cost.base, cost.per, cost.max))
+            scale = ((cost.fact, n),)
+        if hours[2] > 0:
+            why = cost.basis + (f" Scales with {cost.fact} = {scale[0][1]:g}, capped at "
+                                f"{cost.max[1]:g} h likely." if scale else
+                                f" A fixed cost: the project shows {', '.join(when)}.")
+            out.append(Item("fixed", name, cost.label, cost.category, PROJECT, 1, hours, why, (), scale))
+    return out
+
+
+def dependencies(files: list[tuple[str, Metrics]], findings: list[Finding], eco: Ecosystem,
+                 model: CostModel, found) -> list[Item]:
+    """One item per CUDA library or CUDA-only Python package, priced once."""
+    uses: dict[str, dict] = {}   # id -> {"status", "name", "sites": [...], "features": set}
+    python_of = {p: lib.id for lib in eco.libraries for p in lib.python}
+    for path, m in files:
+        for lib_id in sorted(m.libraries):
+            lib = eco.by_id.get(lib_id)
+            if lib is None:
+                continue
+            entry = uses.setdefault(lib.id, {"status": lib.cost_status, "name": lib.name, "sites": [], "features": set(),
+                                             "build": set()})
+            sites, feature = _library_sites(path, lib, eco, found)
+            entry["sites"].extend(sites)
+            # a build file linking it says less than the sources using it (llm.c: -lcudnn under USE_CUDNN)
+            entry["features" if m.kind == "source" else "build"].add(feature)
+    for f in findings:
+        if not rules.of(f.code).package or ":" in f.subject:
+            continue
+        package = eco.package(f.subject)
+        if package is None:
+            continue
+        key = python_of.get(package.name) or package.name
+        if key in uses and python_of.get(package.name):
+            uses[key]["sites"].append(_where(f))
+            continue
+        entry = uses.setdefault(key, {"status": package.cost_status, "name": package.name, "sites": [],
+                                      "features": set()})
+        entry["sites"].append(_where(f))
+        entry["features"].add(optional_code.TEST_ONLY if optional_code.test_only(f.path) else "")
+    out = []
+    for dep_id, entry in sorted(uses.items()):
+        hours = model.dependency.get(dep_id) or model.dependency_status.get(entry["status"])
+        if not hours:
+            continue
+        features = entry["features"] or entry.get("build", set())
+        opt = "" if "" in features or not features else sorted(features)[0]
+        why = (f"{entry['name']} is {entry['status']} on ROCm: priced once for the project, whatever the "
+               f"number of uses ({len(entry['sites'])} listed).")
+        out.append(Item("dependency", dep_id, f"adopt the ROCm counterpart of {entry['name']} ({entry['status']})",
+                        "dependencies", PROJECT, 1, hours, why, tuple(sorted(set(entry["sites"]))),
+                        (("files", len({s.split(':')[0] for s in entry["sites"]})),), opt))
+    return out
+
+
+def _library_sites(path: str, lib, eco: Ecosystem, found) -> tuple[list[str], str]:
+    """Where a file uses a library (its #include lines, or the file), and the optional feature of
+    that use: "" when any include of it is compiled by default."""
+    if found is None:
+        return [path], ""
+    whole = found.files.get(path, "")
+    lines = [(line, found.feature(path, line)) for line, header in found.includes.get(path, ())
+             if eco.header(header) is lib]
+    if not lines:   # used by link name or namespace: the file as a whole
+        return [path], whole or (optional_code.TEST_ONLY if optional_code.test_only(path) else "")
+    features = {feature for _, feature in lines}
+    feature = "" if "" in features else sorted(features)[0]
+    if not feature and optional_code.test_only(path):
+        feature = optional_code.TEST_ONLY
+    return [f"{path}:{line}" for line, _ in lines], feature
+
+
+def items(files: list[tuple[str, Metrics]], findings: list[Finding], present: set[str],
+          model: CostModel, eco: Ecosystem, found=None) -> list[Item]:
+    """Every priced piece of the port: patterns, units, fixed costs, dependencies."""
+    feature = found.feature if found is not None else (lambda path, line: "")
+    whole = (lambda path: found.files.get(path, "")) if found is not None else (lambda path: "")
+    counted = [(path, m.findings_not_stored) for path, m in files if m.findings_not_stored]
+    return (patterns(findings, model, feature, counted) + units(files, model, whole)
+            + fixed(present, facts(files, findings, whole), model)
+            + dependencies(files, findings, eco, model, found))
+
+
+def estimate(files: list[tuple[str, Metrics]], findings: list[Finding], eco: Ecosystem,
+             model: CostModel, team_size: int = 1, focus_hours: float | None = None,
+             found=None) -> Estimate:
+    """The estimate for one audited tree (`files`: (path, metrics) of every scanned file; `found`:
+    its optional code, optional.OptionalCode, or None when not known)."""
+    if team_size < 1:
+        raise PortkitError(f"--team-size must be at least 1, not {team_size}")
+    focus = focus_hours or model.focus_hours_per_week
+    if focus <= 0 or focus > 80:
+        raise PortkitError(f"--focus-hours must be between 1 and 80, not {focus}")
+    present = signals(files, findings)
+    work = items(files, findings, present, model, eco, found)
+    hours = total([i for i in work if not i.optional])
+    weeks = weeks_of(hours, focus)
+    calendar = {k: round(v / team_size, 2) for k, v in weeks.items()}
+    return Estimate(archetype(present, model), sorted(present), hours, weeks, calendar, team_size, focus,
+                    sum(1 for f in findings if f.severity == "blocker"), work, optional_totals(work, focus))

@@ -1,0 +1,153 @@
+"""The tree-wide platform facts, found before the scan: AMD selector macros and shim names.
+
+`convert` and `audit` read every source once more, directives only, before scanning it: a
+macro is an AMD selector when a branch it guards uses HIP (ggml's `GGML_USE_HIP` around
+`#include "vendors/hip.h"`), and the CUDA names the project's own shim headers map are already
+ported. The results travel in the ProjectFacts (project/facts.py) to every file (regions.py classifies each one);
+`-D`/`-U` are parsed here too.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from . import ppexpr
+from .regions import (AMD, CUDA_NAME, DEFINE_LINE, NVIDIA, VENDOR_BODY, builtin_selectors, classify, condition,
+                      directive_text, directives, is_shim, selectors)
+
+# Each pattern starts with a literal, which the regex engine seeks fast (one alternation of them
+# all scans byte by byte: 0.2 s on tiny-cuda-nn's large guarded headers).
+_HIP_EVIDENCE = tuple(re.compile(p) for p in (
+    rb"#[ \t]*include[ \t]*[<\"](?:[^>\"\n]*/)?(?:hip|rocm|rocblas|hipblas|rocprim|hipcub|rccl)[/._\w]*[>\"]",
+    rb"hip[A-Z]\w+", rb"__builtin_amdgcn_\w+", rb"HIP_DYNAMIC_SHARED\b", rb"__hip_\w+",
+    rb"asm\b[^;\"]{0,40}\"\s*(?:v|s|ds|buffer|global|flat)_[a-z0-9_]+\s",
+))
+
+def _uses_hip(data: bytes, start: int, end: int) -> bool:
+    """The branch [start, end) includes a HIP/ROCm header, names HIP or AMD builtins, or holds AMD assembly."""
+    return any(p.search(data, start, end) for p in _HIP_EVIDENCE)
+
+
+@dataclass
+class FileMacros:
+    """What the directive walk of one file found."""
+
+    learned: set[str] = field(default_factory=set)   # guards of branches that use HIP
+    tested: set[str] = field(default_factory=set)    # names its #if conditions test
+    defined: set[str] = field(default_factory=set)   # names it #defines
+
+
+_NAME = re.compile(r"[A-Za-z_]\w*")
+
+
+def learn(data: bytes) -> FileMacros:
+    """A directive walk without evaluation: the AMD selectors a file reveals (X of `#ifdef X` /
+    `#if defined(X)` when the branch it guards uses HIP), and the macros it tests and defines."""
+    found = FileMacros()
+    if b"#" not in data:
+        return found   # (a shim's branches all use HIP: project_platforms does not ask it)
+    stack: list[tuple[str | None, int]] = []   # (positive macro of the open branch, its start)
+    for m in directives(data):
+        kind = m.group(1)
+        if kind in (b"define", b"undef"):
+            if kind == b"define" and (name := _NAME.match(m.group(2).decode("latin-1").strip())):
+                found.defined.add(name.group())
+            continue
+        if kind not in (b"if", b"ifdef", b"ifndef"):
+            if not stack:
+                continue
+            name, start = stack.pop()
+            if name and _uses_hip(data, start, m.start()):
+                found.learned.add(name)
+            if kind == b"endif":
+                continue
+        raw, after = directive_text(data, m)
+        text = raw.decode("utf-8", "replace")
+        found.tested.update(_NAME.findall(text))
+        positive = condition(kind.decode(), text)[1] if kind in (b"if", b"ifdef", b"elif", b"elifdef") else None
+        stack.append((positive, after))
+    return found
+
+
+def parse_defines(defines: list[str], undefines: list[str]) -> tuple[tuple, tuple]:
+    """-D NAME[=VALUE] and -U NAME as the configured world's macros; a bad name is a user error."""
+    from ..core.errors import PortkitError
+    parsed = []
+    for item in defines:
+        name, eq, value = item.partition("=")
+        if not (name.isidentifier() and name.isascii()):
+            raise PortkitError(f"-D {item}: {name!r} is not a macro name")
+        number = ppexpr.evaluate(value, {}) if eq else 1
+        parsed.append((name, number))
+    for name in undefines:
+        if not (name.isidentifier() and name.isascii()):
+            raise PortkitError(f"-U {name}: not a macro name")
+    return tuple(parsed), tuple(undefines)
+
+
+def shim_names(data: bytes) -> frozenset[bytes]:
+    """The CUDA names a vendor shim header maps (`#define cudaMalloc hipMalloc`: b"cudaMalloc")."""
+    return frozenset(m.group(1) for m in DEFINE_LINE.finditer(data)
+                     if CUDA_NAME.match(m.group(1)) and VENDOR_BODY.search(m.group(2)))
+
+
+HIP_SHIM = re.compile(rb"\bhip[A-Z_]\w*|\bHIP[A-Z_]\w*|<hip/")   # a shim to HIP (not MUSA's)
+
+
+def project_platforms(entries: list, facts):
+    """The tree's platform facts, from directive-only passes over its sources before the scan:
+
+    - the AMD selectors: configured, plus those any file reveals (`#if defined(GGML_USE_HIP)`
+      around `#include "vendors/hip.h"` makes GGML_USE_HIP one in every file);
+    - the macros the tree defines only in one world's code (ggml's TURING_MMA_AVAILABLE, defined
+      in common.cuh under `!defined(GGML_USE_HIP) && __CUDA_ARCH__ >= ...`, tested in mma.cuh);
+    - the CUDA names the project's own shim headers map to HIP, and whether one maps them to HIP
+      (the tree already builds for AMD: `--fix warp` reports rather than rewrites).
+
+    Returns `facts` (project/facts.py: its amd_macros are the configured ones) with these filled in."""
+    from dataclasses import replace
+
+    from ..core.files import read
+    learned: set[str] = set()
+    mapped: set[bytes] = set()
+    sources: list[bytes] = []
+    where: dict[str, set[str]] = {}
+    amd_shim = False
+    for entry in entries:
+        if entry.kind != "source":
+            continue
+        data, skipped = read(entry)
+        if data is None or skipped is not None or b"#" not in data:
+            continue
+        if is_shim(data):
+            mapped |= shim_names(data)
+            if HIP_SHIM.search(data):   # included by the AMD build only: what it defines is AMD's
+                amd_shim = True
+                for m in DEFINE_LINE.finditer(data):
+                    where.setdefault(m.group(1).decode("latin-1"), set()).add(AMD)
+        else:
+            macros = learn(data)
+            learned |= macros.learned
+            if macros.defined:
+                sources.append((data, macros))
+    configured = tuple(facts.amd_macros)
+    known = set(builtin_selectors().amd_defined) | set(configured)
+    amd_macros = configured + tuple(sorted(learned - known))
+    # only a file that defines a macro another file tests can tell the tree anything (the scan
+    # already follows a file's own #defines): evaluate just those
+    tested: dict[str, int] = {}
+    for _, macros in sources:
+        for name in macros.tested:
+            tested[name] = tested.get(name, 0) + 1
+    worlds = selectors(amd_macros)
+    for data, macros in sources:
+        if any(tested.get(name, 0) > (name in macros.tested) for name in macros.defined):
+            classify(data, worlds, where)
+    builtin = builtin_selectors().names()
+    one_world = tuple(sorted((name, kinds.pop()) for name, kinds in where.items()
+                             if len(kinds) == 1 and next(iter(kinds)) in (AMD, NVIDIA) and name not in builtin
+                             and name not in amd_macros and not name.startswith("__")   # reserved: the compiler's
+                             and not CUDA_NAME.match(name.encode())))
+    return replace(facts, amd_macros=amd_macros, shim_names=frozenset(mapped), one_world=one_world,
+                   amd_shim=amd_shim)

@@ -1,0 +1,177 @@
+"""The build's configuration of a tree: language standard, include directories and definitions.
+
+verify compiles each unit as the project's build would: with the standard it asks for (hipcc
+5.2 defaults to C++11, most CUDA projects ask for C++17), its include directories and its
+definitions. They come, in order of trust, from a compile_commands.json (compdb.py), the
+CMakeLists.txt files of the unit's directory and its parents (buildconfig_cmake.py), or the
+nearest Makefile (read here); with none, the compiler's defaults.
+
+Build files are untrusted text and nothing in them is evaluated or run: a value is kept only
+when it is a plain standard (`c++17`), a plain directory (no variable left unresolved, no
+generator expression but `$<BUILD_INTERFACE:...>`, an existing directory that is not the CUDA
+toolkit's) or a plain definition (`NAME` or `NAME=VALUE` of letters, digits and `_.+-:/,`).
+Definitions under a condition (`if(...)`, `ifeq`) are options of the build and are left out,
+unless the condition names the HIP build (HIP, ROCM, AMD): those are the ones verify wants.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+from .buildvalues import HIP_CONDITION, STD, FileConfig, read_options
+from ..core.files import read_regular
+
+__all__ = ["STD", "BuildConfig", "FileConfig", "TreeConfig", "read_make"]
+
+CMAKE_NAMES = ("CMakeLists.txt",)
+MAKE_NAMES = ("GNUmakefile", "makefile", "Makefile")
+
+
+@dataclass(frozen=True)
+class BuildConfig:
+    """The configuration one or more units compile with, and where it came from."""
+
+    origin: str                          # "CMake", "Makefile", "compile database" or "default"
+    files: tuple[str, ...] = ()          # the build files read, relative to the tree
+    std: str | None = None
+    includes: tuple[str, ...] = ()
+    defines: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        """The unit's `flags_from` in the JSON."""
+        return {"CMake": "cmake", "Makefile": "makefile", "compile database": "compile_commands"}.get(
+            self.origin, "tree")
+
+    def flags(self) -> tuple[str, ...]:
+        std = (f"-std={self.std}",) if self.std else ()
+        return std + tuple(f"-I{d}" for d in self.includes) + tuple(f"-D{d}" for d in self.defines)
+
+
+DEFAULT = BuildConfig("default")
+
+
+class TreeConfig:
+    """The build configuration of each directory of a tree, read once per build file."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self._files: dict[Path, FileConfig | None] = {}
+        self._dirs: dict[str, BuildConfig] = {}
+
+    def for_unit(self, rel: str) -> BuildConfig:
+        here = rel.rsplit("/", 1)[0] if "/" in rel else ""
+        if here not in self._dirs:
+            self._dirs[here] = self._for_dir(here)
+        origin, files, top, own = self._dirs[here]
+        if origin == "default":
+            return DEFAULT
+        return self._merge(origin, files, top, own, str(Path(os.path.normpath(self.root / rel))))
+
+    def _for_dir(self, here: str) -> tuple[str, list[Path], Path, Path]:
+        """The build files that configure the units of one directory."""
+        parts = here.split("/") if here else []
+        chain = [self.root.joinpath(*parts[:i]) for i in range(len(parts) + 1)]
+        cmake = [d / CMAKE_NAMES[0] for d in chain if (d / CMAKE_NAMES[0]).is_file()]
+        if cmake:
+            return "CMake", cmake, cmake[0].parent, chain[-1]
+        for d in reversed(chain):
+            for name in MAKE_NAMES:
+                if (d / name).is_file():
+                    return "Makefile", [d / name], d, d
+        return "default", [], self.root, self.root
+
+    def _merge(self, origin: str, files: list[Path], top: Path, own: Path, unit: str) -> BuildConfig:
+        """The files' settings together. A target's definitions count for the units it lists as
+        sources; when no target lists the unit, those whose sources are not known (a glob, a
+        variable) count for the units of their own directory: targets of the parent directories are other libraries
+        (faiss's CPU variants define COMPILE_SIMD_AVX512)."""
+        configs = [(path, c) for path in files if (c := self._read(path, top)) is not None]
+        listed = [t for _, c in configs for t, srcs in c.target_sources.items() if unit in srcs]
+        merged = FileConfig()
+        for path, config in configs:
+            if config.std:
+                merged.add_std(config.std)
+            for d in config.includes:
+                merged.add_include(d)
+            targets = [t for t in config.target_defines
+                       if (t in listed if listed else path.parent == own and not config.target_sources.get(t))]
+            for d in config.defines + [d for t in targets for d in config.target_defines[t]]:
+                merged.add_define(d)
+        rels = tuple(p.relative_to(self.root).as_posix() for p in files)
+        return BuildConfig(origin, rels, merged.std, tuple(merged.includes), tuple(merged.defines))
+
+    def _read(self, path: Path, top: Path) -> FileConfig | None:
+        if path not in self._files:
+            try:
+                text = read_regular(path, follow=True).decode("latin-1")   # never blocks on a FIFO
+            except OSError:
+                self._files[path] = None
+                return None
+            if path.name == CMAKE_NAMES[0]:
+                from .buildconfig_cmake import read_cmake
+                self._files[path] = read_cmake(text, path.parent, top)
+            else:
+                self._files[path] = read_make(text, path.parent)
+        return self._files[path]
+
+
+# --- Makefiles -----------------------------------------------------------------------------------
+
+_ASSIGN = re.compile(r"^\s*(?:(?:export|override)\s+)*([A-Za-z_][A-Za-z0-9_.-]*)\s*(?:\+|\?|:|::|!)?=(.*)$", re.S)
+_FLAG_VAR = re.compile(r"FLAGS|INCLUDES?$|INCS?$|DEFINES|DEFS$|^INC_|_INC$", re.I)
+_CONDITIONAL = re.compile(r"^\s*(ifeq|ifneq|ifdef|ifndef|else|endif)\b(.*)$")
+
+
+def read_make(text: str, directory: Path) -> FileConfig:
+    """-std=, -I and -D of the flag variables (CFLAGS, NVCCFLAGS, INCLUDES ...) and recipe lines."""
+    config = FileConfig()
+    hip_stack: list[bool] = []            # per open conditional: does its branch belong to the HIP build
+    for line in _make_lines(text):
+        match = _CONDITIONAL.match(line)
+        if match:
+            word, rest = match.groups()
+            if word == "endif":
+                hip_stack = hip_stack[:-1]
+            elif word == "else" and hip_stack:
+                hip_stack[-1] = bool(re.match(r"\s*if", rest)) and bool(HIP_CONDITION.search(rest))
+            elif word != "else":
+                hip_stack.append(bool(HIP_CONDITION.search(rest)))
+            continue
+        recipe = line.startswith("\t")
+        assign = None if recipe else _ASSIGN.match(line)
+        if assign is not None and _FLAG_VAR.search(assign.group(1)):
+            words = assign.group(2)
+        elif recipe:
+            words = line
+        else:
+            continue
+        read_options(_words(words), directory, config, defines=all(hip_stack))
+    return config
+
+
+def _make_lines(text: str):
+    """Logical lines (continuations joined), comments cut off outside recipes."""
+    pending = ""
+    for raw in text.splitlines():
+        if raw.endswith("\\"):
+            pending += raw[:-1] + " "
+            continue
+        line, pending = pending + raw, ""
+        if not line.startswith("\t") and "#" in line:
+            line = line[:line.index("#")]
+        yield line
+
+
+def _words(text: str) -> list[str]:
+    try:
+        return shlex.split(text, posix=True)
+    except ValueError:                    # an unbalanced quote: take the words as they are
+        return text.split()
+
+
+

@@ -1,0 +1,193 @@
+"""The build configuration a CMakeLists.txt asks for, read with the CMake lexer, never evaluated.
+
+Read: `CMAKE_CXX_STANDARD` / `CMAKE_CUDA_STANDARD` / `CMAKE_HIP_STANDARD`, the `CXX_STANDARD`-
+style target properties, `cxx_std_NN` / `cuda_std_NN` compile features and `-std=` options;
+`include_directories` / `target_include_directories`; `add_compile_definitions`,
+`add_definitions(-D...)`, `target_compile_definitions`. Targets are not told apart: a
+CMakeLists.txt configures the units of its directory and those below it.
+
+Only the variables that name directories are resolved (`CMAKE_CURRENT_SOURCE_DIR`,
+`CMAKE_CURRENT_LIST_DIR`: this file's directory; `PROJECT_SOURCE_DIR`, `CMAKE_SOURCE_DIR`,
+`<name>_SOURCE_DIR`: the top CMakeLists.txt's); a value with any other variable is dropped.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from .buildvalues import HIP_CONDITION, FileConfig, plain_dir, read_options
+from ..buildfiles.cmake_lexer import Command, commands
+
+_VAR = re.compile(r"\$\{([A-Za-z0-9_]+)\}")
+_FEATURE = re.compile(r"^(?:cxx|cuda|hip)_std_(\d+)$")
+_STANDARD_VARS = {"CMAKE_CXX_STANDARD", "CMAKE_CUDA_STANDARD", "CMAKE_HIP_STANDARD"}
+_STANDARD_PROPS = {"CXX_STANDARD", "CUDA_STANDARD", "HIP_STANDARD"}
+_INCLUDE_KEYWORDS = {"SYSTEM", "BEFORE", "AFTER", "INTERFACE", "PUBLIC", "PRIVATE"}
+_SCOPES = {"INTERFACE", "PUBLIC", "PRIVATE"}
+_OPEN = {"if", "foreach", "while", "function", "macro", "block"}
+_CLOSE = {"endif", "endforeach", "endwhile", "endfunction", "endmacro", "endblock"}
+_OPTION_COMMANDS = {"add_compile_options", "target_compile_options"}
+_TARGET_COMMANDS = {"add_library", "add_executable", "target_sources", "cuda_add_library", "cuda_add_executable"}
+_SOURCE_KEYWORDS = {"STATIC", "SHARED", "MODULE", "OBJECT", "INTERFACE", "PUBLIC", "PRIVATE", "EXCLUDE_FROM_ALL",
+                    "WIN32", "MACOSX_BUNDLE", "ALIAS", "IMPORTED", "GLOBAL", "FILE_SET", "TYPE", "HEADERS"}
+_FLAG_VARS = {"CMAKE_CXX_FLAGS", "CMAKE_CUDA_FLAGS", "CMAKE_HIP_FLAGS"}
+
+
+def read_cmake(text: str, directory: Path, top: Path) -> FileConfig:
+    """What one CMakeLists.txt (in `directory`, of the project whose top is `top`) asks for."""
+    config = FileConfig()
+    reader = _Reader(directory, top)
+    hip_stack: list[bool] = []      # per open block: does it belong to the HIP build
+    for cmd in commands(text):
+        name = cmd.lower
+        if name in _OPEN:
+            hip_stack.append(name == "if" and _names_hip(cmd))
+        elif name in ("else", "elseif") and hip_stack:
+            hip_stack[-1] = name == "elseif" and _names_hip(cmd)
+        elif name in _CLOSE:
+            hip_stack = hip_stack[:-1]
+        else:
+            reader.read(cmd, config, conditional=not all(hip_stack))
+    return config
+
+
+def _names_hip(cmd: Command) -> bool:
+    """A condition that holds in the HIP build: `if(GGML_HIP)`, `if(FAISS_ENABLE_ROCM)`; not `if(NOT ...)`."""
+    values = _values(cmd)
+    return any(HIP_CONDITION.search(v) for v in values) and not any(v.upper() == "NOT" for v in values)
+
+
+def _values(cmd: Command) -> list[str]:
+    """The arguments, an unquoted one and a quoted one that touch (`A="${B}"`) joined as CMake does."""
+    out: list[str] = []
+    end = -1
+    for arg in cmd.args:
+        if arg.kind == "paren":
+            end = -1
+            continue
+        if arg.start == end and out:
+            out[-1] += arg.text
+        else:
+            out.append(arg.value)
+        end = arg.end
+    return out
+
+
+class _Reader:
+    """Reads command after command; remembers list variables (`set`, `list(APPEND ...)`) whose
+    items are literal, each with whether it was set under a condition."""
+
+    def __init__(self, directory: Path, top: Path):
+        self.directory = directory
+        self.top = top
+        self.variables: dict[str, list[tuple[str, bool]]] = {}
+
+    def read(self, cmd: Command, config: FileConfig, conditional: bool) -> None:
+        name, values = cmd.lower, _values(cmd)
+        if name in ("set", "list") and len(values) >= 2:
+            self._assign(name, values, config, conditional)
+        elif name == "set_property" and "PROPERTY" in values:
+            at = values.index("PROPERTY")
+            if at + 2 < len(values) and values[at + 1] in _STANDARD_PROPS:
+                self._standard(values[at + 2], config)
+        elif name == "set_target_properties" and "PROPERTIES" in values:
+            pairs = values[values.index("PROPERTIES") + 1:]
+            for key, value in zip(pairs[::2], pairs[1::2]):
+                if key in _STANDARD_PROPS:
+                    self._standard(value, config)
+        elif name == "target_compile_features":
+            for item in values[1:]:
+                match = _FEATURE.match(item)
+                if match:
+                    self._standard(match.group(1), config)
+        elif name in _OPTION_COMMANDS:
+            items = values[1:] if name.startswith("target_") else values
+            read_options(self._plain(items), self.directory, config, defines=False)
+        elif name in ("include_directories", "target_include_directories"):
+            items = values[1:] if name.startswith("target_") else values
+            for item, _ in self._items(items):
+                if item not in _INCLUDE_KEYWORDS:
+                    config.add_include(plain_dir(item, self.directory))
+        elif name in ("add_definitions", "add_compile_definitions", "target_compile_definitions"):
+            self._definitions(name, values, config, conditional)
+        elif name in _TARGET_COMMANDS and values:
+            self._sources(values, config)
+
+    def _assign(self, name: str, values: list[str], config: FileConfig, conditional: bool) -> None:
+        if name == "list":
+            if values[0] != "APPEND" or len(values) < 2:
+                return
+            var, items = values[1], values[2:]
+        else:
+            var, items = values[0], values[1:]
+            if var in _STANDARD_VARS and items:
+                self._standard(items[0], config)
+            elif var in _FLAG_VARS:
+                read_options(self._plain(items), self.directory, config, defines=False)
+        cut = [i for i, v in enumerate(items) if v in ("CACHE", "PARENT_SCOPE")]
+        items = items[:cut[0]] if cut else items
+        resolved = [(item, conditional or under) for item, under in self._items(items)]
+        self.variables[var] = (self.variables.get(var, []) if name == "list" else []) + resolved
+
+    def _sources(self, values: list[str], config: FileConfig) -> None:
+        """The literal source files of a target (add_library, add_executable, target_sources)."""
+        sources = config.target_sources.setdefault(values[0], [])
+        for item, _ in self._items(values[1:]):
+            if item not in _SOURCE_KEYWORDS:
+                sources.append(os.path.normpath(os.path.join(self.directory, item)))
+
+    def _definitions(self, name: str, values: list[str], config: FileConfig, conditional: bool) -> None:
+        target = values[0] if name == "target_compile_definitions" and values else None
+        for item, under in self._items(values[1:] if target else values):
+            if conditional or under or item in _SCOPES:
+                continue
+            if item.startswith("-D") and len(item) > 2:
+                item = item[2:]
+            elif name == "add_definitions":
+                continue        # add_definitions takes any flag; only -D is a definition
+            config.add_define(item, target=target)
+
+    def _standard(self, value: str, config: FileConfig) -> None:
+        if value.isdigit():
+            config.add_std(f"c++{value}")
+
+    def _plain(self, values: list[str]) -> list[str]:
+        return [item for item, _ in self._items(values)]
+
+    def _items(self, values: list[str]) -> list[tuple[str, bool]]:
+        """The arguments as CMake list items, each with whether a condition set it; a `${VAR}` of a
+        remembered list expands to its items, directory variables are resolved, and an item with
+        any other variable or a generator expression is left out."""
+        out: list[tuple[str, bool]] = []
+        for value in values:
+            for item in value.split(";"):
+                item = item.strip()
+                match = _VAR.fullmatch(item)
+                if match and match.group(1) in self.variables:
+                    out += self.variables[match.group(1)]
+                    continue
+                resolved = self._resolve(item)
+                if resolved:
+                    out.append((resolved, False))
+        return out
+
+    def _resolve(self, item: str) -> str | None:
+        if item.startswith("$<"):
+            if not (item.startswith("$<BUILD_INTERFACE:") and item.endswith(">")):
+                return None
+            item = item[len("$<BUILD_INTERFACE:"):-1]
+        for var in _VAR.findall(item):
+            value = self._variable(var)
+            if value is None:
+                return None
+            item = item.replace("${" + var + "}", value)
+        return None if "$" in item or "<" in item or ">" in item else item
+
+    def _variable(self, name: str) -> str | None:
+        if name in ("CMAKE_CURRENT_SOURCE_DIR", "CMAKE_CURRENT_LIST_DIR"):
+            return str(self.directory)
+        if name in ("PROJECT_SOURCE_DIR", "CMAKE_SOURCE_DIR") or name.endswith("_SOURCE_DIR"):
+            return str(self.top)
+        return None

@@ -1,0 +1,158 @@
+"""Project configuration: `[tool.portkit]` in pyproject.toml, or portkit.toml, shared by audit and check.
+
+Found by walking up from the working directory to the repository root (the first directory
+holding either file, stopping at a `.git`). Keys (all optional; command-line flags override):
+
+    fail-on = "high"                 # check's and audit's --fail-on
+    select = ["PK2", "PK301"]        # --select
+    ignore = ["PK203"]               # --ignore
+    baseline = ".portkit-baseline.json"
+    exclude = ["third_party/**", "*.pb.cc"]   # glob patterns on paths relative to the root
+    rocm = "6.2"                     # --rocm
+    amd-macros = ["GGML_USE_HIP"]    # macros that select the project's AMD build (docs/platforms.md)
+
+An unknown key or a wrong type is an error (exit 2), so a typo never silently disables a rule.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Callable
+
+from ..core.errors import PortkitError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+DEFAULT_BASELINE = ".portkit-baseline.json"
+SEVERITY_NAMES = ("blocker", "high", "medium", "low", "info")
+
+
+@dataclass(frozen=True)
+class Config:
+    root: Path | None = None          # where the configuration file is (None: no file)
+    source: str = ""                  # "pyproject.toml [tool.portkit]" or "portkit.toml"
+    fail_on: str | None = None
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    baseline: str = DEFAULT_BASELINE
+    exclude: tuple[str, ...] = field(default_factory=tuple)
+    rocm: str | None = None
+    amd_macros: tuple[str, ...] = field(default_factory=tuple)   # the project's AMD selector macros
+
+    def excluded(self, rel: str) -> bool:
+        """True when a root-relative path matches an `exclude` pattern (`dir/**` covers the tree)."""
+        return any(fnmatch.fnmatchcase(rel, pattern) or
+                   (pattern.endswith("/**") and (rel + "/").startswith(pattern[:-2]))
+                   for pattern in self.exclude)
+
+
+def inside_relative(path: str) -> bool:
+    """A relative path that cannot leave the directory it is relative to (the baseline's)."""
+    pure = PurePosixPath(path.replace("\\", "/"))
+    return bool(path) and "\0" not in path and not pure.is_absolute() and ".." not in pure.parts \
+        and not (len(path) > 1 and path[1] == ":")
+
+
+def find(start: Path | None = None) -> Config:
+    """The configuration that applies at `start` (default: the working directory)."""
+    here = (start or Path.cwd()).absolute()
+    for directory in (here, *here.parents):
+        portkit_toml = directory / "portkit.toml"
+        pyproject = directory / "pyproject.toml"
+        if portkit_toml.is_file():
+            return _parse(directory, portkit_toml, _read(portkit_toml), "portkit.toml")
+        if pyproject.is_file():
+            table = _read(pyproject).get("tool", {}).get("portkit")
+            if table is not None:
+                return _parse(directory, pyproject, table, "pyproject.toml [tool.portkit]")
+        if (directory / ".git").exists():
+            break
+    return Config()
+
+
+def candidates(root: Path, start: Path) -> list[str]:
+    """The root-relative configuration files find_in() may read for `start`, nearest first."""
+    try:
+        rel = start.resolve().relative_to(root.resolve()).as_posix()
+    except (OSError, ValueError):
+        rel = "."
+    parts = [] if rel == "." else rel.split("/")
+    out = []
+    for depth in range(len(parts), -1, -1):
+        directory = "/".join(parts[:depth])
+        out += [f"{directory}/{name}" if directory else name for name in ("portkit.toml", "pyproject.toml")]
+    return out
+
+
+def find_in(root: Path, start: Path, read: Callable[[str], bytes | None], where: str) -> Config:
+    """The configuration that applies at `start` in another version of the repository at `root`
+    (a commit, the index): the same walk as find(), up to the root, with files read by
+    `read(root-relative path)` (None: no such file). `where` names that version in messages."""
+    for path in candidates(root, start):
+        data = read(path)
+        if data is None:
+            continue
+        directory, _, name = path.rpartition("/")
+        shown = Path(f"{path} ({where})")
+        table = _loads(shown, data)
+        if name == "pyproject.toml":
+            table = table.get("tool", {}).get("portkit")
+            if table is None:
+                continue
+        return _parse(root / directory, shown, table,
+                      "portkit.toml" if name == "portkit.toml" else "pyproject.toml [tool.portkit]")
+    return Config()
+
+
+def _read(path: Path) -> dict:
+    try:
+        from ..core.files import read_regular  # a FIFO or device named pyproject.toml never blocks the run
+        data = read_regular(path, follow=True)
+    except OSError as exc:
+        raise PortkitError(f"{path}: cannot read the configuration: {exc}") from None
+    return _loads(path, data)
+
+
+def _loads(path: Path, data: bytes) -> dict:
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise PortkitError(f"{path}: cannot read the configuration: {exc}") from None
+
+
+def _parse(root: Path, path: Path, table: dict, source: str) -> Config:
+    known = {"fail-on", "select", "ignore", "baseline", "exclude", "rocm", "amd-macros"}
+    unknown = sorted(set(table) - known)
+    if unknown:
+        raise PortkitError(f"{path}: unknown portkit setting {', '.join(unknown)} "
+                           f"(known: {', '.join(sorted(known))})")
+
+    def strings(key: str) -> tuple[str, ...]:
+        value = table.get(key, [])
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise PortkitError(f"{path}: `{key}` must be a list of strings")
+        return tuple(value)
+
+    for macro in strings("amd-macros"):
+        if not macro.isidentifier() or not macro.isascii():
+            raise PortkitError(f"{path}: `amd-macros`: {macro!r} is not a macro name")
+    fail_on = table.get("fail-on")
+    if fail_on is not None and fail_on not in SEVERITY_NAMES:
+        raise PortkitError(f"{path}: `fail-on` must be one of {', '.join(SEVERITY_NAMES)}")
+    for key in ("baseline", "rocm"):
+        if key in table and not isinstance(table[key], str):
+            raise PortkitError(f"{path}: `{key}` must be a string")
+    if "baseline" in table and not inside_relative(table["baseline"]):
+        raise PortkitError(f"{path}: `baseline` must be a relative path inside the project "
+                           f"(no `..`, not absolute), got {table['baseline']!r:.200}")
+    return Config(root=root, source=source, fail_on=fail_on, select=strings("select"),
+                  ignore=strings("ignore"), baseline=table.get("baseline", DEFAULT_BASELINE),
+                  exclude=strings("exclude"), rocm=table.get("rocm"), amd_macros=strings("amd-macros"))

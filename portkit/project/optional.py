@@ -1,0 +1,171 @@
+"""Optional and test-only code: what a default build leaves out, so the estimate prices it apart.
+
+A project's headline estimate covers what its default build compiles. Code behind an optional
+feature is ported only if the team wants that feature, so it is priced as its own "+N weeks"
+line (effort.py). Three signs, read from the sources and build files, no compiler:
+
+- `#ifdef ENABLE_X` / `#if USE_X` / `#if WITH_X` (or a name a CMake `option(X ... OFF)` declares)
+  where X is not #defined anywhere in the tree's sources nor given with -D: the branch is the
+  optional feature X. The `#if` structure is read with the platform model's directive reader and
+  expression evaluator (regions.py, ppexpr.py), in a "default build" world.
+- `#if __has_include(<x.h>)`: the branch exists only when the library is installed: feature x.h.
+- A translation unit whose own header (`cudnn_att.h` for `cudnn_att.cpp`) is included only inside
+  optional branches belongs to that feature as a whole (llm.c's cuDNN attention).
+
+Paths under benchmarks/, tests/, examples/, scripts/ are test-only: a dependency used only there
+is optional too (TEST_ONLY), though findings there stay in the headline (the tests must pass).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..platform import ppexpr, regions
+
+TEST_ONLY = "benchmarks, tests and examples"
+TEST_DIRS = frozenset({"bench", "benchmark", "benchmarks", "test", "tests", "testing", "example", "examples",
+                       "script", "scripts", "sample", "samples", "demo", "demos"})
+FLAG = re.compile(r"(?:ENABLE|USE|WITH)_\w+")
+_NAME = re.compile(r"[A-Za-z_]\w*")
+_HAS_INCLUDE = re.compile(r"__has_include(?:_next)?\s*\(\s*[<\"]([^>\"]+)[>\"]\s*\)")
+_DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)", re.M)
+_INCLUDE = re.compile(rb"^[ \t]*#[ \t]*include[ \t]*[<\"]([^>\"]+)[>\"]", re.M)
+_CMAKE_OPTION = re.compile(r"\boption\s*\(\s*(\w+)\s+\"[^\"]*\"\s+OFF\s*\)", re.I)
+SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".cu")
+
+
+@dataclass
+class OptionalCode:
+    """Per file: the optional line ranges (first, last, feature), whole optional files, includes."""
+
+    ranges: dict[str, list[tuple[int, int, str]]] = field(default_factory=dict)
+    files: dict[str, str] = field(default_factory=dict)
+    includes: dict[str, list[tuple[int, str]]] = field(default_factory=dict)   # path -> (line, header)
+
+    def feature(self, path: str, line: int) -> str:
+        """The optional feature the line belongs to, or "" for code the default build compiles."""
+        if path in self.files:
+            return self.files[path]
+        for first, last, name in self.ranges.get(path, ()):
+            if first <= line <= last:
+                return name
+        return ""
+
+
+def test_only(path: str) -> bool:
+    return any(part.lower() in TEST_DIRS for part in path.split("/")[:-1])
+
+
+def feature_flags(files: list[tuple[str, str, bytes]], defines: tuple = ()) -> tuple[frozenset[str], frozenset[str]]:
+    """Macros that name an optional feature: ENABLE_/USE_/WITH_ names and CMake options defaulting
+    to OFF, less those the sources #define (then the default build has them) or -D gives."""
+    defined = {name for _, _, data in files for name in (m.decode() for m in _DEFINE.findall(data))}
+    defined |= {name for name, _ in defines}
+    off = {m for _, kind, data in files if kind == "cmake"
+           for m in _CMAKE_OPTION.findall(data.decode("utf-8", "replace"))}
+    return frozenset(off - defined), frozenset(defined)
+
+
+def _condition(kind: str, text: str, flags, defined: frozenset[str]) -> str | None:
+    """The feature a branch's condition needs, when a default build says no and the feature yes."""
+    expr = regions.condition(kind, text)[0]
+    headers = _HAS_INCLUDE.findall(expr)
+    names = {n for n in _NAME.findall(_HAS_INCLUDE.sub("0", expr))
+             if n in flags or (FLAG.fullmatch(n) and n not in defined)}
+    if not names and not headers:
+        return None
+    off = {n: ppexpr.UNDEFINED for n in names}
+    on = {n: 1 for n in names}
+    default = ppexpr.truth(ppexpr.evaluate(_HAS_INCLUDE.sub("0", expr), off))
+    wanted = ppexpr.truth(ppexpr.evaluate(_HAS_INCLUDE.sub("1", expr), on))
+    if default is False and wanted is True:
+        labels = flags if isinstance(flags, dict) else {}
+        return ", ".join(sorted({labels.get(n) or n for n in names}) + sorted(headers))
+    return None
+
+
+def _line(data: bytes, offset: int) -> int:
+    return data.count(b"\n", 0, offset) + 1
+
+
+def file_ranges(data: bytes, flags: frozenset[str], defined: frozenset[str]) -> list[tuple[int, int, str]]:
+    """The optional branches of one file as (first line, last line, feature), outermost feature wins."""
+    out: list[tuple[int, int, str]] = []
+    stack: list[list] = []   # per open #if: [enclosing feature, open branch start, its feature]
+    for m in regions.directives(data):
+        kind = m.group(1).decode()
+        if kind in ("define", "undef"):
+            continue
+        text, after = regions.directive_text(data, m)
+        if kind in ("if", "ifdef", "ifndef"):
+            outer = stack[-1][2] if stack else ""
+            stack.append([outer, after, ""])
+        elif not stack:
+            continue
+        else:
+            group = stack[-1]
+            if group[2] and not group[0]:
+                out.append((_line(data, group[1]), _line(data, m.start()), group[2]))
+            if kind == "endif":
+                stack.pop()
+                continue
+            group[1] = after
+        group = stack[-1]
+        feature = "" if kind == "else" else _condition(kind, text.decode("utf-8", "replace"), flags, defined)
+        group[2] = group[0] or feature or ""
+    return out
+
+
+def _derived(files: list[tuple[str, str, bytes]], flags, defined) -> dict[str, str]:
+    """Macros #defined inside an optional branch (mfu.h: `#if __has_include(<nvml.h>)` then
+    `#define USE_NVML 1`): testing them tests that feature, whatever the #else defines."""
+    out: dict[str, str] = {}
+    for path, kind, data in files:
+        if kind != "source" or b"__has_include" not in data and not any(f.encode() in data for f in flags):
+            continue
+        ranges = file_ranges(data, flags, defined)
+        for m in _DEFINE.finditer(data):
+            line = _line(data, m.start())
+            for first, last, name in ranges:
+                if first <= line <= last:
+                    out.setdefault(m.group(1).decode(), name)
+    return out
+
+
+def learn(files: list[tuple[str, str, bytes]], defines: tuple = ()) -> OptionalCode:
+    """The optional code of a tree: `files` are (path, kind, bytes) of every scanned file."""
+    flags, defined = feature_flags(files, defines)
+    derived = _derived(files, flags, defined)
+    flags = {**{f: f for f in flags}, **derived}
+    found = OptionalCode()
+    for path, kind, data in files:
+        if kind != "source":
+            continue
+        ranges = file_ranges(data, flags, defined)
+        if ranges:
+            found.ranges[path] = ranges
+        found.includes[path] = [(_line(data, m.start()), m.group(1).decode("utf-8", "replace"))
+                                for m in _INCLUDE.finditer(data)]
+    found.files = _optional_units(found)
+    return found
+
+
+def _stem(name: str) -> str:
+    base = name.rsplit("/", 1)[-1]
+    return base.rsplit(".", 1)[0] if "." in base else base
+
+
+def _optional_units(found: OptionalCode) -> dict[str, str]:
+    """Files whose own header is included only from optional branches (and at least once)."""
+    uses: dict[str, set[str]] = {}   # header stem -> features of its includes ("" = default)
+    for path, includes in found.includes.items():
+        for line, header in includes:
+            if _stem(header) != _stem(path):   # a unit including its own header says nothing
+                uses.setdefault(_stem(header), set()).add(found.feature(path, line))
+    out = {}
+    for path in found.includes:
+        features = uses.get(_stem(path), set())
+        if features and "" not in features:
+            out[path] = sorted(features)[0]
+    return out

@@ -1,0 +1,1 @@
+"""The one walk per file (walk.py), the text scan of build files, suppressions."""

@@ -1,0 +1,229 @@
+"""One walk per file: parse, dispatch the captured nodes to the rewriters, collect edits and findings.
+
+Data flows one way: SourceFile -> tree -> (edits, findings, metrics) = FileScan. Rewriters
+return data through the ScanContext and never print or write.
+"""
+
+from __future__ import annotations
+
+from tree_sitter import Node
+
+from ..core import findingstore, parse
+from ..rewrite import polyfills
+from ..platform import regions
+from .. import rules
+from ..engine.context import FileScan, Metrics, Options, ScanContext, View, line_snippet
+from ..core.edits import normalize, resolve
+from ..core.findings import Finding
+from ..core.findingstore import FindingStore
+from ..tables.mappings import MappingDB, default_db, target_release
+from ..engine.facts import ProjectFacts
+from ..rewrite import (builtins, codes, guards, identifiers, includes, launches, macros, minmax, preproc_names,
+    strictness, strings)
+from ..rules import _warpfix
+from ..core.source import SourceFile
+
+# The per-file types live in context.py; they are re-exported here for the callers that take
+# the scan's options and results from the scan.
+__all__ = ["FileScan", "Metrics", "Options", "ScanContext", "View", "dispatch", "finish_findings",
+           "line_snippet", "scan_source"]
+
+
+HANDLERS = {
+    "preproc_include": includes.handle,
+    "kernel_call_syntax": launches.handle,
+    "preproc_arg": macros.handle,
+    "string_literal": strings.handle,
+}
+
+
+def dispatch(ctx: ScanContext, view: View, root: Node) -> None:
+    """Send every captured node under `root` to its rewriter, and in audit mode to the rules.
+
+    Names are most of the captures and almost none of them are CUDA names, so the table
+    lookups happen here, before any call. Order does not matter: edits and findings are
+    sorted afterwards.
+    """
+    names_handler, handlers = identifiers.handle, HANDLERS
+    caps, rule_nodes, rule_names = _captures(ctx, view, root)
+    if caps.get("device"):
+        _device_code(ctx, view, caps["device"])
+    table = ctx.db.names_by_bytes
+    qualified = ctx.db.qualified   # thrust::cuda: its innermost name need not be a table name
+    legacy = builtins if ctx.options.builtins == "hip" else None
+    # AMD-only code and NVIDIA code with an AMD branch are not rewritten (regions.py); the rules
+    # still see them (their findings are dropped or become "already ported" in ScanContext.report)
+    region_map = ctx.regions
+    protected = region_map.protected if (region_map.ranges or region_map.shim) else None
+    shimmed = ctx.facts.shim_names   # the project's own shim maps these: already ported
+    # --active-only: branches the user's -D/-U (or clang) leave out are not rewritten at all
+    inactive = region_map.is_inactive if (ctx.options.active_only and region_map.inactive) else None
+    for node in caps.get("name", ()):
+        text = node.text
+        if inactive is not None and (text in table or legacy is not None) and inactive(view.start(node)):
+            ctx.metrics.refs_inactive += text in table
+        elif (text in shimmed or (protected is not None and (text in table or legacy is not None)
+                                and protected(view.start(node)))):
+            ctx.metrics.refs_already_ported += text in table
+        else:
+            if text in table or text in qualified:
+                names_handler(ctx, view, node)
+            if legacy is not None and text in legacy.table():
+                legacy.handle(ctx, view, node)
+            if text in minmax.NAMES:   # mixed-type min/max in device code (rewrite/minmax.py)
+                minmax.check(ctx, view, node)
+        if text in rule_names:
+            for check in rule_names[text]:
+                check(ctx, view, node)
+    for node in caps.get("node", ()):
+        if (protected is None or not protected(view.start(node))) and \
+                (inactive is None or not inactive(view.start(node))):
+            handlers[node.type](ctx, view, node)
+        for check in rule_nodes.get(node.type, ()):
+            check(ctx, view, node)
+    for node in caps.get("strict", ()):   # register, brace initialisers (rewrite/strictness.py)
+        if (protected is None or not protected(view.start(node))) and \
+                (inactive is None or not inactive(view.start(node))):
+            strictness.handle(ctx, view, node)
+    for node in caps.get("field", ()):   # member names (cluster.map_shared_rank), audit only
+        for check in rule_names.get(node.text, ()):
+            check(ctx, view, node)
+    for node in caps.get("rule", ()):
+        for check in rule_nodes.get(node.type, ()):
+            check(ctx, view, node)
+
+
+def _captures(ctx: ScanContext, view: View, root: Node) -> tuple[dict[str, list[Node]], dict, dict]:
+    """The query's captures under `root`, with the audit's rule hooks; each node's warp fix is
+    recorded first (applied by --fix warp, shown by audit): the rules' findings about it carry it."""
+    audit = ctx.options.audit
+    fixing = audit or ctx.options.fix_warp
+    rule_nodes, rule_names = rules.tree_hooks() if audit else ({}, {})
+    kinds = set(rule_nodes) | set(_warpfix.NODES if fixing else ())
+    caps = parse.captures(root, with_rules=tuple(sorted(kinds)))
+    if audit:  # rules that report once per function need the first use in source order
+        for nodes in caps.values():
+            nodes.sort(key=lambda n: n.start_byte)
+    if fixing:
+        _warpfix.fix_nodes(ctx, view, caps.get("rule", ()))
+    return caps, rule_nodes, rule_names
+
+
+def _device_code(ctx: ScanContext, view: View, nodes: list[Node]) -> None:
+    """__global__ and __device__ specifiers: the kernels counted, and device functions that redefine
+    one HIP's headers define (rewrite/strictness.py)."""
+    ctx.metrics.has_device_code = True
+    ctx.metrics.kernels += sum(1 for n in nodes   # definitions, not prototypes
+                               if n.type == "__global__" and n.parent is not None
+                               and n.parent.type == "function_definition")
+    provided = strictness.signatures.names()   # __device__ functions HIP's headers define
+    for node in nodes:
+        if node.type == "__device__" and node.parent is not None and node.parent.type != "ERROR" and \
+                _declared_name(node.parent) in provided and not _not_amd(ctx, view, node):
+            strictness.device_function(ctx, view, node)
+
+
+def _declared_name(function: Node) -> bytes | None:
+    """The name a function definition or declaration declares, cheaply (no pointer return types)."""
+    declarator = function.child_by_field_name("declarator")
+    if declarator is None or declarator.type != "function_declarator":
+        return None
+    name = declarator.child_by_field_name("declarator")
+    return name.text if name is not None else None
+
+
+def _not_amd(ctx: ScanContext, view: View, node: Node) -> bool:
+    """Code an AMD build does not compile as CUDA (AMD-only, NVIDIA-only, ported): a definition
+    there cannot clash with HIP's, and one guarded by the converter stays guarded once."""
+    regions_ = ctx.regions
+    return bool(regions_.ranges or regions_.shim) and regions_.kind_at(view.start(node)) is not None
+
+
+def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB | None = None,
+                facts: ProjectFacts = ProjectFacts()) -> FileScan:
+    """Scan one file, with what the project pipeline learned of its tree: the edits that convert
+    it, the findings, and its metrics."""
+    db = db or default_db()
+    ctx = ScanContext(source=source, db=db, options=options, target=target_release(options.rocm, db), facts=facts,
+                      dispatch=dispatch, regions=platform_map(source, options, facts),
+                      store=FindingStore(options.finding_cap, rules.refines()))
+    ctx.metrics.lines = source.line_count
+    ctx.metrics.shim = ctx.regions.shim
+    ctx.metrics.region_bytes = ctx.regions.totals(len(source.data))
+    if options.active_only:
+        ctx.metrics.branches_inactive = len(ctx.regions.inactive)
+        ctx.metrics.branches_undecided = ctx.regions.undecided
+    data = source.parse_bytes
+    tree = parse.parse(data)
+    root = tree.root_node
+    ctx.root = root
+    dispatch(ctx, View(data), root)   # the one walk: edits, findings, and the rules' fixes (ctx.fixes)
+    fixes, finished = _warpfix.finish(ctx, data)
+    if options.fix_warp:
+        _warpfix.apply(ctx, fixes)
+    preproc_names.check_splices(ctx, root)
+    if options.audit:
+        for start, end, name in source.masked():
+            for check in rules.masked_hooks().get(name, ()):
+                check(ctx, start, end, name)
+    error = parse.first_error(root)
+    if error is not None:
+        ctx.metrics.partially_parsed = True
+        ctx.flag(codes.PARTIALLY_PARSED, error.start_byte, error.end_byte,
+                 "tree-sitter could not parse this region; names in it were converted, but "
+                 "constructs spanning it (kernel launches, symbol arguments) may be missed",
+                 subject="parse-error")
+    if options.rewrite_guards:   # after the names: it leaves a guard whose branch keeps a CUDA name
+        guards.rewrite(ctx)
+    # a file with an AMD path chose its own headers there: no runtime header is added
+    includes.finish(ctx, root, add_runtime=not ctx.regions.shim and
+                    not any(kind == regions.AMD for _, _, kind in ctx.regions.ranges))
+    if options.polyfills and (ctx.metrics.polyfills or polyfills.HEADER.encode() in data):
+        polyfills.include(ctx, includes.insertion_point(ctx, root)[0])
+    edits = normalize(resolve(data, ctx.edits))   # moved arguments take their converted text first
+    findings = ctx.finished_findings()
+    if options.audit and fixes:
+        findings = _warpfix.suggest(findings, finished, source)
+    return FileScan(source.rel, edits, findings, ctx.metrics)
+
+
+def platform_map(source: SourceFile, options: Options, facts: ProjectFacts) -> regions.RegionMap:
+    """The file's platform model under the built-in selectors and the project's AMD macros."""
+    if options.active_only:
+        return configured_map(source, options, facts)
+    if not options.platform_model:
+        return regions.RegionMap()
+    data = source.data
+    if not (options.defines or options.undefines) and not regions.is_shim(data) and \
+            not any(name in data for name in regions.selector_names(facts.amd_macros, facts.one_world)):
+        return regions.RegionMap()   # no selector named: every #if reads the same in both builds
+    return regions.classify(data, regions.selectors(facts.amd_macros, options.defines, options.undefines,
+                                                    facts.one_world))
+
+
+def configured_map(source: SourceFile, options: Options, facts: ProjectFacts) -> regions.RegionMap:
+    """--active-only: the platform model (unless --no-platform-model) and the branches the
+    configuration leaves out: clang's skipped lines for a file it preprocessed, otherwise
+    ppexpr's reading of the directives under -D/-U (a condition it cannot evaluate is compiled)."""
+    worlds = regions.selectors(facts.amd_macros, options.defines, options.undefines, facts.one_world)
+    found = regions.classify(source.data, worlds)
+    if not options.platform_model:
+        found = regions.RegionMap(inactive=found.inactive, undecided=found.undecided)
+    clang = dict(facts.clang_inactive).get(source.rel)
+    if clang is not None:   # the preprocessor decided: nothing is undecided
+        starts = source.line_starts()
+        found.inactive = [(starts[a - 1], starts[b] if b < len(starts) else len(source.data))
+                          for a, b in clang if 0 < a <= len(starts)]
+        found.undecided = 0
+    return found
+
+
+def finish_findings(findings: list[Finding]) -> list[Finding]:
+    """Sorted, with converter findings dropped inside the span of a rule's finding that says more
+    about the same construct, and one finding per rule, subject and line (findingstore.py).
+
+    A rule module may list the codes it REFINES: `__syncwarp` is PK001 for the converter
+    (no HIP name in ROCm 5.2) and PK206 for the audit, which explains the real hazard; the
+    user sees the specific finding once, not both.
+    """
+    return findingstore.finish_findings(findings, rules.refines())

@@ -1,0 +1,1 @@
+"""The mapping tables and catalogues (mappings/*.toml) loaded, validated and looked up."""

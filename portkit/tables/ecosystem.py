@@ -1,0 +1,188 @@
+"""The ecosystem table (mappings/ecosystem.toml): CUDA-only libraries and Python packages.
+
+Each record says what a dependency is on ROCm: `drop-in` (a counterpart with the same API
+shape), `different-api` (a counterpart, but the code is rewritten against it), `partial` (a
+ROCm build that lacks features) or `none` (no counterpart: a blocker). Rules look names up
+here; no list of libraries lives in Python.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from ..core.errors import PortkitError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+STATUSES = ("drop-in", "different-api", "partial", "none")
+SEVERITY = {"none": "high", "different-api": "high", "partial": "medium", "drop-in": "info"}
+PHRASE = {"none": "has no ROCm counterpart", "different-api": "has a ROCm counterpart with a different API",
+          "partial": "is only partly supported on ROCm", "drop-in": "has a drop-in ROCm counterpart"}
+LIBRARY_FIELDS = {"id", "name", "status", "rocm", "headers", "namespaces", "link", "python", "note", "source",
+                  "blocker"}
+PACKAGE_FIELDS = {"name", "match", "imports", "status", "rocm", "note", "source", "blocker"}
+
+
+class _Status:
+    """What a library's or package's ROCm status means for a finding."""
+
+    status: str
+    blocker: bool
+
+    @property
+    def severity(self) -> str:
+        return "blocker" if self.blocker else SEVERITY[self.status]
+
+    @property
+    def phrase(self) -> str:
+        return PHRASE[self.status]
+
+    @property
+    def cost_status(self) -> str:
+        """The key of its adoption cost in effort.toml: `blocker` for records marked so, else the status."""
+        return "blocker" if self.blocker else self.status
+
+
+@dataclass(frozen=True)
+class Library(_Status):
+    id: str
+    name: str
+    status: str
+    rocm: str
+    headers: tuple[str, ...]
+    namespaces: tuple[str, ...]
+    link: tuple[str, ...]
+    python: tuple[str, ...]
+    note: str
+    source: str
+    blocker: bool = False
+
+
+@dataclass(frozen=True)
+class Package(_Status):
+    name: str
+    match: str
+    imports: tuple[str, ...]
+    status: str
+    rocm: str
+    note: str
+    source: str
+    blocker: bool = False
+
+
+def normalize(name: str) -> str:
+    """PEP 503: `Flash_Attn` and `flash-attn` are one distribution."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+@dataclass(frozen=True)
+class Ecosystem:
+    libraries: tuple[Library, ...]
+    packages: tuple[Package, ...]
+
+    @property
+    def by_id(self) -> dict[str, Library]:
+        return _index(self)[0]
+
+    def header(self, include: str) -> Library | None:
+        headers, prefixes = _index(self)[1:3]
+        found = headers.get(include)
+        if found is None:
+            for prefix, library in prefixes:
+                if include.startswith(prefix):
+                    return library
+        return found
+
+    def link(self, name: str) -> Library | None:
+        return _index(self)[3].get(name)
+
+    def package(self, distribution: str) -> Package | None:
+        exact, prefixes = _index(self)[4:6]
+        key = normalize(distribution)
+        found = exact.get(key)
+        if found is None:
+            for prefix, package in prefixes:
+                if key.startswith(prefix):
+                    return package
+        return found
+
+    def module(self, top_level: str) -> Package | None:
+        return _index(self)[6].get(top_level)
+
+
+@lru_cache(maxsize=4)
+def _index(eco: Ecosystem):
+    by_id = {lib.id: lib for lib in eco.libraries}
+    headers, prefixes, links = {}, [], {}
+    for lib in eco.libraries:
+        for h in lib.headers:
+            if h.endswith("/"):
+                prefixes.append((h, lib))
+            else:
+                headers[h] = lib
+        for name in lib.link:
+            links[name] = lib
+    prefixes.sort(key=lambda p: -len(p[0]))
+    exact, pkg_prefixes, modules = {}, [], {}
+    for pkg in eco.packages:
+        if pkg.match == "prefix":
+            pkg_prefixes.append((normalize(pkg.name), pkg))
+        else:
+            exact[normalize(pkg.name)] = pkg
+        for m in pkg.imports:
+            modules.setdefault(m, pkg)
+    pkg_prefixes.sort(key=lambda p: -len(p[0]))
+    return by_id, headers, prefixes, links, exact, pkg_prefixes, modules
+
+
+def load(path: Path) -> Ecosystem:
+    """Read and validate the table: unknown fields, bad statuses and duplicates are errors."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise PortkitError(f"{path}: cannot read the ecosystem table: {exc}") from None
+    libraries, packages = [], []
+    for record in data.get("library", []):
+        _check(path, record, LIBRARY_FIELDS, "id")
+        libraries.append(Library(
+            id=record["id"], name=record["name"], status=record["status"], rocm=record.get("rocm", ""),
+            headers=tuple(record.get("headers", ())), namespaces=tuple(record.get("namespaces", ())),
+            link=tuple(record.get("link", ())), python=tuple(record.get("python", ())),
+            note=record.get("note", ""), source=record.get("source", ""),
+            blocker=bool(record.get("blocker", False))))
+    for record in data.get("package", []):
+        _check(path, record, PACKAGE_FIELDS, "name")
+        if record.get("match", "exact") not in ("exact", "prefix"):
+            raise PortkitError(f"{path}: package {record['name']}: match must be exact or prefix")
+        packages.append(Package(
+            name=record["name"], match=record.get("match", "exact"), imports=tuple(record.get("imports", ())),
+            status=record["status"], rocm=record.get("rocm", ""), note=record.get("note", ""),
+            source=record.get("source", ""), blocker=bool(record.get("blocker", False))))
+    for kind, keys in (("library", [l.id for l in libraries]), ("package", [p.name for p in packages])):
+        dupes = sorted({k for k in keys if keys.count(k) > 1})
+        if dupes:
+            raise PortkitError(f"{path}: duplicate {kind} {', '.join(dupes)}")
+    return Ecosystem(tuple(libraries), tuple(packages))
+
+
+def _check(path: Path, record: dict, allowed: set[str], key: str) -> None:
+    unknown = set(record) - allowed
+    if key not in record or "status" not in record:
+        raise PortkitError(f"{path}: a record lacks `{key}` or `status`: {record}")
+    if unknown:
+        raise PortkitError(f"{path}: {record[key]}: unknown fields {sorted(unknown)}")
+    if record["status"] not in STATUSES:
+        raise PortkitError(f"{path}: {record[key]}: status must be one of {', '.join(STATUSES)}")
+
+
+@lru_cache(maxsize=1)
+def default() -> Ecosystem:
+    from .mappings import tables_dir
+    return load(tables_dir() / "ecosystem.toml")

@@ -1,0 +1,92 @@
+"""The one project pipeline: every command sees the same project (project/pipeline.py).
+
+The gate (`check`) scans only the files of a change, yet it must classify every region as the
+baseline's audit of the whole tree did: the AMD selectors and shim names are learned from the
+tree (here DEMO_USE_HIP, which no configuration names), so a finding the baseline accepted in a
+ported region is the same finding, with the same fingerprint, when the gate sees it.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+from conftest import REPO, isolated_git
+from portkit.cli import main
+from portkit.project import pipeline
+from portkit.engine.facts import ProjectFacts
+from portkit.project.settings import scan_options
+
+PROJECT = REPO / "fixtures" / "convert" / "dual_vendor_project" / "input"
+# PTX with an AMD counterpart under the tree's own selector: "already ported" for whoever learned
+# DEMO_USE_HIP from common.cuh (which includes vendors/hip.h under it), new code for whoever did not
+LANE = """#include "common.cuh"
+
+__device__ unsigned lane()
+{
+    unsigned r;
+#if defined(DEMO_USE_HIP)
+    r = __lane_id();
+#else
+    asm volatile("mov.u32 %0, %%laneid;" : "=r"(r));
+#endif
+    return r;
+}
+"""
+
+
+def _repo_with_baseline(tmp_path: Path, monkeypatch) -> Path:
+    """A repository whose last commit holds only the baseline of the (untracked, so new) project."""
+    isolated_git(tmp_path, monkeypatch)
+    root = tmp_path / "repo"
+    shutil.copytree(PROJECT, root)
+    (root / "lane.cu").write_text(LANE)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    monkeypatch.chdir(root)
+    assert main(["baseline"]) == 0
+    subprocess.run(["git", "add", ".portkit-baseline.json"], cwd=root, check=True)
+    subprocess.run(["git", "commit", "-q", "-m", "baseline"], cwd=root, check=True)
+    return root
+
+
+def test_check_and_its_baseline_classify_the_same_regions(tmp_path: Path, monkeypatch, capsys):
+    root = _repo_with_baseline(tmp_path, monkeypatch)
+    accepted = json.loads((root / ".portkit-baseline.json").read_text())["findings"]
+    assert [(f["path"], f["code"]) for f in accepted if f["path"] == "lane.cu"] == [("lane.cu", "PK301")]
+    capsys.readouterr()
+    assert main(["check", "--diff-base", "HEAD", "--fail-on", "info"]) == 0   # every line is new
+    assert capsys.readouterr().out.splitlines() == [
+        f"portkit check: 4 files checked (changes against HEAD), no new findings at or above info; "
+        f"{len(accepted)} known"]
+
+
+def test_without_the_trees_facts_the_gate_would_disagree(tmp_path: Path, monkeypatch, capsys):
+    """The control: a gate that learned nothing of the tree (the old check) blocks findings the
+    baseline accepted, because DEMO_USE_HIP's branches are AMD code only for the one that learned it."""
+    root = _repo_with_baseline(tmp_path, monkeypatch)
+    monkeypatch.setattr(pipeline, "tree_facts", lambda *args: ProjectFacts())
+    capsys.readouterr()
+    assert main(["check", "--diff-base", "HEAD", "--fail-on", "info"]) == 1
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].startswith("lane.cu:9:5: PK301 inline PTX (reads the lane id)")
+
+
+def test_every_command_learns_the_same_facts_of_a_tree():
+    options = scan_options(audit=True)
+    project = pipeline.prepare([PROJECT], options)
+    assert project.facts.amd_macros == ("DEMO_USE_HIP",)
+    assert project.facts == pipeline.tree_facts(PROJECT, options, pipeline.Config())
+    assert pipeline.prepare([PROJECT], scan_options()).facts == project.facts   # convert's view
+
+
+def test_the_configuration_exclude_applies_to_every_command(tmp_path: Path):
+    from portkit.project.config import Config
+    shutil.copytree(PROJECT, tmp_path / "p")
+    project = pipeline.prepare([tmp_path / "p"], scan_options(), Config(exclude=("vendors/**",)))
+    assert [(e.rel, e.kind) for e in project.entries] == [
+        ("common.cuh", "source"), ("kernels.cu", "source"), ("vendors/hip.h", None)]   # left as it is
+    assert project.excluded == 1
+    # the selector is still learned (common.cuh includes the shim under it); the shim's names are not
+    assert (project.facts.amd_macros, project.facts.shim_names) == (("DEMO_USE_HIP",), frozenset())
