@@ -1,0 +1,68 @@
+"""A/B: the same portkit command from two checkouts, interleaved, on the same trees and machine.
+
+    python benchmarks/ab_bench.py --a /path/to/old/checkout --b . --tree DIR [--tree DIR] [--repeat 3]
+
+Each run is a fresh `python -m portkit ...` process (start-up, tables, scan, writes included)
+with PYTHONPATH set to the checkout, so the two versions differ only in their code; runs
+alternate A, B, A, B so that a noisy shared machine slows both alike. Prints one JSON line per
+(tree, command, side) with the best and median wall and CPU seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+COMMANDS = {
+    "convert": lambda tree, out: ["convert", str(tree), "-o", str(out), "-q", "-j", "1"],
+    "audit": lambda tree, out: ["audit", str(tree), "--format", "json", "-o", str(out.parent / "a.json"), "-j", "1"],
+}
+
+
+def run_once(code: Path, args: list[str]) -> tuple[float, float]:
+    env = {**os.environ, "PYTHONPATH": str(code.resolve())}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "portkit", *args], env=env, cwd=tempfile.gettempdir(),
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--a", type=Path, required=True, help="checkout A (e.g. a git worktree of the old commit)")
+    parser.add_argument("--b", type=Path, default=Path("."), help="checkout B (default: this one)")
+    parser.add_argument("--tree", type=Path, action="append", required=True)
+    parser.add_argument("--command", choices=sorted(COMMANDS), action="append")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    for tree in args.tree:
+        for name in args.command or ["convert", "audit"]:
+            times: dict[str, list[tuple[float, float]]] = {"A": [], "B": []}
+            for _ in range(args.repeat):
+                for side, code in (("A", args.a), ("B", args.b)):
+                    out = Path(tempfile.mkdtemp(prefix="ab-"))
+                    try:
+                        times[side].append(run_once(code, COMMANDS[name](tree, out / "o")))
+                    finally:
+                        shutil.rmtree(out, ignore_errors=True)
+            for side, runs in times.items():
+                walls, cpus = [w for w, _ in runs], [c for _, c in runs]
+                print(json.dumps({"tree": tree.name, "command": name, "side": side, "runs": len(runs),
+                                  "wall_best": round(min(walls), 2), "wall_median": round(statistics.median(walls), 2),
+                                  "cpu_best": round(min(cpus), 2), "cpu_median": round(statistics.median(cpus), 2)}))
+
+
+if __name__ == "__main__":
+    main()
