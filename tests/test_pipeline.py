@@ -13,6 +13,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from conftest import REPO, isolated_git
 from portkit.cli import main
 from portkit.project import pipeline
@@ -90,3 +92,35 @@ def test_the_configuration_exclude_applies_to_every_command(tmp_path: Path):
     assert project.excluded == 1
     # the selector is still learned (common.cuh includes the shim under it); the shim's names are not
     assert (project.facts.amd_macros, project.facts.shim_names) == (("DEMO_USE_HIP",), frozenset())
+
+
+def test_the_gate_reads_the_trees_facts_from_the_cache_until_a_file_changes(tmp_path: Path, monkeypatch):
+    """check runs at every commit: an unchanged tree is not read again; any change of a file's
+    size or time (or a new file) learns the facts again."""
+    monkeypatch.setenv("PORTKIT_CACHE_DIR", str(tmp_path / "cache"))
+    tree = tmp_path / "p"
+    shutil.copytree(PROJECT, tree)
+    options, config = scan_options(audit=True), pipeline.Config()
+    first = pipeline.tree_facts(tree, options, config)
+    assert first.amd_macros == ("DEMO_USE_HIP",) and first.shim_names
+
+    def unread(*args):
+        raise AssertionError("the tree was read again")
+    monkeypatch.setattr(pipeline.includes, "follow", unread)
+    assert pipeline.tree_facts(tree, options, config) == first            # from the cache
+    (tree / "common.cuh").write_text((tree / "common.cuh").read_text().replace("DEMO_USE_HIP", "OTHER_HIP"))
+    with pytest.raises(AssertionError, match="read again"):
+        pipeline.tree_facts(tree, options, config)
+    monkeypatch.undo()
+    monkeypatch.setenv("PORTKIT_CACHE_DIR", str(tmp_path / "cache"))
+    assert pipeline.tree_facts(tree, options, config).amd_macros == ("OTHER_HIP",)
+    assert len(list((tmp_path / "cache").glob("facts-*.json"))) == 1      # one slot per tree, overwritten
+
+
+def test_the_cache_keeps_a_bounded_number_of_project_slots(tmp_path: Path, monkeypatch):
+    from portkit.core import datacache
+    monkeypatch.setenv("PORTKIT_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(datacache, "SLOTS_KEPT", 3)
+    for n in range(5):
+        assert datacache.cached_slot(f"facts-{n}", "k", lambda: n, lambda v: v, lambda v: v) == n
+    assert sorted(p.name for p in tmp_path.glob("facts-*.json")) == ["facts-2.json", "facts-3.json", "facts-4.json"]

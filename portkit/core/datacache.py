@@ -47,6 +47,46 @@ def cached(name: str, inputs: Iterable[Path], code: Iterable[Path], build: Calla
     return value
 
 
+SLOTS_KEPT = 32   # slots of one kind (facts-*: one per project) kept; the least recently written go
+
+
+def cached_slot(name: str, key: str, build: Callable[[], T], to_plain: Callable[[T], object],
+                from_plain: Callable[[object], T]) -> T:
+    """`build()`, or the value kept in the one slot `name` when it was built for this `key`: a
+    slot per project is overwritten, never accumulated (the key changes with every edit), and at
+    most SLOTS_KEPT slots of a kind (the part of `name` before its first "-") are kept."""
+    path = cache_dir() / f"{name}.json"
+    try:
+        stored = _read(path)
+        if isinstance(stored, dict) and stored.get("key") == key:
+            return from_plain(stored["value"])
+    except Exception:   # as in cached(): anything wrong with the file means "build it again"
+        pass
+    value = build()
+    try:
+        _write(path, {"key": key, "value": to_plain(value)})
+        _prune(name.split("-", 1)[0])
+    except (OSError, ValueError, TypeError):
+        pass
+    return value
+
+
+def _prune(kind: str) -> None:
+    slots = sorted(cache_dir().glob(f"{kind}-*.json"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
+    for old in slots[SLOTS_KEPT:]:
+        old.unlink(missing_ok=True)
+
+
+def digest(parts: Iterable[str], code: Iterable[Path] = ()) -> str:
+    """A key over strings and the bytes of the code that interprets them."""
+    key = hashlib.sha256(f"format {FORMAT}\0".encode())
+    for path in code:
+        key.update(path.read_bytes())
+    for part in parts:
+        key.update(part.encode("utf-8", "surrogateescape") + b"\0")
+    return key.hexdigest()
+
+
 def _key(inputs: Iterable[Path], code: Iterable[Path]) -> str:
     key = hashlib.sha256(f"format {FORMAT}\0".encode())
     for path in code:

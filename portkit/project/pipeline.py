@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import includes
+from ..core import datacache
 from ..platform import facts as platform_facts
 from ..rewrite import polyfills
 from .config import Config
@@ -82,11 +83,46 @@ def learn(entries: list[Entry], options: Options, config: Config = Config()) -> 
 
 
 def tree_facts(root: Path, options: Options, config: Config) -> ProjectFacts:
-    """The facts of the whole tree at `root` (what `check` scans its few files with)."""
+    """The facts of the whole tree at `root` (what `check` scans its few files with). A commit
+    gate runs at every commit: the facts are kept in the user's cache for the tree as it is (every
+    file's name, size and modification time, and the settings), so an unchanged tree is not read."""
     _, entries, skipped = discover([root])
     entries, _ = _split_excluded(entries, config)
-    entries, _ = includes.follow(entries, skipped)
-    return learn(entries, options, config)
+
+    def build() -> ProjectFacts:
+        followed, _ = includes.follow(entries, skipped)
+        return learn(followed, options, config)
+
+    try:
+        key = _tree_key(root, entries, options, config)
+    except OSError:   # a file vanished while we looked: learn without the cache
+        return build()
+    slot = "facts-" + datacache.digest([str(root.absolute())])[:24]
+    return datacache.cached_slot(slot, key, build, _facts_to_plain, _facts_from_plain)
+
+
+def _tree_key(root: Path, entries: list[Entry], options: Options, config: Config) -> str:
+    parts = [f"platform_model={options.platform_model} polyfills={options.polyfills}", *config.amd_macros, "\0"]
+    for entry in entries:
+        st = entry.path.lstat()
+        parts.append(f"{entry.rel}\0{entry.kind}\0{st.st_size}\0{st.st_mtime_ns}")
+    here = Path(__file__).resolve().parent.parent
+    code = [here / "project" / "pipeline.py", here / "project" / "includes.py", here / "platform" / "facts.py",
+            here / "platform" / "regions.py", here / "platform" / "ppexpr.py", here / "rewrite" / "polyfills.py"]
+    return datacache.digest(parts, code)
+
+
+def _facts_to_plain(facts: ProjectFacts) -> dict:
+    return {"amd_macros": list(facts.amd_macros), "shim_names": sorted(n.decode("latin-1") for n in facts.shim_names),
+            "one_world": [list(p) for p in facts.one_world], "amd_shim": facts.amd_shim,
+            "project_defined": sorted(facts.project_defined)}
+
+
+def _facts_from_plain(plain: dict) -> ProjectFacts:
+    return ProjectFacts(amd_macros=tuple(plain["amd_macros"]),
+                        shim_names=frozenset(n.encode("latin-1") for n in plain["shim_names"]),
+                        one_world=tuple((a, b) for a, b in plain["one_world"]), amd_shim=bool(plain["amd_shim"]),
+                        project_defined=frozenset(plain["project_defined"]))
 
 
 def with_clang_lines(project: Project, deep) -> None:
