@@ -12,17 +12,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
-from . import includes
 from ..core import datacache
+from ..core.files import Entry, Skipped, discover, read
+from ..engine.context import Options
+from ..engine.facts import ProjectFacts
 from ..platform import facts as platform_facts
 from ..rewrite import polyfills
+from . import includes
 from .config import Config
-from ..engine.context import Options
-from ..core.files import Entry, Skipped, discover, read
-from ..engine.facts import ProjectFacts
 
 if TYPE_CHECKING:
     from .optional import OptionalCode
