@@ -41,7 +41,7 @@ class ScanJob:
 def audit_bytes(rel: str, data: bytes, kind: str, job: ScanJob) -> FileScan:
     """The findings of one file, filtered by the enabled codes and its suppression comments."""
     source = SourceFile.from_bytes(rel, data)
-    scan = scan_source(source, job.scan, facts=job.facts) if kind == "source" else scan_text(source, kind, job.scan)
+    scan = scan_source(source, job.scan, facts=job.facts) if kind == "source" else scan_text(source, kind, job.scan, facts=job.facts)
     kept = [f for f in scan.findings if f.code in job.enabled]
     kept = suppress.apply(source, kept, job.enabled)
     if scan.metrics.findings_not_stored:

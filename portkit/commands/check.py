@@ -197,7 +197,7 @@ def _findings(rel: str, data: bytes, kind: str, job: ScanJob,
     """The file's enabled findings less the suppressed ones, and the suppressions the change adds
     (suppress.Suppression.covers says which comments still hide what on changed lines)."""
     source = SourceFile.from_bytes(rel, data)
-    scan = scan_source(source, job.scan, facts=job.facts) if kind == "source" else scan_text(source, kind, job.scan)
+    scan = scan_source(source, job.scan, facts=job.facts) if kind == "source" else scan_text(source, kind, job.scan, facts=job.facts)
     kept = [f for f in scan.findings if f.code in job.enabled]
     added = suppress.added(source, touched, kind) if touched else []
     return suppress.apply(source, kept, job.enabled, kind=kind, changed=touched), added

@@ -47,7 +47,7 @@ def convert_bytes(rel: str, data: bytes, options: Options, kind: str = "source",
     """Scan one file's bytes (a source, or a build file of a kind in build.FORMATS); the converted
     bytes, or None when nothing changes."""
     source = SourceFile.from_bytes(rel, data)
-    scan = scan_source(source, options, facts=facts) if kind == "source" else scan_text(source, kind, options)
+    scan = scan_source(source, options, facts=facts) if kind == "source" else scan_text(source, kind, options, facts=facts)
     if not scan.edits:
         return scan, None
     output = apply_edits(data, scan.edits)

@@ -25,6 +25,7 @@ class ProjectFacts:
     one_world: tuple[tuple[str, str], ...] = ()   # (macro, "amd"|"nvidia"): defined only in that world's code
     amd_shim: bool = False               # the tree has its own CUDA-to-HIP shim header: it already builds for AMD
     project_defined: frozenset[str] = frozenset()   # polyfill names the project defines itself: none for them
+    own_packages: frozenset[str] = frozenset()   # Python packages the project is (normalized): never its own dependency
     rename: "RenamePlan | None" = None   # --rename: the files getting new names (their #includes follow)
     # --active-only --engine clang: (rel, inactive line runs) of every file clang preprocessed;
     # for these its preprocessor decides, for the others ppexpr under -D/-U does

@@ -22,6 +22,7 @@ from ..platform import facts as platform_facts
 from ..rewrite import polyfills
 from . import includes
 from .config import Config
+from .packages import own_packages
 
 if TYPE_CHECKING:
     from .optional import OptionalCode
@@ -73,7 +74,7 @@ def prepare(paths: list[Path], options: Options, config: Config = Config(),
 def learn(entries: list[Entry], options: Options, config: Config = Config()) -> ProjectFacts:
     """The facts of a file set: the platform model's (unless --no-platform-model) and the polyfill
     names the project defines (with polyfills on)."""
-    facts = ProjectFacts(amd_macros=tuple(config.amd_macros))
+    facts = ProjectFacts(amd_macros=tuple(config.amd_macros), own_packages=own_packages(entries))
     if options.platform_model:   # the tree's AMD selectors, learned before the scan (regions.py)
         facts = platform_facts.project_platforms(entries, facts)
     if options.polyfills:   # its own definitions win over a polyfill
@@ -107,21 +108,23 @@ def _tree_key(root: Path, entries: list[Entry], options: Options, config: Config
         parts.append(f"{entry.rel}\0{entry.kind}\0{st.st_size}\0{st.st_mtime_ns}")
     here = Path(__file__).resolve().parent.parent
     code = [here / "project" / "pipeline.py", here / "project" / "includes.py", here / "platform" / "facts.py",
-            here / "platform" / "regions.py", here / "platform" / "ppexpr.py", here / "rewrite" / "polyfills.py"]
+            here / "platform" / "regions.py", here / "platform" / "ppexpr.py", here / "rewrite" / "polyfills.py",
+            here / "project" / "packages.py"]
     return datacache.digest(parts, code)
 
 
 def _facts_to_plain(facts: ProjectFacts) -> dict:
     return {"amd_macros": list(facts.amd_macros), "shim_names": sorted(n.decode("latin-1") for n in facts.shim_names),
             "one_world": [list(p) for p in facts.one_world], "amd_shim": facts.amd_shim,
-            "project_defined": sorted(facts.project_defined)}
+            "project_defined": sorted(facts.project_defined), "own_packages": sorted(facts.own_packages)}
 
 
 def _facts_from_plain(plain: dict) -> ProjectFacts:
     return ProjectFacts(amd_macros=tuple(plain["amd_macros"]),
                         shim_names=frozenset(n.encode("latin-1") for n in plain["shim_names"]),
                         one_world=tuple((a, b) for a, b in plain["one_world"]), amd_shim=bool(plain["amd_shim"]),
-                        project_defined=frozenset(plain["project_defined"]))
+                        project_defined=frozenset(plain["project_defined"]),
+                        own_packages=frozenset(plain["own_packages"]))
 
 
 def with_clang_lines(project: Project, deep) -> None:

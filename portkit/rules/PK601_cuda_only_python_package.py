@@ -62,6 +62,8 @@ def check_text(ctx: ScanContext) -> None:
 
 def _requirement(ctx: ScanContext, eco: ecosystem.Ecosystem, line: Line, match: re.Match) -> None:
     name = match.group(1)
+    if ecosystem.normalize(name) in ctx.facts.own_packages:
+        return   # the project's own name (setup.py's name="apex" in apex): not a dependency
     package = eco.package(name)
     rest = line.code[match.start():]
     build = _CUDA_BUILD.search(match.group(0)) or (_CUDA_BUILD.search(rest) if "+cu" in rest else None)
@@ -89,6 +91,8 @@ def _imports(ctx: ScanContext, eco: ecosystem.Ecosystem, line: Line) -> None:
         top = module.strip().split(".")[0]
         if not top:
             continue  # a relative import: the project's own code
+        if ecosystem.normalize(top) in ctx.facts.own_packages:
+            continue   # the project importing itself (apex's tests: `import apex`)
         ctx.metrics.imports.add(top)
         package = eco.module(top)
         if package is None or package.status == "drop-in" or rewrites.default().by_package(package.name) \

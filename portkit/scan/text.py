@@ -10,17 +10,19 @@ from __future__ import annotations
 
 from .. import buildfiles, rules
 from ..engine.context import FileScan, Options, ScanContext
+from ..engine.facts import ProjectFacts
 from ..core.findingstore import FindingStore
 from ..tables.mappings import MappingDB, default_db, target_release
 from ..core.source import SourceFile
 
 
-def scan_text(source: SourceFile, kind: str, options: Options, db: MappingDB | None = None) -> FileScan:
+def scan_text(source: SourceFile, kind: str, options: Options, db: MappingDB | None = None,
+              facts: ProjectFacts = ProjectFacts()) -> FileScan:
     """Migrate one build file (CMake, Make, setup.py: portkit/buildfiles/) and, in audit mode, run the
     text rules for `kind` over it. The audit keeps the migration's findings: PK508 says what
     `convert` will leave for a person."""
     ctx = ScanContext(source=source, db=db or default_db(), options=options, target=target_release(options.rocm, db),
-                      store=FindingStore(options.finding_cap, rules.refines()))
+                      facts=facts, store=FindingStore(options.finding_cap, rules.refines()))
     ctx.metrics.kind = kind
     ctx.metrics.lines = source.line_count
     if kind in buildfiles.FORMATS and options.build_files:

@@ -1,0 +1,57 @@
+"""A project is never priced as its own dependency (issue 30, cause 3): apex's tests import apex,
+flash-attention's import flash_attn, and neither is a CUDA-only package to replace there."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from portkit.api import audit_paths
+from portkit.core.files import discover
+from portkit.project.packages import own_packages
+
+TEST = "import torch\nimport apex\nfrom apex.optimizers import FusedAdam\n"
+
+
+def _items(doc: dict) -> list[tuple[str, str, float]]:
+    return [(i["kind"], i["key"], i["hours"]["likely"]) for i in doc["estimate"]["items"]]
+
+
+def _tree(root: Path, own: bool) -> Path:
+    (root / "tests").mkdir(parents=True)
+    (root / "tests" / "test_fused.py").write_text(TEST)
+    if own:
+        (root / "apex").mkdir()
+        (root / "apex" / "__init__.py").write_text("from .optimizers import FusedAdam\n")
+        (root / "setup.py").write_text('from setuptools import setup\nsetup(name="apex", packages=["apex"])\n')
+    return root
+
+
+def test_a_package_importing_itself_is_not_its_own_dependency(tmp_path: Path):
+    doc = audit_paths([_tree(tmp_path / "apex-repo", own=True)])
+    assert doc["findings"] == []
+    assert _items(doc) == [("fixed", "pytorch_environment", 6.0), ("fixed", "pytorch_validation", 4.0)]
+
+
+def test_another_project_importing_it_still_depends_on_it(tmp_path: Path):
+    doc = audit_paths([_tree(tmp_path / "user", own=False)])
+    assert [(f["path"], f["line"], f["code"]) for f in doc["findings"]] == [("tests/test_fused.py", 2, "PK601")]
+    assert _items(doc) == [("fixed", "pytorch_environment", 6.0), ("fixed", "pytorch_validation", 4.0),
+                           ("pattern", "PK601:apex", 0.25), ("dependency", "apex", 24.0)]
+
+
+@pytest.mark.parametrize("files, expected", [
+    ({"flash_attn/__init__.py": "", "csrc/x.cu": ""}, {"flash-attn"}),
+    ({"src/My_Pkg/__init__.py": ""}, {"my-pkg"}),
+    ({"pyproject.toml": '[project]\nname = "Tiny.CUDA_NN"\n'}, {"tiny-cuda-nn"}),
+    ({"pyproject.toml": "[project\nname = 'broken'\n"}, set()),            # does not read: names nothing
+    ({"setup.py": "setup(name='apex')\n", "apex/sub/__init__.py": ""}, {"apex"}),   # only top-level packages
+    ({"tests/helpers/__init__.py": "", "docs/conf.py": ""}, set()),         # a nested package names nothing
+])
+def test_the_packages_a_tree_provides(tmp_path: Path, files: dict, expected: set):
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    _, entries, _ = discover([tmp_path])
+    assert own_packages(entries) == expected
