@@ -1,5 +1,6 @@
 """A project is never priced as its own dependency (issue 30, cause 3): apex's tests import apex,
-flash-attention's import flash_attn, and neither is a CUDA-only package to replace there."""
+flash-attention's import flash_attn, and neither is a CUDA-only package to replace there. Nor is
+a C++/CUDA project a PyTorch project because a script beside it imports torch (cause 4)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ def _tree(root: Path, own: bool) -> Path:
     (root / "tests" / "test_fused.py").write_text(TEST)
     if own:
         (root / "apex").mkdir()
-        (root / "apex" / "__init__.py").write_text("from .optimizers import FusedAdam\n")
+        (root / "apex" / "__init__.py").write_text("import torch\nfrom .optimizers import FusedAdam\n")
         (root / "setup.py").write_text('from setuptools import setup\nsetup(name="apex", packages=["apex"])\n')
     return root
 
@@ -39,6 +40,33 @@ def test_another_project_importing_it_still_depends_on_it(tmp_path: Path):
     assert [(f["path"], f["line"], f["code"]) for f in doc["findings"]] == [("tests/test_fused.py", 2, "PK601")]
     assert _items(doc) == [("fixed", "pytorch_environment", 6.0), ("fixed", "pytorch_validation", 4.0),
                            ("pattern", "PK601:apex", 0.25), ("dependency", "apex", 24.0)]
+
+
+KERNEL = "__global__ void scale(float *x, float a, int n)\n{\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n" \
+         "    if (i < n)\n        x[i] *= a;\n}\n"
+
+
+def _signals(root: Path, files: dict) -> list[str]:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return audit_paths([root])["estimate"]["signals"]
+
+
+def test_a_reference_script_importing_torch_does_not_make_a_pytorch_project(tmp_path: Path):
+    """llm.c: train.cu, and train_gpt2.py (the PyTorch reference) at the root."""
+    assert _signals(tmp_path, {"train.cu": KERNEL, "train_gpt2.py": "import torch\n",
+                               "dev/convert.py": "import torch\n"}) == ["cuda-sources"]
+
+
+@pytest.mark.parametrize("files", [
+    {"mypkg/__init__.py": "import torch\n", "mypkg/ops.cu": KERNEL},          # its own package imports torch
+    {"src/mypkg/layers.py": "import torch\n", "src/mypkg/__init__.py": ""},   # the src/ layout
+    {"setup.py": "from torch.utils.cpp_extension import CUDAExtension\nsetup(ext_modules=[CUDAExtension('k', ['k.cu'])])\n",
+     "k.cu": KERNEL},                                                         # a CUDA extension build
+])
+def test_a_product_that_imports_torch_is_a_pytorch_project(tmp_path: Path, files: dict):
+    assert "pytorch" in _signals(tmp_path, files)
 
 
 @pytest.mark.parametrize("files, expected", [

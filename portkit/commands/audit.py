@@ -105,7 +105,8 @@ def audit_paths(paths: list[Path], opts: AuditOptions,
         refine({s.rel: s for s in result.scans}, result.deep, project.root, enabled, job.hours)
     metrics = [(s.rel, s.metrics) for s in result.scans]
     result.estimate = workitems.estimate(metrics, result.findings, ecosystem.default(), effort.default_model(),
-                                         opts.team_size, opts.focus_hours, project.optional)
+                                         opts.team_size, opts.focus_hours, project.optional,
+                                         project.facts.own_packages)
     return result
 
 

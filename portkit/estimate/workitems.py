@@ -22,21 +22,29 @@ from typing import Iterable
 from ..project import optional as optional_code
 from .. import rules
 from ..engine.context import Metrics
-from ..tables.ecosystem import Ecosystem
+from ..tables.ecosystem import Ecosystem, normalize
 from .effort import (PROJECT, CostModel, Estimate, Item, Range, added, archetype, optional_totals, scaled,
                      total, weeks_of)
 from ..core.errors import PortkitError
 from ..core.findings import Finding, pattern
 
-def signals(files: Iterable[tuple[str, Metrics]], findings: list[Finding]) -> set[str]:
-    """What kind of project this is: the facts the fixed costs and archetypes are chosen by."""
-    found: set[str] = set()
-    for _, m in files:
-        if _has_cuda(m):
-            found.add("cuda-sources")
-        if "torch" in m.imports:
+def signals(files: Iterable[tuple[str, Metrics]], findings: list[Finding],
+            own_packages: frozenset[str] | None = None) -> set[str]:
+    """What kind of project this is: the facts the fixed costs and archetypes are chosen by.
+
+    A PyTorch or JAX project is one whose product imports the framework: a Python project (no
+    CUDA C/C++ sources: its scripts are the product), a file of the project's own Python package, or
+    a CUDA extension build. A reference, conversion or benchmark script that imports torch beside a
+    C++/CUDA project (llm.c's train_gpt2.py, ggml's scripts) does not make it one. `own_packages`
+    None (not known): every import counts, as before."""
+    files = list(files)
+    found: set[str] = {"cuda-sources"} if any(_has_cuda(m) for _, m in files) else set()
+    for path, m in files:
+        product = own_packages is None or "cuda-sources" not in found or m.cuda_extension \
+            or _in_package(path, own_packages)
+        if "torch" in m.imports and product:
             found.add("pytorch")
-        if "jax" in m.imports or "jaxlib" in m.imports:
+        if ("jax" in m.imports or "jaxlib" in m.imports) and product:
             found.add("jax")
         if m.triton_kernels or "triton" in m.imports:
             found.add("triton")
@@ -51,6 +59,13 @@ def signals(files: Iterable[tuple[str, Metrics]], findings: list[Finding]) -> se
         if rule.package and f.subject.startswith("tensorrt"):
             found.add("tensorrt")
     return found
+
+
+def _in_package(path: str, own_packages: frozenset[str]) -> bool:
+    """The file lies in one of the project's own top-level packages (or one under src/)."""
+    parts = path.split("/")
+    top = parts[1] if parts[0] == "src" and len(parts) > 2 else parts[0]
+    return len(parts) > 1 and normalize(top) in own_packages
 
 
 def _has_cuda(m: Metrics) -> bool:
@@ -237,15 +252,16 @@ def items(files: list[tuple[str, Metrics]], findings: list[Finding], present: se
 
 def estimate(files: list[tuple[str, Metrics]], findings: list[Finding], eco: Ecosystem,
              model: CostModel, team_size: int = 1, focus_hours: float | None = None,
-             found=None) -> Estimate:
+             found=None, own_packages: frozenset[str] | None = None) -> Estimate:
     """The estimate for one audited tree (`files`: (path, metrics) of every scanned file; `found`:
-    its optional code, optional.OptionalCode, or None when not known)."""
+    its optional code, optional.OptionalCode, or None when not known; `own_packages`: the Python
+    packages the project is, project/packages.py)."""
     if team_size < 1:
         raise PortkitError(f"--team-size must be at least 1, not {team_size}")
     focus = focus_hours or model.focus_hours_per_week
     if focus <= 0 or focus > 80:
         raise PortkitError(f"--focus-hours must be between 1 and 80, not {focus}")
-    present = signals(files, findings)
+    present = signals(files, findings, own_packages)
     work = items(files, findings, present, model, eco, found)
     hours = total([i for i in work if not i.optional])
     weeks = weeks_of(hours, focus)
