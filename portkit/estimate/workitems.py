@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from ..project import optional as optional_code
+from ..project.packages import package_dir
 from .. import rules
 from ..engine.context import Metrics
 from ..tables.ecosystem import Ecosystem, normalize
@@ -63,9 +64,8 @@ def signals(files: Iterable[tuple[str, Metrics]], findings: list[Finding],
 
 def _in_package(path: str, own_packages: frozenset[str]) -> bool:
     """The file lies in one of the project's own top-level packages (or one under src/)."""
-    parts = path.split("/")
-    top = parts[1] if parts[0] == "src" and len(parts) > 2 else parts[0]
-    return len(parts) > 1 and normalize(top) in own_packages
+    top = package_dir(path)
+    return top is not None and normalize(top) in own_packages
 
 
 def _has_cuda(m: Metrics) -> bool:

@@ -23,12 +23,21 @@ else:  # pragma: no cover
 _SETUP_NAME = re.compile(rb"""\bname\s*=\s*["']([A-Za-z0-9][A-Za-z0-9._-]*)["']""")
 
 
+def package_dir(rel: str) -> str | None:
+    """The top-level directory a file would belong to as a package (`X/...` or `src/X/...`: X);
+    None for a file at the root."""
+    parts = rel.split("/")
+    if parts[0] == "src" and len(parts) > 2:
+        return parts[1]
+    return parts[0] if len(parts) > 1 else None
+
+
 def own_packages(entries: list[Entry]) -> frozenset[str]:
     """The normalized names of the packages the tree itself provides."""
     found: set[str] = set()
     for entry in entries:
         parts = entry.rel.split("/")
-        if parts[-1] == "__init__.py" and (len(parts) == 2 or (len(parts) == 3 and parts[0] == "src")):
+        if parts[-1] == "__init__.py" and len(parts) > 1 and package_dir(entry.rel) == parts[-2]:
             found.add(normalize(parts[-2]))
         elif entry.rel in ("pyproject.toml", "setup.py"):
             name = _declared_name(entry)
