@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, TypeVar
 
-from ..tables.mappings import default_db
+from ..scan.walk import warm_up
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -12,7 +12,12 @@ R = TypeVar("R")
 
 def ordered_map(fn: Callable[[T, object], R], items: list[T], options: object, jobs: int,
                 progress: Callable[[int], None] | None = None) -> Iterable[R]:
-    """fn(item, options) for each item, yielded in the order of `items` (deterministic output)."""
+    """fn(item, options) for each item, yielded in the order of `items` (deterministic output).
+
+    The process is warmed up first (tables, grammar, queries loaded by scanning a small kernel):
+    forked workers inherit it, and no file's --file-timeout pays for the process's first scan."""
+    if items:
+        warm_up()
     if jobs <= 1 or len(items) < 2:
         for item in items:
             yield fn(item, options)
@@ -22,7 +27,6 @@ def ordered_map(fn: Callable[[T, object], R], items: list[T], options: object, j
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    default_db()  # loaded once here; forked workers inherit it instead of loading it again
     context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
         chunk = max(1, min(64, len(items) // (jobs * 8)))
