@@ -7,6 +7,7 @@ from pathlib import Path
 
 from conftest import REPO
 from portkit.project import optional
+from portkit.estimate.scope import NOT_PRODUCT, Scope
 from portkit.commands.audit import AuditOptions, audit_paths
 from portkit.cli.app import main
 from portkit.report.model import audit_document, conversion_headline
@@ -79,7 +80,7 @@ def test_a_dependency_used_only_in_benchmarks_is_optional(tmp_path: Path):
     (tmp_path / "benchmarks" / "bench_tf.py").write_text("import tensorflow as tf\n")
     (tmp_path / "k.cu").write_text("__global__ void k(float *p) { p[0] = 1; }\n")
     doc = audit(tmp_path)
-    assert items(doc, optional.TEST_ONLY)["tensorflow"]["findings"] == ["benchmarks/bench_tf.py:1"]
+    assert items(doc, NOT_PRODUCT)["tensorflow"]["findings"] == ["benchmarks/bench_tf.py:1"]
     assert "tensorflow" not in items(doc)
 
 
@@ -130,10 +131,10 @@ def test_the_estimate_classifies_findings_by_rule_metadata_not_by_code(monkeypat
 
     env = _finding("PK507")   # cuda-visible-devices: a build-group code that is no build file
     assert "build-files" not in workitems.signals([], [env])
-    assert workitems.facts([], [env], lambda p: "")["build_files_left"] == 0
+    assert workitems.facts([], [env], Scope())["build_files_left"] == 0
     monkeypatch.setitem(rules.by_code(), "PK507", replace(rules.get("PK507"), build_file=True, build_left=True))
     assert "build-files" in workitems.signals([], [env])
-    assert workitems.facts([], [env], lambda p: "")["build_files_left"] == 1
+    assert workitems.facts([], [env], Scope())["build_files_left"] == 1
     trt = _finding("PK701", subject="tensorrt")
     assert "tensorrt" not in workitems.signals([], [trt])
     monkeypatch.setitem(rules.by_code(), "PK701", replace(rules.get("PK701"), package=True))

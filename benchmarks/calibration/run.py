@@ -35,9 +35,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 
 from portkit.estimate import calibration
-from portkit.project import optional
 from portkit.platform import regions  # noqa: E402
-from portkit.commands.audit import AuditOptions, _contents, audit_paths  # noqa: E402
+from portkit.commands.audit import AuditOptions, audit_paths  # noqa: E402
 from portkit.engine.context import Options  # noqa: E402
 
 CODE = re.compile(r"\.(cu|cuh|c|cc|cpp|cxx|h|hh|hpp|hip|inl)$|(^|/)(CMakeLists\.txt|Makefile)$|\.cmake$")
@@ -139,8 +138,7 @@ def audit(root: Path, platform_model: bool) -> dict:
     """portkit's estimate of the CUDA side, and the snapshot of facts it was computed from."""
     opts = AuditOptions(scan=Options(audit=True, platform_model=platform_model))
     result = audit_paths([root], opts)
-    found = optional.learn(_contents([f.entry for f in result.files]), ())
-    facts = calibration.snapshot([(s.rel, s.metrics) for s in result.scans], result.findings, found)
+    facts = calibration.snapshot([(s.rel, s.metrics) for s in result.scans], result.findings, result.scope)
     again = calibration.estimate(facts)
     if again.hours != result.estimate.hours:   # the snapshot must hold everything the model reads
         raise SystemExit(f"snapshot differs from the audit: {again.hours} != {result.estimate.hours}")

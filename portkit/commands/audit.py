@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..tables import ecosystem
+from ..estimate.scope import Scope
 from ..estimate import effort, workitems
 from .. import rules
 from ..scan import suppress
@@ -104,9 +105,10 @@ def audit_paths(paths: list[Path], opts: AuditOptions,
         from ..deep.refine import refine
         refine({s.rel: s for s in result.scans}, result.deep, project.root, enabled, job.hours)
     metrics = [(s.rel, s.metrics) for s in result.scans]
+    scope = result.scope = Scope.of(metrics, project.optional, project.amd, project.components,
+                                    project.facts.own_packages)
     result.estimate = workitems.estimate(metrics, result.findings, ecosystem.default(), effort.default_model(),
-                                         opts.team_size, opts.focus_hours, project.optional,
-                                         project.facts.own_packages)
+                                         opts.team_size, opts.focus_hours, scope, project.facts.own_packages)
     return result
 
 

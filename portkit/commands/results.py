@@ -21,6 +21,7 @@ from ..engine.facts import ProjectFacts
 from ..project.rename import RenamePlan
 
 if TYPE_CHECKING:
+    from ..estimate.scope import Scope
     from ..deep.engine import DeepOptions, DeepResult
     from ..project.buildconfig import BuildConfig
     from .verify.compiler import Compiler
@@ -152,6 +153,7 @@ class AuditResult:
     estimate: Estimate | None = None
     deep: "DeepResult | None" = None
     facts: ProjectFacts = ProjectFacts()   # what the project pipeline learned of the tree
+    scope: "Scope | None" = None           # where each priced site belongs (estimate/scope.py)
 
     @property
     def scans(self) -> list[FileScan]:

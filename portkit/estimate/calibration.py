@@ -14,7 +14,9 @@ from statistics import median
 
 from ..engine.context import Metrics
 from ..core.findings import Finding
+from ..project.amd_paths import AmdImplementation, AmdPaths
 from ..project.optional import OptionalCode
+from .scope import Scope
 
 METRICS = ("kind", "lines", "kernels", "refs_converted", "refs_found", "launches", "has_device_code",
            "triton_kernels", "cuda_extension")
@@ -27,15 +29,23 @@ def _relevant(m: Metrics) -> bool:
                 or m.libraries or m.imports or m.triton_kernels or m.cuda_extension)
 
 
-def snapshot(files: list[tuple[str, Metrics]], findings: list[Finding], found: OptionalCode | None) -> dict:
-    """The facts of one audit the estimate reads, as plain JSON data."""
+def snapshot(files: list[tuple[str, Metrics]], findings: list[Finding], scope: Scope | None) -> dict:
+    """The facts of one audit the estimate reads, as plain JSON data (`scope`: where each site
+    belongs, estimate/scope.py; what is empty is left out)."""
     kept = [(p, m) for p, m in files if _relevant(m)]
     paths = {p for p, _ in kept} | {f.path for f in findings}
     out: dict = {
-        "files": [[p, {**{k: getattr(m, k) for k in METRICS}, **{k: sorted(getattr(m, k)) for k in SETS}}]
+        "files": [[p, {**{k: getattr(m, k) for k in METRICS}, **{k: sorted(getattr(m, k)) for k in SETS},
+                       **({"nvidia_lines": [list(r) for r in m.nvidia_lines]} if m.nvidia_lines else {})}]
                   for p, m in kept],
         "findings": [[getattr(f, k) for k in FINDING] + [bool(f.autofix)] for f in findings],
     }
+    found = scope.optional if scope is not None else None
+    if scope is not None and scope.amd.implementations:
+        out["amd"] = {"implementations": [i.record() for i in scope.amd.implementations],
+                      "amd_dirs": list(scope.amd.amd_dirs)}
+    if scope is not None and scope.components:
+        out["components"] = list(scope.components)
     if found is not None:
         out["optional"] = {
             "ranges": {p: [list(r) for r in v] for p, v in sorted(found.ranges.items()) if p in paths},
@@ -45,10 +55,12 @@ def snapshot(files: list[tuple[str, Metrics]], findings: list[Finding], found: O
     return out
 
 
-def restore(data: dict) -> tuple[list[tuple[str, Metrics]], list[Finding], OptionalCode | None]:
+def restore(data: dict) -> tuple[list[tuple[str, Metrics]], list[Finding], Scope]:
     """The inverse of snapshot(): the arguments workitems.estimate takes."""
     files = [(p, Metrics(**{k: v for k, v in m.items() if k in METRICS},
-                         **{k: set(m.get(k, ())) for k in SETS})) for p, m in data["files"]]
+                         **{k: set(m.get(k, ())) for k in SETS},
+                         nvidia_lines=tuple(tuple(r) for r in m.get("nvidia_lines", ()))))
+             for p, m in data["files"]]
     findings = []
     for row in data["findings"]:
         fields = dict(zip(FINDING, row[:-1]))
@@ -60,7 +72,10 @@ def restore(data: dict) -> tuple[list[tuple[str, Metrics]], list[Finding], Optio
         found = OptionalCode(ranges={p: [tuple(r) for r in v] for p, v in opt["ranges"].items()},
                              files=dict(opt["files"]),
                              includes={p: [tuple(i) for i in v] for p, v in opt["includes"].items()})
-    return files, findings, found
+    amd = data.get("amd", {})
+    paths = AmdPaths(tuple(AmdImplementation(**i) for i in amd.get("implementations", ())),
+                     tuple(amd.get("amd_dirs", ())))
+    return files, findings, Scope.of(files, found, paths, tuple(data.get("components", ())))
 
 
 def _ranks(values: list[float]) -> list[float]:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..project import optional as optional_code
 from ..project.packages import package_dir
 from .. import rules
 from ..engine.context import Metrics
@@ -28,6 +27,7 @@ from .effort import (PROJECT, CostModel, Estimate, Item, Range, added, archetype
                      total, weeks_of)
 from ..core.errors import PortkitError
 from ..core.findings import Finding, pattern
+from .scope import Scope
 
 def signals(files: Iterable[tuple[str, Metrics]], findings: list[Finding],
             own_packages: frozenset[str] | None = None) -> set[str]:
@@ -94,10 +94,14 @@ def patterns(findings: list[Finding], model: CostModel, feature,
     finding like it in that file (none kept: it costs nothing, as such findings would)."""
     groups: dict[tuple, list[Finding]] = {}
     like: dict[tuple, tuple] = {}
+    seen: set[tuple] = set()
     for f in findings:
         hours = model.finding_hours(f)
         if hours[2] > 0:
             key = (f.code, _pattern(f), hours, feature(f.path, f.line))
+            if (key, f.path, f.line) in seen:   # one line, one site (two findings of a rule there)
+                continue
+            seen.add((key, f.path, f.line))
             groups.setdefault(key, []).append(f)
             like[(f.path, f.code, _pattern(f), f.severity, f.platform)] = key
     extra: dict[tuple, int] = {}
@@ -124,8 +128,10 @@ def patterns(findings: list[Finding], model: CostModel, feature,
     return out
 
 
-def units(files: list[tuple[str, Metrics]], model: CostModel, whole_file) -> list[Item]:
-    """Review of converted references and a check per kernel, one item each (per optional feature)."""
+def units(files: list[tuple[str, Metrics]], model: CostModel, scope: Scope) -> list[Item]:
+    """Review of converted references and a check per kernel, one item each (per part of the
+    project). A tree that already builds for AMD has none in its headline: its code compiles for
+    AMD as it is."""
     out = []
     for name, unit in sorted(model.units.items()):
         fact = unit.fact or name
@@ -133,8 +139,9 @@ def units(files: list[tuple[str, Metrics]], model: CostModel, whole_file) -> lis
         by_feature: dict[str, list] = {}
         for path, m in files:
             n = int(getattr(m, fact, 0) or 0)
-            if n > 0:
-                by_feature.setdefault(whole_file(path), []).append((path, n))
+            part = scope.whole(path)
+            if n > 0 and scope.priced(path) and (part or not scope.builds_for_amd):
+                by_feature.setdefault(part, []).append((path, n))
         for opt, counted in sorted(by_feature.items()):
             hours: Range = (0.0, 0.0, 0.0)
             for _, n in counted:   # per file: the first full, the rest at the file's repeat rate
@@ -146,14 +153,15 @@ def units(files: list[tuple[str, Metrics]], model: CostModel, whole_file) -> lis
     return out
 
 
-def facts(files: list[tuple[str, Metrics]], findings: list[Finding], whole_file) -> dict[str, float]:
+def facts(files: list[tuple[str, Metrics]], findings: list[Finding], scope: Scope) -> dict[str, float]:
     """The project facts the fixed costs scale with, over the code the default build compiles."""
-    cuda = [(p, m) for p, m in files if _has_cuda(m) and not whole_file(p)]
+    cuda = [(p, m) for p, m in files if _has_cuda(m) and scope.priced(p) and not scope.whole(p)]
     return {
         "cuda_kloc": round(sum(m.lines for _, m in cuda) / 1000, 1),
         "cuda_files": len(cuda),
         "kernels": sum(m.kernels for _, m in cuda),
-        "build_files_left": len({f.path for f in findings if rules.of(f.code).build_left}),
+        "build_files_left": len({f.path for f in findings if rules.of(f.code).build_left
+                                 and scope.priced(f.path) and not scope.whole(f.path)}),
     }
 
 
@@ -178,11 +186,13 @@ def fixed(present: set[str], project: dict[str, float], model: CostModel) -> lis
 
 
 def dependencies(files: list[tuple[str, Metrics]], findings: list[Finding], eco: Ecosystem,
-                 model: CostModel, found) -> list[Item]:
+                 model: CostModel, found: Scope) -> list[Item]:
     """One item per CUDA library or CUDA-only Python package, priced once."""
     uses: dict[str, dict] = {}   # id -> {"status", "name", "sites": [...], "features": set}
     python_of = {p: lib.id for lib in eco.libraries for p in lib.python}
     for path, m in files:
+        if not found.priced(path):
+            continue
         for lib_id in sorted(m.libraries):
             lib = eco.by_id.get(lib_id)
             if lib is None:
@@ -194,7 +204,7 @@ def dependencies(files: list[tuple[str, Metrics]], findings: list[Finding], eco:
             # a build file linking it says less than the sources using it (llm.c: -lcudnn under USE_CUDNN)
             entry["features" if m.kind == "source" else "build"].add(feature)
     for f in findings:
-        if not rules.of(f.code).package or ":" in f.subject:
+        if not rules.of(f.code).package or ":" in f.subject or not found.priced(f.path):
             continue
         package = eco.package(f.subject)
         if package is None:
@@ -206,7 +216,7 @@ def dependencies(files: list[tuple[str, Metrics]], findings: list[Finding], eco:
         entry = uses.setdefault(key, {"status": package.cost_status, "name": package.name, "sites": [],
                                       "features": set()})
         entry["sites"].append(_where(f))
-        entry["features"].add(optional_code.TEST_ONLY if optional_code.test_only(f.path) else "")
+        entry["features"].add(found.feature(f.path, f.line))
     out = []
     for dep_id, entry in sorted(uses.items()):
         hours = model.dependency.get(dep_id) or model.dependency_status.get(entry["status"])
@@ -225,43 +235,43 @@ def dependencies(files: list[tuple[str, Metrics]], findings: list[Finding], eco:
 def _library_sites(path: str, lib, eco: Ecosystem, found) -> tuple[list[str], str]:
     """Where a file uses a library (its #include lines, or the file), and the optional feature of
     that use: "" when any include of it is compiled by default."""
-    if found is None:
-        return [path], ""
-    whole = found.files.get(path, "")
     lines = [(line, found.feature(path, line)) for line, header in found.includes.get(path, ())
              if eco.header(header) is lib]
     if not lines:   # used by link name or namespace: the file as a whole
-        return [path], whole or (optional_code.TEST_ONLY if optional_code.test_only(path) else "")
+        return [path], found.whole(path)
     features = {feature for _, feature in lines}
     feature = "" if "" in features else sorted(features)[0]
-    if not feature and optional_code.test_only(path):
-        feature = optional_code.TEST_ONLY
     return [f"{path}:{line}" for line, _ in lines], feature
 
 
 def items(files: list[tuple[str, Metrics]], findings: list[Finding], present: set[str],
           model: CostModel, eco: Ecosystem, found=None) -> list[Item]:
-    """Every priced piece of the port: patterns, units, fixed costs, dependencies."""
-    feature = found.feature if found is not None else (lambda path, line: "")
-    whole = (lambda path: found.files.get(path, "")) if found is not None else (lambda path: "")
-    counted = [(path, m.findings_not_stored) for path, m in files if m.findings_not_stored]
-    return (patterns(findings, model, feature, counted) + units(files, model, whole)
-            + fixed(present, facts(files, findings, whole), model)
-            + dependencies(files, findings, eco, model, found))
+    """Every priced piece of the port: patterns, units, fixed costs, dependencies. `found`: where
+    each site belongs (scope.Scope; None: everything is the headline)."""
+    scope = found if found is not None else Scope.of(files)
+    counted = [(path, m.findings_not_stored) for path, m in files if m.findings_not_stored and scope.priced(path)]
+    priced = [f for f in findings if scope.priced(f.path)
+              and not (scope.builds_for_amd and rules.of(f.code).build_file and not scope.whole(f.path))]
+    return (patterns(priced, model, scope.feature, counted) + units(files, model, scope)
+            + fixed(present, facts(files, findings, scope), model)
+            + dependencies(files, findings, eco, model, scope))
 
 
 def estimate(files: list[tuple[str, Metrics]], findings: list[Finding], eco: Ecosystem,
              model: CostModel, team_size: int = 1, focus_hours: float | None = None,
-             found=None, own_packages: frozenset[str] | None = None) -> Estimate:
+             found: Scope | None = None, own_packages: frozenset[str] | None = None) -> Estimate:
     """The estimate for one audited tree (`files`: (path, metrics) of every scanned file; `found`:
-    its optional code, optional.OptionalCode, or None when not known; `own_packages`: the Python
+    where each site belongs, scope.Scope, or None when nothing is known; `own_packages`: the Python
     packages the project is, project/packages.py)."""
     if team_size < 1:
         raise PortkitError(f"--team-size must be at least 1, not {team_size}")
     focus = focus_hours or model.focus_hours_per_week
     if focus <= 0 or focus > 80:
         raise PortkitError(f"--focus-hours must be between 1 and 80, not {focus}")
+    found = found if found is not None else Scope.of(files)
     present = signals(files, findings, own_packages)
+    if found.builds_for_amd:
+        present.add("builds-for-amd")
     work = items(files, findings, present, model, eco, found)
     hours = total([i for i in work if not i.optional])
     weeks = weeks_of(hours, focus)

@@ -93,6 +93,15 @@ def shim_names(data: bytes) -> frozenset[bytes]:
 
 
 HIP_SHIM = re.compile(rb"\bhip[A-Z_]\w*|\bHIP[A-Z_]\w*|<hip/")   # a shim to HIP (not MUSA's)
+_DEVICE_FUNCTION = re.compile(rb"__device__[^;{}()\n]*?\b(\w+)[ \t]*\(")
+
+
+def amd_shim_names(data: bytes) -> frozenset[bytes]:
+    """What an AMD shim provides for the AMD build beyond renames: every macro it #defines and every
+    device function it defines (ggml's vendors/hip.h writes `__vsub4`, `__vcmpne4` and `__trap`
+    for AMD). A CUDA name among them is already ported, not "no HIP equivalent"."""
+    return frozenset(m.group(1) for m in DEFINE_LINE.finditer(data)) | \
+        frozenset(m.group(1) for m in _DEVICE_FUNCTION.finditer(data))
 
 
 def project_platforms(entries: list, facts):
@@ -102,7 +111,8 @@ def project_platforms(entries: list, facts):
       around `#include "vendors/hip.h"` makes GGML_USE_HIP one in every file);
     - the macros the tree defines only in one world's code (ggml's TURING_MMA_AVAILABLE, defined
       in common.cuh under `!defined(GGML_USE_HIP) && __CUDA_ARCH__ >= ...`, tested in mma.cuh);
-    - the CUDA names the project's own shim headers map to HIP, and whether one maps them to HIP
+    - the CUDA names the project's own shim headers map to HIP (and, in an AMD shim, the macros
+      and device functions it defines for AMD), and whether one maps them to HIP
       (the tree already builds for AMD: `--fix warp` reports rather than rewrites).
 
     Returns `facts` (project/facts.py: its amd_macros are the configured ones) with these filled in."""
@@ -124,6 +134,7 @@ def project_platforms(entries: list, facts):
             mapped |= shim_names(data)
             if HIP_SHIM.search(data):   # included by the AMD build only: what it defines is AMD's
                 amd_shim = True
+                mapped |= amd_shim_names(data)
                 for m in DEFINE_LINE.finditer(data):
                     where.setdefault(m.group(1).decode("latin-1"), set()).add(AMD)
         else:

@@ -25,6 +25,7 @@ from .config import Config
 from .packages import own_packages
 
 if TYPE_CHECKING:
+    from .amd_paths import AmdPaths
     from .optional import OptionalCode
 
 
@@ -40,6 +41,10 @@ class Project:
     # the code the default build leaves out (optional.py): what the estimate keeps out of its
     # headline; learned for the commands that ask for it (prepare(..., optional=True))
     optional: "OptionalCode | None" = None
+    # learned with the optional code: the AMD implementations and builds the tree already has
+    # (amd_paths.py) and its second distributions (product.py)
+    amd: "AmdPaths | None" = None
+    components: tuple[str, ...] = ()
 
     @property
     def scanned(self) -> list[Entry]:
@@ -62,13 +67,15 @@ def prepare(paths: list[Path], options: Options, config: Config = Config(),
         renamed, clashes = plan(entries, rename)
         skipped += clashes
         facts = replace(facts, rename=renamed)
-    left_out = None
+    left_out, amd, components = None, None, ()
     if optional:
-        from . import optional as optional_code
+        from . import amd_paths, optional as optional_code, product
         left_out = optional_code.learn(_contents(entries), options.defines)
+        amd, components = amd_paths.learn(entries), product.distributions(entries)
     if left:   # mirrored byte for byte by convert, read by nothing else
         entries = sorted(entries + left, key=lambda e: e.rel)
-    return Project(root, entries, skipped, facts, excluded=len(left), optional=left_out)
+    return Project(root, entries, skipped, facts, excluded=len(left), optional=left_out, amd=amd,
+                   components=components)
 
 
 def learn(entries: list[Entry], options: Options, config: Config = Config()) -> ProjectFacts:

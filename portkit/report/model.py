@@ -164,6 +164,8 @@ def _platforms(result: AuditResult) -> dict:
         "findings_left_amd": sum(s.metrics.findings_left_amd for s in scans),
         "findings_inactive": sum(s.metrics.findings_inactive for s in scans),
         "findings_already_ported": sum(1 for f in result.findings if f.platform in ("ported", "fallback")),
+        "builds_for_amd": bool(result.scope is not None and result.scope.builds_for_amd),
+        "amd_implementations": [i.record() for i in result.scope.amd.implementations] if result.scope else [],
     }
 
 

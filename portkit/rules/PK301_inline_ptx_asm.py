@@ -81,8 +81,9 @@ def amd_assembly(text: str) -> bool:
 def check(ctx: ScanContext, view: View, node: Node) -> None:
     text = b"".join(s.text for s in node.children if s.type in ("string_literal", "concatenated_string"))
     ptx = text.decode("utf-8", "replace")
-    if not _tree.in_device_code(node) and not _PTX_LOOK.search(ptx):
-        return  # host assembly (x86 cpuid, rdtsc ...) is not ours to judge
+    if not _tree.in_device_code(node) and not (_PTX_LOOK.search(ptx) and ";" in ptx):
+        return  # host assembly (x86 cpuid, rdtsc ...) is not ours to judge; outside device code
+        # PTX is told by its `;`-ended statements too (RISC-V's `fcvt.ps.f16 f3, f2\n` looks typed)
     if amd_assembly(ptx):
         return  # AMD GCN/CDNA/RDNA assembly (ggml's v_dot2_f32_f16) is already ported
     what, blocker = "PTX", False

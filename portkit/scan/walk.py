@@ -150,6 +150,8 @@ def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB 
     ctx.metrics.lines = source.line_count
     ctx.metrics.shim = ctx.regions.shim
     ctx.metrics.region_bytes = ctx.regions.totals(len(source.data))
+    ctx.metrics.nvidia_lines = tuple((source.position(start)[0], source.position(max(start, end - 1))[0])
+                                     for start, end, kind in ctx.regions.ranges if kind == regions.NVIDIA)
     if options.active_only:
         ctx.metrics.branches_inactive = len(ctx.regions.inactive)
         ctx.metrics.branches_undecided = ctx.regions.undecided

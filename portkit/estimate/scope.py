@@ -1,0 +1,112 @@
+"""What the headline prices: the product as its default build makes it, for AMD.
+
+Every site the estimate prices (a finding's line, a file's units, a library's include line)
+belongs to the headline ("") or to one named part that is priced apart, as a "Not included:
+... adds N weeks" line, or not at all:
+
+- code the default build leaves out (project/optional.py): its optional feature;
+- a second distribution installed apart (project/product.py): "<dir>/ (installed apart)";
+- benchmarks, tests, examples and dev code (project/product.py), when the tree has product code
+  beside them (a tree of samples is priced whole); in a project with CUDA C/C++ sources, also
+  the Python scripts outside its own packages (llm.c's train_gpt2.py reference, ggml's
+  conversion scripts) and, when it has no Python package, its requirements files;
+- NVIDIA-only code: what the project's own `#if` keeps out of its AMD build (the platform
+  model's "nvidia" regions, Metrics.nvidia_lines). The port builds without it; bringing that
+  feature to AMD is a decision of its own (ggml's WMMA indexer under `!defined(GGML_USE_HIP)`);
+- not priced at all: AMD code (a parallel AMD implementation's own directory) and the CUDA
+  directory such an implementation replaces (flash-attention's csrc/flash_attn beside
+  csrc/flash_attn_ck): project/amd_paths.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from ..engine.context import Metrics
+from ..project import product
+from ..project.amd_paths import AmdPaths
+from ..project.packages import package_dir
+from ..tables.ecosystem import normalize
+
+NVIDIA_ONLY = "NVIDIA-only code paths (the project's AMD build leaves them out)"
+NOT_PRODUCT = product.NOT_PRODUCT
+
+
+def component_label(directory: str) -> str:
+    return f"{directory}/ (a distribution installed apart)"
+
+
+@dataclass
+class Scope:
+    """Where each priced site belongs (see the module docstring)."""
+
+    optional: object = None                  # project/optional.OptionalCode, or None when not known
+    amd: AmdPaths = field(default_factory=AmdPaths)
+    components: tuple[str, ...] = ()
+    nvidia: dict[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
+    split_product: bool = False              # product code beside benchmarks/tests/examples
+    own_packages: frozenset[str] | None = None   # project/packages.py; None: not known
+    cuda_sources: bool = False               # the project has CUDA C/C++ sources
+
+    @classmethod
+    def of(cls, files: Iterable[tuple[str, Metrics]], optional=None, amd: AmdPaths | None = None,
+           components: tuple[str, ...] = (), own_packages: frozenset[str] | None = None) -> "Scope":
+        files = list(files)
+        amd = amd or AmdPaths()
+        scope = cls(optional, amd, components,
+                    {path: m.nvidia_lines for path, m in files if m.nvidia_lines}, own_packages=own_packages,
+                    cuda_sources=any(_cuda(m) for _, m in files))
+        scope.split_product = any((_cuda(m) or m.kind == "python") and not product.non_product(path)
+                                  and scope.priced(path) for path, m in files)
+        return scope
+
+    @property
+    def includes(self) -> dict:
+        return self.optional.includes if self.optional is not None else {}
+
+    @property
+    def builds_for_amd(self) -> bool:
+        return self.amd.builds
+
+    def priced(self, path: str) -> bool:
+        """False for AMD code and for CUDA code a parallel AMD implementation replaces."""
+        return not self.amd.is_amd(path) and not self.amd.replaced_by(path)
+
+    def whole(self, path: str) -> str:
+        """The part a whole file belongs to ("" = the headline), before any line of it is asked."""
+        if self.optional is not None and path in self.optional.files:
+            return self.optional.files[path]
+        where = product.component(path, self.components)
+        if where:
+            return component_label(where)
+        if self.split_product and (product.non_product(path) or self._script(path)):
+            return NOT_PRODUCT
+        return ""
+
+    def _script(self, path: str) -> bool:
+        """A Python script or requirements list beside a CUDA C/C++ project, outside its packages."""
+        if not self.cuda_sources or self.own_packages is None:
+            return False
+        name = path.rsplit("/", 1)[-1]
+        if name.endswith(".py") and name != "setup.py":
+            top = package_dir(path)
+            return top is None or normalize(top) not in self.own_packages
+        return name.startswith("requirements") and name.endswith(".txt") and not self.own_packages
+
+    def feature(self, path: str, line: int) -> str:
+        """The part a line belongs to ("" = the headline)."""
+        whole = self.whole(path)
+        if whole:
+            return whole
+        if self.optional is not None:
+            feature = self.optional.feature(path, line)
+            if feature:
+                return feature
+        if any(first <= line <= last for first, last in self.nvidia.get(path, ())):
+            return NVIDIA_ONLY
+        return ""
+
+
+def _cuda(m: Metrics) -> bool:
+    return m.kind == "source" and bool(m.has_device_code or m.refs_found or m.launches)

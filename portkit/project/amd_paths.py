@@ -1,0 +1,159 @@
+"""The AMD paths a tree already has beyond `#if` branches and shims: parallel AMD implementations
+and builds that compile for AMD (issue 30's "already-ported work priced as new").
+
+Read from file names and build files, never run:
+
+- **A parallel AMD implementation** is a directory whose name carries an AMD token (`hip`,
+  `rocm`, `amd`, `ck` as one of its `-`/`_`/`.`-separated words) beside a CUDA directory of the
+  same name without it, or with `cuda` in its place: flash-attention's `csrc/flash_attn_ck`
+  beside `csrc/flash_attn`, ggml's `src/ggml-hip` beside `src/ggml-cuda`. When the AMD
+  directory's build files name the CUDA directory's files (`../ggml-cuda/*.cu`), it compiles them
+  for AMD (the CUDA code is the AMD code, hipified as it is built); otherwise it replaces them
+  (flash_attn_ck is a new implementation on composable_kernel): the CUDA directory costs nothing
+  to port.
+- **A build that compiles for AMD**: CMake `enable_language(HIP)`, `LANGUAGES ... HIP`,
+  `find_package(hip)`, `LANGUAGE HIP`; a setup.py that branches on `IS_HIP_EXTENSION`,
+  `torch.version.hip` or a `rocm` build target; a Makefile that calls `hipcc`. The tree then
+  "already builds for AMD": the estimate prices its residue, not a conversion.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..core.files import Entry, read
+
+AMD_TOKENS = frozenset({"hip", "rocm", "amd", "ck"})
+_WORD = re.compile(r"[-_.]")
+_CMAKE_HIP = re.compile(rb"\benable_language\s*\(\s*HIP\b|\bLANGUAGES?\b[^)\n]*\bHIP\b|\bfind_package\s*\(\s*hip\b",
+                        re.I)
+_SETUP_HIP = re.compile(rb"\bIS_HIP_EXTENSION\b|\btorch\.version\.hip\b|[\"']rocm[\"']")
+_MAKE_HIP = re.compile(rb"\bhipcc\b")
+_SOURCE_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hip", ".py")
+
+
+@dataclass(frozen=True)
+class AmdImplementation:
+    """One AMD path of the tree: a directory (a parallel implementation) or a build file."""
+
+    path: str                    # the AMD directory, or the build file
+    kind: str                    # "directory" or "build"
+    evidence: str                # what says so, in the tree's own words
+    replaces: str = ""           # the CUDA directory a parallel implementation stands in for
+    compiles: str = ""           # the CUDA directory an AMD directory's build compiles for AMD
+
+    def record(self) -> dict:
+        return {"path": self.path, "kind": self.kind, "evidence": self.evidence,
+                "replaces": self.replaces, "compiles": self.compiles}
+
+
+@dataclass(frozen=True)
+class AmdPaths:
+    """The tree's AMD implementations; `builds` says the tree already builds for AMD."""
+
+    implementations: tuple[AmdImplementation, ...] = ()
+    amd_dirs: tuple[str, ...] = field(default=())        # directories of AMD code: not CUDA to port
+
+    @property
+    def builds(self) -> bool:
+        return any(i.kind == "build" or i.compiles for i in self.implementations)
+
+    @property
+    def replaced(self) -> tuple[str, ...]:
+        return tuple(sorted(i.replaces for i in self.implementations if i.replaces))
+
+    def replaced_by(self, path: str) -> str:
+        """The AMD directory that replaces the CUDA directory `path` lies in, or ""."""
+        for i in self.implementations:
+            if i.replaces and path.startswith(i.replaces + "/"):
+                return i.path
+        return ""
+
+    def is_amd(self, path: str) -> bool:
+        return any(path.startswith(d + "/") for d in self.amd_dirs)
+
+
+def learn(entries: list[Entry]) -> AmdPaths:
+    """The AMD implementations of a file set (paths relative to its root)."""
+    dirs = _directories(entries)
+    found: list[AmdImplementation] = []
+    amd_dirs = []
+    for directory in sorted(dirs):
+        name = directory.rsplit("/", 1)[-1]
+        words = _WORD.split(name.lower())
+        if not AMD_TOKENS.intersection(words) or len(words) < 2:
+            continue
+        amd_dirs.append(directory)
+        counterpart = _counterpart(directory, dirs)
+        if not counterpart:
+            continue
+        compiled = _compiles(entries, directory, counterpart)
+        found.append(AmdImplementation(
+            directory, "directory",
+            f"{directory} builds {counterpart}'s sources for AMD" if compiled else
+            f"{directory} is an AMD implementation beside {counterpart}",
+            replaces="" if compiled else counterpart, compiles=counterpart if compiled else ""))
+    found += _builds(entries)
+    return AmdPaths(tuple(found), tuple(amd_dirs))
+
+
+def _directories(entries: list[Entry]) -> set[str]:
+    """Every directory holding a source, build or Python file (and its parents)."""
+    out: set[str] = set()
+    for entry in entries:
+        if entry.kind is None or not (entry.rel.endswith(_SOURCE_SUFFIXES) or entry.kind in ("cmake", "make")):
+            continue
+        parts = entry.rel.split("/")[:-1]
+        for i in range(1, len(parts) + 1):
+            out.add("/".join(parts[:i]))
+    return out
+
+
+def _counterpart(directory: str, dirs: set[str]) -> str:
+    """The CUDA sibling of an AMD directory: its name without the AMD word, or with `cuda` for it."""
+    parent, _, name = directory.rpartition("/")
+    prefix = parent + "/" if parent else ""
+    words = re.split(r"([-_.])", name)   # keep the separators
+    for i, word in enumerate(words):
+        if word.lower() not in AMD_TOKENS:
+            continue
+        for candidate in (words[:i] + ["cuda"] + words[i + 1:], words[:max(i - 1, 0)] + words[i + 1:],
+                          words[:i] + words[i + 2:]):
+            sibling = prefix + "".join(candidate).strip("-_.")
+            if sibling != directory and sibling in dirs:
+                return sibling
+    return ""
+
+
+def _compiles(entries: list[Entry], directory: str, counterpart: str) -> bool:
+    """The AMD directory's build files name the CUDA directory (`../ggml-cuda/*.cu`)."""
+    name = counterpart.rsplit("/", 1)[-1].encode()
+    for entry in entries:
+        if entry.kind in ("cmake", "make") and entry.rel.startswith(directory + "/"):
+            data, skipped = read(entry)
+            if data is not None and skipped is None and re.search(rb"\.\./" + re.escape(name) + rb"\b", data):
+                return True
+    return False
+
+
+def _builds(entries: list[Entry]) -> list[AmdImplementation]:
+    """Build files that compile for AMD, with the line that says so."""
+    out = []
+    for entry in entries:
+        name = entry.rel.rsplit("/", 1)[-1]
+        pattern = (_CMAKE_HIP if entry.kind == "cmake" else _MAKE_HIP if entry.kind == "make"
+                   else _SETUP_HIP if name == "setup.py" else None)
+        if pattern is None:
+            continue
+        data, skipped = read(entry)
+        if data is None or skipped is not None:
+            continue
+        match = pattern.search(data)
+        if match is not None:
+            line = data.count(b"\n", 0, match.start()) + 1
+            start = data.rfind(b"\n", 0, match.start()) + 1
+            end = data.find(b"\n", match.end())
+            text = data[start:end if end >= 0 else len(data)].decode("utf-8", "replace").strip()[:100]
+            out.append(AmdImplementation(entry.rel, "build", f"{entry.rel}:{line}: {text}"))
+    return out
