@@ -66,9 +66,11 @@ def test_optional_features_are_priced_apart(tmp_path: Path):
         (tmp_path / name).write_text(text)
     doc = audit(tmp_path)
     e = doc["estimate"]
-    assert [(o["feature"], o["items"]) for o in e["optional"]] == [("ENABLE_CUDNN", 4), ("nvml.h", 3)]
-    assert items(doc, "ENABLE_CUDNN")["cudnn"]["findings"] == ["cudnn_att.cpp:2"]
-    assert items(doc, "nvml.h")["nvml"]["findings"] == ["mfu.h:3"]
+    # one item per library: its adoption and its sites' PK001 findings are the same work (decisions.py)
+    assert [(o["feature"], o["items"]) for o in e["optional"]] == [("ENABLE_CUDNN", 1), ("nvml.h", 1)]
+    cudnn, nvml = items(doc, "ENABLE_CUDNN")["cudnn"], items(doc, "nvml.h")["nvml"]
+    assert (cudnn["findings"], cudnn["hours"]["likely"]) == (["cudnn_att.cpp:2", "cudnn_att.cpp:3"], 120.0)
+    assert (nvml["findings"], nvml["hours"]["likely"]) == (["mfu.h:3", "mfu.h:8"], 8.0)
     assert "cudnn" not in items(doc) and "nvml" not in items(doc)
     assert e["changes"][0].startswith("porting the optional ENABLE_CUDNN code adds ")
     with_cudnn = audit(tmp_path, defines=(("ENABLE_CUDNN", None),))

@@ -55,7 +55,8 @@ def test_headline_comes_from_the_audit_document():
     text = page.getvalue()
     e = doc["estimate"]
     assert f'<div class="big" id="kpi-p50">{e["person_weeks"]["p50"]:.1f}</div>' in text
-    assert f'<div class="big" id="kpi-blockers">{doc["summary"]["blockers"]}</div>' in text
+    assert f'<span id="kpi-blockers">{doc["summary"]["blockers"]}</span> blocker sites' in text
+    assert f'<div class="big" id="kpi-decisions">{len(doc["estimate"]["decisions"])}</div>' in text
     assert f'id="kpi-converted">{doc["summary"]["converted_share"] * 100:.0f}%</div>' in text
     assert "http://" not in text.replace("http://www.w3.org", "") and "https://" not in text
 

@@ -97,7 +97,10 @@ class CostModel:
     dependency_status: dict[str, Range]
     dependency: dict[str, Range]
     archetypes: tuple[Archetype, ...]
-    calibration: Calibration | None = None   # how the model scores on real ports ([calibration])
+    calibration: Calibration | None = None
+    # rules priced per file ([per_file]): each further file costs this fraction of the first site,
+    # each further site in a file `per_site`: a kernel family is redesigned once per file
+    per_file_by_code: dict[str, float] = field(default_factory=dict)   # how the model scores on real ports ([calibration])
 
     def finding_hours(self, f: Finding) -> Range:
         """The cost range of the first finding of its pattern; nothing for code that already has an
@@ -124,6 +127,14 @@ class CostModel:
     def site_factor(self, code: str) -> float:
         return self.per_site_by_code.get(code, self.per_site)
 
+    def sites_factor(self, code: str, sites: int, files: int) -> float:
+        """How many first sites' worth `sites` findings of one pattern in `files` files cost: the
+        first in full, then per further site, or for a [per_file] rule per further file (and
+        per_site for each further site in a file)."""
+        if code in self.per_file_by_code:
+            return 1 + (files - 1) * self.per_file_by_code[code] + (sites - files) * self.per_site
+        return 1 + (sites - 1) * self.site_factor(code)
+
 
 def scaled(hours: Range, factor: float) -> Range:
     low, likely, high = hours
@@ -135,7 +146,7 @@ def added(a: Range, b: Range) -> Range:
 
 
 TABLE = "mappings/effort.toml"
-KEYS = ("schema", "model", "calibration", "per_site", "unit", "fixed", "finding", "finding_by_severity",
+KEYS = ("schema", "model", "calibration", "per_site", "per_file", "unit", "fixed", "finding", "finding_by_severity",
         "dependency_status", "dependency", "archetype")
 MODEL_KEYS = ("focus_hours_per_week", "per_site", "repeat_in_file")
 
@@ -192,6 +203,7 @@ def load(path: Path) -> CostModel:
         focus_hours_per_week=float(model["focus_hours_per_week"]),
         per_site=float(model["per_site"]),
         per_site_by_code={k: float(v) for k, v in _table("per_site", data).items()},
+        per_file_by_code={k: float(v) for k, v in _table("per_file", data).items()},
         repeat_in_file=float(model["repeat_in_file"]),
         units={k: _unit(k, v) for k, v in _table("unit", data).items()},
         fixed={k: _fixed(k, v) for k, v in _table("fixed", data).items()},
@@ -236,6 +248,7 @@ class Item:
     findings: tuple[str, ...] = ()                 # "path:line" of every finding it covers
     facts: tuple[tuple[str, float], ...] = ()      # the project facts it scales with
     optional: str = ""                             # the optional feature it belongs to ("" = headline)
+    family: str = ""                               # the library or rewrite decision it is part of (decisions.py)
 
     @property
     def percentiles(self) -> dict[str, float]:
@@ -265,6 +278,7 @@ class Estimate:
     blockers: int
     items: list[Item] = field(default_factory=list)   # the headline's and the optional ones
     optional: list[dict] = field(default_factory=list)   # per feature: hours and person-weeks
+    decisions: list[dict] = field(default_factory=list)   # one per blocker family (decisions.py)
     scope: str = SCOPE
 
     @property
@@ -272,11 +286,12 @@ class Estimate:
         return [i for i in self.items if not i.optional]
 
     def by(self, attribute: str) -> list[tuple[str, float]]:
-        """Expected hours per category or directory of the headline items, largest first."""
+        """P50 hours per category or directory of the headline items, largest first: they sum to the
+        headline's P50 (the headline is the sum of the items' percentiles)."""
         totals: dict[str, float] = {}
         for item in self.headline_items:
             key = getattr(item, attribute)
-            totals[key] = totals.get(key, 0.0) + item.expected
+            totals[key] = totals.get(key, 0.0) + item.percentiles["p50"]
         return sorted(totals.items(), key=lambda kv: (-kv[1], kv[0]))
 
 

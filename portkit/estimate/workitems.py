@@ -27,6 +27,7 @@ from .effort import (PROJECT, CostModel, Estimate, Item, Range, added, archetype
                      total, weeks_of)
 from ..core.errors import PortkitError
 from ..core.findings import Finding, pattern
+from . import decisions
 from .scope import Scope
 
 def signals(files: Iterable[tuple[str, Metrics]], findings: list[Finding],
@@ -86,7 +87,7 @@ def _pattern(f: Finding) -> str:
 
 
 def patterns(findings: list[Finding], model: CostModel, feature,
-             counted: Iterable[tuple[str, dict]] = ()) -> list[Item]:
+             counted: Iterable[tuple[str, dict]] = (), family=lambda f: "") -> list[Item]:
     """One item per (rule, CUDA name, severity, optional feature): first site full, the rest `per_site`.
 
     `counted`: per file, the findings past the audit's per-file cap (findingstore.py), by (code,
@@ -98,7 +99,7 @@ def patterns(findings: list[Finding], model: CostModel, feature,
     for f in findings:
         hours = model.finding_hours(f)
         if hours[2] > 0:
-            key = (f.code, _pattern(f), hours, feature(f.path, f.line))
+            key = (f.code, _pattern(f), hours, feature(f.path, f.line), family(f))
             if (key, f.path, f.line) in seen:   # one line, one site (two findings of a rule there)
                 continue
             seen.add((key, f.path, f.line))
@@ -112,19 +113,22 @@ def patterns(findings: list[Finding], model: CostModel, feature,
                 extra[key] = extra.get(key, 0) + n
     out = []
     for key, group in sorted(groups.items()):
-        code, subject, hours, opt = key
+        code, subject, hours, opt, fam = key
         factor = model.site_factor(code)
         n = len(group) + extra.get(key, 0)
+        files = len({f.path for f in group})
         first = group[0]
         label = f"{first.name}: {subject}" if subject else first.name
         why = (f"{code}: {first.fix or first.message}" if n == 1 else
                f"{code}: {first.fix or first.message} Priced once ({hours[1]:g} h likely), then "
-               f"{factor:.0%} of that for each of the {n - 1} further sites.")
+               + (f"{model.per_file_by_code[code]:.0%} of that for each of the {files - 1} further files "
+                  f"and {model.per_site:.0%} for each further site in a file ({n} sites)."
+                  if code in model.per_file_by_code else f"{factor:.0%} of that for each of the {n - 1} further sites."))
         if extra.get(key):
             why += f" {extra[key]:,} of the sites are past the per-file cap: counted, not listed."
         out.append(Item("pattern", f"{code}:{subject}" if subject else code, label, first.category,
-                        _directory(f.path for f in group), n, scaled(hours, 1 + (n - 1) * factor), why,
-                        tuple(_where(f) for f in group), (("sites", n),), opt))
+                        _directory(f.path for f in group), n, scaled(hours, model.sites_factor(code, n, files)), why,
+                        tuple(_where(f) for f in group), (("sites", n),), opt, fam))
     return out
 
 
@@ -252,9 +256,10 @@ def items(files: list[tuple[str, Metrics]], findings: list[Finding], present: se
     counted = [(path, m.findings_not_stored) for path, m in files if m.findings_not_stored and scope.priced(path)]
     priced = [f for f in findings if scope.priced(f.path)
               and not (scope.builds_for_amd and rules.of(f.code).build_file and not scope.whole(f.path))]
-    return (patterns(priced, model, scope.feature, counted) + units(files, model, scope)
-            + fixed(present, facts(files, findings, scope), model)
+    work = (patterns(priced, model, scope.feature, counted, lambda f: decisions.family_of(f, eco))
+            + units(files, model, scope) + fixed(present, facts(files, findings, scope), model)
             + dependencies(files, findings, eco, model, scope))
+    return decisions.merge(work, priced, eco)   # one construct, one item
 
 
 def estimate(files: list[tuple[str, Metrics]], findings: list[Finding], eco: Ecosystem,
@@ -277,4 +282,5 @@ def estimate(files: list[tuple[str, Metrics]], findings: list[Finding], eco: Eco
     weeks = weeks_of(hours, focus)
     calendar = {k: round(v / team_size, 2) for k, v in weeks.items()}
     return Estimate(archetype(present, model), sorted(present), hours, weeks, calendar, team_size, focus,
-                    sum(1 for f in findings if f.severity == "blocker"), work, optional_totals(work, focus))
+                    sum(1 for f in findings if f.severity == "blocker"), work, optional_totals(work, focus),
+                    decisions.decisions(work, findings))

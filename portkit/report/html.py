@@ -15,7 +15,7 @@ from typing import TextIO
 
 from markupsafe import Markup
 
-from .model import conversion_headline
+from .model import amd_build_line, conversion_headline
 
 STATIC_ROWS = 200          # findings rendered as HTML for readers without JavaScript
 TOP_DIRECTORIES = 10
@@ -109,6 +109,9 @@ def _polyfills(doc: dict) -> dict:
     return {"rocm": doc["options"]["rocm"] or doc["tool"]["mappings"]["newest_rocm"], "rows": rows}
 
 
+BLOCKERS_SHOWN = 200   # blocker sites listed (the decisions above them are what a reader needs)
+
+
 def view(doc: dict, history: list[dict] | None = None) -> dict:
     """Everything the template shows, computed once here."""
     s, e = doc["summary"], doc["estimate"]
@@ -133,7 +136,10 @@ def view(doc: dict, history: list[dict] | None = None) -> dict:
                      for o in e["optional"]],
         "hours": e["hours"], "scope": e["scope"], "changes": e["changes"],
         "blockers": [{**f, "cost": f"{_hours(f['effort_hours']['low'])} - {_hours(f['effort_hours']['high'])}"}
-                     for f in blockers],
+                     for f in blockers[:BLOCKERS_SHOWN]],
+        "more_blockers": max(0, len(blockers) - BLOCKERS_SHOWN),
+        "decisions": e.get("decisions", []),
+        "amd_build": amd_build_line(s.get("platforms") or {}),
         "by_category": bar_chart([(r["name"], r["hours"]) for r in e["by_category"]]),
         "by_directory": bar_chart(top_directories(e["by_directory"]), colour="#009E73"),
         "polyfills": _polyfills(doc),

@@ -77,6 +77,7 @@ def _estimate_record(e: Estimate) -> dict:
         "team_size": e.team_size,
         "focus_hours_per_week": e.focus_hours_per_week,
         "blockers": e.blockers,
+        "decisions": e.decisions,
         "scope": e.scope,
         "confidence": {"band_ratio": round(p90 / p10, 2) if p10 else None,
                        "calibration": asdict(model.calibration) if model.calibration else None},
@@ -165,8 +166,35 @@ def _platforms(result: AuditResult) -> dict:
         "findings_inactive": sum(s.metrics.findings_inactive for s in scans),
         "findings_already_ported": sum(1 for f in result.findings if f.platform in ("ported", "fallback")),
         "builds_for_amd": bool(result.scope is not None and result.scope.builds_for_amd),
+        "amd_build_share": _amd_build_share(result),
         "amd_implementations": [i.record() for i in result.scope.amd.implementations] if result.scope else [],
     }
+
+
+def _amd_build_share(result: AuditResult) -> float:
+    """In a tree that already builds for AMD: the share of the product's CUDA code (the headline's
+    files, estimate/scope.py) that AMD builds compile or a parallel implementation replaces, by
+    bytes; the rest is NVIDIA-only code. 0.0 for a tree that does not build for AMD."""
+    scope = result.scope
+    if scope is None or not scope.builds_for_amd:
+        return 0.0
+    total = nvidia = 0
+    for s in result.scans:
+        m = s.metrics
+        if m.kind == "source" and (m.has_device_code or m.refs_found or m.launches) and not scope.whole(s.rel):
+            total += sum(m.region_bytes.values())
+            nvidia += m.region_bytes.get("nvidia", 0) if scope.priced(s.rel) else 0
+    return round(1 - nvidia / total, 4) if total else 0.0
+
+
+def amd_build_line(platforms: dict) -> str:
+    """The sentence for a tree that already builds for AMD: what says so, and what the estimate is."""
+    if not platforms.get("builds_for_amd"):
+        return ""
+    found = platforms["amd_implementations"]
+    evidence = "; ".join(i["evidence"] for i in found[:3]) + (f"; {len(found) - 3} more" if len(found) > 3 else "")
+    return (f"Already builds for AMD: {platforms['amd_build_share'] * 100:.0f}% of the product's CUDA code has an AMD "
+            f"path ({evidence}). The estimate is the residue: what the AMD build still lacks.")
 
 
 def audit_document(result: AuditResult) -> dict:

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .csv import statistics_rows
+from .model import amd_build_line
 from .plain import cell, say
 from .terminal import SEVERITY_STYLE, _plural
 
@@ -65,7 +66,9 @@ def _estimate(doc: dict, console: Console) -> None:
     for change in e["changes"]:
         say(console, f"Not included: {change}.")
     platforms = s.get("platforms")
-    if platforms and (platforms["amd_path_share"] or platforms["shim_files"]):
+    if platforms and platforms.get("builds_for_amd"):
+        say(console, amd_build_line(platforms))
+    elif platforms and (platforms["amd_path_share"] or platforms["shim_files"]):
         say(console, f"Already ported: {platforms['amd_path_share'] * 100:.1f}% of the code is AMD-only, or NVIDIA-only "
                      f"beside a branch AMD builds take; {_plural(len(platforms['shim_files']), 'vendor shim header')}; "
                      f"{_plural(platforms['findings_already_ported'], 'finding')} there reported as info, not costed")
@@ -77,11 +80,21 @@ def _estimate(doc: dict, console: Console) -> None:
 
 
 def _blockers(doc: dict, console: Console) -> None:
+    """The decisions first (one per blocker family), then the first blocker sites."""
     blockers = [f for f in doc["findings"] if f["severity"] == "blocker"]
     if not blockers:
         return
+    decisions = doc["estimate"].get("decisions", [])
     console.print()
-    console.print(f"[bold red]Blockers ({len(blockers)})[/] - each needs a decision, not only hours:")
+    console.print(f"[bold red]Decisions ({len(decisions)})[/] - {_plural(len(blockers), 'blocker site')}, "
+                  f"one decision per library or feature family:")
+    for d in decisions:
+        since = f" (ROCm {d['rocm_since']}+)" if d["rocm_since"] else ""
+        where = f"; not included: {d['optional']}" if d["optional"] else ""
+        say(console, "  ", (d["label"], "bold"), f": {d['kernels']} kernels, {d['files']} files, {d['sites']} sites; "
+                     f"{d['hours']['p50']:.0f} h P50{where}")
+        say(console, f"      instead: {d['alternative']}{since}", style="dim")
+    console.print(f"Blocker sites (the first {min(len(blockers), MAX_BLOCKERS_SHOWN)}):")
     for f in blockers[:MAX_BLOCKERS_SHOWN]:
         say(console, f"  {f['path']}:{f['line']}:{f['column']}: ", (f["code"], "bold"), f" {f['message']}")
         if f["fix"]:
@@ -186,9 +199,9 @@ def _where(doc: dict, console: Console) -> None:
     console.print(items_table(e, TOP_ITEMS))
     dirs = e["by_directory"]
     console.print()
-    table = Table(title="By directory", title_justify="left", show_edge=False)
+    table = Table(title="By directory (P50 hours; they sum to the estimate)", title_justify="left", show_edge=False)
     table.add_column("directory")
-    table.add_column("hours", justify="right")
+    table.add_column("P50 h", justify="right")
     for row in dirs[:TOP_DIRECTORIES]:
         table.add_row(cell(row["name"]), f"{row['hours']:.1f}")
     if len(dirs) > TOP_DIRECTORIES:
@@ -197,10 +210,11 @@ def _where(doc: dict, console: Console) -> None:
     files = sorted((f for f in doc["files"] if f["findings"]), key=lambda f: (-f["effort_hours"], f["path"]))
     if files:
         console.print()
-        table = Table(title="Top files", title_justify="left", show_edge=False)
+        table = Table(title="Top files (likely hours of their findings, before grouping into items)",
+                      title_justify="left", show_edge=False)
         table.add_column("file")
         table.add_column("findings", justify="right")
-        table.add_column("hours", justify="right")
+        table.add_column("likely h", justify="right")
         for f in files[:TOP_FILES]:
             table.add_row(cell(f["path"]), str(f["findings"]), f"{f['effort_hours']:.1f}")
         console.print(table)

@@ -25,7 +25,7 @@ Range = tuple[float, float, float]
 WORK = ("rewrite", "different-library", "no-equivalent")
 PER = ("kernel", "api", "line")
 REQUIRED = {"id", "alternative", "rocm_since", "work", "per", "hours", "source"}
-FIELDS = REQUIRED | {"library", "name", "packages", "namespaces", "prefixes", "calls", "cmake", "related"}
+FIELDS = REQUIRED | {"library", "name", "packages", "namespaces", "prefixes", "calls", "cmake", "related", "decision"}
 LISTS = ("packages", "namespaces", "prefixes", "calls", "cmake", "related")
 
 
@@ -46,6 +46,11 @@ class Entry:
     calls: tuple[str, ...] = ()
     cmake: tuple[str, ...] = ()
     related: tuple[str, ...] = ()
+    decision: str = ""        # the decision it is part of (cute: "cutlass", one rewrite); "" = its own id
+
+    @property
+    def decides(self) -> str:
+        return self.decision or self.id
 
     @property
     def instead(self) -> str:
@@ -67,6 +72,9 @@ class Catalogue:
     def by_namespace(self, name: str) -> Entry | None:
         """An entry detected by a namespace: its own, or its ecosystem library's."""
         return _index(self)[2].get(name)
+
+    def by_id(self, entry_id: str) -> Entry | None:
+        return _index(self)[6].get(entry_id)
 
     def by_cmake(self, name: str) -> Entry | None:
         return _index(self)[3].get(name.lower())
@@ -125,6 +133,10 @@ def load(path: Path, eco: ecosystem.Ecosystem) -> Catalogue:
                 raise PortkitError(f"{path}: {entry.id}: {key} is already in entry {claimed[key]}")
             claimed[key] = entry.id
         entries.append(entry)
+    ids = {e.id for e in entries}
+    for entry in entries:
+        if entry.decision and entry.decision not in ids:
+            raise PortkitError(f"{path}: {entry.id}: decision {entry.decision} is not an entry")
     return Catalogue(tuple(entries), mention)
 
 
@@ -156,7 +168,7 @@ def _entry(path: Path, record: dict, eco: ecosystem.Ecosystem) -> Entry:
         id=name, name=record.get("name") or eco.by_id[library].name, library=library,
         alternative=record["alternative"], rocm_since=str(record["rocm_since"]), work=record["work"],
         per=record["per"], hours=_range(path, f"{name}: hours", record["hours"]), source=record["source"],
-        **{key: tuple(record.get(key, ())) for key in LISTS})
+        decision=str(record.get("decision", "")), **{key: tuple(record.get(key, ())) for key in LISTS})
 
 
 def _range(path: Path, what: str, value) -> Range:

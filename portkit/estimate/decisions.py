@@ -1,0 +1,145 @@
+"""One construct, one item; blockers as decisions (issue 30, causes 1 and 6).
+
+Pattern and dependency items can describe one piece of work from two sides: "adopt rocWMMA" (a
+dependency) and "these WMMA fragments move to rocWMMA" (a pattern) are the same work; "rewrite
+135 kernels on composable_kernel" (PK402) includes "adopt the ROCm counterpart of CUTLASS" and
+"of CuTe". merge() folds the items of one *family* into one item listing every site. A family is
+a rewrite decision of mappings/rewrites.toml (its `decision`, else its id), or a library that is
+not drop-in on ROCm (cuDNN, WMMA, libcu++ ...): a drop-in library's missing names
+(cudaLaunchAttribute) are work of their own beside a three-hour "adopt hipBLAS".
+
+- The family costs the larger of the adoption (dependency items) and the per-site work (pattern
+  items): the same work measured twice counts once, by the larger measure. For a rewrite family
+  the per-site work is the rewrite (per kernel, rewrites.toml), and the adoption of the library
+  it replaces is part of it; where the code uses the library only from host code (tiny-cuda-nn's
+  CUTLASS GEMMs) the adoption is the larger.
+
+decisions() then lists every item holding a blocker finding as one decision (the JSON's
+`estimate.decisions`): what is decided, the alternative and the first ROCm release with it, the
+kernels, files and sites, and the hours if the rewrite is chosen. "844 blockers" becomes "the
+CUTLASS/CuTe kernels are rewritten on composable_kernel: N kernels, M files".
+"""
+
+from __future__ import annotations
+
+from .. import rules
+from ..core.findings import Finding
+from ..tables import blockers as rewrites
+from ..tables.ecosystem import Ecosystem
+from ..tables.mappings import default_db
+from .effort import Item, Range, triangular_percentile
+
+
+def family_of(f: Finding, eco: Ecosystem) -> str:
+    """The family a finding's work belongs to, or "" (see the module docstring)."""
+    cat = rewrites.default()
+    head = f.subject.split("/")[0]
+    if rules.of(f.code).rewrite:
+        entry = cat.by_id(head)
+        return entry.decides if entry is not None else head
+    library = eco.by_id.get(head)
+    if library is None:
+        mapping = default_db().names.get(f.subject)
+        library = eco.by_id.get(mapping.family) if mapping is not None else None
+    return library_family(library.id, eco) if library is not None else ""
+
+
+def library_family(library_id: str, eco: Ecosystem) -> str:
+    """A library's family: its rewrite decision, itself when it is not drop-in, else ""."""
+    entry = rewrites.default().by_library(library_id)
+    if entry is not None:
+        return entry.decides
+    library = eco.by_id.get(library_id)
+    return library_id if library is not None and library.cost_status != "drop-in" else ""
+
+
+def merge(work: list[Item], findings: list[Finding], eco: Ecosystem) -> list[Item]:
+    """The items with each family's pattern and dependency items folded into one."""
+    groups: dict[tuple[str, str], list[Item]] = {}
+    out: list[Item] = []
+    for item in work:
+        family = _item_family(item, eco)
+        if family and item.kind in ("pattern", "dependency"):
+            groups.setdefault((family, item.optional), []).append(item)
+        else:
+            out.append(item)
+    for (family, optional), group in sorted(groups.items()):
+        rewrite = [i for i in group if i.kind == "pattern" and rules.of(i.key.split(":")[0]).rewrite]
+        if len(group) == 1 and not rewrite:
+            out.append(group[0])
+            continue
+        out.append(_merged(family, optional, group, rewrite, findings))
+    return out
+
+
+def _item_family(item: Item, eco: Ecosystem) -> str:
+    if item.kind == "dependency":
+        return library_family(item.key, eco)
+    return item.family
+
+
+def _sum(items: list[Item]) -> Range:
+    return tuple(round(sum(i.hours[k] for i in items), 3) for k in range(3))
+
+
+def _merged(family: str, optional: str, group: list[Item], rewrite: list[Item], findings: list[Finding]) -> Item:
+    patterns = [i for i in group if i.kind == "pattern"]
+    deps = [i for i in group if i.kind == "dependency"]
+    sites = tuple(sorted({s for i in group for s in i.findings}))
+    files = len({s.split(":")[0] for s in sites})
+    kernels = _kernels(sites, findings)
+    adopt, per_site = _sum(deps), _sum(patterns)
+    hours = adopt if adopt[1] >= per_site[1] else per_site
+    if rewrite:
+        entry = rewrites.default().by_id(family)
+        label = f"rewrite the {entry.name if entry else family} code: {entry.alternative if entry else ''}".rstrip(": ")
+        why = (f"One decision: the rewrite ({kernels} kernels, {files} files, {len(sites)} sites) includes adopting "
+               f"the library it replaces ({', '.join(i.key for i in deps) or 'none priced apart'}): the rewrite "
+               f"({per_site[1]:g} h likely) and the adoption ({adopt[1]:g} h likely) are counted once, by the larger.")
+        kind = "decision"
+    else:
+        label = deps[0].label if deps else patterns[0].label
+        why = (f"One library: adopting it ({adopt[1]:g} h likely) and changing its {len(sites)} sites in "
+               f"{files} files ({per_site[1]:g} h likely) are the same work, counted once by the larger.")
+        kind = "dependency" if deps else "pattern"
+    category = (deps or patterns)[0].category
+    facts = (("sites", len(sites)), ("files", files)) + ((("kernels", kernels),) if kernels else ())
+    return Item(kind, family, label, category, _directory(sites), len(sites), hours, why, sites, facts, optional,
+                family=family)
+
+
+def _directory(sites: tuple[str, ...]) -> str:
+    from .effort import PROJECT
+    dirs = {s.split(":")[0].rsplit("/", 1)[0] if "/" in s.split(":")[0] else "." for s in sites}
+    return dirs.pop() if len(dirs) == 1 else PROJECT
+
+
+def _kernels(sites: tuple[str, ...], findings: list[Finding]) -> int:
+    """Functions built on a rewritten library (PK402's per-kernel findings) among the sites."""
+    wanted = set(sites)
+    return sum(1 for f in findings if f"{f.path}:{f.line}" in wanted and rules.of(f.code).rewrite
+               and "/kernel" in f.subject)
+
+
+def decisions(work: list[Item], findings: list[Finding]) -> list[dict]:
+    """One entry per item that holds a blocker finding: the decisions a manager reads first."""
+    blockers = {f"{f.path}:{f.line}": f for f in findings if f.severity == "blocker"}
+    cat = rewrites.default()
+    out = []
+    for item in work:
+        held = [blockers[s] for s in item.findings if s in blockers]
+        if not held:
+            continue
+        entry = cat.by_id(item.family) if item.family else None
+        first = held[0]
+        facts = dict(item.facts)
+        out.append({
+            "id": item.family or item.key, "label": item.label,
+            "alternative": entry.alternative if entry is not None else (first.fix or first.message),
+            "rocm_since": entry.rocm_since if entry is not None else "",
+            "kernels": int(facts.get("kernels", 0)), "files": int(facts.get("files", len({s.split(':')[0] for s in item.findings}))),
+            "sites": item.count, "blocker_sites": len(held),
+            "hours": {f"p{p}": round(triangular_percentile(item.hours, p), 1) for p in (10, 50, 90)},
+            "optional": item.optional,
+        })
+    return sorted(out, key=lambda d: (d["optional"], -d["hours"]["p50"], d["id"]))
