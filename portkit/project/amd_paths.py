@@ -28,7 +28,8 @@ AMD_TOKENS = frozenset({"hip", "rocm", "amd", "ck"})
 _WORD = re.compile(r"[-_.]")
 _CMAKE_HIP = re.compile(rb"\benable_language\s*\(\s*HIP\b|\bLANGUAGES?\b[^)\n]*\bHIP\b|\bfind_package\s*\(\s*hip\b",
                         re.I)
-_SETUP_HIP = re.compile(rb"\bIS_HIP_EXTENSION\b|\btorch\.version\.hip\b|[\"']rocm[\"']")
+# a setup.py that branches on it: `if IS_HIP_EXTENSION:`, `if torch.version.hip`, `BUILD_TARGET == "rocm"`
+_SETUP_HIP = re.compile(rb"^[ \t]*(?:el)?if\b[^\n]*(?:\bIS_HIP_EXTENSION\b|\btorch\.version\.hip\b|[\"']rocm[\"'])", re.M)
 _MAKE_HIP = re.compile(rb"\bhipcc\b")
 _SOURCE_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hip", ".py")
 

@@ -87,7 +87,11 @@ def document(doc: dict) -> dict:
             "originalUriBaseIds": {"SRCROOT": {"uri": "file://" + root if root.startswith("/") else root}},
             "columnKind": "unicodeCodePoints",
             "results": [_result(f, index) for f in doc["findings"]],
-            "properties": {"estimate": doc["estimate"]["person_weeks"] if doc.get("estimate") else None},
+            "properties": {"estimate": doc["estimate"]["person_weeks"] if doc.get("estimate") else None,
+                           # the blocker families, before the per-site results: what a reviewer decides
+                           "decisions": [{k: d[k] for k in ("id", "label", "kernels", "files", "sites", "optional")}
+                                         | {"p50_hours": d["hours"]["p50"]}
+                                         for d in (doc.get("estimate") or {}).get("decisions", [])]},
         }],
     }
 

@@ -1,0 +1,132 @@
+"""The headline prices the product as built for AMD (issue 30): one test per cause, exact items.
+
+Each tree is the smallest reproduction of what a real one showed: ggml's AMD shim defining
+`__vsub4` and its WMMA kernel under `!defined(GGML_USE_HIP)`, tiny-cuda-nn's WMMA counted as a
+dependency and a pattern, flash-attention's CK port beside its CUTLASS kernels and its
+FlashAttention-3 `hopper/` distribution, apex's cluster kernels priced per site.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from portkit.api import audit_paths
+from portkit.estimate.scope import NVIDIA_ONLY
+
+SHIM = ("#pragma once\n#include <hip/hip_runtime.h>\n"
+        + "".join(f"#define {c} {h}\n" for c, h in (
+            ("cudaMalloc", "hipMalloc"), ("cudaFree", "hipFree"), ("cudaMemcpy", "hipMemcpy"),
+            ("cudaStream_t", "hipStream_t"), ("cudaMemset", "hipMemset"), ("cudaGetLastError", "hipGetLastError"),
+            ("cudaDeviceSynchronize", "hipDeviceSynchronize"), ("cudaError_t", "hipError_t")))
+        + "static __device__ __forceinline__ int __vsub4(const int a, const int b) { return a - b; }\n")
+COMMON = ("#pragma once\n#if defined(MY_USE_HIP)\n#include \"vendors/hip.h\"\n#else\n#include <cuda_runtime.h>\n"
+          "#endif\n")
+CMAKE_HIP = ("cmake_minimum_required(VERSION 3.21)\nproject(demo LANGUAGES CXX)\nif (MY_HIP)\n"
+             "  enable_language(HIP)\n  add_compile_definitions(MY_USE_HIP)\nendif()\n")
+WMMA = ("#include <mma.h>\nusing namespace nvcuda;\n__global__ void k(half *a, half *b, float *c) {\n"
+        "  wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> fa;\n"
+        "  wmma::load_matrix_sync(fa, a, 16);\n}\n")
+CUTLASS = ("#include <cutlass/cutlass.h>\n#include <cute/tensor.hpp>\n"
+           "template <typename T> __global__ void fwd(T *o) { cute::Tensor t = cute::make_tensor(o, cute::make_shape(4)); }\n")
+SETUP = ("from setuptools import setup\nfrom torch.utils.cpp_extension import CUDAExtension, BuildExtension, "
+         "IS_HIP_EXTENSION\n{branch}setup(name=\"attn\", packages=[\"attn\"], ext_modules=[ext], "
+         "cmdclass={{\"build_ext\": BuildExtension}})\n")
+BOTH = ("if IS_HIP_EXTENSION:\n    ext = CUDAExtension(\"attn_ck\", [\"csrc/attn_ck/fwd.cpp\"])\nelse:\n"
+        "    ext = CUDAExtension(\"attn\", [\"csrc/attn/fwd.cu\"])\n")
+
+
+def _tree(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+def _items(doc: dict) -> list[tuple]:
+    return [(i["kind"], i["key"], i["hours"]["likely"], i["optional"], i["findings"]) for i in doc["estimate"]["items"]]
+
+
+def test_a_name_an_amd_shim_defines_is_already_ported(tmp_path: Path):
+    """ggml's vendors/hip.h defines __vsub4 for AMD: not 'no HIP equivalent', and the tree builds for AMD."""
+    doc = audit_paths([_tree(tmp_path, {"src/vendors/hip.h": SHIM, "src/common.cuh": COMMON, "CMakeLists.txt": CMAKE_HIP,
+                                        "src/k.cu": "#include \"common.cuh\"\n__global__ void k(int *o, const int *a) "
+                                                    "{ o[threadIdx.x] = __vsub4(a[0], a[1]); }\n"})])
+    assert doc["findings"] == []
+    platforms = doc["summary"]["platforms"]
+    assert (platforms["builds_for_amd"], platforms["amd_build_share"], platforms["amd_implementations"]) == (
+        True, 1.0, [{"path": "CMakeLists.txt", "kind": "build", "evidence": "CMakeLists.txt:4: enable_language(HIP)",
+                     "replaces": "", "compiles": ""}])
+    # the residue: no review, kernel checks, toolchain or CI (the AMD build exists); the tests still run
+    assert _items(doc) == [("dependency", "cuda-runtime", 2.0, "", ["src/common.cuh:5"]),
+                           ("fixed", "project_tests", 0.25, "", [])]
+
+
+def test_nvidia_only_code_is_its_own_not_included_line(tmp_path: Path):
+    """ggml's WMMA indexer under !defined(GGML_USE_HIP): the AMD build leaves it out by design."""
+    doc = audit_paths([_tree(tmp_path, {"src/vendors/hip.h": SHIM, "src/common.cuh": COMMON, "CMakeLists.txt": CMAKE_HIP,
+                                        "src/w.cu": "#include \"common.cuh\"\n#if !defined(MY_USE_HIP)\n" + WMMA + "#endif\n"})])
+    assert [(o["feature"], o["items"]) for o in doc["estimate"]["optional"]] == [(NVIDIA_ONLY, 1)]
+    assert _items(doc) == [("dependency", "cuda-runtime", 2.0, "", ["src/common.cuh:5"]),
+                           ("fixed", "project_tests", 0.25, "", []),
+                           ("dependency", "wmma", 90.0, NVIDIA_ONLY, ["src/w.cu:3", "src/w.cu:6"])]
+
+
+def test_a_wmma_kernel_is_one_item_not_a_dependency_and_a_pattern(tmp_path: Path):
+    """tiny-cuda-nn: 'adopt rocWMMA' (116 h) and 'PK305 wmma' (82 h) were the same work."""
+    doc = audit_paths([_tree(tmp_path, {"k.cu": WMMA})])
+    assert [(f["line"], f["code"]) for f in doc["findings"]] == [(1, "PK401"), (4, "PK305")]
+    wmma = [i for i in doc["estimate"]["items"] if i["key"] == "wmma"]
+    assert [(i["kind"], i["hours"]["likely"], i["findings"]) for i in wmma] == [("dependency", 90.0, ["k.cu:1", "k.cu:4"])]
+    assert [i["key"] for i in doc["estimate"]["items"] if i["kind"] == "pattern"] == []
+
+
+def test_a_parallel_amd_implementation_replaces_its_cuda_twin(tmp_path: Path):
+    """flash-attention's csrc/flash_attn_ck beside csrc/flash_attn, built when IS_HIP_EXTENSION."""
+    doc = audit_paths([_tree(tmp_path, {
+        "csrc/attn/fwd.cu": CUTLASS, "attn/__init__.py": "import torch\n", "setup.py": SETUP.format(branch=BOTH),
+        "csrc/attn_ck/fwd.cpp": "#include <hip/hip_runtime.h>\nvoid fwd_ck(float *o) { hipMemset(o, 0, 4); }\n"})])
+    assert doc["summary"]["platforms"]["amd_implementations"] == [
+        {"path": "csrc/attn_ck", "kind": "directory", "evidence": "csrc/attn_ck is an AMD implementation beside csrc/attn",
+         "replaces": "csrc/attn", "compiles": ""},
+        {"path": "setup.py", "kind": "build", "evidence": "setup.py:3: if IS_HIP_EXTENSION:", "replaces": "", "compiles": ""}]
+    assert _items(doc) == [("fixed", "pytorch_validation", 4.0, "", []), ("fixed", "project_tests", 0.25, "", [])]
+    assert doc["estimate"]["decisions"] == []
+
+
+def test_cutlass_and_cute_kernels_without_an_amd_port_are_one_decision(tmp_path: Path):
+    """flash-attention's csrc without its CK port: one rewrite decision, not a blocker per site
+    plus 'adopt CUTLASS' plus 'adopt CuTe'."""
+    doc = audit_paths([_tree(tmp_path, {"csrc/attn/fwd.cu": CUTLASS, "attn/__init__.py": "import torch\n",
+                                        "setup.py": SETUP.format(branch="ext = CUDAExtension(\"attn\", [\"csrc/attn/fwd.cu\"])\n")})])
+    assert doc["summary"]["blockers"] == 3
+    decisions = doc["estimate"]["decisions"]
+    assert [(d["id"], d["kernels"], d["files"], d["sites"], d["blocker_sites"], d["rocm_since"], d["optional"])
+            for d in decisions] == [("cutlass", 1, 1, 3, 3, "5.7", "")]
+    cutlass = [i for i in doc["estimate"]["items"] if i["key"] == "cutlass"]
+    assert [(i["kind"], i["hours"]["likely"], i["findings"]) for i in cutlass] == [
+        ("decision", 270.0, ["csrc/attn/fwd.cu:1", "csrc/attn/fwd.cu:2", "csrc/attn/fwd.cu:3"])]
+    assert not [i for i in doc["estimate"]["items"] if i["key"] in ("cute", "PK402")]
+
+
+def test_a_second_distribution_is_priced_apart(tmp_path: Path):
+    """flash-attention's hopper/ (FlashAttention-3) has its own setup.py: installed apart."""
+    doc = audit_paths([_tree(tmp_path, {
+        "attn/__init__.py": "import torch\n", "setup.py": "from setuptools import setup\nsetup(name=\"attn\")\n",
+        "csrc/k.cu": "__global__ void k(float *p) { p[0] = 1; }\n",
+        "hopper/setup.py": "from setuptools import setup\nsetup(name=\"attn3\")\n", "hopper/k.cu": WMMA})])
+    assert [(o["feature"], o["items"]) for o in doc["estimate"]["optional"]] == [
+        ("hopper/ (a distribution installed apart)", 2)]
+    assert [i["key"] for i in doc["estimate"]["items"] if i["optional"]] == ["wmma", "validate_kernel"]
+
+
+def test_kernel_redesigns_are_priced_per_file_not_per_site(tmp_path: Path):
+    """apex's group_norm_v2: cluster code at 5 sites in 2 files was 5 x 80 h x 0.5."""
+    kernel = ("#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n"
+              "__global__ void k(float *p) {\n  cg::cluster_group c = cg::this_cluster();\n"
+              "  float *q = c.map_shared_rank(p, 1); q[0] = 1;\n  cg::this_cluster().sync();\n}\n")
+    doc = audit_paths([_tree(tmp_path, {"a.cu": kernel, "b.cu": kernel})])
+    pk306 = [(i["count"], i["hours"]["likely"]) for i in doc["estimate"]["items"] if i["key"].startswith("PK306")]
+    sites = sorted((f["path"], f["line"]) for f in doc["findings"] if f["code"] == "PK306")
+    assert sites == [("a.cu", 4), ("a.cu", 5), ("b.cu", 4), ("b.cu", 5)]
+    # first site 80 h, the second file x0.5, each further site in a file x0.1: 80 x (1 + 0.5 + 2 x 0.1)
+    assert pk306 == [(4, 136.0)]
