@@ -91,8 +91,8 @@ def _merged(family: str, optional: str, group: list[Item], rewrite: list[Item], 
     adopt, per_site = _sum(deps), _sum(patterns)
     hours = adopt if adopt[1] >= per_site[1] else per_site
     if rewrite:
-        entry = rewrites.default().by_id(family)
-        label = f"rewrite the {entry.name if entry else family} code: {entry.alternative if entry else ''}".rstrip(": ")
+        names = [e.name for e in rewrites.default().entries if e.decides == family] or [family]
+        label = f"rewrite the code built on {' and '.join(names)}"
         why = (f"One decision: the rewrite ({kernels} kernels, {files} files, {len(sites)} sites) includes adopting "
                f"the library it replaces ({', '.join(i.key for i in deps) or 'none priced apart'}): the rewrite "
                f"({per_site[1]:g} h likely) and the adoption ({adopt[1]:g} h likely) are counted once, by the larger.")

@@ -31,10 +31,16 @@ from ..tables.ecosystem import normalize
 
 NVIDIA_ONLY = "NVIDIA-only code paths (the project's AMD build leaves them out)"
 NOT_PRODUCT = product.NOT_PRODUCT
+_COMPONENT = " (a distribution installed apart)"
 
 
 def component_label(directory: str) -> str:
-    return f"{directory}/ (a distribution installed apart)"
+    return f"{directory}/{_COMPONENT}"
+
+
+def is_part(feature: str) -> bool:
+    """A part of the tree (not product, NVIDIA-only, another distribution), not a build option."""
+    return feature in (NVIDIA_ONLY, NOT_PRODUCT) or feature.endswith(_COMPONENT)
 
 
 @dataclass

@@ -17,6 +17,7 @@ from ..rewrite import polyfills
 from .. import rules
 from ..commands.results import AuditResult
 from ..estimate.effort import Estimate, Item
+from ..estimate.scope import is_part
 from ..core.findings import SEVERITIES, Finding
 from ..core.findingstore import CAP_PER_CODE
 from ..tables.mappings import default_db, format_version
@@ -60,7 +61,8 @@ def item_record(i: Item) -> dict:
 
 def changes(e: Estimate) -> list[str]:
     """What would move the number: each optional feature the team might decide to port."""
-    return [f"porting the optional {o['feature']} code adds {o['person_weeks']['p50']:.1f} person-weeks (P50; "
+    return [(f"porting the {o['feature']}" if is_part(o["feature"]) else f"porting the optional {o['feature']} code")
+            + f" adds {o['person_weeks']['p50']:.1f} person-weeks (P50; "
             f"{o['person_weeks']['p10']:.1f}-{o['person_weeks']['p90']:.1f})" for o in e.optional]
 
 

@@ -61,14 +61,14 @@ def _estimate(doc: dict, console: Console) -> None:
     say(console, f"Project: {arche['label']} ({arche['reference']})")
     if not arche.get("feasible", True):
         console.print("[bold red]Not currently feasible as a port: the blockers below need a decision first.[/]")
+    platforms = s.get("platforms")
+    if platforms and platforms.get("builds_for_amd"):
+        say(console, amd_build_line(platforms))
     say(console, s["headline"])
     say(console, f"Scope: {e['scope']}")
     for change in e["changes"]:
         say(console, f"Not included: {change}.")
-    platforms = s.get("platforms")
-    if platforms and platforms.get("builds_for_amd"):
-        say(console, amd_build_line(platforms))
-    elif platforms and (platforms["amd_path_share"] or platforms["shim_files"]):
+    if platforms and not platforms.get("builds_for_amd") and (platforms["amd_path_share"] or platforms["shim_files"]):
         say(console, f"Already ported: {platforms['amd_path_share'] * 100:.1f}% of the code is AMD-only, or NVIDIA-only "
                      f"beside a branch AMD builds take; {_plural(len(platforms['shim_files']), 'vendor shim header')}; "
                      f"{_plural(platforms['findings_already_ported'], 'finding')} there reported as info, not costed")
