@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from warpsim import AMD32, AMD64, CUDA32, CUDA64, OutOfBounds, SimError, run
+from warpsim import AMD32, AMD64, CUDA32, CUDA64, HIP_NVIDIA, OutOfBounds, SimError, run
 from warpsim.fixture import expected, folders, read_case, simulate
 
 REPO = Path(__file__).resolve().parent.parent
@@ -267,6 +267,15 @@ def test_fixed_at_32_lanes_gives_the_same_result(folder: Path):
         assert outcome(fixed, case, AMD32, DEVICE_WAVE_ON_HOST) == expected(case, 32)
     else:
         assert outcome(fixed, case, AMD32) == expected(case, 32)
+
+
+@pytest.mark.parametrize("folder", CASES, ids=ids)
+def test_fixed_through_hips_nvidia_backend_gives_the_same_result(folder: Path):
+    """HIP is single-source: the fixed code built for NVIDIA (32-lane warps on the device and, with
+    PORTKIT_WAVEFRONT_SIZE's NVIDIA branch, on the host pass) computes what the original does. Issue
+    31: before that branch, 3 fixtures computed wrong results on an H100."""
+    case = read_case(folder)
+    assert outcome((folder / "expected.hip").read_text(), case, HIP_NVIDIA) == expected(case, 32)
 
 
 @pytest.mark.parametrize("folder", CASES, ids=ids)

@@ -169,6 +169,8 @@ def test_constant_block_and_runtime_header_both_go_to_the_top_of_a_file_without_
     out = _convert(src)
     assert out == (b"\n#include <hip/hip_runtime.h>\n#ifndef PORTKIT_WAVEFRONT_SIZE\n"
                    b"#if defined(__AMDGCN_WAVEFRONT_SIZE)\n#define PORTKIT_WAVEFRONT_SIZE __AMDGCN_WAVEFRONT_SIZE\n"
+                   b"#elif defined(__HIP_PLATFORM_NVIDIA__) || defined(__HIP_PLATFORM_NVCC__) || "
+                   b"(defined(__CUDACC__) && !defined(__HIP__))\n#define PORTKIT_WAVEFRONT_SIZE 32\n"
                    b"#else\n#define PORTKIT_WAVEFRONT_SIZE 64\n#endif\n#endif\n"
                    b"#define WARP_SIZE PORTKIT_WAVEFRONT_SIZE\n" + src[src.index(b"__global__"):])
     assert _convert(out) == out

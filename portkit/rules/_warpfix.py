@@ -31,16 +31,22 @@ from . import _tree, _warplanes
 from .PK008_warp_fix_choice import RULE as WARP_FIX_CHOICE
 from ._warpfix_model import CONSTANT, WarpFix, newline_of, node_key
 
-# Device passes know their wavefront size; the host pass does not (it assumes CDNA's 64).
+# AMD device passes know their wavefront size; HIP's NVIDIA backend (nvcc) has 32-lane warps on
+# every pass; the AMD host pass does not know (it assumes CDNA's 64). Without the NVIDIA branch a
+# fixed kernel built through HIP's NVIDIA backend treated a 32-lane warp as 64 lanes (issue 31:
+# wrong results on an H100 in 3 of 20 warp fixtures).
 HELPER = (b"#ifndef PORTKIT_WAVEFRONT_SIZE",
           b"#if defined(__AMDGCN_WAVEFRONT_SIZE)",
           b"#define PORTKIT_WAVEFRONT_SIZE __AMDGCN_WAVEFRONT_SIZE",
+          b"#elif defined(__HIP_PLATFORM_NVIDIA__) || defined(__HIP_PLATFORM_NVCC__) || "
+          b"(defined(__CUDACC__) && !defined(__HIP__))",
+          b"#define PORTKIT_WAVEFRONT_SIZE 32",
           b"#else",
           b"#define PORTKIT_WAVEFRONT_SIZE 64",
           b"#endif",
           b"#endif")
 CONSTANT_NOTE = ("a compile-time warp size: PORTKIT_WAVEFRONT_SIZE, __AMDGCN_WAVEFRONT_SIZE on each device pass "
-                 "(64 on gfx9, 32 or 64 on RDNA) and 64 on the host pass; not warpSize, which ROCm 7 made a "
+                 "(64 on gfx9, 32 or 64 on RDNA), 32 through HIP's NVIDIA backend and 64 on the AMD host pass; not warpSize, which ROCm 7 made a "
                  "run-time value")
 PORTED_NOTE = ("--fix warp left this: the tree has its own CUDA-to-HIP shim header, so it already builds for AMD, "
                "where its 32-lane idioms may be deliberate (logical 32-lane warps: width-32 shuffles); check it "

@@ -9,6 +9,6 @@ the executing lanes, 32-bit masks handed to HIP's `_sync` intrinsics.
 
 from .cvalues import OutOfBounds, SimError
 from .host import run_host
-from .launch import AMD32, AMD64, CUDA32, CUDA64, Device, Target, load, run
+from .launch import AMD32, AMD64, CUDA32, CUDA64, HIP_NVIDIA, Device, Target, load, run
 
-__all__ = ["AMD32", "AMD64", "CUDA32", "CUDA64", "Device", "OutOfBounds", "SimError", "Target", "load", "run", "run_host"]
+__all__ = ["AMD32", "AMD64", "CUDA32", "CUDA64", "HIP_NVIDIA", "Device", "OutOfBounds", "SimError", "Target", "load", "run", "run_host"]

@@ -25,7 +25,7 @@ from .stmt import Frame, WarpMachine
 class Target:
     """What the compiler defines for a device: the vendor and the wavefront width."""
 
-    platform: str  # "cuda" or "amd"
+    platform: str  # "cuda", "amd", or "hip-nvidia" (HIP code built through HIP's NVIDIA backend)
     wave: int
     strict: bool = True  # check `_sync` masks; False runs them as HIP's mask-less forms would
     host: bool = False  # the host pass of the same compile: no device macros, no wavefront size
@@ -37,6 +37,9 @@ class Target:
         return Target(self.platform, self.wave, self.strict, True)
 
     def macros(self) -> dict[str, str]:
+        if self.platform == "hip-nvidia":  # HIP's NVIDIA backend: hipcc -> nvcc with the platform macro
+            return {"__HIP_PLATFORM_NVIDIA__": "1", "__HIPCC__": "1", "__CUDACC__": "1", "__NVCC__": "1",
+                    **({} if self.host else {"__CUDA_ARCH__": "900"})}
         if self.platform == "cuda":
             return {"__CUDACC__": "1", "__NVCC__": "1", **({} if self.host else {"__CUDA_ARCH__": "800"})}
         if self.host:  # hipcc's host pass: no __HIP_DEVICE_COMPILE__, no __AMDGCN_WAVEFRONT_SIZE, no gfx
@@ -50,6 +53,7 @@ CUDA32 = Target("cuda", 32)
 CUDA64 = Target("cuda", 64)
 AMD32 = Target("amd", 32)
 AMD64 = Target("amd", 64)
+HIP_NVIDIA = Target("hip-nvidia", 32)
 
 
 class _Abort(BaseException):
