@@ -126,14 +126,14 @@ HOST = (b"void launch(int block_size) {\n"
 
 def test_host_warps_per_block_and_block_shape():
     out = _convert(HOST)
-    assert out.split(b"\n")[8:13] == [
+    assert out.split(b"\n")[10:15] == [
         b"    const int rows_per_block = block_size / PORTKIT_WAVEFRONT_SIZE;",
         b"    dim3 shape = {4, WARP_SIZE / 4, (unsigned)block_size / WARP_SIZE};",
         b"    dim3 other = {4, 8, (unsigned)block_size / 32};",   # the kernel's `32 / bdx` would need it too
         b"}", b""]
     assert out.startswith(b"void launch(int block_size) {\n#ifndef PORTKIT_WAVEFRONT_SIZE\n")
     assert _notes(HOST) == [
-        (2, "`block_size / 32` warps per block: host code: PORTKIT_WAVEFRONT_SIZE is 64 on the host pass (CDNA); "
+        (2, "`block_size / 32` warps per block: host code: PORTKIT_WAVEFRONT_SIZE is 64 on the AMD host pass (CDNA), 32 through HIP's NVIDIA backend; "
             "a binary that also targets wave32 GPUs must use the device's warp size (hipDeviceProp_t::warpSize)"),
         (3, "block shape {4, 8, ...}: 4 x 8 threads were one 32-lane warp per layer; y follows WARP_SIZE so that "
             "a layer stays one wavefront"),
@@ -148,8 +148,8 @@ def test_constant_choice_is_noted():
     src = (WARP / "define_warp_size" / "input.cu").read_bytes()
     [(line, message)] = [n for n in _notes(src) if "compile-time" in n[1]]
     assert message == ("a compile-time warp size: PORTKIT_WAVEFRONT_SIZE, __AMDGCN_WAVEFRONT_SIZE on each device "
-                       "pass (64 on gfx9, 32 or 64 on RDNA) and 64 on the host pass; not warpSize, which ROCm 7 "
-                       "made a run-time value")
+                       "pass (64 on gfx9, 32 or 64 on RDNA), 32 through HIP's NVIDIA backend and 64 on the AMD host "
+                       "pass; not warpSize, which ROCm 7 made a run-time value")
 
 
 def test_array_sized_by_a_fixed_define_carries_the_fix_and_is_gone_after_it():
@@ -159,7 +159,7 @@ def test_array_sized_by_a_fixed_define_carries_the_fix_and_is_gone_after_it():
     [f] = [f for f in scan.findings if f.code == "PK205"]
     assert (f.line, f.autofix) == (4, ((2, 19, 2, 21, "PORTKIT_WAVEFRONT_SIZE"),))
     assert _findings(_convert(src), ("PK205",)) == []
-    assert _convert(src).count(b"PORTKIT_WAVEFRONT_SIZE") == 4   # the helper's 3 and the define's: applied once
+    assert _convert(src).count(b"PORTKIT_WAVEFRONT_SIZE") == 5   # the helper's 4 and the define's: applied once
 
 
 def test_constant_block_and_runtime_header_both_go_to_the_top_of_a_file_without_includes():
@@ -170,7 +170,7 @@ def test_constant_block_and_runtime_header_both_go_to_the_top_of_a_file_without_
     assert out == (b"\n#include <hip/hip_runtime.h>\n#ifndef PORTKIT_WAVEFRONT_SIZE\n"
                    b"#if defined(__AMDGCN_WAVEFRONT_SIZE)\n#define PORTKIT_WAVEFRONT_SIZE __AMDGCN_WAVEFRONT_SIZE\n"
                    b"#elif defined(__HIP_PLATFORM_NVIDIA__) || defined(__HIP_PLATFORM_NVCC__) || "
-                   b"(defined(__CUDACC__) && !defined(__HIP__))\n#define PORTKIT_WAVEFRONT_SIZE 32\n"
+                   b"(defined(__NVCC__) && !defined(__HIP__))\n#define PORTKIT_WAVEFRONT_SIZE 32\n"
                    b"#else\n#define PORTKIT_WAVEFRONT_SIZE 64\n#endif\n#endif\n"
                    b"#define WARP_SIZE PORTKIT_WAVEFRONT_SIZE\n" + src[src.index(b"__global__"):])
     assert _convert(out) == out

@@ -48,7 +48,8 @@ UNCERTAIN_NOTE = ("--fix warp left this: `{name}` is not computed from threadIdx
                   "warpSize here")
 ASSERTION_NOTE = ("--fix warp left this: a static_assert states what the code needs of the warp size; on a 64-lane "
                   "wavefront it fails, as it should, until the code it guards is ported")
-HOST_NOTE = ("host code: PORTKIT_WAVEFRONT_SIZE is 64 on the host pass (CDNA); a binary that also "
+HOST_NOTE = ("host code: PORTKIT_WAVEFRONT_SIZE is 64 on the AMD host pass (CDNA), 32 through HIP's NVIDIA backend; "
+             "a binary that also "
              "targets wave32 GPUs must use the device's warp size (hipDeviceProp_t::warpSize)")
 
 
@@ -130,10 +131,12 @@ def _constant_name(parent: Node) -> Node | None:
 
 
 def warp_size_define(node: Node) -> Node | None:
-    """The value node of `#define WARP_SIZE 32` (a warp-ish name defined as 32)."""
+    """The value node of `#define WARP_SIZE 32` (a warp-ish name defined as 32); never portkit's own
+    PORTKIT_WAVEFRONT_SIZE helper, whose 32 is the NVIDIA branch's (rules/_warpfix.py)."""
     name = node.child_by_field_name("name")
     text, value = _tree.define_value(node)
-    if name is None or value is None or not _tree.warpish_name(name.text) or text.rstrip(b"uU") != b"32":
+    if name is None or value is None or not _tree.warpish_name(name.text) or text.rstrip(b"uU") != b"32" \
+            or name.text == b"PORTKIT_WAVEFRONT_SIZE":
         return None
     return value
 

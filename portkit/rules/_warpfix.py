@@ -39,7 +39,7 @@ HELPER = (b"#ifndef PORTKIT_WAVEFRONT_SIZE",
           b"#if defined(__AMDGCN_WAVEFRONT_SIZE)",
           b"#define PORTKIT_WAVEFRONT_SIZE __AMDGCN_WAVEFRONT_SIZE",
           b"#elif defined(__HIP_PLATFORM_NVIDIA__) || defined(__HIP_PLATFORM_NVCC__) || "
-          b"(defined(__CUDACC__) && !defined(__HIP__))",
+          b"(defined(__NVCC__) && !defined(__HIP__))",
           b"#define PORTKIT_WAVEFRONT_SIZE 32",
           b"#else",
           b"#define PORTKIT_WAVEFRONT_SIZE 64",
