@@ -292,7 +292,9 @@ def _with_needs(names: list[str]) -> list[Polyfill]:
 
 def header_text(names: list[str], rocm: str, command: str) -> bytes:
     """The header: the polyfills named, sorted by name after the parts they need (each once, so
-    a file with both reduce.h and scan.h gets one cg::plus), each under its own release guard."""
+    a file with both reduce.h and scan.h gets one cg::plus), each under its own release guard.
+    The polyfills are AMD's; under HIP's NVIDIA backend the header includes the CUDA headers the
+    header polyfills replaced (<cooperative_groups/reduce.h>), or `cg::reduce` is undefined there."""
     chosen = _with_needs(names)
     includes = sorted({h for p in chosen for h in p.includes} - {RUNTIME_HEADER})
     lines = [
@@ -311,6 +313,10 @@ def header_text(names: list[str], rocm: str, command: str) -> bytes:
         lines += p.body.split("\n")
         if p.until is not None:
             lines.append("#endif")
+    served = sorted({h for p in chosen for h in p.headers})
+    if served:   # HIP's NVIDIA backend has the real CUDA headers: the code that included them still needs them
+        lines += ["", "#else  // HIP's NVIDIA backend: the CUDA headers these polyfills stand in for",
+                  *[f"#include <{h}>" for h in served]]
     lines += ["", "#endif  // __HIP_PLATFORM_AMD__", ""]
     return "\n".join(lines).encode()
 
