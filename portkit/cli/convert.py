@@ -104,6 +104,10 @@ def _add_layout(p: argparse.ArgumentParser) -> None:
                         "of #defines mapping exactly the CUDA names they use to HIP, for AMD builds only "
                         "(__HIP_PLATFORM_AMD__ or __HIP__ defined); each CUDA #include is guarded to take FILE on AMD. "
                         "With --in-place, --diff or --check")
+    p.add_argument("--convert-amd-built", action="store_true",
+                   help="convert the files the tree's own AMD build already compiles (a CMake enable_language(HIP), "
+                        "a setup.py IS_HIP_EXTENSION branch, an AMD directory building the CUDA one: docs/platforms.md); "
+                        "by default they stay byte for byte, so the NVIDIA build keeps working")
     p.add_argument("--no-polyfills", action="store_false", dest="polyfills",
                    help="leave the CUDA names the --rocm release lacks as they are (reported) instead of defining "
                         "the small ones in a generated portkit_polyfills.h at the root of the output (docs/polyfills.md)")
@@ -140,7 +144,8 @@ def run(args: argparse.Namespace) -> int:
                           platform_model=args.platform_model, rewrite_guards=args.rewrite_guards,
                           polyfills=args.polyfills, fix_warp="warp" in args.fix,
                           active_only=args.active_only, defines=defines, undefines=undefines),
-        deep=cli_deep.options(args, args.jobs, check_file_timeout(args.file_timeout)), config=config.find())
+        deep=cli_deep.options(args, args.jobs, check_file_timeout(args.file_timeout)), config=config.find(),
+        leave_amd_built=not args.convert_amd_built)
     data_on_stdout = args.diff or (args.output is not None and str(args.output) == "-")
     if args.verify and (args.output is None or data_on_stdout):
         raise PortkitError("--verify needs -o OUT (a directory): it compiles the converted tree")

@@ -44,6 +44,7 @@ class ConvertOptions:
     rename: tuple[tuple[str, str], ...] | None = None   # --rename: suffix map (rename.DEFAULT_MAP ...)
     deep: "DeepOptions | None" = None   # --engine clang: findings refined by libclang (edits unchanged)
     config: Config = Config()        # the project's settings (amd-macros, exclude: left as they are)
+    leave_amd_built: bool = True     # files the tree's own AMD build compiles stay as they are (--convert-amd-built)
 
 
 @dataclass
@@ -97,6 +98,7 @@ class ConvertResult:
     deep: "DeepResult | None" = None
     polyfills: PolyfillHeader | None = None   # the header, when the converted files use a polyfill
     active_only: bool = False   # --active-only: branches not compiled under -D/-U were left as they are
+    amd_built: dict[str, str] = field(default_factory=dict)   # files left as they are: the tree builds them for AMD
 
     @property
     def scans(self) -> list[FileScan]:

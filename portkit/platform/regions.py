@@ -44,8 +44,13 @@ VENDOR_BODY = re.compile(rb"\b(?:hip|HIP|roc|ROC|rccl|musa|MUSA|mublas|MUBLAS|__
 _HIP_NAME = re.compile(rb"(?:hip|HIP)")
 _CUDA_BODY = re.compile(rb"\b(?:cu|CU)[a-zA-Z]")
 SHIM_MIN_DEFINES = 8
-# `#ifdef __CUDA_ARCH__`, `#if !defined(__CUDACC__)`: the #else is host code, not an AMD path.
-DEVICE_SPLIT = re.compile(r"\s*!?\s*\(?\s*defined\s*\(?\s*(?:__CUDA_ARCH__|__CUDACC__|__NVCC__)\s*\)?\s*\)?\s*")
+# `#ifdef __CUDA_ARCH__`, `#if !defined(__CUDACC__)`: the #else is host code, not an AMD path; so
+# are the two-vendor forms convert writes in headers (rewrite/cudacc.py):
+# `(defined(__HIPCC__) || defined(__CUDACC__))` and `!defined(__HIPCC__) && !defined(__CUDACC__)`.
+_ONE = r"\s*\(?\s*defined\s*\(?\s*(?:__CUDA_ARCH__|__CUDACC__|__NVCC__)\s*\)?\s*\)?\s*"
+_BOTH = (r"\s*\(?\s*defined\s*\(\s*__HIPCC__\s*\)\s*\|\|\s*defined\s*\(\s*__CUDACC__\s*\)\s*\)?\s*"
+         r"|\s*!\s*defined\s*\(\s*__HIPCC__\s*\)\s*&&\s*!\s*defined\s*\(\s*__CUDACC__\s*\)\s*")
+DEVICE_SPLIT = re.compile(rf"\s*!?{_ONE}|\s*!?{_BOTH}")
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,11 @@ Read from file names and build files, never run:
   `find_package(hip)`, `LANGUAGE HIP`; a setup.py that branches on `IS_HIP_EXTENSION`,
   `torch.version.hip` or a `rocm` build target; a Makefile that calls `hipcc`. The tree then
   "already builds for AMD": the estimate prices its residue, not a conversion.
+
+`covered()` says which files such builds compile: those under the build file's directory, under
+a directory an AMD directory's build compiles, and every file they include, transitively (ggml's
+include/ggml.h, reached from src/ggml-cuda). convert leaves them byte for byte (issue 31: a
+dual-vendor tree keeps its NVIDIA build).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..core.files import Entry, read
+from .includes import include_lines
 
 AMD_TOKENS = frozenset({"hip", "rocm", "amd", "ck"})
 _WORD = re.compile(r"[-_.]")
@@ -158,3 +164,58 @@ def _builds(entries: list[Entry]) -> list[AmdImplementation]:
             text = data[start:end if end >= 0 else len(data)].decode("utf-8", "replace").strip()[:100]
             out.append(AmdImplementation(entry.rel, "build", f"{entry.rel}:{line}: {text}"))
     return out
+
+
+def covered(entries: list[Entry], amd: AmdPaths) -> dict[str, str]:
+    """The files the tree's AMD builds compile, each with the evidence (see the module docstring)."""
+    roots: list[tuple[str, str]] = []   # (directory prefix, evidence); "" is the whole tree
+    for i in amd.implementations:
+        if i.kind == "build":
+            folder = i.path.rsplit("/", 1)[0] if "/" in i.path else ""
+            roots.append((folder, i.evidence))
+        elif i.compiles:
+            roots += [(i.compiles, i.evidence), (i.path, i.evidence)]
+    if not roots:
+        return {}
+    out: dict[str, str] = {}
+    for entry in entries:
+        for folder, evidence in roots:
+            if entry.kind is not None and (not folder or entry.rel.startswith(folder + "/")):
+                out[entry.rel] = evidence
+                break
+    return _with_includes(entries, out)
+
+
+def _with_includes(entries: list[Entry], out: dict[str, str]) -> dict[str, str]:
+    """Add every file a covered source includes, transitively, with its includer's evidence."""
+    by_rel = {e.rel: e for e in entries if e.kind is not None}
+    by_suffix: dict[str, list[str]] = {}
+    for rel in by_rel:
+        parts = rel.split("/")
+        for i in range(len(parts)):
+            by_suffix.setdefault("/".join(parts[i:]), []).append(rel)
+    todo = [rel for rel in out if by_rel[rel].kind == "source"]
+    while todo:
+        rel = todo.pop()
+        data, skipped = read(by_rel[rel])
+        if data is None or skipped is not None or b"include" not in data:
+            continue
+        here = rel.rsplit("/", 1)[0] + "/" if "/" in rel else ""
+        for quoted, spelled in include_lines(data):
+            local = _normal(here + spelled) if quoted else ""
+            target = local if local in by_rel else min(by_suffix.get(_normal(spelled), ()), key=len, default="")
+            if target and target not in out and by_rel[target].kind == "source":
+                out[target] = out[rel]
+                todo.append(target)
+    return out
+
+
+def _normal(path: str) -> str:
+    parts: list[str] = []
+    for part in path.split("/"):
+        if part == "..":
+            if parts:
+                parts.pop()
+        elif part not in ("", "."):
+            parts.append(part)
+    return "/".join(parts)

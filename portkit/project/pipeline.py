@@ -10,7 +10,7 @@ the gate and its baseline classify every region alike.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -45,6 +45,7 @@ class Project:
     # (amd_paths.py) and its second distributions (product.py)
     amd: "AmdPaths | None" = None
     components: tuple[str, ...] = ()
+    amd_built: dict[str, str] = field(default_factory=dict)   # left as they are: their AMD build's evidence
 
     @property
     def scanned(self) -> list[Entry]:
@@ -53,12 +54,20 @@ class Project:
 
 
 def prepare(paths: list[Path], options: Options, config: Config = Config(),
-            rename: tuple[tuple[str, str], ...] | None = None, optional: bool = False) -> Project:
+            rename: tuple[tuple[str, str], ...] | None = None, optional: bool = False,
+            leave_amd_built: bool = False) -> Project:
     """The project under `paths`: its file set and the facts learned from it (with `optional`, also
-    the code its default build leaves out)."""
+    the code its default build leaves out; with `leave_amd_built`, convert's default, the files the
+    tree's own AMD build compiles are left as they are, like excluded ones: amd_paths.covered)."""
     root, entries, skipped = discover([Path(p) for p in paths])
     entries, left = _split_excluded(entries, config)
     entries, skipped = includes.follow(entries, skipped)
+    amd_built: dict[str, str] = {}
+    if leave_amd_built:
+        from . import amd_paths
+        amd_built = amd_paths.covered(entries, amd_paths.learn(entries))
+        left += [replace(e, kind=None) for e in entries if e.rel in amd_built]
+        entries = [e for e in entries if e.rel not in amd_built]
     if options.polyfills:   # an earlier run's generated header is not the project's: written again
         entries = [e for e in entries if e.rel != polyfills.HEADER]
     facts = learn(entries, options, config)
@@ -74,8 +83,8 @@ def prepare(paths: list[Path], options: Options, config: Config = Config(),
         amd, components = amd_paths.learn(entries), product.distributions(entries)
     if left:   # mirrored byte for byte by convert, read by nothing else
         entries = sorted(entries + left, key=lambda e: e.rel)
-    return Project(root, entries, skipped, facts, excluded=len(left), optional=left_out, amd=amd,
-                   components=components)
+    return Project(root, entries, skipped, facts, excluded=len(left) - len(amd_built), optional=left_out, amd=amd,
+                   components=components, amd_built=amd_built)
 
 
 def learn(entries: list[Entry], options: Options, config: Config = Config()) -> ProjectFacts:

@@ -16,6 +16,15 @@ def _plural(n: int, word: str) -> str:
     return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
+def _amd_built(amd_built: dict[str, str], console: Console) -> None:
+    """A tree that already builds for AMD: what says so, and what convert left alone."""
+    evidence = sorted(set(amd_built.values()))
+    shown = "; ".join(evidence[:3]) + (f"; {len(evidence) - 3} more" if len(evidence) > 3 else "")
+    say(console, f"Already builds for AMD ({shown}): {_plural(len(amd_built), 'file')} its AMD build compiles left "
+                 f"as they are, so its NVIDIA build keeps working. `portkit audit` prices what is left; "
+                 f"`portkit check` keeps new code portable; --convert-amd-built converts them anyway.")
+
+
 def render_convert(result: ConvertResult, console: Console, mode: str) -> None:
     """Summary: counts first, then every reference left unconverted with file:line and reason."""
     scans = result.scans
@@ -30,6 +39,8 @@ def render_convert(result: ConvertResult, console: Console, mode: str) -> None:
     found, converted, left = (result.total("refs_found"), result.total("refs_converted"),
                               result.total("refs_left"))
     share = f" ({100.0 * converted / found:.1f}% converted)" if found else ""
+    if result.amd_built:
+        _amd_built(result.amd_built, console)
     console.print(f"CUDA references: {found:,} found, {converted:,} converted, {left:,} left{share}")
     if result.total("warp_fixes"):
         console.print(f"Warp fixes (--fix warp): {result.total('warp_fixes'):,}")

@@ -12,7 +12,7 @@ from functools import lru_cache
 
 from tree_sitter import Node
 
-from . import polyfills
+from . import cudacc, polyfills
 from ..engine.context import ScanContext, View
 from ..core.edits import EditKind
 from ..tables.mappings import Mapping, format_version, tables_dir
@@ -81,6 +81,8 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
     mapping = ctx.db.names_by_bytes.get(node.text)
     if mapping is None or not _matches_kind(node, mapping):
         return
+    if node.text == cudacc.NAME and cudacc.keeps_nvidia(ctx, view, node):
+        return   # a header's #if keeps its NVIDIA test beside the AMD one
     parent = node.parent
     if parent is not None and parent.is_error and _inside_string(view.data, node.start_byte):
         return   # error recovery split a string literal: "cudaMalloc failed" is text, not code

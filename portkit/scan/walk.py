@@ -111,7 +111,11 @@ def _captures(ctx: ScanContext, view: View, root: Node) -> tuple[dict[str, list[
 
 def _device_code(ctx: ScanContext, view: View, nodes: list[Node]) -> None:
     """__global__ and __device__ specifiers: the kernels counted, and device functions that redefine
-    one HIP's headers define (rewrite/strictness.py)."""
+    one HIP's headers define (rewrite/strictness.py). A macro body's markers (`#define HD __host__
+    __device__`, re-parsed at view.base) are not device code of the file: a shared header defining
+    such a macro is compiled by host compilers too, and gets no HIP runtime header for it."""
+    if view.base and all(n.type == "__device__" for n in nodes):
+        return
     ctx.metrics.has_device_code = True
     ctx.metrics.kernels += sum(1 for n in nodes   # definitions, not prototypes
                                if n.type == "__global__" and n.parent is not None

@@ -1,0 +1,48 @@
+"""A tree that already builds for AMD keeps its NVIDIA build (issue 31): convert leaves the files
+its AMD build compiles byte for byte, says so first, and converts them only when asked."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from portkit.cli.app import main
+
+KERNEL = "#include <cuda_runtime.h>\n#include \"shared.h\"\n__global__ void k(float *p) { p[0] = 1; }\n" \
+         "void run(float *p) { cudaMalloc(&p, 4); k<<<1, 1>>>(p); }\n"
+SHARED = "#pragma once\n#ifdef __CUDACC__\n#define HD __host__ __device__\n#else\n#define HD\n#endif\n"
+GGML_HIP = "enable_language(HIP)\nfile(GLOB SRCS \"../x-cuda/*.cu\")\nadd_library(x-hip ${SRCS})\n"
+
+
+def _tree(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+def _changed(src: Path, out: Path) -> list[str]:
+    return sorted(p.relative_to(out).as_posix() for p in out.rglob("*")
+                  if p.is_file() and (not (src / p.relative_to(out)).is_file()
+                                      or (src / p.relative_to(out)).read_bytes() != p.read_bytes()))
+
+
+def test_an_amd_directory_that_builds_the_cuda_one_keeps_it_and_its_headers(tmp_path: Path, capsys):
+    """ggml: src/ggml-hip's CMakeLists compiles ../ggml-cuda/*.cu; include/ggml.h comes with them."""
+    src = _tree(tmp_path / "src", {"x-cuda/k.cu": KERNEL, "include/shared.h": SHARED, "x-hip/CMakeLists.txt": GGML_HIP,
+                                   "tools/other.cu": KERNEL.replace('#include "shared.h"\n', "")})
+    assert main(["convert", str(src), "-o", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert ("Already builds for AMD (x-hip builds x-cuda's sources for AMD): 3 files its AMD build compiles left as "
+            "they are, so its NVIDIA build keeps working.") in out
+    assert _changed(src, tmp_path / "out") == ["tools/other.cu"]   # not compiled by the AMD build: converted
+    assert main(["convert", str(src), "-o", str(tmp_path / "all"), "--convert-amd-built", "-q"]) == 0
+    assert _changed(src, tmp_path / "all") == ["include/shared.h", "tools/other.cu", "x-cuda/k.cu", "x-hip/CMakeLists.txt"]
+
+
+def test_a_root_build_that_compiles_hip_leaves_the_whole_tree(tmp_path: Path, capsys):
+    """faiss: its root CMakeLists.txt enables HIP under FAISS_ENABLE_ROCM and hipifies at build time."""
+    src = _tree(tmp_path / "src", {"gpu/k.cu": KERNEL, "gpu/shared.h": SHARED,
+                                   "CMakeLists.txt": "project(x LANGUAGES CXX CUDA)\nif(X_ROCM)\n  enable_language(HIP)\n"
+                                                     "endif()\n"})
+    assert main(["convert", str(src), "--check"]) == 0
+    assert "Already builds for AMD (CMakeLists.txt:3: enable_language(HIP)): 3 files" in capsys.readouterr().out
