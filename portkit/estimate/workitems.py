@@ -223,13 +223,15 @@ def dependencies(files: list[tuple[str, Metrics]], findings: list[Finding], eco:
 
 
 def _library_sites(path: str, lib, eco: Ecosystem, found) -> tuple[list[str], str]:
-    """Where a file uses a library (its #include lines, or the file), and the optional feature of
-    that use: "" when any include of it is compiled by default."""
+    """Where a file uses a library (its #include lines, a Makefile's -l lines, or the file), and the
+    optional feature of that use: "" when any include or link of it is built by default."""
     if found is None:
         return [path], ""
     whole = found.files.get(path, "")
     lines = [(line, found.feature(path, line)) for line, header in found.includes.get(path, ())
              if eco.header(header) is lib]
+    # a Makefile's `-l` lines: linked under a switch a plain make leaves off (llm.c's -lcudnn)
+    lines += [(line, found.feature(path, line)) for line, name in found.links.get(path, ()) if eco.link(name) is lib]
     if not lines:   # used by link name or namespace: the file as a whole
         return [path], whole or (optional_code.TEST_ONLY if optional_code.test_only(path) else "")
     features = {feature for _, feature in lines}

@@ -135,10 +135,11 @@ def with_clang_lines(project: Project, deep) -> None:
 
 
 def _contents(entries: list[Entry]) -> list[tuple[str, str, bytes]]:
-    """(path, kind, bytes) of the sources and CMake files: what optional.py reads its defaults from."""
+    """(path, kind, bytes) of the sources, CMake files, Makefiles and setup.py files: what optional.py
+    reads its defaults and switches from."""
     out = []
     for entry in entries:
-        if entry.kind in ("source", "cmake"):
+        if entry.kind in ("source", "cmake", "make") or entry.kind == "python" and entry.rel.rsplit("/", 1)[-1] == "setup.py":
             data, skipped = read(entry)
             if data is not None and skipped is None:
                 out.append((entry.rel, entry.kind, data))
