@@ -106,7 +106,7 @@ def audit_paths(paths: list[Path], opts: AuditOptions,
     metrics = [(s.rel, s.metrics) for s in result.scans]
     result.estimate = workitems.estimate(metrics, result.findings, ecosystem.default(), effort.default_model(),
                                          opts.team_size, opts.focus_hours, project.optional,
-                                         project.facts.own_packages)
+                                         project.facts.own_packages, project.facts.requirements)
     return result
 
 

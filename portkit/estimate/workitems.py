@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from ..project import optional as optional_code
-from ..project.packages import package_dir
+from ..project.packages import package_dir, requires
 from .. import rules
 from ..engine.context import Metrics
 from ..tables.ecosystem import Ecosystem, normalize
@@ -30,23 +30,24 @@ from ..core.errors import PortkitError
 from ..core.findings import Finding, pattern
 
 def signals(files: Iterable[tuple[str, Metrics]], findings: list[Finding],
-            own_packages: frozenset[str] | None = None) -> set[str]:
+            own_packages: frozenset[str] | None = None, requirements: frozenset[str] | None = None) -> set[str]:
     """What kind of project this is: the facts the fixed costs and archetypes are chosen by.
 
     A PyTorch or JAX project is one whose product imports the framework: a Python project (no
     CUDA C/C++ sources: its scripts are the product), a file of the project's own Python package, or
     a CUDA extension build. A reference, conversion or benchmark script that imports torch beside a
     C++/CUDA project (llm.c's train_gpt2.py, ggml's scripts) does not make it one. `own_packages`
-    None (not known): every import counts, as before."""
+    None (not known): every import counts, as before. An import in the project's own package of a
+    framework the project does not require (`requirements`, packages.requirements; None: it
+    declares none, and every such import counts) is optional interop: faiss's contrib/torch_utils.py."""
     files = list(files)
     found: set[str] = {"cuda-sources"} if any(_has_cuda(m) for _, m in files) else set()
     for path, m in files:
-        product = own_packages is None or "cuda-sources" not in found or m.cuda_extension \
-            or _in_package(path, own_packages)
-        if "torch" in m.imports and product:
-            found.add("pytorch")
-        if ("jax" in m.imports or "jaxlib" in m.imports) and product:
-            found.add("jax")
+        product = own_packages is None or "cuda-sources" not in found or m.cuda_extension
+        packaged = not product and _in_package(path, own_packages)
+        for module, signal in (("torch", "pytorch"), ("jax", "jax"), ("jaxlib", "jax")):
+            if module in m.imports and (product or packaged and requires(requirements, module)):
+                found.add(signal)
         if m.triton_kernels or "triton" in m.imports:
             found.add("triton")
         if m.cuda_extension:
@@ -254,16 +255,17 @@ def items(files: list[tuple[str, Metrics]], findings: list[Finding], present: se
 
 def estimate(files: list[tuple[str, Metrics]], findings: list[Finding], eco: Ecosystem,
              model: CostModel, team_size: int = 1, focus_hours: float | None = None,
-             found=None, own_packages: frozenset[str] | None = None) -> Estimate:
+             found=None, own_packages: frozenset[str] | None = None,
+             requirements: frozenset[str] | None = None) -> Estimate:
     """The estimate for one audited tree (`files`: (path, metrics) of every scanned file; `found`:
     its optional code, optional.OptionalCode, or None when not known; `own_packages`: the Python
-    packages the project is, project/packages.py)."""
+    packages the project is, and `requirements` the distributions it requires: project/packages.py)."""
     if team_size < 1:
         raise PortkitError(f"--team-size must be at least 1, not {team_size}")
     focus = focus_hours or model.focus_hours_per_week
     if focus <= 0 or focus > 80:
         raise PortkitError(f"--focus-hours must be between 1 and 80, not {focus}")
-    present = signals(files, findings, own_packages)
+    present = signals(files, findings, own_packages, requirements)
     work = items(files, findings, present, model, eco, found)
     hours = total([i for i in work if not i.optional])
     weeks = weeks_of(hours, focus)
