@@ -79,6 +79,7 @@ EVERY_EXT_SWITCHED = {
         "setup(name='pkg', ext_modules=ext_modules)\n"),
     "csrc/a.cu": KERNEL, "csrc/b1.cu": KERNEL, "csrc/b2.cu": KERNEL,
     "contrib/fast.cu": KERNEL, "contrib/fast_1.cu": KERNEL, "contrib/fast_2.cu": KERNEL, "contrib/fast_3.cu": KERNEL,
+    "contrib/unlisted.cpp": "int unused;\n",   # listed by no extension, beside X_FAST's sources only
 }
 
 
@@ -88,7 +89,7 @@ def test_when_every_extension_is_switched_the_largest_switch_is_the_default(tmp_
     root = _write(tmp_path, EVERY_EXT_SWITCHED)
     found = _learn(root)
     assert found.files == {"contrib/fast.cu": "X_FAST", "contrib/fast_1.cu": "X_FAST",
-                           "contrib/fast_2.cu": "X_FAST", "contrib/fast_3.cu": "X_FAST"}
+                           "contrib/fast_2.cu": "X_FAST", "contrib/fast_3.cu": "X_FAST", "contrib/unlisted.cpp": "X_FAST"}
     assert found.ranges == {"setup.py": [(10, 12, "X_FAST")]}
     doc = audit_paths([root])
     assert _items(doc) == [

@@ -3,7 +3,8 @@
 apex builds every CUDA extension under a switch: `if has_flag("--cuda_ext", "APEX_CUDA_EXT"):`
 appends amp_C, syncbn, ...; each contrib extension has its own (`--fast_layer_norm`,
 `"--xentropy" in sys.argv`, `os.environ.get("APEX_GROUP_NORM", "0") == "1"`). The sources an
-extension lists under a switch belong to that switch, named by its flag (`--fast_layer_norm`).
+extension lists under a switch belong to that switch, named by its flag (`--fast_layer_norm`), and
+so does a compile unit no extension lists beside sources of that switch only.
 
 A switch is an `if` whose test is false with no flag given and no variable set, and true with its
 own flag (or variable) on: a call with a `--flag` argument, `"--flag" in sys.argv`, a comparison of
@@ -28,6 +29,7 @@ import posixpath
 MAX_BYTES = 1 << 20
 _ON_VALUES = ("1", "ON", "on", "TRUE", "true", "True", "yes")
 _UNKNOWN = object()
+_UNITS = (".c", ".cc", ".cpp", ".cxx", ".cu")
 
 
 class _Switches:
@@ -283,6 +285,7 @@ def learn(path: str, data: bytes, paths: frozenset[str]) -> tuple[dict[str, str]
         for source in sources:
             features.setdefault(source, set()).add(feature)
     files = {p: "" if "" in f else sorted(f)[0] for p, f in features.items()}
+    files.update(_beside(files, paths))
     ranges, seen = [], set()
     for chain, first, last in sorted(found.blocks, key=lambda b: (b[1], -b[2])):
         feature = next((label for label in chain if label not in default), "")
@@ -290,6 +293,20 @@ def learn(path: str, data: bytes, paths: frozenset[str]) -> tuple[dict[str, str]
             ranges.append((first, last, feature))
             seen.add((first, last))
     return files, ranges
+
+
+def _beside(files: dict[str, str], paths: frozenset[str]) -> dict[str, str]:
+    """A compile unit no extension lists, in a directory whose listed sources all belong to one
+    optional switch, belongs to it (apex's group_norm_nhwc.cpp beside --group_norm's sources)."""
+    by_dir: dict[str, set[str]] = {}
+    for path, feature in files.items():
+        by_dir.setdefault(posixpath.dirname(path), set()).add(feature)
+    out = {}
+    for path in paths:
+        features = by_dir.get(posixpath.dirname(path), set())
+        if path not in files and path.endswith(_UNITS) and len(features) == 1 and "" not in features:
+            out[path] = next(iter(features))
+    return out
 
 
 def _default(exts: list[tuple[tuple[str, ...], list[str], bool]]) -> frozenset[str]:
