@@ -108,7 +108,8 @@ def audit_paths(paths: list[Path], opts: AuditOptions,
     scope = result.scope = Scope.of(metrics, project.optional, project.amd, project.components,
                                     project.facts.own_packages)
     result.estimate = workitems.estimate(metrics, result.findings, ecosystem.default(), effort.default_model(),
-                                         opts.team_size, opts.focus_hours, scope, project.facts.own_packages)
+                                         opts.team_size, opts.focus_hours, scope, project.facts.own_packages,
+                                         project.facts.requirements)
     return result
 
 

@@ -26,6 +26,10 @@ class ProjectFacts:
     amd_shim: bool = False               # the tree has its own CUDA-to-HIP shim header: it already builds for AMD
     project_defined: frozenset[str] = frozenset()   # polyfill names the project defines itself: none for them
     own_packages: frozenset[str] = frozenset()   # Python packages the project is (normalized): never its own dependency
+    # the distributions the project requires (normalized; None: it declares none) and, per extra,
+    # those an extra adds (project/packages.py): a framework only an extra names is optional interop
+    requirements: frozenset[str] | None = None
+    extras: tuple[tuple[str, frozenset[str]], ...] = ()
     rename: "RenamePlan | None" = None   # --rename: the files getting new names (their #includes follow)
     # --active-only --engine clang: (rel, inactive line runs) of every file clang preprocessed;
     # for these its preprocessor decides, for the others ppexpr under -D/-U does

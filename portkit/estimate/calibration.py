@@ -51,6 +51,8 @@ def snapshot(files: list[tuple[str, Metrics]], findings: list[Finding], scope: S
             "ranges": {p: [list(r) for r in v] for p, v in sorted(found.ranges.items()) if p in paths},
             "files": {p: v for p, v in sorted(found.files.items()) if p in paths},
             "includes": {p: [list(i) for i in v] for p, v in sorted(found.includes.items()) if p in paths},
+            **({"links": {p: [list(i) for i in v] for p, v in sorted(found.links.items()) if p in paths}}
+               if any(p in paths for p in found.links) else {}),
         }
     return out
 
@@ -71,7 +73,8 @@ def restore(data: dict) -> tuple[list[tuple[str, Metrics]], list[Finding], Scope
     if opt is not None:
         found = OptionalCode(ranges={p: [tuple(r) for r in v] for p, v in opt["ranges"].items()},
                              files=dict(opt["files"]),
-                             includes={p: [tuple(i) for i in v] for p, v in opt["includes"].items()})
+                             includes={p: [tuple(i) for i in v] for p, v in opt["includes"].items()},
+                             links={p: [tuple(i) for i in v] for p, v in opt.get("links", {}).items()})
     amd = data.get("amd", {})
     paths = AmdPaths(tuple(AmdImplementation(**i) for i in amd.get("implementations", ())),
                      tuple(amd.get("amd_dirs", ())))

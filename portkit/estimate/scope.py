@@ -72,6 +72,11 @@ class Scope:
         return self.optional.includes if self.optional is not None else {}
 
     @property
+    def links(self) -> dict:
+        """A Makefile's `-l` lines per path (project/optional.py), for the features of library links."""
+        return self.optional.links if self.optional is not None else {}
+
+    @property
     def builds_for_amd(self) -> bool:
         return self.amd.builds
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..project.packages import package_dir
+from ..project.packages import package_dir, requires
 from .. import rules
 from ..engine.context import Metrics
 from ..tables.ecosystem import Ecosystem, normalize
@@ -31,23 +31,24 @@ from . import decisions
 from .scope import Scope
 
 def signals(files: Iterable[tuple[str, Metrics]], findings: list[Finding],
-            own_packages: frozenset[str] | None = None) -> set[str]:
+            own_packages: frozenset[str] | None = None, requirements: frozenset[str] | None = None) -> set[str]:
     """What kind of project this is: the facts the fixed costs and archetypes are chosen by.
 
     A PyTorch or JAX project is one whose product imports the framework: a Python project (no
     CUDA C/C++ sources: its scripts are the product), a file of the project's own Python package, or
     a CUDA extension build. A reference, conversion or benchmark script that imports torch beside a
     C++/CUDA project (llm.c's train_gpt2.py, ggml's scripts) does not make it one. `own_packages`
-    None (not known): every import counts, as before."""
+    None (not known): every import counts, as before. An import in the project's own package of a
+    framework the project does not require (`requirements`, packages.requirements; None: it
+    declares none, and every such import counts) is optional interop: faiss's contrib/torch_utils.py."""
     files = list(files)
     found: set[str] = {"cuda-sources"} if any(_has_cuda(m) for _, m in files) else set()
     for path, m in files:
-        product = own_packages is None or "cuda-sources" not in found or m.cuda_extension \
-            or _in_package(path, own_packages)
-        if "torch" in m.imports and product:
-            found.add("pytorch")
-        if ("jax" in m.imports or "jaxlib" in m.imports) and product:
-            found.add("jax")
+        product = own_packages is None or "cuda-sources" not in found or m.cuda_extension
+        packaged = not product and _in_package(path, own_packages)
+        for module, signal in (("torch", "pytorch"), ("jax", "jax"), ("jaxlib", "jax")):
+            if module in m.imports and (product or packaged and requires(requirements, module)):
+                found.add(signal)
         if m.triton_kernels or "triton" in m.imports:
             found.add("triton")
         if m.cuda_extension:
@@ -237,10 +238,12 @@ def dependencies(files: list[tuple[str, Metrics]], findings: list[Finding], eco:
 
 
 def _library_sites(path: str, lib, eco: Ecosystem, found) -> tuple[list[str], str]:
-    """Where a file uses a library (its #include lines, or the file), and the optional feature of
-    that use: "" when any include of it is compiled by default."""
+    """Where a file uses a library (its #include lines, a Makefile's -l lines, or the file), and the
+    optional feature of that use: "" when any include or link of it is built by default."""
     lines = [(line, found.feature(path, line)) for line, header in found.includes.get(path, ())
              if eco.header(header) is lib]
+    # a Makefile's `-l` lines: linked under a switch a plain make leaves off (llm.c's -lcudnn)
+    lines += [(line, found.feature(path, line)) for line, name in found.links.get(path, ()) if eco.link(name) is lib]
     if not lines:   # used by link name or namespace: the file as a whole
         return [path], found.whole(path)
     features = {feature for _, feature in lines}
@@ -264,17 +267,18 @@ def items(files: list[tuple[str, Metrics]], findings: list[Finding], present: se
 
 def estimate(files: list[tuple[str, Metrics]], findings: list[Finding], eco: Ecosystem,
              model: CostModel, team_size: int = 1, focus_hours: float | None = None,
-             found: Scope | None = None, own_packages: frozenset[str] | None = None) -> Estimate:
+             found: Scope | None = None, own_packages: frozenset[str] | None = None,
+             requirements: frozenset[str] | None = None) -> Estimate:
     """The estimate for one audited tree (`files`: (path, metrics) of every scanned file; `found`:
     where each site belongs, scope.Scope, or None when nothing is known; `own_packages`: the Python
-    packages the project is, project/packages.py)."""
+    packages the project is, and `requirements` the distributions it requires: project/packages.py)."""
     if team_size < 1:
         raise PortkitError(f"--team-size must be at least 1, not {team_size}")
     focus = focus_hours or model.focus_hours_per_week
     if focus <= 0 or focus > 80:
         raise PortkitError(f"--focus-hours must be between 1 and 80, not {focus}")
     found = found if found is not None else Scope.of(files)
-    present = signals(files, findings, own_packages)
+    present = signals(files, findings, own_packages, requirements)
     if found.builds_for_amd:
         present.add("builds-for-amd")
     work = items(files, findings, present, model, eco, found)

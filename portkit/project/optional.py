@@ -11,6 +11,11 @@ line (effort.py). Three signs, read from the sources and build files, no compile
 - `#if __has_include(<x.h>)`: the branch exists only when the library is installed: feature x.h.
 - A translation unit whose own header (`cudnn_att.h` for `cudnn_att.cpp`) is included only inside
   optional branches belongs to that feature as a whole (llm.c's cuDNN attention).
+- The build's own switches: a Makefile block a plain `make` skips (make_switches.py: llm.c's
+  `ifeq ($(USE_CUDNN), 1)`, named by the -D it adds, ENABLE_CUDNN, so its `-lcudnn` and the
+  sources' `#ifdef ENABLE_CUDNN` are one feature), and the extensions setup.py builds only under a
+  flag (setup_switches.py: apex's `--fast_layer_norm`). A header included only from optional code
+  (a whole optional file or an optional branch) is optional too, transitively.
 
 Paths under benchmarks/, tests/, examples/, scripts/ are test-only: a dependency used only there
 is optional too (TEST_ONLY), though findings there stay in the headline (the tests must pass).
@@ -21,7 +26,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+import posixpath
+
 from ..platform import ppexpr, regions
+from . import make_switches, setup_switches
 
 TEST_ONLY = "benchmarks, tests and examples"
 TEST_DIRS = frozenset({"bench", "benchmark", "benchmarks", "test", "tests", "testing", "example", "examples",
@@ -42,6 +50,9 @@ class OptionalCode:
     ranges: dict[str, list[tuple[int, int, str]]] = field(default_factory=dict)
     files: dict[str, str] = field(default_factory=dict)
     includes: dict[str, list[tuple[int, str]]] = field(default_factory=dict)   # path -> (line, header)
+    # per build file (Makefile): every `-l` link as (line, link name); feature(path, line) says
+    # whether a plain build links it (workitems._library_sites)
+    links: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
 
     def feature(self, path: str, line: int) -> str:
         """The optional feature the line belongs to, or "" for code the default build compiles."""
@@ -60,7 +71,8 @@ def test_only(path: str) -> bool:
 def feature_flags(files: list[tuple[str, str, bytes]], defines: tuple = ()) -> tuple[frozenset[str], frozenset[str]]:
     """Macros that name an optional feature: ENABLE_/USE_/WITH_ names and CMake options defaulting
     to OFF, less those the sources #define (then the default build has them) or -D gives."""
-    defined = {name for _, _, data in files for name in (m.decode() for m in _DEFINE.findall(data))}
+    defined = {name for _, kind, data in files if kind == "source"
+               for name in (m.decode() for m in _DEFINE.findall(data))}
     defined |= {name for name, _ in defines}
     off = {m for _, kind, data in files if kind == "cmake"
            for m in _CMAKE_OPTION.findall(data.decode("utf-8", "replace"))}
@@ -136,9 +148,10 @@ def _derived(files: list[tuple[str, str, bytes]], flags, defined) -> dict[str, s
 def learn(files: list[tuple[str, str, bytes]], defines: tuple = ()) -> OptionalCode:
     """The optional code of a tree: `files` are (path, kind, bytes) of every scanned file."""
     flags, defined = feature_flags(files, defines)
-    derived = _derived(files, flags, defined)
-    flags = {**{f: f for f in flags}, **derived}
     found = OptionalCode()
+    built, make_flags = _build_switches(files, found, {name for name, _ in defines})
+    derived = _derived(files, {**{f: f for f in flags}, **make_flags}, defined)
+    flags = {**{f: f for f in flags}, **make_flags, **derived}
     for path, kind, data in files:
         if kind != "source":
             continue
@@ -147,8 +160,36 @@ def learn(files: list[tuple[str, str, bytes]], defines: tuple = ()) -> OptionalC
             found.ranges[path] = ranges
         found.includes[path] = [(_line(data, m.start()), m.group(1).decode("utf-8", "replace"))
                                 for m in _INCLUDE.finditer(data)]
-    found.files = _optional_units(found)
+    found.files = {p: f for p, f in built.items() if f}
+    for path, feature in _optional_units(found).items():
+        if path not in built:   # a source setup.py builds by default stays default
+            found.files.setdefault(path, feature)
+    _included_only_optional(found, frozenset(built))
     return found
+
+
+def _build_switches(files, found: OptionalCode, given: set[str]) -> tuple[dict[str, str], dict[str, str]]:
+    """Read the Makefiles' and setup.py's switches into `found` (their own optional lines, the
+    links); returns ({source: feature, "" = default} of what setup.py builds, {-D name: feature}
+    of what the Makefiles' optional blocks add). A feature given with -D is the default build."""
+    sources = frozenset(p for p, kind, _ in files if kind == "source")
+    built: dict[str, str] = {}
+    make_flags: dict[str, str] = {}
+    for path, kind, data in files:
+        if kind == "make":
+            read = make_switches.read(data)
+            ranges = [r for r in read.ranges if r[2] not in given]
+            make_flags.update({d: f for d, f in read.defines.items() if f not in given and d not in given})
+            found.links[path] = read.links
+        elif kind == "python" and path.rsplit("/", 1)[-1] == "setup.py":
+            listed, ranges = setup_switches.learn(path, data, sources)
+            for source, feature in listed.items():
+                built[source] = "" if not feature or built.get(source) == "" else min(feature, built.get(source, feature))
+        else:
+            continue
+        if ranges:
+            found.ranges[path] = ranges
+    return built, make_flags
 
 
 def _stem(name: str) -> str:
@@ -169,3 +210,28 @@ def _optional_units(found: OptionalCode) -> dict[str, str]:
         if features and "" not in features:
             out[path] = sorted(features)[0]
     return out
+
+
+def _included_only_optional(found: OptionalCode, pinned: frozenset[str]) -> None:
+    """A header included only from optional code is optional too (apex's contrib headers, included
+    by one flag's extension only), and so are the headers only it includes. Includes are resolved
+    beside the including file, else by every tree file of that name (unresolved: no use)."""
+    by_name: dict[str, list[str]] = {}
+    for path in found.includes:
+        by_name.setdefault(path.rsplit("/", 1)[-1], []).append(path)
+    edges = []
+    for path, includes in found.includes.items():
+        for line, header in includes:
+            rel = posixpath.normpath(posixpath.join(posixpath.dirname(path), header))
+            targets = [rel] if rel in found.includes else [
+                p for p in by_name.get(header.rsplit("/", 1)[-1], ()) if p == header or p.endswith("/" + header)]
+            edges += [(path, line, t) for t in targets if t != path]
+    for _ in range(8):   # a few rounds: each makes the headers of the newly optional ones optional
+        uses: dict[str, set[str]] = {}
+        for path, line, target in edges:
+            uses.setdefault(target, set()).add(found.feature(path, line))
+        new = {t: sorted(f)[0] for t, f in uses.items() if "" not in f and t not in found.files
+               and t not in pinned and not t.endswith(SOURCE_SUFFIXES)}
+        if not new:
+            return
+        found.files.update(new)

@@ -22,7 +22,7 @@ from ..platform import facts as platform_facts
 from ..rewrite import polyfills
 from . import includes
 from .config import Config
-from .packages import own_packages
+from .packages import own_packages, requirements
 
 if TYPE_CHECKING:
     from .amd_paths import AmdPaths
@@ -90,7 +90,9 @@ def prepare(paths: list[Path], options: Options, config: Config = Config(),
 def learn(entries: list[Entry], options: Options, config: Config = Config()) -> ProjectFacts:
     """The facts of a file set: the platform model's (unless --no-platform-model) and the polyfill
     names the project defines (with polyfills on)."""
-    facts = ProjectFacts(amd_macros=tuple(config.amd_macros), own_packages=own_packages(entries))
+    required, extras = requirements(entries)
+    facts = ProjectFacts(amd_macros=tuple(config.amd_macros), own_packages=own_packages(entries),
+                         requirements=required, extras=extras)
     if options.platform_model:   # the tree's AMD selectors, learned before the scan (regions.py)
         facts = platform_facts.project_platforms(entries, facts)
     if options.polyfills:   # its own definitions win over a polyfill
@@ -132,7 +134,9 @@ def _tree_key(root: Path, entries: list[Entry], options: Options, config: Config
 def _facts_to_plain(facts: ProjectFacts) -> dict:
     return {"amd_macros": list(facts.amd_macros), "shim_names": sorted(n.decode("latin-1") for n in facts.shim_names),
             "one_world": [list(p) for p in facts.one_world], "amd_shim": facts.amd_shim,
-            "project_defined": sorted(facts.project_defined), "own_packages": sorted(facts.own_packages)}
+            "project_defined": sorted(facts.project_defined), "own_packages": sorted(facts.own_packages),
+            "requirements": None if facts.requirements is None else sorted(facts.requirements),
+            "extras": [[extra, sorted(names)] for extra, names in facts.extras]}
 
 
 def _facts_from_plain(plain: dict) -> ProjectFacts:
@@ -140,7 +144,9 @@ def _facts_from_plain(plain: dict) -> ProjectFacts:
                         shim_names=frozenset(n.encode("latin-1") for n in plain["shim_names"]),
                         one_world=tuple((a, b) for a, b in plain["one_world"]), amd_shim=bool(plain["amd_shim"]),
                         project_defined=frozenset(plain["project_defined"]),
-                        own_packages=frozenset(plain["own_packages"]))
+                        own_packages=frozenset(plain["own_packages"]),
+                        requirements=None if plain.get("requirements") is None else frozenset(plain["requirements"]),
+                        extras=tuple((extra, frozenset(names)) for extra, names in plain.get("extras", ())))
 
 
 def with_clang_lines(project: Project, deep) -> None:
@@ -151,10 +157,11 @@ def with_clang_lines(project: Project, deep) -> None:
 
 
 def _contents(entries: list[Entry]) -> list[tuple[str, str, bytes]]:
-    """(path, kind, bytes) of the sources and CMake files: what optional.py reads its defaults from."""
+    """(path, kind, bytes) of the sources, CMake files, Makefiles and setup.py files: what optional.py
+    reads its defaults and switches from."""
     out = []
     for entry in entries:
-        if entry.kind in ("source", "cmake"):
+        if entry.kind in ("source", "cmake", "make") or entry.kind == "python" and entry.rel.rsplit("/", 1)[-1] == "setup.py":
             data, skipped = read(entry)
             if data is not None and skipped is None:
                 out.append((entry.rel, entry.kind, data))
