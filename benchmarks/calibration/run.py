@@ -37,7 +37,8 @@ sys.path.insert(0, str(HERE.parents[1]))
 from portkit.estimate import calibration
 from portkit.project import optional
 from portkit.platform import regions  # noqa: E402
-from portkit.commands.audit import AuditOptions, _contents, audit_paths  # noqa: E402
+from portkit.commands.audit import AuditOptions, audit_paths  # noqa: E402
+from portkit.project.pipeline import _contents  # noqa: E402
 from portkit.engine.context import Options  # noqa: E402
 
 CODE = re.compile(r"\.(cu|cuh|c|cc|cpp|cxx|h|hh|hpp|hip|inl)$|(^|/)(CMakeLists\.txt|Makefile)$|\.cmake$")
