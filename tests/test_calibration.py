@@ -43,6 +43,17 @@ def test_recorded_scores_are_the_ones_the_recorded_figures_give():
     assert calibration.fit(hours, lines) == (TABLE["calibration"]["hours_per_line"], TABLE["calibration"]["error_factor"])
 
 
+def test_leave_one_out_fits_without_the_project_it_scores():
+    assert calibration.leave_one_out([1, 2, 4], [1, 2, 4]) == ([1.0, 1.0, 1.0], 1.0)
+    # the third is 8x off a fit of the first two; each of those is off the fit of the other and the third
+    assert calibration.leave_one_out([1, 1, 8], [1, 1, 1]) == ([2.83, 2.83, 8.0], 2.83)
+    assert calibration.fit([1, 1, 8], [1, 1, 1]) == (1.0, 1.0)   # in-sample hides it
+
+
+def test_transfer_scores_the_test_projects_on_the_training_fit_only():
+    assert calibration.transfer(([2, 4], [1, 2]), ([2, 8], [1, 1])) == ([1.0, 4.0], 2.0)
+
+
 def test_the_cost_model_carries_the_calibration_the_table_records():
     assert effort.default_model().calibration == effort.Calibration(
         projects=len(PROJECTS), spearman=TABLE["calibration"]["spearman"],
