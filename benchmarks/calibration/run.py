@@ -1,6 +1,7 @@
 """Recompute the calibration table: each project's manual port work against portkit's estimate.
 
     python benchmarks/calibration/run.py [--mirrors /work/.mirror] [--only NAME] [--snapshot]
+    python benchmarks/calibration/run.py --scores
 
 Reads projects.toml; for each project exports the CUDA side and the port from the git mirrors
 (<mirrors>/<owner>+<name>/repo, made by `fetch github:owner/name`; a missing mirror is skipped
@@ -15,7 +16,9 @@ with a message), measures the manual lines of the port and audits the CUDA side.
 - rewrite: the AMD version is a new implementation: every line of it is manual.
 
 --snapshot writes facts/<project>.json (portkit/estimate/calibration.py) that tests/test_calibration.py
-recomputes the estimate from. Nothing here runs through a shell.
+recomputes the estimate from. Every run ends with the scores of projects.toml's [calibration],
+recomputed from facts/ with the current model (--scores: only those): in-sample, leave-one-out
+and the held-out projects around the fit of the tuned ones. Nothing here runs through a shell.
 """
 
 from __future__ import annotations
@@ -175,12 +178,45 @@ def measure(name: str, project: dict, mirrors: Path, work: Path) -> dict | None:
             "top": [f"{i.label} {i.percentiles['p50']:g} h" for i in top], "facts": facts}
 
 
+def scores() -> dict:
+    """projects.toml's [calibration] scores, each P50 recomputed from facts/ with the current model,
+    and each project's held-out (leave-one-out) error factor."""
+    projects = tomllib.loads((HERE / "projects.toml").read_text())["project"]
+    hours = [calibration.estimate(json.loads((HERE / "facts" / f"{p['name']}.json").read_text())).hours["p50"]
+             for p in projects]
+    lines = [p["measured"]["manual_lines"] for p in projects]
+    held_out = [bool(p.get("held_out")) for p in projects]
+    factors = calibration.leave_one_out(hours, lines)[0]
+    tuned = ([h for h, o in zip(hours, held_out) if not o], [n for n, o in zip(lines, held_out) if not o])
+    rows = [{"name": p["name"], "held_out": o, "p50": h, "manual_lines": n, "loo_error_factor": f,
+             "tuned_fit_error_factor": calibration.transfer(tuned, ([h], [n]))[1] if o else None}
+            for p, h, n, o, f in zip(projects, hours, lines, held_out, factors)]
+    return {"scores": calibration.scores(hours, lines, held_out), "projects": rows}
+
+
+def print_scores() -> None:
+    result = scores()
+    print("| project | set | manual lines | P50 h | leave-one-out error | error around the tuned fit |")
+    print("|---|---|---|---|---|---|")
+    for r in result["projects"]:
+        around = "-" if r["tuned_fit_error_factor"] is None else f"x{r['tuned_fit_error_factor']:g}"
+        print(f"| {r['name']} | {'held out' if r['held_out'] else 'tuned on'} | {r['manual_lines']} | "
+              f"{r['p50']:g} | x{r['loo_error_factor']:g} | {around} |")
+    print("[calibration]")
+    for k, v in result["scores"].items():
+        print(f"{k} = {v}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
     ap.add_argument("--only", action="append", default=[])
     ap.add_argument("--snapshot", action="store_true", help="write facts/<project>.json")
+    ap.add_argument("--scores", action="store_true", help="only the scores, from facts/ (no mirrors)")
     args = ap.parse_args(argv)
+    if args.scores:
+        print_scores()
+        return 0
     projects = tomllib.loads((HERE / "projects.toml").read_text())["project"]
     rows = []
     for project in projects:
@@ -202,8 +238,9 @@ def main(argv: list[str] | None = None) -> int:
         hours = [r["p50"] for _, r in rows]
         lines = [r["manual_lines"] for _, r in rows]
         per_line, error = calibration.fit(hours, lines)
-        print(f"spearman {calibration.spearman(hours, lines)}; fit {per_line} h per manual line, "
+        print(f"these {len(rows)}: spearman {calibration.spearman(hours, lines)}; fit {per_line} h per manual line, "
               f"median error factor {error}")
+    print_scores()
     return 0
 
 
