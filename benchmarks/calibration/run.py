@@ -1,6 +1,8 @@
 """Recompute the calibration table: each project's manual port work against portkit's estimate.
 
     python benchmarks/calibration/run.py [--mirrors /work/.mirror] [--only NAME] [--snapshot]
+    python benchmarks/calibration/run.py --scores
+    python benchmarks/calibration/run.py --whole-trees [--label before] [--only NAME]
 
 Reads projects.toml; for each project exports the CUDA side and the port from the git mirrors
 (<mirrors>/<owner>+<name>/repo, made by `fetch github:owner/name`; a missing mirror is skipped
@@ -15,16 +17,24 @@ with a message), measures the manual lines of the port and audits the CUDA side.
 - rewrite: the AMD version is a new implementation: every line of it is manual.
 
 --snapshot writes facts/<project>.json (portkit/estimate/calibration.py) that tests/test_calibration.py
-recomputes the estimate from. Nothing here runs through a shell.
+recomputes the estimate from. Every run ends with the scores of projects.toml's [calibration],
+recomputed from facts/ with the current model (--scores: only those): in-sample, leave-one-out
+and the held-out projects around the fit of the tuned ones.
+
+--whole-trees audits the trees of trees.toml whole, as `portkit audit TREE --format json --jobs 2`
+(see trees.toml), and records the headline under --label in benchmarks/results/
+calibration_whole_trees.{json,md}. Nothing here runs through a shell.
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import re
 import subprocess
 import sys
+import tarfile
 import tempfile
 import tomllib
 from collections import Counter
@@ -32,6 +42,7 @@ from datetime import date
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+RESULTS = HERE.parent / "results"
 sys.path.insert(0, str(HERE.parents[1]))
 
 from portkit.estimate import calibration
@@ -172,12 +183,144 @@ def measure(name: str, project: dict, mirrors: Path, work: Path) -> dict | None:
             "top": [f"{i.label} {i.percentiles['p50']:g} h" for i in top], "facts": facts}
 
 
+def scores() -> dict:
+    """projects.toml's [calibration] scores, each P50 recomputed from facts/ with the current model,
+    and each project's held-out (leave-one-out) error factor."""
+    projects = tomllib.loads((HERE / "projects.toml").read_text())["project"]
+    hours = [calibration.estimate(json.loads((HERE / "facts" / f"{p['name']}.json").read_text())).hours["p50"]
+             for p in projects]
+    lines = [p["measured"]["manual_lines"] for p in projects]
+    held_out = [bool(p.get("held_out")) for p in projects]
+    factors = calibration.leave_one_out(hours, lines)[0]
+    tuned = ([h for h, o in zip(hours, held_out) if not o], [n for n, o in zip(lines, held_out) if not o])
+    rows = [{"name": p["name"], "held_out": o, "p50": h, "manual_lines": n, "loo_error_factor": f,
+             "tuned_fit_error_factor": calibration.transfer(tuned, ([h], [n]))[1] if o else None}
+            for p, h, n, o, f in zip(projects, hours, lines, held_out, factors)]
+    return {"scores": calibration.scores(hours, lines, held_out), "projects": rows}
+
+
+def print_scores() -> None:
+    result = scores()
+    print("| project | set | manual lines | P50 h | leave-one-out error | error around the tuned fit |")
+    print("|---|---|---|---|---|---|")
+    for r in result["projects"]:
+        around = "-" if r["tuned_fit_error_factor"] is None else f"x{r['tuned_fit_error_factor']:g}"
+        print(f"| {r['name']} | {'held out' if r['held_out'] else 'tuned on'} | {r['manual_lines']} | "
+              f"{r['p50']:g} | x{r['loo_error_factor']:g} | {around} |")
+    print("[calibration]")
+    for k, v in result["scores"].items():
+        print(f"{k} = {v}")
+
+
+def export_tree(mirror: Path, commit: str, dest: Path) -> None:
+    """The whole tree at `commit` (git archive; blob by blob where the mirror lacks a large file)."""
+    done = subprocess.run(["git", "-C", str(mirror), "archive", "--format=tar", commit], capture_output=True)
+    if done.returncode == 0:
+        with tarfile.open(fileobj=io.BytesIO(done.stdout)) as tar:
+            tar.extractall(dest, filter="data")
+        return
+    listing = git(mirror, "ls-tree", "-r", "-z", commit)
+    for rec in listing.split(b"\0"):
+        if not rec:
+            continue
+        meta, name = rec.split(b"\t", 1)
+        mode, kind, sha = meta.split()
+        if kind != b"blob" or mode == b"120000":
+            continue
+        blob = subprocess.run(["git", "-C", str(mirror), "cat-file", "blob", sha.decode()], capture_output=True)
+        if blob.returncode == 0:
+            out = dest / name.decode("utf-8", "surrogateescape")
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_bytes(blob.stdout)
+
+
+def whole_tree(tree: dict, mirrors: Path, work: Path) -> dict | None:
+    """`portkit audit <tree> --format json --jobs 2` on the whole tree, as a manager runs it."""
+    mirror = mirrors / tree["repo"].replace("/", "+") / "repo"
+    if not mirror.is_dir():
+        print(f"skip {tree['name']}: no mirror {mirror} (fetch github:{tree['repo']})", file=sys.stderr)
+        return None
+    root = work / tree["name"]
+    export_tree(mirror, tree["commit"], root)
+    done = subprocess.run([sys.executable, "-m", "portkit", "audit", str(root), "--format", "json", "--jobs", "2"],
+                          capture_output=True, cwd=HERE.parents[1])
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"portkit audit {tree['name']} failed ({done.returncode}): {done.stderr.decode()[-2000:]}")
+    e = json.loads(done.stdout)["estimate"]
+    return {"repo": tree["repo"], "commit": tree["commit"], "outcome": tree["outcome"], "source": tree["source"],
+            "person_weeks": {k: e["person_weeks"][k] for k in ("p10", "p50", "p90")},
+            "hours_p50": e["hours"]["p50"], "blockers": e["blockers"],
+            "optional": [{"feature": o["feature"], "person_weeks_p50": o["person_weeks"]["p50"]}
+                         for o in e.get("optional", [])]}
+
+
+def write_whole_trees(label: str, rows: dict[str, dict]) -> None:
+    """Merge `rows` under `label` into the results file and render its table."""
+    path = RESULTS / "calibration_whole_trees.json"
+    data = json.loads(path.read_text()) if path.exists() else {"runs": {}}
+    commit = subprocess.run(["git", "-C", str(HERE.parents[1]), "describe", "--always", "--abbrev=10", "--dirty"],
+                            capture_output=True, text=True).stdout.strip()
+    run = data["runs"].setdefault(label, {"portkit": commit, "date": date.today().isoformat(), "trees": {}})
+    run.update({"portkit": commit, "date": date.today().isoformat()})
+    run["trees"].update(rows)
+    path.write_text(json.dumps(data, indent=1) + "\n")
+    labels = list(data["runs"])
+    out = ["# Whole trees: portkit's headline against the real AMD port",
+           "",
+           "Written by `python benchmarks/calibration/run.py --whole-trees --label LABEL` (trees.toml); "
+           "person-weeks P50 (P10-P90) of `portkit audit TREE --format json --jobs 2` on the whole tree.",
+           "",
+           "| run | portkit commit | date |", "|---|---|---|"]
+    out += [f"| {k} | {v['portkit']} | {v['date']} |" for k, v in data["runs"].items()]
+    out += ["", "| tree | real outcome | source | " + " | ".join(f"{k}: P50 (P10-P90)" for k in labels)
+            + " | optional, not included (P50) | blockers |",
+            "|---|---|---|" + "---|" * len(labels) + "---|---|"]
+    names = list(dict.fromkeys(n for v in data["runs"].values() for n in v["trees"]))
+    for name in names:
+        runs = [data["runs"][k]["trees"].get(name) for k in labels]
+        last = next(r for r in reversed(runs) if r)
+        cells = [f"{r['person_weeks']['p50']:g} ({r['person_weeks']['p10']:g}-{r['person_weeks']['p90']:g})"
+                 if r else "-" for r in runs]
+        optional_code = "; ".join(f"{o['feature']} +{o['person_weeks_p50']:g}" for o in last["optional"]) or "-"
+        out.append(f"| {name} ({last['commit'][:8]}) | {last['outcome']} | {last['source']} | " + " | ".join(cells)
+                   + f" | {optional_code} | {last['blockers']} |")
+    (RESULTS / "calibration_whole_trees.md").write_text("\n".join(out) + "\n")
+
+
+def run_whole_trees(args: argparse.Namespace) -> int:
+    trees = tomllib.loads((HERE / "trees.toml").read_text())["tree"]
+    rows = {}
+    for tree in trees:
+        if args.only and tree["name"] not in args.only:
+            continue
+        with tempfile.TemporaryDirectory() as tmp:
+            row = whole_tree(tree, args.mirrors, Path(tmp))
+        if row is None:
+            continue
+        rows[tree["name"]] = row
+        pw = row["person_weeks"]
+        print(f"| {tree['name']} | {pw['p50']:g} ({pw['p10']:g}-{pw['p90']:g}) | {row['blockers']} | "
+              f"{'; '.join(o['feature'] + ' +' + format(o['person_weeks_p50'], 'g') for o in row['optional'])} |",
+              flush=True)
+    if rows:
+        write_whole_trees(args.label, rows)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
     ap.add_argument("--only", action="append", default=[])
     ap.add_argument("--snapshot", action="store_true", help="write facts/<project>.json")
+    ap.add_argument("--scores", action="store_true", help="only the scores, from facts/ (no mirrors)")
+    ap.add_argument("--whole-trees", action="store_true", help="audit trees.toml's trees whole")
+    ap.add_argument("--label", default="before", help="the run's name in the whole-tree results")
     args = ap.parse_args(argv)
+    if args.whole_trees:
+        return run_whole_trees(args)
+    if args.scores:
+        print_scores()
+        return 0
     projects = tomllib.loads((HERE / "projects.toml").read_text())["project"]
     rows = []
     for project in projects:
@@ -199,8 +342,9 @@ def main(argv: list[str] | None = None) -> int:
         hours = [r["p50"] for _, r in rows]
         lines = [r["manual_lines"] for _, r in rows]
         per_line, error = calibration.fit(hours, lines)
-        print(f"spearman {calibration.spearman(hours, lines)}; fit {per_line} h per manual line, "
+        print(f"these {len(rows)}: spearman {calibration.spearman(hours, lines)}; fit {per_line} h per manual line, "
               f"median error factor {error}")
+    print_scores()
     return 0
 
 

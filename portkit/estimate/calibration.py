@@ -115,6 +115,43 @@ def fit(hours: list[float], lines: list[float]) -> tuple[float, float]:
     return round(math.exp(centre), 3), round(math.exp(median(abs(x - centre) for x in logs)), 2)
 
 
+def _off(train: tuple[list[float], list[float]], test: tuple[list[float], list[float]]) -> list[float]:
+    """Each `test` project's log distance from the hours-per-line fit of `train` (hours, lines)."""
+    centre = median(math.log(h / max(n, 1)) for h, n in zip(*train))
+    return [abs(math.log(h / max(n, 1)) - centre) for h, n in zip(*test)]
+
+
+def transfer(train: tuple[list[float], list[float]], test: tuple[list[float], list[float]]) -> tuple[list[float], float]:
+    """Fit hours per line on `train` (hours, lines) only; each `test` project's error factor around
+    that fit (1.0 = on it), and their median. Nothing of a test project enters the fit."""
+    off = _off(train, test)
+    return [round(math.exp(x), 2) for x in off], round(math.exp(median(off)), 2)
+
+
+def leave_one_out(hours: list[float], lines: list[float]) -> tuple[list[float], float]:
+    """Each project's error factor around the fit of all the others, and their median: the held-out
+    counterpart of fit()'s in-sample error factor."""
+    if len(hours) != len(lines) or len(hours) < 3:
+        raise ValueError("leave_one_out needs two lists of the same length, at least 3")
+    off = [_off(([h for j, h in enumerate(hours) if j != i], [n for j, n in enumerate(lines) if j != i]),
+                ([hours[i]], [lines[i]]))[0] for i in range(len(hours))]
+    return [round(math.exp(x), 2) for x in off], round(math.exp(median(off)), 2)
+
+
+def scores(hours: list[float], lines: list[float], held_out: list[bool]) -> dict:
+    """The [calibration] scores of benchmarks/calibration/projects.toml: in-sample over all the
+    projects and over those the model was tuned on (held_out False), leave-one-out over all, and the
+    held-out projects around the tuned ones' fit."""
+    tuned = ([h for h, o in zip(hours, held_out) if not o], [n for n, o in zip(lines, held_out) if not o])
+    new = ([h for h, o in zip(hours, held_out) if o], [n for n, o in zip(lines, held_out) if o])
+    per_line, error = fit(hours, lines)
+    out = {"spearman": spearman(hours, lines), "hours_per_line": per_line, "error_factor": error,
+           "heldout_error_factor": leave_one_out(hours, lines)[1], "tuned_error_factor": fit(*tuned)[1]}
+    if new[0]:
+        out["new_ports_error_factor"] = transfer(tuned, new)[1]
+    return out
+
+
 def estimate(facts: dict):
     """The estimate workitems computes from a snapshot, with the current cost model."""
     from ..tables import ecosystem

@@ -78,7 +78,8 @@ class Calibration:
 
     projects: int
     spearman: float
-    error_factor: float
+    error_factor: float           # in-sample: the projects around their own hours-per-line fit
+    heldout_error_factor: float   # leave-one-out: each project around the fit of the others
     source: str
 
 
