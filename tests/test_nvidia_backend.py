@@ -1,0 +1,105 @@
+"""The NVIDIA side of HIP is a target (issue 31): portkit's outputs compile through HIP's NVIDIA
+backend (nvcc, -D__HIP_PLATFORM_NVIDIA__, sm_90), not only with hipcc for AMD.
+
+A HIP port replaces the CUDA code; a project that still ships to NVIDIA builds the same HIP source
+there. The warp fixtures (`--fix warp`) and the polyfill header (its NVIDIA branch) are where
+portkit writes platform-dependent code, so each of their outputs is compiled here, one test each.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, require_rocm_libraries
+from hip_nvidia import HIP_HEADERS, PatchError, apply_patches, compile_for_nvidia, patched_include_dir
+from hip_nvidia_patches import PATCHES, Patch
+
+WARP = sorted(p.parent for p in (REPO / "fixtures" / "warp").glob("*/expected.hip"))
+POLYFILLS = sorted(p.parent for p in (REPO / "fixtures" / "polyfills").glob("*/expected.hip"))
+# Debian's ROCm 5.2 packages no hipBLAS (test_polyfills.py compiles this case wherever it is installed).
+HIPBLAS = Path("/usr/include/hipblas/hipblas.h")
+
+# Outputs that do not build for NVIDIA because of portkit (issue 31), each with the compiler's words:
+# strict, so the fix shows as XPASS; a failure with other words is a plain failure.
+_VOTE = ("--fix warp writes HIP's mask-less {name}; through HIP's NVIDIA backend that is CUDA's pre-Volta "
+         "intrinsic, which ptxas refuses for sm_70 and later")
+_AMD_ONLY = "the polyfill header defines {names} under __HIP_PLATFORM_AMD__ only; the output uses {it} on NVIDIA too"
+KNOWN_BUGS = {
+    "warp/ballot_eq_full_mask": ("Instruction 'vote' without '.sync' is not supported", _VOTE.format(name="__all")),
+    "warp/ballot_popc": ("Instruction 'vote' without '.sync' is not supported", _VOTE.format(name="__ballot")),
+    "warp/lane_bit_1u_shift": ("Instruction 'vote' without '.sync' is not supported", _VOTE.format(name="__ballot")),
+    "polyfills/device": ('identifier "portkit_syncwarp" is undefined', _AMD_ONLY.format(
+        names="portkit_syncwarp, portkit_trap, portkit_umin/umax/llmin/llmax/ullmin/ullmax", it="them")),
+    "polyfills/driver_context": ('identifier "portkit_CUctxCreateParams" is undefined', _AMD_ONLY.format(
+        names="portkit_CUctxCreateParams", it="it")),
+    "polyfills/driver_errors": ('identifier "hipDrvGetErrorName" is undefined', _AMD_ONLY.format(
+        names="hipDrvGetErrorName/String (HIP 5.2's NVIDIA backend lacks them too)", it="them")),
+    "polyfills/sparse": ('identifier "hipsparseGetErrorName" is undefined', _AMD_ONLY.format(
+        names="hipsparseGetErrorName/String (hipSPARSE 5.2 lacks them on either platform)", it="them")),
+}
+
+
+def _params(group: str, folders: list[Path]) -> list:
+    """One test per fixture; a known portkit bug is xfail(strict) on AssertionError only, so a
+    missing tool under PORTKIT_REQUIRE_TOOLS=1 (pytest.fail) still fails."""
+    params = []
+    for folder in folders:
+        name = f"{group}/{folder.name}"
+        marks = ()
+        if name in KNOWN_BUGS:
+            marks = pytest.mark.xfail(strict=True, raises=AssertionError, reason=KNOWN_BUGS[name][1])
+        params.append(pytest.param(folder, id=name, marks=marks))
+    return params
+
+
+@pytest.fixture(scope="session")
+def hip_include(tmp_path_factory) -> Path:
+    """HIP's headers patched for CUDA 13, copied once per session (per worker under xdist)."""
+    return patched_include_dir(tmp_path_factory.mktemp("hip_nvidia"))
+
+
+def _assert_compiles(name: str, path: Path, hip_include: Path) -> None:
+    run = compile_for_nvidia(path, [hip_include])
+    known = KNOWN_BUGS.get(name, ("",))[0]
+    if known and run.returncode != 0 and known not in run.stderr:
+        pytest.fail(f"fails, but not with the known bug's words ({known}):\n{run.stderr[-6000:]}")
+    assert run.returncode == 0, run.stderr[-6000:]
+
+
+@pytest.mark.parametrize("folder", _params("warp", WARP))
+def test_warp_fix_output_compiles_for_nvidia(folder: Path, hip_include: Path):
+    """`--fix warp` writes PORTKIT_WAVEFRONT_SIZE, 32 through HIP's NVIDIA backend."""
+    _assert_compiles(f"warp/{folder.name}", folder / "expected.hip", hip_include)
+
+
+@pytest.mark.parametrize("folder", _params("polyfills", POLYFILLS))
+def test_polyfill_output_compiles_for_nvidia(folder: Path, hip_include: Path, tmp_path: Path):
+    """The output includes "portkit_polyfills.h" from its own folder, as convert writes them."""
+    require_rocm_libraries([folder / "expected.hip"])
+    if b"hipblas" in (folder / "expected.hip").read_bytes() and not HIPBLAS.is_file():
+        pytest.skip("hipBLAS is not installed (Debian's ROCm 5.2 does not package it)")
+    shutil.copy(folder / "expected.hip", tmp_path / "input.hip")
+    shutil.copy(folder / "expected_polyfills.h", tmp_path / "portkit_polyfills.h")
+    _assert_compiles(f"polyfills/{folder.name}", tmp_path / "input.hip", hip_include)
+
+
+def test_every_patch_applies_to_the_installed_headers_once(hip_include: Path):
+    """Each patch's new text is in the copy, and the original headers are left as they were."""
+    for patch in PATCHES:
+        assert (hip_include / "hip" / patch.file).read_text(encoding="utf-8").count(patch.new) == 1, patch.why
+        assert "portkit tests" not in (HIP_HEADERS / patch.file).read_text(encoding="utf-8")
+
+
+def test_a_patch_that_does_not_match_fails_loudly(tmp_path: Path):
+    """A header that changed must break the tests, never be compiled half-patched."""
+    (tmp_path / "a.h").write_text("int f();\nint f();\n")
+    with pytest.raises(PatchError, match=r"occurs 0 times, expected once"):
+        apply_patches(tmp_path, [Patch("a.h", "int g();\n", "", "g")])
+    with pytest.raises(PatchError, match=r"occurs 2 times, expected once"):
+        apply_patches(tmp_path, [Patch("a.h", "int f();\n", "", "f")])
+    (tmp_path / "b.h").write_text("int f();\n")
+    apply_patches(tmp_path, [Patch("b.h", "int f();\n", "#if X\nint f();\n#endif\n", "f")])
+    assert (tmp_path / "b.h").read_text() == "#if X\nint f();\n#endif\n"
