@@ -18,6 +18,14 @@ NVCC = os.environ.get("NVCC", "/usr/local/cuda/bin/nvcc")
 CUDA_LIB_INCLUDE = Path(os.environ.get("CUDA_LIB_INCLUDE", REPO / ".ci" / "cache" / "cuda-libs" / "include"))
 
 
+def write_tree(root: Path, files: dict[str, str]) -> Path:
+    """A small project under `root`: each relative path written with its text; returns `root`."""
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
 def require_tool(path_or_name: str, what: str) -> str:
     """The tool's path; skip the test when it is missing, or fail when CI requires every tool."""
     found = shutil.which(path_or_name) or (path_or_name if Path(path_or_name).is_file() else None)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from conftest import write_tree
+
 import pytest
 
 from portkit.api import audit_paths
@@ -15,13 +17,6 @@ from portkit.project.packages import requirements
 from portkit.project.pipeline import _contents
 
 KERNEL = "__global__ void k(float *x) { x[threadIdx.x] = __shfl(x[0], 1); }\n"
-
-
-def _write(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    return root
 
 
 def _learn(root: Path) -> optional.OptionalCode:
@@ -49,7 +44,7 @@ DEFAULT_AND_FLAG = {
 
 
 def test_a_flag_gated_extension_beside_a_default_one_is_optional(tmp_path: Path):
-    root = _write(tmp_path, DEFAULT_AND_FLAG)
+    root = write_tree(tmp_path, DEFAULT_AND_FLAG)
     found = _learn(root)
     # core.cu is listed by both: default; the headers only fancy.cu includes follow it, transitively
     assert found.files == {"contrib/fancy.cu": "--fancy", "contrib/fancy.cuh": "--fancy",
@@ -86,7 +81,7 @@ EVERY_EXT_SWITCHED = {
 def test_when_every_extension_is_switched_the_largest_switch_is_the_default(tmp_path: Path):
     """--cuda_ext builds 2 extensions (3 files), X_FAST 1 (4 files): the most extensions wins (apex:
     --cuda_ext's 11 extensions, not --group_norm's 47 generated files)."""
-    root = _write(tmp_path, EVERY_EXT_SWITCHED)
+    root = write_tree(tmp_path, EVERY_EXT_SWITCHED)
     found = _learn(root)
     assert found.files == {"contrib/fast.cu": "X_FAST", "contrib/fast_1.cu": "X_FAST",
                            "contrib/fast_2.cu": "X_FAST", "contrib/fast_3.cu": "X_FAST", "contrib/unlisted.cpp": "X_FAST"}
@@ -114,7 +109,7 @@ MAKE_CUDNN = {
 
 
 def test_a_makefile_switch_and_the_sources_ifdef_are_one_optional_feature(tmp_path: Path):
-    root = _write(tmp_path, MAKE_CUDNN)
+    root = write_tree(tmp_path, MAKE_CUDNN)
     found = _learn(root)
     assert found.ranges == {"Makefile": [(7, 8, "ENABLE_X")], "train.cu": [(2, 4, "ENABLE_X")]}
     assert found.links == {"Makefile": [(3, "cublas"), (8, "cudnn")]}
@@ -128,7 +123,7 @@ def test_a_makefile_switch_and_the_sources_ifdef_are_one_optional_feature(tmp_pa
 
 
 def test_asking_for_the_feature_puts_the_makefile_block_in_the_headline(tmp_path: Path):
-    _, entries, _ = discover([_write(tmp_path, MAKE_CUDNN)])
+    _, entries, _ = discover([write_tree(tmp_path, MAKE_CUDNN)])
     found = optional.learn(_contents(entries), (("ENABLE_X", None),))
     assert found.ranges == {}
 
@@ -179,7 +174,7 @@ def test_setup_py_is_read_never_run(tmp_path: Path):
     ({"setup.py": "setup(install_requires=['torch'\n"}, (None, ())),                      # does not parse
 ])
 def test_declared_requirements(tmp_path: Path, files: dict, expected: tuple):
-    _, entries, _ = discover([_write(tmp_path, files)])
+    _, entries, _ = discover([write_tree(tmp_path, files)])
     assert requirements(entries) == expected
 
 
@@ -193,7 +188,7 @@ INTEROP = {"mypkg/__init__.py": "", "mypkg/interop.py": "import torch\n", "mypkg
     ("", ["cuda-sources", "pytorch"]),                                                   # declares nothing: as before
 ])
 def test_a_package_importing_a_framework_it_does_not_require(tmp_path: Path, declared: str, signals: list):
-    root = _write(tmp_path, {**INTEROP, "pyproject.toml": '[project]\nname = "mypkg"\n' + declared})
+    root = write_tree(tmp_path, {**INTEROP, "pyproject.toml": '[project]\nname = "mypkg"\n' + declared})
     doc = audit_paths([root])
     assert doc["estimate"]["signals"] == signals
     pytorch = [i["key"] for i in doc["estimate"]["items"] if i["key"].startswith("pytorch")]

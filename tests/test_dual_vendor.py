@@ -5,19 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from conftest import write_tree
 from portkit.cli.app import main
 
 KERNEL = "#include <cuda_runtime.h>\n#include \"shared.h\"\n__global__ void k(float *p) { p[0] = 1; }\n" \
          "void run(float *p) { cudaMalloc(&p, 4); k<<<1, 1>>>(p); }\n"
 SHARED = "#pragma once\n#ifdef __CUDACC__\n#define HD __host__ __device__\n#else\n#define HD\n#endif\n"
 GGML_HIP = "enable_language(HIP)\nfile(GLOB SRCS \"../x-cuda/*.cu\")\nadd_library(x-hip ${SRCS})\n"
-
-
-def _tree(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    return root
 
 
 def _changed(src: Path, out: Path) -> list[str]:
@@ -28,7 +22,7 @@ def _changed(src: Path, out: Path) -> list[str]:
 
 def test_an_amd_directory_that_builds_the_cuda_one_keeps_it_and_its_headers(tmp_path: Path, capsys):
     """ggml: src/ggml-hip's CMakeLists compiles ../ggml-cuda/*.cu; include/ggml.h comes with them."""
-    src = _tree(tmp_path / "src", {"x-cuda/k.cu": KERNEL, "include/shared.h": SHARED, "x-hip/CMakeLists.txt": GGML_HIP,
+    src = write_tree(tmp_path / "src", {"x-cuda/k.cu": KERNEL, "include/shared.h": SHARED, "x-hip/CMakeLists.txt": GGML_HIP,
                                    "tools/other.cu": KERNEL.replace('#include "shared.h"\n', "")})
     assert main(["convert", str(src), "-o", str(tmp_path / "out")]) == 0
     out = capsys.readouterr().out
@@ -41,7 +35,7 @@ def test_an_amd_directory_that_builds_the_cuda_one_keeps_it_and_its_headers(tmp_
 
 def test_a_root_build_that_compiles_hip_leaves_the_whole_tree(tmp_path: Path, capsys):
     """faiss: its root CMakeLists.txt enables HIP under FAISS_ENABLE_ROCM and hipifies at build time."""
-    src = _tree(tmp_path / "src", {"gpu/k.cu": KERNEL, "gpu/shared.h": SHARED,
+    src = write_tree(tmp_path / "src", {"gpu/k.cu": KERNEL, "gpu/shared.h": SHARED,
                                    "CMakeLists.txt": "project(x LANGUAGES CXX CUDA)\nif(X_ROCM)\n  enable_language(HIP)\n"
                                                      "endif()\n"})
     assert main(["convert", str(src), "--check"]) == 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from conftest import write_tree
 from portkit.api import audit_paths
 from portkit.estimate.scope import NVIDIA_ONLY
 
@@ -35,20 +36,13 @@ BOTH = ("if IS_HIP_EXTENSION:\n    ext = CUDAExtension(\"attn_ck\", [\"csrc/attn
         "    ext = CUDAExtension(\"attn\", [\"csrc/attn/fwd.cu\"])\n")
 
 
-def _tree(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    return root
-
-
 def _items(doc: dict) -> list[tuple]:
     return [(i["kind"], i["key"], i["hours"]["likely"], i["optional"], i["findings"]) for i in doc["estimate"]["items"]]
 
 
 def test_a_name_an_amd_shim_defines_is_already_ported(tmp_path: Path):
     """ggml's vendors/hip.h defines __vsub4 for AMD: not 'no HIP equivalent', and the tree builds for AMD."""
-    doc = audit_paths([_tree(tmp_path, {"src/vendors/hip.h": SHIM, "src/common.cuh": COMMON, "CMakeLists.txt": CMAKE_HIP,
+    doc = audit_paths([write_tree(tmp_path, {"src/vendors/hip.h": SHIM, "src/common.cuh": COMMON, "CMakeLists.txt": CMAKE_HIP,
                                         "src/k.cu": "#include \"common.cuh\"\n__global__ void k(int *o, const int *a) "
                                                     "{ o[threadIdx.x] = __vsub4(a[0], a[1]); }\n"})])
     assert doc["findings"] == []
@@ -63,7 +57,7 @@ def test_a_name_an_amd_shim_defines_is_already_ported(tmp_path: Path):
 
 def test_nvidia_only_code_is_its_own_not_included_line(tmp_path: Path):
     """ggml's WMMA indexer under !defined(GGML_USE_HIP): the AMD build leaves it out by design."""
-    doc = audit_paths([_tree(tmp_path, {"src/vendors/hip.h": SHIM, "src/common.cuh": COMMON, "CMakeLists.txt": CMAKE_HIP,
+    doc = audit_paths([write_tree(tmp_path, {"src/vendors/hip.h": SHIM, "src/common.cuh": COMMON, "CMakeLists.txt": CMAKE_HIP,
                                         "src/w.cu": "#include \"common.cuh\"\n#if !defined(MY_USE_HIP)\n" + WMMA + "#endif\n"})])
     assert [(o["feature"], o["items"]) for o in doc["estimate"]["optional"]] == [(NVIDIA_ONLY, 1)]
     assert _items(doc) == [("dependency", "cuda-runtime", 2.0, "", ["src/common.cuh:5"]),
@@ -73,7 +67,7 @@ def test_nvidia_only_code_is_its_own_not_included_line(tmp_path: Path):
 
 def test_a_wmma_kernel_is_one_item_not_a_dependency_and_a_pattern(tmp_path: Path):
     """tiny-cuda-nn: 'adopt rocWMMA' (116 h) and 'PK305 wmma' (82 h) were the same work."""
-    doc = audit_paths([_tree(tmp_path, {"k.cu": WMMA})])
+    doc = audit_paths([write_tree(tmp_path, {"k.cu": WMMA})])
     assert [(f["line"], f["code"]) for f in doc["findings"]] == [(1, "PK401"), (4, "PK305")]
     wmma = [i for i in doc["estimate"]["items"] if i["key"] == "wmma"]
     assert [(i["kind"], i["hours"]["likely"], i["findings"]) for i in wmma] == [("dependency", 90.0, ["k.cu:1", "k.cu:4"])]
@@ -82,7 +76,7 @@ def test_a_wmma_kernel_is_one_item_not_a_dependency_and_a_pattern(tmp_path: Path
 
 def test_a_parallel_amd_implementation_replaces_its_cuda_twin(tmp_path: Path):
     """flash-attention's csrc/flash_attn_ck beside csrc/flash_attn, built when IS_HIP_EXTENSION."""
-    doc = audit_paths([_tree(tmp_path, {
+    doc = audit_paths([write_tree(tmp_path, {
         "csrc/attn/fwd.cu": CUTLASS, "attn/__init__.py": "import torch\n", "setup.py": SETUP.format(branch=BOTH),
         "csrc/attn_ck/fwd.cpp": "#include <hip/hip_runtime.h>\nvoid fwd_ck(float *o) { hipMemset(o, 0, 4); }\n"})])
     assert doc["summary"]["platforms"]["amd_implementations"] == [
@@ -96,7 +90,7 @@ def test_a_parallel_amd_implementation_replaces_its_cuda_twin(tmp_path: Path):
 def test_cutlass_and_cute_kernels_without_an_amd_port_are_one_decision(tmp_path: Path):
     """flash-attention's csrc without its CK port: one rewrite decision, not a blocker per site
     plus 'adopt CUTLASS' plus 'adopt CuTe'."""
-    doc = audit_paths([_tree(tmp_path, {"csrc/attn/fwd.cu": CUTLASS, "attn/__init__.py": "import torch\n",
+    doc = audit_paths([write_tree(tmp_path, {"csrc/attn/fwd.cu": CUTLASS, "attn/__init__.py": "import torch\n",
                                         "setup.py": SETUP.format(branch="ext = CUDAExtension(\"attn\", [\"csrc/attn/fwd.cu\"])\n")})])
     assert doc["summary"]["blockers"] == 3
     decisions = doc["estimate"]["decisions"]
@@ -110,7 +104,7 @@ def test_cutlass_and_cute_kernels_without_an_amd_port_are_one_decision(tmp_path:
 
 def test_a_second_distribution_is_priced_apart(tmp_path: Path):
     """flash-attention's hopper/ (FlashAttention-3) has its own setup.py: installed apart."""
-    doc = audit_paths([_tree(tmp_path, {
+    doc = audit_paths([write_tree(tmp_path, {
         "attn/__init__.py": "import torch\n", "setup.py": "from setuptools import setup\nsetup(name=\"attn\")\n",
         "csrc/k.cu": "__global__ void k(float *p) { p[0] = 1; }\n",
         "hopper/setup.py": "from setuptools import setup\nsetup(name=\"attn3\")\n", "hopper/k.cu": WMMA})])
@@ -124,7 +118,7 @@ def test_kernel_redesigns_are_priced_per_file_not_per_site(tmp_path: Path):
     kernel = ("#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n"
               "__global__ void k(float *p) {\n  cg::cluster_group c = cg::this_cluster();\n"
               "  float *q = c.map_shared_rank(p, 1); q[0] = 1;\n  cg::this_cluster().sync();\n}\n")
-    doc = audit_paths([_tree(tmp_path, {"a.cu": kernel, "b.cu": kernel})])
+    doc = audit_paths([write_tree(tmp_path, {"a.cu": kernel, "b.cu": kernel})])
     pk306 = [(i["count"], i["hours"]["likely"]) for i in doc["estimate"]["items"] if i["key"].startswith("PK306")]
     sites = sorted((f["path"], f["line"]) for f in doc["findings"] if f["code"] == "PK306")
     assert sites == [("a.cu", 4), ("a.cu", 5), ("b.cu", 4), ("b.cu", 5)]
