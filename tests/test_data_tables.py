@@ -41,7 +41,7 @@ def test_the_cost_model_loads_into_records():
      "mappings/effort.toml: [model]: unknown key 'focus_hours_per_weak'"),
     ('per_site = 0.1\n', '',
      "mappings/effort.toml: [model]: missing key 'per_site'"),
-    ('[calibration]\nprojects = 9', '[calibration]\nproject = 9',
+    ('[calibration]\nprojects = 15', '[calibration]\nproject = 15',
      "mappings/effort.toml: [calibration]: unknown key 'project'"),
     ('id = "jax"\n', '',
      "mappings/effort.toml: archetype 5: missing key 'id'"),
