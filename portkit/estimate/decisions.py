@@ -27,7 +27,7 @@ from ..core.findings import Finding
 from ..tables import blockers as rewrites
 from ..tables.ecosystem import Ecosystem
 from ..tables.mappings import default_db
-from .effort import Item, Range, triangular_percentile
+from .effort import PROJECT, Item, Range, triangular_percentile
 
 
 def family_of(f: Finding, eco: Ecosystem) -> str:
@@ -109,7 +109,6 @@ def _merged(family: str, optional: str, group: list[Item], rewrite: list[Item], 
 
 
 def _directory(sites: tuple[str, ...]) -> str:
-    from .effort import PROJECT
     dirs = {s.split(":")[0].rsplit("/", 1)[0] if "/" in s.split(":")[0] else "." for s in sites}
     return dirs.pop() if len(dirs) == 1 else PROJECT
 

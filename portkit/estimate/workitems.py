@@ -185,7 +185,7 @@ def fixed(present: set[str], project: dict[str, float], model: CostModel) -> lis
         if hours[2] > 0:
             why = cost.basis + (f" Scales with {cost.fact} = {scale[0][1]:g}, capped at "
                                 f"{cost.max[1]:g} h likely." if scale else
-                                f" A fixed cost: the project shows {', '.join(when)}.")
+                                f" A fixed cost: the project shows {', '.join(w for w in when if not w.startswith('!'))}.")
             out.append(Item("fixed", name, cost.label, cost.category, PROJECT, 1, hours, why, (), scale))
     return out
 
