@@ -40,3 +40,18 @@ def test_a_root_build_that_compiles_hip_leaves_the_whole_tree(tmp_path: Path, ca
                                                      "endif()\n"})
     assert main(["convert", str(src), "--check"]) == 0
     assert "Already builds for AMD (CMakeLists.txt:3: enable_language(HIP)): 3 files" in capsys.readouterr().out
+
+
+def test_o_naming_a_file_writes_that_file_with_its_helper_header_beside_it(tmp_path: Path, capsys):
+    """Issue 31: `convert main.cu -o out/main.cu` made a directory out/main.cu/ holding main.cu."""
+    from conftest import REPO
+    case = REPO / "fixtures" / "polyfills" / "cg_reduce"
+    src = write_tree(tmp_path / "src", {"main.cu": (case / "input.cu").read_text()})
+    out = tmp_path / "out" / "main.hip"
+    assert main(["convert", str(src / "main.cu"), "-o", str(out), "--rocm", "5.2", "-q"]) == 0
+    assert sorted(p.name for p in out.parent.iterdir()) == ["main.hip", "portkit_polyfills.h"]
+    assert out.read_bytes() == (case / "expected.hip").read_bytes()
+    assert (out.parent / "portkit_polyfills.h").read_bytes() == (case / "expected_polyfills.h").read_bytes()
+    capsys.readouterr()
+    assert main(["convert", str(src / "main.cu"), "-o", str(src / "main.cu"), "-q"]) == 2
+    assert capsys.readouterr().err == f"portkit: error: {src / 'main.cu'}: the output is the input file; use --in-place\n"

@@ -40,8 +40,9 @@ def _add_outputs(p: argparse.ArgumentParser) -> None:
     """Where the result goes."""
     out = p.add_argument_group("where the result goes (choose one)")
     out.add_argument("-o", "--output", type=Path, metavar="OUT",
-                     help="mirror the input tree into OUT (files without CUDA are copied unchanged); "
-                          "'-' writes one converted file to standard output")
+                     help="mirror the input tree into OUT (files without CUDA are copied unchanged); for one "
+                          "input file, an OUT with a source suffix (out/main.hip) is the file written, its helper "
+                          "header beside it; '-' writes one converted file to standard output")
     out.add_argument("--in-place", action="store_true", help="rewrite the files where they are (atomically)")
     out.add_argument("--backup", action="store_true",
                      help="with --in-place, keep each original as NAME.orig (an existing one is kept)")

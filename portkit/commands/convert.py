@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
 
@@ -17,7 +17,7 @@ from ..rewrite import polyfills
 from ..buildfiles import FORMATS as BUILD_FORMATS
 from ..core.edits import apply_edits
 from ..core.errors import PortkitError
-from ..core.files import Entry, Skipped, read, read_regular
+from ..core.files import SOURCE_SUFFIXES, Entry, Skipped, read, read_regular
 from .inplace import READ_ONLY, digest, in_place_path, links_note, read_only, replace_unchanged, rewrite
 from ..core.output import atomic_write, refuse_unless_regular, sweep_stale, write_generated, write_output
 from ..project.rename import RenamePlan, rename_in_build_file
@@ -135,6 +135,7 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
                   stdout: "object | None" = None) -> ConvertResult:
     """Convert files and trees; write, diff or check according to `opts`."""
     paths = [Path(p) for p in paths]
+    opts = _file_output(paths, opts)
     check_options(paths, opts)
     project = pipeline.prepare(paths, opts.scan, opts.config, opts.rename, leave_amd_built=opts.leave_amd_built)
     root, entries = project.root, project.entries
@@ -151,7 +152,7 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
     progress = progress_factory(len(entries)) if progress_factory else None
     to_stdout = opts.output is not None and str(opts.output) == "-"
     if opts.output is not None and not to_stdout:
-        _refuse_overwriting_inputs(entries, opts.output, project.facts.rename)
+        _refuse_overwriting_inputs(entries, opts.output, project.facts.rename, opts.output_name)
     swept: set[Path] = set()
     for outcome in _outcomes(entries, job, opts.jobs, progress):
         result.outcomes.append(outcome)
@@ -162,7 +163,7 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
                 except OSError as exc:
                     result.skipped.append(Skipped(outcome.entry.rel, f"cannot read: {exc.strerror or exc}", True))
         elif opts.output is not None:
-            _mirror(outcome, opts.output, result, swept)
+            _mirror(outcome, opts.output, result, swept, opts.output_name)
         elif opts.in_place and (outcome.changed or outcome.renamed):
             rewrite(outcome, opts.backup, opts.force, result, _converter(job), swept)
         if opts.diff and (outcome.changed or outcome.renamed):
@@ -248,7 +249,20 @@ def _output_bytes(outcome: FileOutcome) -> bytes:
     return read_regular(outcome.entry.path, follow=outcome.entry.named)
 
 
-def _refuse_overwriting_inputs(entries: list[Entry], out_root: Path, plan: "RenamePlan | None") -> None:
+def _file_output(paths: list[Path], opts: ConvertOptions) -> ConvertOptions:
+    """`-o out/main.hip` for one input file names the file to write (a helper header goes beside
+    it), never a directory `out/main.hip/` to create."""
+    out = opts.output
+    if out is None or str(out) == "-" or len(paths) != 1 or not paths[0].is_file() or out.is_dir() \
+            or out.suffix.lower() not in SOURCE_SUFFIXES:
+        return opts
+    if out.absolute().resolve() == paths[0].absolute().resolve():
+        raise PortkitError(f"{out}: the output is the input file; use --in-place")
+    return replace(opts, output=out.parent, output_name=out.name)
+
+
+def _refuse_overwriting_inputs(entries: list[Entry], out_root: Path, plan: "RenamePlan | None",
+                               name: str | None = None) -> None:
     """-o: stop before writing anything when a file would land on an input (the output is the
     inputs' own directory, a directory among them, or a link or hard link to one)."""
     inputs: dict[tuple[int, int], str] = {}
@@ -259,7 +273,7 @@ def _refuse_overwriting_inputs(entries: list[Entry], out_root: Path, plan: "Rena
         except OSError:
             continue
     for entry in entries:
-        rel = plan.target(entry.rel) if plan is not None else entry.rel
+        rel = name or (plan.target(entry.rel) if plan is not None else entry.rel)
         try:
             st = (out_root / rel).stat()
         except OSError:
@@ -270,8 +284,9 @@ def _refuse_overwriting_inputs(entries: list[Entry], out_root: Path, plan: "Rena
                                f"choose an output directory outside the inputs")
 
 
-def _mirror(outcome: FileOutcome, out_root: Path, result: ConvertResult, swept: set[Path]) -> None:
-    target = (out_root / outcome.target_rel).absolute()
+def _mirror(outcome: FileOutcome, out_root: Path, result: ConvertResult, swept: set[Path],
+            name: str | None = None) -> None:
+    target = (out_root / (name or outcome.target_rel)).absolute()
     base = out_root.absolute().resolve()
     if base not in target.resolve().parents:
         raise PortkitError(f"{outcome.entry.rel}: would be written outside {out_root}; stopped")

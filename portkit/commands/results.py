@@ -45,6 +45,7 @@ class ConvertOptions:
     deep: "DeepOptions | None" = None   # --engine clang: findings refined by libclang (edits unchanged)
     config: Config = Config()        # the project's settings (amd-macros, exclude: left as they are)
     leave_amd_built: bool = True     # files the tree's own AMD build compiles stay as they are (--convert-amd-built)
+    output_name: str | None = None   # -o naming a file for one input file: the name written in `output`
 
 
 @dataclass
