@@ -18,7 +18,7 @@ from ..core.findings import Finding
 from ..core.findingstore import FindingStore
 from ..tables.mappings import MappingDB, default_db, target_release
 from ..engine.facts import ProjectFacts
-from ..rewrite import (builtins, codes, guards, identifiers, includes, launches, macros, minmax, preproc_names,
+from ..rewrite import (builtins, codes, guards, identifiers, includes, launches, lossy, macros, minmax, preproc_names,
     strictness, strings)
 from ..rules import _warpfix
 from ..core.source import SourceFile
@@ -168,6 +168,7 @@ def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB 
     if options.fix_warp:
         _warpfix.apply(ctx, fixes)
     preproc_names.check_splices(ctx, root)
+    lossy.check(ctx)   # two CUDA names written as one HIP name on a line
     if options.audit:
         for start, end, name in source.masked():
             for check in rules.masked_hooks().get(name, ()):

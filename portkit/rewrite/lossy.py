@@ -1,0 +1,40 @@
+"""Two CUDA names written as one HIP name on one line: a distinction the conversion loses (issue 31).
+
+At `--rocm 5.2`, hipBLAS has no TF32 compute type, so both `CUBLAS_COMPUTE_32F_FAST_TF32` and
+`CUBLAS_COMPUTE_32F` become `HIPBLAS_R_32F`: `enable_tf32 ? ... : ...` then picks the same value
+either way and the program's log still says "TF32". Each name's own mapping is right; what goes
+is the difference between them where the code compares or chooses between them. Two different
+CUDA names on one line that become the same HIP text, with a choice or a comparison between them
+(`c ? A : B`, `==`, `!=`), are reported as PK004 with both names, never silently. Two arguments of one
+call (cublasGemmEx's CUDA_R_32F and CUBLAS_COMPUTE_32F, both HIPBLAS_R_32F at 5.2) are different
+parameters, not a distinction lost: not reported.
+"""
+
+from __future__ import annotations
+
+from ..core.edits import EditKind
+from ..engine.context import ScanContext
+from . import codes
+
+
+def check(ctx: ScanContext) -> None:
+    """After the walk: every line where two CUDA names were written as one HIP name."""
+    by_line: dict[int, dict[bytes, list]] = {}
+    for edit in ctx.edits:
+        if edit.kind == EditKind.NAME and edit.what and edit.text and edit.what.encode() != edit.text:
+            line = ctx.source.position(edit.start)[0]
+            by_line.setdefault(line, {}).setdefault(edit.text, []).append(edit)
+    for targets in by_line.values():
+        for hip, edits in targets.items():
+            names = sorted({e.what for e in edits})
+            first = min(edits, key=lambda e: e.start)
+            data = ctx.source.data
+            between = data[first.end:max(e.start for e in edits)]
+            before = data[data.rfind(b"\n", 0, first.start) + 1:first.start]
+            chosen = b":" in between and b"?" in before + between   # `c ? A : B`
+            if len(names) < 2 or not (chosen or b"==" in between or b"!=" in between):
+                continue
+            ctx.flag(codes.PARTIAL_CONVERSION, first.start, max(e.end for e in edits),
+                     f"{' and '.join(names)} both become {hip.decode('ascii', 'replace')} here: the code tells "
+                     f"them apart and the conversion does not; choose what the AMD build does by hand",
+                     subject=f"lossy:{hip.decode('ascii', 'replace')}")
