@@ -7,6 +7,8 @@ own, hipify-clang-compatible rule in strings.py), and a name that merely contain
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -83,12 +85,28 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
         return
     if node.text == cudacc.NAME and cudacc.keeps_nvidia(ctx, view, node):
         return   # a header's #if keeps its NVIDIA test beside the AMD one
+    if mapping.family in RUNTIME_FAMILIES and _class_member(view, node):
+        return   # Backend::cudaMalloc, a class's own member: not CUDA's C API
     parent = node.parent
     if parent is not None and parent.is_error and _inside_string(view.data, node.start_byte):
         return   # error recovery split a string literal: "cudaMalloc failed" is text, not code
     if mapping.arity_alias:
         mapping = _by_arity(ctx, node, mapping)
     _convert(ctx, view, node, mapping)
+
+
+def _class_member(view: View, node: Node) -> bool:
+    """`Backend::cudaMalloc` where the file defines `struct Backend`/`class Backend`: the class's
+    own static member (whose declaration, a field, is never renamed), not CUDA's C API. Renaming
+    the call made it call another member, silently (issue 31). A namespace's look-alike
+    (`fake::cudaDeviceSynchronize`) is renamed with its definition, as hipify-clang does."""
+    parent = node.parent
+    if parent is None or parent.type != "qualified_identifier" or parent.child_by_field_name("name") != node:
+        return False
+    scope = parent.child_by_field_name("scope")
+    if scope is None or not scope.text.strip():
+        return False
+    return re.search(rb"\b(?:class|struct)\s+" + re.escape(scope.text.strip()) + rb"\b", view.data) is not None
 
 
 def _convert(ctx: ScanContext, view: View, node: Node, mapping: Mapping) -> None:
