@@ -62,8 +62,8 @@ class Scope:
         amd = amd or AmdPaths()
         scope = cls(optional, amd, components,
                     {path: m.nvidia_lines for path, m in files if m.nvidia_lines}, own_packages=own_packages,
-                    cuda_sources=any(_cuda(m) for _, m in files))
-        scope.split_product = any((_cuda(m) or m.kind == "python") and not product.non_product(path)
+                    cuda_sources=any(has_cuda(m) for _, m in files))
+        scope.split_product = any((has_cuda(m) or m.kind == "python") and not product.non_product(path)
                                   and scope.priced(path) for path, m in files)
         return scope
 
@@ -119,5 +119,7 @@ class Scope:
         return ""
 
 
-def _cuda(m: Metrics) -> bool:
+def has_cuda(m: Metrics) -> bool:
+    """A source file with CUDA in it (device code, CUDA names to convert, launches): what the
+    estimate's project facts and the AMD-build share count."""
     return m.kind == "source" and bool(m.has_device_code or m.refs_found or m.launches)

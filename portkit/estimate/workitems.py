@@ -28,7 +28,7 @@ from .effort import (PROJECT, CostModel, Estimate, Item, Range, added, archetype
 from ..core.errors import PortkitError
 from ..core.findings import Finding, pattern
 from . import decisions
-from .scope import Scope
+from .scope import Scope, has_cuda
 
 def signals(files: Iterable[tuple[str, Metrics]], findings: list[Finding],
             own_packages: frozenset[str] | None = None, requirements: frozenset[str] | None = None) -> set[str]:
@@ -42,7 +42,7 @@ def signals(files: Iterable[tuple[str, Metrics]], findings: list[Finding],
     framework the project does not require (`requirements`, packages.requirements; None: it
     declares none, and every such import counts) is optional interop: faiss's contrib/torch_utils.py."""
     files = list(files)
-    found: set[str] = {"cuda-sources"} if any(_has_cuda(m) for _, m in files) else set()
+    found: set[str] = {"cuda-sources"} if any(has_cuda(m) for _, m in files) else set()
     for path, m in files:
         product = own_packages is None or "cuda-sources" not in found or m.cuda_extension
         packaged = not product and _in_package(path, own_packages)
@@ -68,10 +68,6 @@ def _in_package(path: str, own_packages: frozenset[str]) -> bool:
     """The file lies in one of the project's own top-level packages (or one under src/)."""
     top = package_dir(path)
     return top is not None and normalize(top) in own_packages
-
-
-def _has_cuda(m: Metrics) -> bool:
-    return m.kind == "source" and bool(m.has_device_code or m.refs_found or m.launches)
 
 
 def _directory(paths: Iterable[str]) -> str:
@@ -160,7 +156,7 @@ def units(files: list[tuple[str, Metrics]], model: CostModel, scope: Scope) -> l
 
 def facts(files: list[tuple[str, Metrics]], findings: list[Finding], scope: Scope) -> dict[str, float]:
     """The project facts the fixed costs scale with, over the code the default build compiles."""
-    cuda = [(p, m) for p, m in files if _has_cuda(m) and scope.priced(p) and not scope.whole(p)]
+    cuda = [(p, m) for p, m in files if has_cuda(m) and scope.priced(p) and not scope.whole(p)]
     return {
         "cuda_kloc": round(sum(m.lines for _, m in cuda) / 1000, 1),
         "cuda_files": len(cuda),

@@ -24,6 +24,7 @@ dual-vendor tree keeps its NVIDIA build).
 
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass, field
 
@@ -211,11 +212,4 @@ def _with_includes(entries: list[Entry], out: dict[str, str]) -> dict[str, str]:
 
 
 def _normal(path: str) -> str:
-    parts: list[str] = []
-    for part in path.split("/"):
-        if part == "..":
-            if parts:
-                parts.pop()
-        elif part not in ("", "."):
-            parts.append(part)
-    return "/".join(parts)
+    return posixpath.normpath(path) if path else ""

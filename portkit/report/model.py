@@ -17,7 +17,7 @@ from ..rewrite import polyfills
 from .. import rules
 from ..commands.results import AuditResult
 from ..estimate.effort import Estimate, Item
-from ..estimate.scope import is_part
+from ..estimate.scope import has_cuda, is_part
 from ..core.findings import SEVERITIES, Finding
 from ..core.findingstore import CAP_PER_CODE
 from ..tables.mappings import default_db, format_version
@@ -183,7 +183,7 @@ def _amd_build_share(result: AuditResult) -> float:
     total = nvidia = 0
     for s in result.scans:
         m = s.metrics
-        if m.kind == "source" and (m.has_device_code or m.refs_found or m.launches) and not scope.whole(s.rel):
+        if has_cuda(m) and not scope.whole(s.rel):
             total += sum(m.region_bytes.values())
             nvidia += m.region_bytes.get("nvidia", 0) if scope.priced(s.rel) else 0
     return round(1 - nvidia / total, 4) if total else 0.0
