@@ -19,27 +19,16 @@ from hip_nvidia_patches import PATCHES, Patch
 
 WARP = sorted(p.parent for p in (REPO / "fixtures" / "warp").glob("*/expected.hip"))
 POLYFILLS = sorted(p.parent for p in (REPO / "fixtures" / "polyfills").glob("*/expected.hip"))
+# Plain conversions where convert writes HIP's mask-less votes, with their NVIDIA helper (rewrite/nvidia_votes.py)
+VOTES = sorted(p.parent for p in (REPO / "fixtures" / "convert").glob("*/expected.hip")
+               if b"HIP's mask-less votes through HIP's NVIDIA backend" in p.read_bytes())
 # Debian's ROCm 5.2 packages no hipBLAS (test_polyfills.py compiles this case wherever it is installed).
 HIPBLAS = Path("/usr/include/hipblas/hipblas.h")
 
-# Outputs that do not build for NVIDIA because of portkit (issue 31), each with the compiler's words:
-# strict, so the fix shows as XPASS; a failure with other words is a plain failure.
-_VOTE = ("--fix warp writes HIP's mask-less {name}; through HIP's NVIDIA backend that is CUDA's pre-Volta "
-         "intrinsic, which ptxas refuses for sm_70 and later")
-_AMD_ONLY = "the polyfill header defines {names} under __HIP_PLATFORM_AMD__ only; the output uses {it} on NVIDIA too"
-KNOWN_BUGS = {
-    "warp/ballot_eq_full_mask": ("Instruction 'vote' without '.sync' is not supported", _VOTE.format(name="__all")),
-    "warp/ballot_popc": ("Instruction 'vote' without '.sync' is not supported", _VOTE.format(name="__ballot")),
-    "warp/lane_bit_1u_shift": ("Instruction 'vote' without '.sync' is not supported", _VOTE.format(name="__ballot")),
-    "polyfills/device": ('identifier "portkit_syncwarp" is undefined', _AMD_ONLY.format(
-        names="portkit_syncwarp, portkit_trap, portkit_umin/umax/llmin/llmax/ullmin/ullmax", it="them")),
-    "polyfills/driver_context": ('identifier "portkit_CUctxCreateParams" is undefined', _AMD_ONLY.format(
-        names="portkit_CUctxCreateParams", it="it")),
-    "polyfills/driver_errors": ('identifier "hipDrvGetErrorName" is undefined', _AMD_ONLY.format(
-        names="hipDrvGetErrorName/String (HIP 5.2's NVIDIA backend lacks them too)", it="them")),
-    "polyfills/sparse": ('identifier "hipsparseGetErrorName" is undefined', _AMD_ONLY.format(
-        names="hipsparseGetErrorName/String (hipSPARSE 5.2 lacks them on either platform)", it="them")),
-}
+# Outputs that do not build for NVIDIA because of portkit, each with the compiler's words: strict,
+# so a fix shows as XPASS; a failure with other words is a plain failure. None known now (issue 31
+# fixed the mask-less votes and the polyfill header's AMD-only definitions).
+KNOWN_BUGS: dict[str, tuple[str, str]] = {}
 
 
 def _params(group: str, folders: list[Path]) -> list:
@@ -73,6 +62,17 @@ def _assert_compiles(name: str, path: Path, hip_include: Path) -> None:
 def test_warp_fix_output_compiles_for_nvidia(folder: Path, hip_include: Path):
     """`--fix warp` writes PORTKIT_WAVEFRONT_SIZE, 32 through HIP's NVIDIA backend."""
     _assert_compiles(f"warp/{folder.name}", folder / "expected.hip", hip_include)
+
+
+def test_some_plain_conversions_write_mask_less_votes():
+    assert [f.name for f in VOTES] == ["warp_vote_ballot"]
+
+
+@pytest.mark.parametrize("folder", _params("convert", VOTES))
+def test_mask_less_votes_compile_for_nvidia(folder: Path, hip_include: Path):
+    """`__ballot_sync(m, p)` -> `__ballot(p)` is CUDA's pre-Volta vote through HIP's NVIDIA backend,
+    which ptxas refuses for sm_70+, unless the helper convert writes makes it the `_sync` form."""
+    _assert_compiles(f"convert/{folder.name}", folder / "expected.hip", hip_include)
 
 
 @pytest.mark.parametrize("folder", _params("polyfills", POLYFILLS))

@@ -128,6 +128,29 @@ def test_table_is_validated(tmp_path):
     bad.write_text('[[polyfill]]\nname = "__x"\nsince = "5.2"\nnote = "n"\nbody = "void __x();"\nfoo = 1\n')
     with pytest.raises(MappingError, match=r"^polyfills.toml: polyfill __x: unknown field foo$"):
         polyfills.load(bad)
+    bad.write_text('[[polyfill]]\nname = "__x"\nsince = "5.2"\nnote = "n"\nbody = "void __x();"\nnvidia_body = "void __x();"\n')
+    with pytest.raises(MappingError, match=r"^polyfills.toml: polyfill __x: nvidia_body for a name CUDA defines itself$"):
+        polyfills.load(bad)
+    bad.write_text('[[polyfill]]\nname = "portkit_x"\nserves = ["__x"]\nsince = "5.2"\nnote = "n"\n'
+                   'body = "void portkit_x();"\nnvidia_body = "void __x();"\n')
+    with pytest.raises(MappingError, match=r"^polyfills.toml: polyfill portkit_x: nvidia_body must define portkit_x, "
+                                           r"a name CUDA does not have$"):
+        polyfills.load(bad)
+
+
+def test_the_nvidia_section_defines_only_what_cuda_lacks():
+    """Issue 31: the header's definitions were AMD's only, but portkit_* names and HIP names HIP's
+    NVIDIA backend lacks are called on NVIDIA too; CUDA's own names must not be defined twice there."""
+    from portkit.rewrite.polyfill_header import header_text
+    text = header_text(["__vadd4", "portkit_syncwarp", "cooperative_groups::reduce"], "5.2", "cmd").decode()
+    amd, nvidia = text.split("#else  // HIP's NVIDIA backend: ")
+    assert "static __device__ inline unsigned int __vadd4" in amd and "__vadd4" not in nvidia
+    assert nvidia.splitlines()[0] == "CUDA has its own names; these it lacks too; then the CUDA headers the header polyfills stand in for"
+    assert nvidia.split("\n\n")[1:] == [
+        "// portkit_syncwarp: CUDA's own __syncwarp\n"
+        "static __device__ inline void portkit_syncwarp(unsigned long long mask = ~0ull) {\n"
+        "    __syncwarp((unsigned int)mask);\n}",
+        "#include <cooperative_groups/reduce.h>", "#endif  // __HIP_PLATFORM_AMD__\n"]
 
 
 def test_syncwarp_polyfill_survives_rocm_7_definitions(tmp_path):

@@ -93,6 +93,26 @@ def test_ballot_has_one_bit_per_lane_and_a_32_bit_destination_truncates():
     assert got["counts"] == [32, 16, 34]  # __popc takes an unsigned int: lanes 32-63 are lost
 
 
+def test_a_mask_less_vote_is_an_error_on_nvidia_and_the_helper_makes_it_the_active_lanes_vote():
+    """HIP's `__ballot(p)` built through HIP's NVIDIA backend is CUDA's pre-Volta vote, which ptxas
+    refuses for sm_70+; convert's helper (rewrite/nvidia_votes.py) makes it `__ballot_sync` over
+    `__activemask()`. Lanes 20-31 returned early: the 20 that stay vote."""
+    from portkit.rewrite.nvidia_votes import helper
+    kernel = """
+    __global__ void k(int* out) {
+        if (threadIdx.x >= 20) return;
+        unsigned long long b = __ballot(threadIdx.x % 2 == 0);
+        int a = __all(threadIdx.x < 20), n = __any(threadIdx.x == 7);
+        if (threadIdx.x == 0) { out[0] = __popcll(b); out[1] = a; out[2] = n; }
+    }"""
+    with pytest.raises(SimError, match=r"__ballot: vote without \.sync, which ptxas refuses for sm_70 and later"):
+        run(kernel, "k", HIP_NVIDIA, 32, {"out": [0, 0, 0]})
+    fixed = helper([b"__all", b"__any", b"__ballot"], b"\n", include=True).decode() + kernel
+    assert run(fixed, "k", HIP_NVIDIA, 32, {"out": [0, 0, 0]})["out"] == [10, 1, 1]
+    assert run(fixed, "k", AMD64, 64, {"out": [0, 0, 0]})["out"] == [10, 1, 1]   # the helper is NVIDIA's only
+    assert run(kernel, "k", AMD32, 32, {"out": [0, 0, 0]})["out"] == [10, 1, 1]
+
+
 def test_cuda_ballot_sync_is_32_bits():
     source = """
     __global__ void k(unsigned long long* out) { out[0] = __ballot_sync(0xffffffff, 1) + 1; }"""

@@ -161,6 +161,8 @@ def _take(edit: Edit, source: SourceFile, spelled: str, result: FileCompat,
     if edit.kind in (EditKind.DUPLICATE_INCLUDE, EditKind.INCLUDE):   # a CUDA header (maybe one HIP header twice)
         result.headers.add(edit.what if edit.kind == EditKind.DUPLICATE_INCLUDE else text[1:-1])
         return _guard_line(data, edit.start, spelled, source.newline)
+    if edit.kind == EditKind.NVIDIA_VOTES:   # the NVIDIA build keeps CUDA's own _sync votes in this mode
+        return None
     if edit.kind in (EditKind.SYMBOL, EditKind.DEFAULT_ARGUMENTS):
         # HIP's C++ API also takes the symbol itself (template overloads), as CUDA's does; CUDA defaults
         # written out cannot come from a header (docs/mapping-format.md)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
 
-from ..rewrite import polyfills
+from ..rewrite import polyfill_header, polyfills
 from ..buildfiles import FORMATS as BUILD_FORMATS
 from ..core.edits import apply_edits
 from ..core.errors import PortkitError
@@ -220,7 +220,7 @@ def _polyfill_header(result: ConvertResult, opts: ConvertOptions) -> PolyfillHea
         return None
     rocm = format_version(target_release(opts.scan.rocm))
     command = f"portkit convert --rocm {rocm}"
-    text = polyfills.header_text(sorted(users), rocm, command)
+    text = polyfill_header.header_text(sorted(users), rocm, command)
     path = _header_path(result.root, opts)
     old = _own_polyfills(path) if path is not None and path.is_file() else None
     return PolyfillHeader(polyfills.HEADER, path if (opts.output is not None or opts.in_place) else None,

@@ -51,6 +51,10 @@ _ONE = r"\s*\(?\s*defined\s*\(?\s*(?:__CUDA_ARCH__|__CUDACC__|__NVCC__)\s*\)?\s*
 _BOTH = (r"\s*\(?\s*defined\s*\(\s*__HIPCC__\s*\)\s*\|\|\s*defined\s*\(\s*__CUDACC__\s*\)\s*\)?\s*"
          r"|\s*!\s*defined\s*\(\s*__HIPCC__\s*\)\s*&&\s*!\s*defined\s*\(\s*__CUDACC__\s*\)\s*")
 DEVICE_SPLIT = re.compile(rf"\s*!?{_ONE}|\s*!?{_BOTH}")
+# HIP's NVIDIA platform: code under it is already HIP, written for HIP's NVIDIA backend (portkit's
+# own NVIDIA helpers among it): PORTED, left as it is, whatever else the #if group holds.
+HIP_NVIDIA = re.compile(r"\b__HIP_PLATFORM_(?:NVIDIA|NVCC)__\b")
+_NOT_HIP_NVIDIA = re.compile(r"!\s*(?:defined\s*\(?\s*)?__HIP_PLATFORM_(?:NVIDIA|NVCC)__\b")
 
 
 @dataclass(frozen=True)
@@ -110,7 +114,7 @@ class Builtins:
     amd_valued: tuple[str, ...]        # defined (value unknown) in an AMD build
     amd_device: tuple[str, ...]        # maybe defined in an AMD build (device pass), never in an NVIDIA one
     nvidia_valued: tuple[str, ...]     # defined (value unknown) in an NVIDIA build, never in an AMD one
-    nvidia_device: tuple[str, ...]     # maybe defined in an NVIDIA build (device pass), never in an AMD one
+    nvidia_device: tuple[str, ...]     # maybe defined in an NVIDIA build (device pass, HIP's platform), never in an AMD one
 
     def names(self) -> set[str]:
         return {*self.amd_defined, *self.amd_valued, *self.amd_device, *self.nvidia_valued, *self.nvidia_device}
@@ -127,7 +131,7 @@ def builtin_selectors() -> Builtins:
     doc = tomllib.loads((tables_dir() / "platforms.toml").read_text(encoding="utf-8"))
     amd, nvidia = doc["amd"], doc["nvidia"]
     return Builtins(tuple(amd["defined"]), tuple(amd["valued"]), tuple(amd.get("device_pass", ())),
-                    tuple(nvidia["valued"]), tuple(nvidia.get("device_pass", ())))
+                    tuple(nvidia["valued"]), tuple(nvidia.get("device_pass", ())) + tuple(nvidia.get("hip_platform", ())))
 
 
 @lru_cache(maxsize=8)
@@ -164,6 +168,7 @@ class _Branch:
     start: int                  # first byte after the directive line
     active: list                # per world (amd, nvidia[, config]): compiled there? None: cannot tell
     device_split: bool = False  # `#ifdef __CUDA_ARCH__`-style: device code vs host code, not vendors
+    hip_nvidia: bool = False    # `#if defined(__HIP_PLATFORM_NVIDIA__)`: HIP code's own NVIDIA branch
 
 
 @dataclass
@@ -239,7 +244,8 @@ def classify(data: bytes, worlds: Selectors, record: dict | None = None) -> Regi
                 undecided += 1
         active = [and_(and_(p, not_(t)), c) for p, t, c in zip(group.parent, group.taken, conds)]
         group.taken = [or_(t, c) for t, c in zip(group.taken, conds)]
-        group.open = _Branch(after, active, kind != "else" and DEVICE_SPLIT.fullmatch(expr) is not None)
+        group.open = _Branch(after, active, kind != "else" and DEVICE_SPLIT.fullmatch(expr) is not None,
+                             kind != "else" and HIP_NVIDIA.search(expr) is not None and not _NOT_HIP_NVIDIA.search(expr))
     return RegionMap(_flatten(spans), shim, _union(inactive), undecided)
 
 
@@ -334,8 +340,8 @@ def _group_spans(group: _Group, depth: int) -> list[tuple[int, int, str, int]]:
         any(k is None and b.active[0] is not False for b, _, k in kinds)
     out = []
     for b, end, k in kinds:
-        if k == NVIDIA and (has_amd or has_fallback):
-            k = PORTED if has_amd else FALLBACK
+        if k == NVIDIA and (has_amd or has_fallback or b.hip_nvidia):
+            k = PORTED if has_amd or b.hip_nvidia else FALLBACK
         if k is not None and end > b.start:
             out.append((b.start, end, k, depth))
     return out

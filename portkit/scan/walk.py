@@ -9,7 +9,7 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from ..core import findingstore, parse
-from ..rewrite import polyfills
+from ..rewrite import nvidia_votes, polyfills
 from ..platform import regions
 from .. import rules
 from ..engine.context import FileScan, Metrics, Options, ScanContext, View, line_snippet
@@ -187,6 +187,8 @@ def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB 
                     not any(kind == regions.AMD for _, _, kind in ctx.regions.ranges))
     if options.polyfills and (ctx.metrics.polyfills or polyfills.HEADER.encode() in data):
         polyfills.include(ctx, includes.insertion_point(ctx, root)[0])
+    if nvidia_votes.written(ctx):   # mask-less votes build through HIP's NVIDIA backend too
+        nvidia_votes.add(ctx, includes.insertion_point(ctx, root)[0])
     edits = normalize(resolve(data, ctx.edits))   # moved arguments take their converted text first
     findings = ctx.finished_findings()
     if options.audit and fixes:

@@ -7,7 +7,9 @@ their mask as CUDA specifies (every executing lane named; every named lane execu
 and on AMD also as HIP does (the mask must be a 64-bit integer: a `static_assert` in ROCm), so a
 32-bit `0xffffffff` at 64 lanes is an error, not a silent answer. Ballot and active-mask results
 are 32-bit on CUDA and 64-bit on HIP, and `__popc` takes an `unsigned int`: a 64-lane ballot
-passed to it loses lanes 32-63 exactly as on the GPU.
+passed to it loses lanes 32-63 exactly as on the GPU. The mask-less votes (`__ballot`) exist on AMD
+only: nvcc compiles them to a vote that ptxas refuses for sm_70 and later, so on CUDA and through
+HIP's NVIDIA backend they are an error, as they are there.
 """
 
 from __future__ import annotations
@@ -82,6 +84,9 @@ def _shuffle(kind: str, sync: bool):
 
 def _vote(kind: str, sync: bool):
     def run(m, args, mask, node):
+        if not sync and m.platform != "amd":   # nvcc for sm_70+ (the simulator's CUDA is sm_80, HIP-NVIDIA sm_90)
+            raise SimError(f"{node.child_by_field_name('function').text.decode()}: vote without .sync, which "
+                           f"ptxas refuses for sm_70 and later, at {m.where(node)}")
         if sync:
             check_mask(m, args[0], mask, node, node.child_by_field_name("function").text.decode())
             args = args[1:]
@@ -179,6 +184,7 @@ for _kind, _name in (("idx", "shfl"), ("up", "shfl_up"), ("down", "shfl_down"), 
 for _kind in ("ballot", "any", "all"):
     INTRINSICS[f"__{_kind}"] = _vote(_kind, sync=False)
     INTRINSICS[f"__{_kind}_sync"] = _vote(_kind, sync=True)
-INTRINSICS["__activemask"] = _vote("ballot", sync=False)
+INTRINSICS["__activemask"] = lambda m, args, mask, node: Vec.uniform(ULONG if m.platform == "amd" else UINT,
+                                                                      mask, m.wave)
 for _op in ("add", "sub", "max", "min", "exch", "or", "and", "xor", "cas"):
     INTRINSICS["atomic" + _op.capitalize() if _op != "cas" else "atomicCAS"] = _atomic(_op)

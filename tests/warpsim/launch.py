@@ -21,6 +21,12 @@ from .program import Program, declared, qualifiers, text
 from .stmt import Frame, WarpMachine
 
 
+# What HIP's NVIDIA header (nvidia_hip_runtime_api.h, 5.2 and since) makes of the mask-less shuffles;
+# it maps no vote, so a mask-less vote there is CUDA's own (an error for sm_70 and later).
+HIP_NVIDIA_SHUFFLES = {f"__shfl{kind}(...)": f"__shfl{kind}_sync(0xffffffff, __VA_ARGS__)"
+                       for kind in ("", "_up", "_down", "_xor")}
+
+
 @dataclass(frozen=True)
 class Target:
     """What the compiler defines for a device: the vendor and the wavefront width."""
@@ -39,7 +45,7 @@ class Target:
     def macros(self) -> dict[str, str]:
         if self.platform == "hip-nvidia":  # HIP's NVIDIA backend: hipcc -> nvcc with the platform macro
             return {"__HIP_PLATFORM_NVIDIA__": "1", "__HIPCC__": "1", "__CUDACC__": "1", "__NVCC__": "1",
-                    **({} if self.host else {"__CUDA_ARCH__": "900"})}
+                    **HIP_NVIDIA_SHUFFLES, **({} if self.host else {"__CUDA_ARCH__": "900"})}
         if self.platform == "cuda":
             return {"__CUDACC__": "1", "__NVCC__": "1", **({} if self.host else {"__CUDA_ARCH__": "800"})}
         if self.host:  # hipcc's host pass: no __HIP_DEVICE_COMPILE__, no __AMDGCN_WAVEFRONT_SIZE, no gfx

@@ -137,7 +137,8 @@ def define(macros: Macros, rest: str) -> None:
 def preprocess(text: str, predefined: dict[str, str], const_eval: Callable[[str], int]) -> str:
     """The text as the compiler sees it; `const_eval` evaluates an expanded `#if` expression."""
     macros: Macros = dict(BUILTIN_MACROS)
-    macros.update({name: (None, value) for name, value in predefined.items()})
+    for name, value in predefined.items():   # `NAME` or `NAME(params)`, as on a compiler's command line
+        define(macros, f"{name} {value}")
     out: list[str] = []
     chunk: list[str] = []
     stack: list[list[bool]] = []  # per open #if: [this branch active, some branch was taken]
