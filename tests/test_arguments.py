@@ -158,3 +158,45 @@ def test_qualified_namespace_must_keep_its_enclosing_namespaces(tmp_path: Path):
         load_tables(tmp_path)
     assert str(err.value) == ("mappings/thrust.toml: entry 1 (thrust::cuda): hip name 'rocthrust::hip' must keep "
                               "the enclosing namespaces of 'thrust::cuda'")
+
+
+SOLVES = (b"void f(cusparseHandle_t h, cusparseSpMatDescr_t A, cusparseDnMatDescr_t B, cusparseDnVecDescr_t x,\n"
+          b"       cusparseSpSMDescr_t sm, cusparseSpSVDescr_t sv, float* a) {\n"
+          b"    cusparseSpSM_solve(h, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, a, A, B, B, CUDA_R_32F, CUSPARSE_SPSM_ALG_DEFAULT, sm);\n"
+          b"    cusparseSpSV_solve(h, CUSPARSE_OPERATION_NON_TRANSPOSE, a, A, x, x, CUDA_R_32F, CUSPARSE_SPSV_ALG_DEFAULT, sv);\n"
+          b"}\n")
+
+
+def test_pasted_arguments_in_a_macro_body_are_counted_by_their_commas():
+    """Issue 31: `cudaEventCreate(&t##_start)` became the two-argument hipEventCreateWithFlags (the
+    parser split `##_start` off as an ERROR node, a second argument)."""
+    body = (b"#define A(t) cudaEventCreate(&t##_start)\n"
+            b"#define B(t) cudaEventCreate(&t##_stop, cudaEventDisableTiming)\n"
+            b"#define C(v) __shfl_down_sync(0xffffffff, v##_x, 1, 16)\n")
+    assert conv(body) == (b"#define A(t) hipEventCreate(&t##_start)\n"
+                          b"#define B(t) hipEventCreateWithFlags(&t##_stop, hipEventDisableTiming)\n"
+                          b"#define C(v) __shfl_down(v##_x, 1, 16)\n",
+                          [("PK004", 4, 14, "__shfl_down_sync -> __shfl_down: The mask is dropped, which is only correct "
+                            "when the whole warp takes part; an AMD wavefront has 64 lanes, and ROCm 6.2+ *_sync "
+                            "variants need 64-bit masks.")])
+
+
+def test_hipsparse_triangular_solves_get_their_buffer_argument_or_the_hand_edit():
+    """Issue 31: cuSPARSE's solves take no work buffer; hipSPARSE's SpSV_solve did until 6.0 (and read
+    it), SpSM_solve does on every release, unused from 6.2 (its changelog: pass nullptr)."""
+    src = b"#include <cusparse.h>\n" + SOLVES
+    sm = (b"    hipsparseSpSM_solve(h, HIPSPARSE_OPERATION_NON_TRANSPOSE, HIPSPARSE_OPERATION_NON_TRANSPOSE, a, A, B, B, "
+          b"HIP_R_32F, HIPSPARSE_SPSM_ALG_DEFAULT, sm")
+    sv = b"    hipsparseSpSV_solve(h, HIPSPARSE_OPERATION_NON_TRANSPOSE, a, A, x, x, HIP_R_32F, HIPSPARSE_SPSV_ALG_DEFAULT, sv);"
+    old = convert_text(src, rocm="5.2")
+    assert old.output.splitlines()[3:5] == [sm + b");", sv]
+    assert [(f.code, f.line, f.message) for f in old.findings] == [
+        ("PK004", 4, "cusparseSpSM_solve -> hipsparseSpSM_solve: hipSPARSE at this release takes the work buffer as "
+                     "argument 11, and reads it; pass the buffer given to hipsparseSpSM_analysis (cuSPARSE keeps it in the descriptor)"),
+        ("PK004", 5, "cusparseSpSV_solve -> hipsparseSpSV_solve: hipSPARSE at this release takes the work buffer as "
+                     "argument 10, and reads it; pass the buffer given to hipsparseSpSV_analysis (cuSPARSE keeps it in the descriptor)")]
+    for rocm in ("6.2", "7.2"):
+        new = convert_text(src, rocm=rocm)
+        assert new.output.splitlines()[3:5] == [sm + b", nullptr);", sv]
+        assert new.findings == []
+    assert convert_text(new.output, rocm="7.2").output == new.output   # hipSPARSE's own 11-argument call stays

@@ -37,6 +37,20 @@ def test_before_rocm_6_hipblas_gets_its_legacy_names_and_hipsparse_keeps_hipData
     assert [(f.code, f.line) for f in out.findings] == []
 
 
+def test_a_file_that_never_names_cublas_gets_hipDataType_before_rocm_6_too():
+    """Issue 31: a cuSPARSE-only program's `cudaDataType dt` became hipblasDatatype_t at 5.2, a hipBLAS
+    type the program never includes (hipSPARSE takes hipDataType on every release)."""
+    src = ("#include <cusparse.h>\n"
+           "void f(cusparseDnVecDescr_t* v, float* x) {\n"
+           "    cudaDataType dt = CUDA_R_32F;\n"
+           "    cusparseCreateDnVec(v, 4, x, dt);\n"
+           "}\n")
+    out = portkit.convert_text(src, rocm="5.2")
+    assert out.output.decode().splitlines()[2:4] == ["    hipDataType dt = HIP_R_32F;",
+                                                    "    hipsparseCreateDnVec(v, 4, x, dt);"]
+    assert [(f.code, f.line) for f in out.findings] == []
+
+
 def test_the_legacy_names_end_at_rocm_6_where_the_output_is_hipify_clangs():
     """hipblasGemmEx_v2 takes hipDataType/hipblasComputeType_t with or without HIPBLAS_V2 (6.x)."""
     assert b"HIPBLAS_R_16F" in portkit.convert_text(GEMM, rocm="5.7").output

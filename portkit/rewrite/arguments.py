@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 
+from typing import NamedTuple
+
 from tree_sitter import Node
 
 from ..engine.context import ScanContext, View
@@ -21,8 +23,30 @@ from ..tables.mappings import Mapping
 from . import codes
 
 
-def call_arguments(name: Node) -> list[Node] | None:
-    """The arguments when `name` is the callee of a call expression (`f(...)`, `::f(...)`)."""
+class TextArgument(NamedTuple):
+    """One argument of a list the parser could not split, by its bytes: what the rewrites read
+    of an argument node (its span and text), so `__shfl_sync(m, v##_x, 1)` still drops its mask."""
+
+    start_byte: int
+    end_byte: int
+    text: bytes
+    type: str = "argument"
+
+
+def call_arguments(name: Node) -> list | None:
+    """The arguments when `name` is the callee of a call expression (`f(...)`, `::f(...)`): nodes,
+    or, where the parser's error recovery cut the list up (`f(&t##_start)` in a macro body, where
+    `##` is an ERROR node that would count as a second argument), spans between its top-level commas."""
+    arguments = argument_list(name)
+    if arguments is None:
+        return None
+    if garbled(arguments):
+        return split_by_commas(arguments)
+    return [a for a in arguments.named_children if a.type != "comment"]
+
+
+def argument_list(name: Node) -> Node | None:
+    """The argument_list of the call whose callee is `name`, else None."""
     callee = name
     while callee.parent is not None and callee.parent.type == "qualified_identifier":
         callee = callee.parent
@@ -33,9 +57,47 @@ def call_arguments(name: Node) -> list[Node] | None:
     arguments = call.child_by_field_name("arguments")
     if function is None or function.id != callee.id or arguments is None:
         return None
-    if arguments.type != "argument_list":
+    return arguments if arguments.type == "argument_list" else None
+
+
+def garbled(arguments: Node) -> bool:
+    """An argument list the parser's error recovery cut up (token pasting, a stray `#`)."""
+    return any(c.type == "ERROR" or c.is_missing for c in arguments.children)
+
+
+def split_by_commas(arguments: Node) -> list[TextArgument] | None:
+    """The arguments between the list's top-level commas (strings, character literals and nested
+    brackets skipped), each trimmed of blanks; None when the list does not close."""
+    text, base = arguments.text, arguments.start_byte
+    if not (text.startswith(b"(") and text.endswith(b")")):
         return None
-    return [a for a in arguments.named_children if a.type != "comment"]
+    spans, depth, start, i, quote = [], 0, 1, 1, 0
+    while i < len(text) - 1:
+        c = text[i]
+        if quote:
+            if c == 0x5C:
+                i += 1
+            elif c == quote:
+                quote = 0
+        elif c in (0x22, 0x27):
+            quote = c
+        elif c in b"([{":
+            depth += 1
+        elif c in b")]}":
+            depth -= 1
+        elif c == 0x2C and depth == 0:
+            spans.append((start, i))
+            start = i + 1
+        i += 1
+    spans.append((start, len(text) - 1))
+    out = []
+    for a, b in spans:
+        while a < b and text[a] in b" \t\r\n\\":
+            a += 1
+        while b > a and text[b - 1] in b" \t\r\n\\":
+            b -= 1
+        out.append(TextArgument(base + a, base + b, text[a:b]))
+    return [] if len(out) == 1 and not out[0].text else out
 
 
 def applies(mapping: Mapping, name: str, ctx: ScanContext) -> bool:

@@ -19,7 +19,7 @@ from tree_sitter import Node
 from ..engine.context import ScanContext, View
 from ..core.edits import EditKind
 from . import codes, signatures, strictness
-from .arguments import call_arguments
+from .arguments import TextArgument, call_arguments
 
 # The CUDA name -> (the types HIP has an overload for, or that promote to one; the cast's type).
 FIXES = {
@@ -52,7 +52,10 @@ def check(ctx: ScanContext, view: View, name: Node) -> None:
 
 
 def _type(arg: Node) -> str | None:
-    """The argument's type where the source alone says it, else None."""
+    """The argument's type where the source alone says it, else None (an argument the parser
+    could not split out, arguments.TextArgument, says nothing)."""
+    if isinstance(arg, TextArgument):
+        return None
     if arg.type == "cast_expression":
         kind = arg.child_by_field_name("type")
         return signatures.canonical(kind.text.decode("utf-8", "replace")) if kind is not None else None

@@ -19,7 +19,7 @@ from ..engine.context import ScanContext, View
 from ..core.edits import EditKind
 from ..tables.mappings import Mapping, format_version, tables_dir
 from ..tables.records import table
-from . import arguments, codes, ffs
+from . import arguments, codes, ffs, sparse_buffers
 
 # Families whose converted names mean the file needs the HIP runtime header.
 RUNTIME_FAMILIES = frozenset({"runtime", "driver", "device"})
@@ -142,6 +142,8 @@ def _convert(ctx: ScanContext, view: View, node: Node, mapping: Mapping) -> None
         ctx.uses_runtime_api = True
     if arguments.applies(mapping, hip, ctx):
         arguments.fix_call(ctx, view, mapping, node, hip)
+    elif mapping.cuda in sparse_buffers.EXTRA_BUFFER and not ctx.options.prefer_roc:
+        sparse_buffers.fix(ctx, view, mapping.cuda, node, hip)
     note = mapping.conversion_note(hip)  # a roc function whose arguments differ, or a partial mapping
     if note:
         ctx.flag(codes.PARTIAL_CONVERSION, start, end, f"{mapping.cuda} -> {hip}: {note}", mapping.cuda)
@@ -177,9 +179,13 @@ def _callee_family(ctx: ScanContext, node: Node) -> str:
 
 def _argument_of_other_family(ctx: ScanContext, node: Node, mapping: Mapping) -> bool:
     """`cusparseCreateDnVec(..., CUDA_R_32F)`: a data type passed to another library's call, which
-    takes hipDataType on every ROCm release; hipBLAS before 6.0 takes only hipblasDatatype_t."""
+    takes hipDataType on every ROCm release; hipBLAS before 6.0 takes only hipblasDatatype_t. A file
+    that never names the legacy names' library (a cuSPARSE-only program's `cudaDataType dt`) has
+    no use for them either (issue 31: hipblasDatatype_t, undeclared without hipBLAS, was written)."""
     if not mapping.legacy:
         return False
+    if mapping.family.encode() not in ctx.source.data:
+        return True
     family = _callee_family(ctx, node)
     return family not in ("", mapping.family)
 

@@ -17,6 +17,8 @@ read before the macros exist, wherever the helper lands (a header with no includ
 
 from __future__ import annotations
 
+import re
+
 from ..core.edits import Edit, EditKind
 from ..engine.context import ScanContext
 
@@ -39,6 +41,24 @@ def helper(names: list[bytes], newline: bytes, include: bool) -> bytes:
                   b"#endif"]
     lines.append(b"#endif")
     return newline.join(lines) + newline
+
+
+_END = re.compile(rb"#endif\s*#endif")
+
+
+def keep(ctx: ScanContext) -> None:
+    """A re-run over converted code leaves the helper as it is. The platform model already reads it
+    as HIP's NVIDIA branch (ported code); this also holds where it cannot read the lines (a file
+    with old Mac line ends, where no directive starts a line of its own)."""
+    data = ctx.source.data
+    mark = data.find(MARK)
+    if mark < 0:
+        return
+    start = data.rfind(PLATFORM, 0, mark)
+    end = _END.search(data, mark)
+    if start < 0 or end is None:
+        return
+    ctx.edits[:] = [e for e in ctx.edits if not (start <= e.start < end.end())]
 
 
 def written(ctx: ScanContext) -> list[bytes]:

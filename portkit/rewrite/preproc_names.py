@@ -90,6 +90,32 @@ def check_pastes(ctx: ScanContext, view: View, node: Node, params: frozenset[byt
               "names it makes", f"{text}##")
 
 
+# `CAT(cuda, Malloc)`: a macro's arguments that a pasting macro (defined here or in another
+# header) joins into a CUDA name; searched from the `(`, a literal the regex engine finds fast.
+PASTED_ARGUMENTS = re.compile(rb"\(\s*((?:cu|nv|nccl|CU|NV|NCCL)[A-Za-z0-9_]*)\s*,\s*([A-Za-z_][A-Za-z0-9_]*)\s*\)")
+_MACRO_NAME = re.compile(rb"([A-Za-z_][A-Za-z0-9_]*)\s*$")
+
+
+def check_pasted_arguments(ctx: ScanContext, root: Node) -> None:
+    """PK007 for `M(cuda, Malloc)`: two arguments that, pasted, are a CUDA name that changes, such
+    as `#define CAT(a, b) a##b` makes them (issue 31: left unconverted with no finding). The
+    pasting macro itself may live in another header; the arguments alone say what it builds."""
+    data = ctx.source.data
+    for match in PASTED_ARGUMENTS.finditer(data):
+        name = match.group(1) + match.group(2)
+        mapping = ctx.db.names_by_bytes.get(name)
+        macro = _MACRO_NAME.search(data, max(0, match.start() - 64), match.start())
+        if mapping is None or macro is None or _in_text(root, match.start()):
+            continue
+        hip, _, _ = mapping.resolve(ctx.target, ctx.options.prefer_roc)
+        if hip == mapping.cuda:
+            continue
+        call = data[macro.start():match.end()].decode("ascii", "replace")
+        _left(ctx, macro.start(), match.end(),
+              f"{call} pastes {mapping.cuda} from its arguments; the converter cannot see or rewrite the "
+              f"name it makes: write {hip or 'the HIP name'} for the AMD build", mapping.cuda)
+
+
 def _left(ctx: ScanContext, start: int, end: int, message: str, subject: str) -> None:
     ctx.metrics.refs_found += 1
     ctx.metrics.refs_left += 1

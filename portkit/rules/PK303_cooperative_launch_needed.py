@@ -2,7 +2,8 @@
 
 What it finds:
     `this_grid()` / `grid_group` (grid-wide synchronisation) and `this_multi_grid()` /
-    `multi_grid_group` (multi-device synchronisation). Cooperative-group features HIP lacks
+    `multi_grid_group` (multi-device synchronisation); and a `<<<...>>>` launch of a kernel of the
+    same file that uses a grid group, which needs a cooperative launch on either vendor. Cooperative-group features HIP lacks
     altogether (`memcpy_async`, `wait`, `cluster_group`, `labeled_partition`) are reported as
     PK001 from the mapping tables, with the alternative in the message.
 
@@ -15,6 +16,8 @@ Why it matters on AMD GPUs:
 Example:
     cg::grid_group grid = cg::this_grid();
     grid.sync();
+    ...
+    two_phase<<<blocks, threads>>>(data);   // grid.sync() without a cooperative launch
 
 Instead:
     Launch with `hipLaunchCooperativeKernel`, size the grid from
@@ -28,11 +31,13 @@ Effort:
 from tree_sitter import Node
 
 from ..engine.context import ScanContext, View
+from . import _tree
 from ._rule import define
 
 RULE = define(__doc__, code="PK303", name="cooperative-launch-needed", severity="medium",
               category="kernel")
 NAMES = (b"this_grid", b"grid_group", b"this_multi_grid", b"multi_grid_group")
+NODES = ("kernel_call_syntax",)
 REFINES = ("PK101",)
 
 
@@ -50,3 +55,40 @@ def check_name(ctx: ScanContext, view: View, node: Node) -> None:
              if multi else
              f"{name}: grid-wide sync needs hipLaunchCooperativeKernel and a grid that fits the GPU at once",
              subject="multi-grid" if multi else "grid", severity="high" if multi else None)
+
+
+def check(ctx: ScanContext, view: View, node: Node) -> None:
+    """`k<<<g, b>>>(...)` where kernel k (defined in this file) uses a grid group: grid.sync() is
+    defined only under a cooperative launch, on NVIDIA as on AMD (issue 31: reported only at the
+    group, never at the launch that must change)."""
+    call = node.parent
+    callee = call.child_by_field_name("function") if call is not None else None
+    name = _tree.callee_name(call) if call is not None and callee is not None else None
+    if not name or name not in ctx.derived(grid_kernels):
+        return
+    kernel = name.decode(errors="replace")
+    ctx.flag(RULE, view.start(callee), view.end(node),
+             f"{kernel} uses a grid group (grid-wide sync) but is launched with <<<...>>>: grid.sync() needs "
+             f"a cooperative launch on either vendor (hipLaunchCooperativeKernel, a grid that fits the GPU at once)",
+             subject=f"launch:{kernel}", severity="high")
+
+
+def grid_kernels(ctx: ScanContext) -> frozenset[bytes]:
+    """The names of the file's __global__ functions whose bodies use a grid group."""
+    root = ctx.root
+    if root is None or not any(n in ctx.source.data for n in (b"this_grid", b"grid_group")):
+        return frozenset()
+    found, stack = set(), [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "function_definition":
+            body = node.child_by_field_name("body")
+            head = ctx.source.parse_bytes[node.start_byte:body.start_byte] if body is not None else b""
+            if body is not None and b"__global__" in head and (b"this_grid" in body.text or b"grid_group" in body.text) and b"sync" in body.text:
+                declarator = node.child_by_field_name("declarator")
+                name = _tree.declared_name(declarator) if declarator is not None else b""
+                if name:
+                    found.add(name)
+            continue
+        stack.extend(node.children)
+    return frozenset(found)

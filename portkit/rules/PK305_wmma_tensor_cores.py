@@ -32,9 +32,23 @@ NAMES = (b"wmma",)
 REFINES = ("PK001",)
 
 
+# The calls that do the tensor-core work, each a line the rocWMMA port rewrites (issue 31: only
+# the function's first `wmma::` was reported, so the gate missed a new mma_sync in a reported kernel).
+CALLS = {b"mma_sync", b"load_matrix_sync", b"store_matrix_sync", b"fill_fragment"}
+
+
 def check_name(ctx: ScanContext, view: View, node: Node) -> None:
     if node.type != "namespace_identifier":
         return
+    qualified = node.parent
+    name = qualified.child_by_field_name("name") if qualified is not None and \
+        qualified.type == "qualified_identifier" else None
+    if name is not None and name.text in CALLS and qualified.parent is not None and \
+            qualified.parent.type == "call_expression":
+        call = name.text.decode()
+        ctx.flag(RULE, view.start(node), view.end(qualified),
+                 f"wmma::{call}: rocwmma::{call} is the port, with rocWMMA's fragment shapes for the target GPU",
+                 subject=f"wmma::{call}")
     scope = _tree.enclosing(node, "function_definition")
     if not ctx.first(("PK305", scope.start_byte if scope is not None else -1)):
         return

@@ -168,6 +168,7 @@ def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB 
     if options.fix_warp:
         _warpfix.apply(ctx, fixes)
     preproc_names.check_splices(ctx, root)
+    preproc_names.check_pasted_arguments(ctx, root)   # CAT(cuda, Malloc)
     lossy.check(ctx)   # two CUDA names written as one HIP name on a line
     if options.audit:
         for start, end, name in source.masked():
@@ -187,6 +188,7 @@ def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB 
                     not any(kind == regions.AMD for _, _, kind in ctx.regions.ranges))
     if options.polyfills and (ctx.metrics.polyfills or polyfills.HEADER.encode() in data):
         polyfills.include(ctx, includes.insertion_point(ctx, root)[0])
+    nvidia_votes.keep(ctx)          # a re-run leaves the helper an earlier run wrote
     if nvidia_votes.written(ctx):   # mask-less votes build through HIP's NVIDIA backend too
         nvidia_votes.add(ctx, includes.insertion_point(ctx, root)[0])
     edits = normalize(resolve(data, ctx.edits))   # moved arguments take their converted text first
