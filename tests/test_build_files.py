@@ -254,3 +254,30 @@ def test_project_variables_named_cuda_are_left_alone():
     out = api.convert_text(text, filename="CMakeLists.txt", rocm="5.2")
     assert out.output.decode() == text
     assert [(f.line, f.code, f.subject) for f in out.findings] == [(2, "PK508", "CUDAToolkit_VERSION")]
+
+
+def test_cuda_architectures_never_reach_the_hip_list_and_ccbin_goes_with_its_value(tmp_path: Path):
+    """Issue 31, as in ggml's CMake: an appended CUDA architecture (`120a-real`) was written into
+    CMAKE_HIP_ARCHITECTURES, and `-ccbin ${CMAKE_CUDA_HOST_COMPILER}` left the compiler path behind."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.cu").write_text("__global__ void k() {}\n")
+    (src / "CMakeLists.txt").write_text(
+        "project(demo LANGUAGES CXX CUDA)\n"
+        "set(CMAKE_CUDA_ARCHITECTURES 70 80)\n"
+        "if (CUDAToolkit_VERSION VERSION_GREATER_EQUAL \"12.8\")\n"
+        "    list(APPEND CMAKE_CUDA_ARCHITECTURES 120a-real)\n"
+        "endif()\n"
+        "add_library(k k.cu)\n"
+        "list(APPEND NVCC_CMD -ccbin ${CMAKE_CUDA_HOST_COMPILER} -O3)\n")
+    result = convert(src, tmp_path / "out")
+    assert (tmp_path / "out" / "CMakeLists.txt").read_text() == (
+        "project(demo LANGUAGES CXX HIP)\n"
+        "set(CMAKE_HIP_ARCHITECTURES gfx90a)\n"
+        "if (CUDAToolkit_VERSION VERSION_GREATER_EQUAL \"12.8\")\n"
+        "endif()\n"
+        "add_library(k k.cu)\n"
+        "set_source_files_properties(k.cu PROPERTIES LANGUAGE HIP)\n"
+        "list(APPEND NVCC_CMD -O3)\n")
+    assert [(f.code, f.line) for f in result.findings if f.path == "CMakeLists.txt"] == [
+        ("PK509", 2), ("PK509", 4), ("PK509", 7), ("PK508", 7)]

@@ -126,8 +126,23 @@ def _list(f: CMakeFile, cmd: Command) -> None:
             f.cu_vars[var] = f.cu_vars.get(var, []) + cu
         if var == "CUDA_NVCC_FLAGS":
             nvcc_flags_variable(f, cmd, cmd.args[2:])
+        elif var == "CMAKE_CUDA_ARCHITECTURES" and len(cmd.args) > 2:
+            _appended_architectures(f, cmd)
         else:
             loose_flags(f, cmd.args[2:])
+
+
+def _appended_architectures(f: CMakeFile, cmd: Command) -> None:
+    """`list(APPEND CMAKE_CUDA_ARCHITECTURES 120a-real)` (ggml, under a CUDAToolkit_VERSION test):
+    CUDA architectures are never HIP ones; the HIP list comes from --offload-arch where the
+    project sets it, so the appended values go, with the command (issue 31: `120a-real` was
+    written into CMAKE_HIP_ARCHITECTURES)."""
+    old = " ".join(a.value for a in cmd.args[2:])
+    note(f.ctx, Code.BUILD_MIGRATION_CHOICE, cmd.args[2].start, cmd.args[-1].end,
+         f"CUDA architectures {old} appended: dropped, AMD chips do not correspond to sm_XX (the HIP list is "
+         f"{', '.join(f.targets)}, from --offload-arch)", old)
+    f.done.update(a.start for a in cmd.args)
+    replace_command(f, cmd, [])
 
 
 def _string(f: CMakeFile, cmd: Command) -> None:

@@ -89,12 +89,18 @@ def flags_in_strings(f: CMakeFile, args: list[Arg], cmd: Command | None = None) 
 
 
 def loose_flags(f: CMakeFile, args: list[Arg]) -> None:
-    """Unambiguous nvcc options in any other value (list(APPEND GENCODE "-gencode=arch=...")),
-    one argument at a time: a variable of nvcc options is translated where it is built."""
-    for arg in args:
+    """Unambiguous nvcc options in any other value (list(APPEND GENCODE "-gencode=arch=...")): a
+    variable of nvcc options is translated where it is built. An option's value may be the next
+    argument (`list(APPEND NVCC_CMD -ccbin ${CMAKE_CUDA_HOST_COMPILER})`, ggml): the option and
+    its value go together, never the option alone (issue 31: a bare compiler path was left)."""
+    for k, arg in enumerate(args):
         if arg.kind not in ("quoted", "unquoted") or not arg.value.startswith("-"):
             continue
         words = _blank_words(arg)
+        following = args[k + 1] if k + 1 < len(args) else None
+        if following is not None and following.kind == "unquoted" and not following.value.startswith("-") \
+                and len(words) == 1 and f.table.takes_value(words[0].text):
+            words.append(Word(following.value, following.start, following.end))
         result = translate(words, f.table, f.targets, nvcc_context=False)
         if result.changes:
             apply(f.ctx, words, result)

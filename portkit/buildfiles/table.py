@@ -85,6 +85,11 @@ class BuildTable:
     by_findcuda: dict[str, Library]
     cmake: CMakeNames
 
+    def takes_value(self, word: str) -> bool:
+        """`-ccbin`: an option whose value is the next word (not `-ccbin=x`)."""
+        flag = self.flags.get(word)
+        return flag is not None and flag.value
+
     def for_rocm(self, target: Version | None) -> "BuildTable":
         """The table with each library resolved for the target ROCm release."""
         if not any(lib.older for lib in self.libraries):

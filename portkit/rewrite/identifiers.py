@@ -87,12 +87,30 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
         return   # a header's #if keeps its NVIDIA test beside the AMD one
     if mapping.family in RUNTIME_FAMILIES and _class_member(view, node):
         return   # Backend::cudaMalloc, a class's own member: not CUDA's C API
+    if mapping.kind == "type" and node.text in ctx.derived(own_types):
+        return   # ggml-sycl's `struct __nv_fp8_e4m3 {...}`: the file's own type, not CUDA's
     parent = node.parent
     if parent is not None and parent.is_error and _inside_string(view.data, node.start_byte):
         return   # error recovery split a string literal: "cudaMalloc failed" is text, not code
     if mapping.arity_alias:
         mapping = _by_arity(ctx, node, mapping)
     _convert(ctx, view, node, mapping)
+
+
+_OWN_TYPE = re.compile(rb"\b(?:struct|class|union)\s+(?:alignas\s*\([^)]*\)\s*)?(\w+)\s*(?:final\s*)?[{:]"
+                       rb"|\busing\s+(\w+)\s*=|\btypedef\b[^;{}]{0,200}?\b(\w+)\s*;")
+
+
+def own_types(ctx: ScanContext) -> frozenset[bytes]:
+    """CUDA type names the file defines itself (`struct __nv_fp8_e4m3 { ... };`, a SYCL backend's
+    stand-in for CUDA's type; `using X = ...;`, `typedef ... X;`): renaming the definition and its uses to HIP's name made another
+    vendor's file include HIP (issue 31, ggml's ggml-sycl/type.hpp)."""
+    data = ctx.source.data
+    if not any(word in data for word in (b"struct", b"class", b"union", b"using", b"typedef")):
+        return frozenset()
+    names = ctx.db.names_by_bytes
+    found = (m.group(1) or m.group(2) or m.group(3) for m in _OWN_TYPE.finditer(data))
+    return frozenset(n for n in found if n in names and names[n].kind == "type")
 
 
 def _class_member(view: View, node: Node) -> bool:
