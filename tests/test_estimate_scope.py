@@ -62,15 +62,15 @@ def test_nvidia_only_code_is_its_own_not_included_line(tmp_path: Path):
     assert [(o["feature"], o["items"]) for o in doc["estimate"]["optional"]] == [(NVIDIA_ONLY, 1)]
     assert _items(doc) == [("dependency", "cuda-runtime", 2.0, "", ["src/common.cuh:5"]),
                            ("fixed", "project_tests", 0.25, "", []),
-                           ("dependency", "wmma", 90.0, NVIDIA_ONLY, ["src/w.cu:3", "src/w.cu:6"])]
+                           ("dependency", "wmma", 90.0, NVIDIA_ONLY, ["src/w.cu:3", "src/w.cu:6", "src/w.cu:7"])]
 
 
 def test_a_wmma_kernel_is_one_item_not_a_dependency_and_a_pattern(tmp_path: Path):
     """tiny-cuda-nn: 'adopt rocWMMA' (116 h) and 'PK305 wmma' (82 h) were the same work."""
     doc = audit_paths([write_tree(tmp_path, {"k.cu": WMMA})])
-    assert [(f["line"], f["code"]) for f in doc["findings"]] == [(1, "PK401"), (4, "PK305")]
+    assert [(f["line"], f["code"]) for f in doc["findings"]] == [(1, "PK401"), (4, "PK305"), (5, "PK305")]
     wmma = [i for i in doc["estimate"]["items"] if i["key"] == "wmma"]
-    assert [(i["kind"], i["hours"]["likely"], i["findings"]) for i in wmma] == [("dependency", 90.0, ["k.cu:1", "k.cu:4"])]
+    assert [(i["kind"], i["hours"]["likely"], i["findings"]) for i in wmma] == [("dependency", 90.0, ["k.cu:1", "k.cu:4", "k.cu:5"])]
     assert [i["key"] for i in doc["estimate"]["items"] if i["kind"] == "pattern"] == []
 
 

@@ -101,6 +101,23 @@ def test_a_vendor_shim_header_is_amd_as_a_whole():
     assert regions.classify(few + b"#define cudaLast hipLast\n", WORLDS).shim
 
 
+def test_an_amd_selector_in_a_mixed_condition_makes_the_nvidia_branch_ported():
+    """faiss Select.cuh (issue 31): `#if CUDA_VERSION < 9000 || defined(USE_AMD_ROCM)` is the author's
+    AMD path, so the `#else` (`__any_sync`) is ported, left as it is, not a fallback to convert."""
+    data = (b"#if CUDA_VERSION < 9000 || defined(USE_AMD_ROCM)\nx = __any(x);\n#else\n"
+            b"x = __any_sync(0xffffffff, x);\n#endif\n")
+    assert regions.classify(data, WORLDS).ranges == [(data.index(b"x = __any_sync"), data.index(b"#endif"), "ported")]
+    plain = data.replace(b" || defined(USE_AMD_ROCM)", b"")   # no AMD choice: the AMD build's fallback
+    assert regions.classify(plain, WORLDS).ranges == [(plain.index(b"x = __any_sync"), plain.index(b"#endif"), "fallback")]
+
+
+def test_hips_own_nvidia_branch_is_ported_code():
+    """`#if defined(__HIP_PLATFORM_NVIDIA__)`: HIP code built by nvcc (convert's vote helper among it)."""
+    data = b"#if defined(__HIP_PLATFORM_NVIDIA__)\n#define __all(p) __all_sync(__activemask(), (p))\n#endif\n"
+    assert regions.classify(data, WORLDS).ranges == [(data.index(b"#define"), data.index(b"#endif"), "ported")]
+    assert regions.classify(data.replace(b"defined(", b"!defined("), WORLDS).ranges == []
+
+
 def test_directives_without_if_and_broken_nesting_do_not_fail():
     assert regions.classify(b"#endif\n#else\nx\n#if 1\n", WORLDS).ranges == []
     assert regions.classify(b"no directives at all", WORLDS).ranges == []

@@ -169,6 +169,7 @@ class _Branch:
     active: list                # per world (amd, nvidia[, config]): compiled there? None: cannot tell
     device_split: bool = False  # `#ifdef __CUDA_ARCH__`-style: device code vs host code, not vendors
     hip_nvidia: bool = False    # `#if defined(__HIP_PLATFORM_NVIDIA__)`: HIP code's own NVIDIA branch
+    amd_chosen: bool = False    # `#if CUDA_VERSION < 9000 || defined(USE_AMD_ROCM)`: AMD certainly takes it, by name
 
 
 @dataclass
@@ -245,7 +246,8 @@ def classify(data: bytes, worlds: Selectors, record: dict | None = None) -> Regi
         active = [and_(and_(p, not_(t)), c) for p, t, c in zip(group.parent, group.taken, conds)]
         group.taken = [or_(t, c) for t, c in zip(group.taken, conds)]
         group.open = _Branch(after, active, kind != "else" and DEVICE_SPLIT.fullmatch(expr) is not None,
-                             kind != "else" and HIP_NVIDIA.search(expr) is not None and not _NOT_HIP_NVIDIA.search(expr))
+                             kind != "else" and HIP_NVIDIA.search(expr) is not None and not _NOT_HIP_NVIDIA.search(expr),
+                             kind != "else" and conds[0] is True and _names_amd(expr, worlds.amd))
     return RegionMap(_flatten(spans), shim, _union(inactive), undecided)
 
 
@@ -312,6 +314,16 @@ def track_define(kind: str, text: str, active: list, envs: list[dict], record: d
             env.setdefault(macro, ppexpr.UNDEFINED)   # this world skips the definition
 
 
+_POSITIVE_DEFINED = re.compile(r"(!\s*)?\bdefined\s*\(?\s*(\w+)")
+
+
+def _names_amd(expr: str, amd: dict) -> bool:
+    """The condition tests an AMD selector positively (`defined(USE_AMD_ROCM)`, not `!defined(...)`):
+    the author wrote this branch for the AMD build (faiss's Select.cuh), so the NVIDIA-only branch
+    beside it is already ported, not a fallback to convert (issue 31)."""
+    return any(not m.group(1) and amd.get(m.group(2)) == 1 for m in _POSITIVE_DEFINED.finditer(expr))
+
+
 def _close_branch(group: _Group, end: int, data: bytes) -> None:
     branch = group.open
     if branch is None:
@@ -335,7 +347,7 @@ def _group_spans(group: _Group, depth: int) -> list[tuple[int, int, str, int]]:
     # A counterpart: an AMD-only branch (PORTED: left as it is), or, unless the #if splits device
     # from host code, a branch both builds may compile, which an AMD build takes instead
     # (`#if CUDART_VERSION >= 11080 <PTX> #else <portable code> #endif`: FALLBACK, converted).
-    has_amd = any(k == AMD for _, _, k in kinds)
+    has_amd = any(k == AMD or b.amd_chosen for b, _, k in kinds)
     has_fallback = not any(b.device_split for b, _, _ in kinds) and \
         any(k is None and b.active[0] is not False for b, _, k in kinds)
     out = []

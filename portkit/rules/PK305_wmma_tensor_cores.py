@@ -48,7 +48,7 @@ def check_name(ctx: ScanContext, view: View, node: Node) -> None:
         call = name.text.decode()
         ctx.flag(RULE, view.start(node), view.end(qualified),
                  f"wmma::{call}: rocwmma::{call} is the port, with rocWMMA's fragment shapes for the target GPU",
-                 subject=f"wmma::{call}")
+                 subject="wmma")   # one decision with the fragments: the rocWMMA port
     scope = _tree.enclosing(node, "function_definition")
     if not ctx.first(("PK305", scope.start_byte if scope is not None else -1)):
         return
