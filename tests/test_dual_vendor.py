@@ -26,8 +26,12 @@ def test_an_amd_directory_that_builds_the_cuda_one_keeps_it_and_its_headers(tmp_
                                    "tools/other.cu": KERNEL.replace('#include "shared.h"\n', "")})
     assert main(["convert", str(src), "-o", str(tmp_path / "out")]) == 0
     out = capsys.readouterr().out
-    assert ("Already builds for AMD (x-hip builds x-cuda's sources for AMD): 3 files its AMD build compiles left as "
-            "they are, so its NVIDIA build keeps working.") in out
+    assert out.splitlines()[0] == (
+        "Already builds for AMD (x-hip builds x-cuda's sources for AMD): 3 files its AMD build compiles left as "
+        "they are, so its NVIDIA build keeps working. For the rest, `--compat-header FILE --in-place` keeps one "
+        "source for both vendors; `portkit audit` prices what is left; `portkit check` keeps new code portable; "
+        "--convert-amd-built converts them anyway.")   # first (issue 31), then the counts
+    assert out.splitlines()[1].startswith("portkit convert: 2 files scanned")
     assert _changed(src, tmp_path / "out") == ["tools/other.cu"]   # not compiled by the AMD build: converted
     assert main(["convert", str(src), "-o", str(tmp_path / "all"), "--convert-amd-built", "-q"]) == 0
     assert _changed(src, tmp_path / "all") == ["include/shared.h", "tools/other.cu", "x-cuda/k.cu", "x-hip/CMakeLists.txt"]

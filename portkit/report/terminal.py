@@ -21,8 +21,9 @@ def _amd_built(amd_built: dict[str, str], console: Console) -> None:
     evidence = sorted(set(amd_built.values()))
     shown = "; ".join(evidence[:3]) + (f"; {len(evidence) - 3} more" if len(evidence) > 3 else "")
     say(console, f"Already builds for AMD ({shown}): {_plural(len(amd_built), 'file')} its AMD build compiles left "
-                 f"as they are, so its NVIDIA build keeps working. `portkit audit` prices what is left; "
-                 f"`portkit check` keeps new code portable; --convert-amd-built converts them anyway.")
+                 f"as they are, so its NVIDIA build keeps working. For the rest, `--compat-header FILE --in-place` "
+                 f"keeps one source for both vendors; `portkit audit` prices what is left; `portkit check` keeps "
+                 f"new code portable; --convert-amd-built converts them anyway.")
 
 
 def render_convert(result: ConvertResult, console: Console, mode: str) -> None:
@@ -31,6 +32,8 @@ def render_convert(result: ConvertResult, console: Console, mode: str) -> None:
     lines = result.total("lines")
     partial = sum(1 for s in scans if s.metrics.partially_parsed)
     notes = [s for s in result.all_skipped if not s.error]
+    if result.amd_built:   # first: it changes how everything below reads
+        _amd_built(result.amd_built, console)
     console.print(
         f"[bold]portkit convert[/]: {_plural(len(scans), 'file')} scanned ({lines:,} lines), "
         f"{len(result.changed):,} {'would change' if mode in ('check', 'diff') else 'changed'}, "
@@ -39,8 +42,6 @@ def render_convert(result: ConvertResult, console: Console, mode: str) -> None:
     found, converted, left = (result.total("refs_found"), result.total("refs_converted"),
                               result.total("refs_left"))
     share = f" ({100.0 * converted / found:.1f}% converted)" if found else ""
-    if result.amd_built:
-        _amd_built(result.amd_built, console)
     console.print(f"CUDA references: {found:,} found, {converted:,} converted, {left:,} left{share}")
     if result.total("warp_fixes"):
         console.print(f"Warp fixes (--fix warp): {result.total('warp_fixes'):,}")
