@@ -31,7 +31,7 @@ def test_an_amd_directory_that_builds_the_cuda_one_keeps_it_and_its_headers(tmp_
         "they are, so its NVIDIA build keeps working. For the rest, `--compat-header FILE --in-place` keeps one "
         "source for both vendors; `portkit audit` prices what is left; `portkit check` keeps new code portable; "
         "--convert-amd-built converts them anyway.")   # first (issue 31), then the counts
-    assert out.splitlines()[1].startswith("portkit convert: 2 files scanned")
+    assert out.splitlines()[1] == "portkit convert: 1 file scanned (3 lines), 1 changed, 0 partially parsed, 0 skipped"
     assert _changed(src, tmp_path / "out") == ["tools/other.cu"]   # not compiled by the AMD build: converted
     assert main(["convert", str(src), "-o", str(tmp_path / "all"), "--convert-amd-built", "-q"]) == 0
     assert _changed(src, tmp_path / "all") == ["include/shared.h", "tools/other.cu", "x-cuda/k.cu", "x-hip/CMakeLists.txt"]
