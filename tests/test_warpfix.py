@@ -1,6 +1,7 @@
 """`convert --fix warp` (rules/_warpfix.py and the rules' own fixes): the fixtures of fixtures/warp, byte for byte."""
 
 import json
+import subprocess
 from dataclasses import replace
 from pathlib import Path
 
@@ -147,9 +148,9 @@ def test_host_warps_per_block_and_block_shape():
 def test_constant_choice_is_noted():
     src = (WARP / "define_warp_size" / "input.cu").read_bytes()
     [(line, message)] = [n for n in _notes(src) if "compile-time" in n[1]]
-    assert message == ("a compile-time warp size: PORTKIT_WAVEFRONT_SIZE, __AMDGCN_WAVEFRONT_SIZE on each device "
-                       "pass (64 on gfx9, 32 or 64 on RDNA), 32 through HIP's NVIDIA backend and 64 on the AMD host "
-                       "pass; not warpSize, which ROCm 7 made a run-time value")
+    assert message == ("a compile-time warp size: PORTKIT_WAVEFRONT_SIZE, by GPU family on each device pass (64 on "
+                       "gfx9, 32 on RDNA; -DPORTKIT_WAVEFRONT_SIZE=64 for a wave64 RDNA build), 32 through HIP's NVIDIA "
+                       "backend and 64 on the AMD host pass; not warpSize, which ROCm 7 made a run-time value")
 
 
 def test_array_sized_by_a_fixed_define_carries_the_fix_and_is_gone_after_it():
@@ -168,9 +169,9 @@ def test_constant_block_and_runtime_header_both_go_to_the_top_of_a_file_without_
            b"  int lane = threadIdx.x % WARP_SIZE;\n  x[lane] = 1.0f;\n}\n")
     out = _convert(src)
     assert out == (b"\n#include <hip/hip_runtime.h>\n#ifndef PORTKIT_WAVEFRONT_SIZE\n"
-                   b"#if defined(__AMDGCN_WAVEFRONT_SIZE)\n#define PORTKIT_WAVEFRONT_SIZE __AMDGCN_WAVEFRONT_SIZE\n"
-                   b"#elif defined(__HIP_PLATFORM_NVIDIA__) || defined(__HIP_PLATFORM_NVCC__) || "
+                   b"#if defined(__HIP_PLATFORM_NVIDIA__) || defined(__HIP_PLATFORM_NVCC__) || "
                    b"(defined(__NVCC__) && !defined(__HIP__))\n#define PORTKIT_WAVEFRONT_SIZE 32\n"
+                   b"#elif defined(__GFX10__) || defined(__GFX11__) || defined(__GFX12__)\n#define PORTKIT_WAVEFRONT_SIZE 32\n"
                    b"#else\n#define PORTKIT_WAVEFRONT_SIZE 64\n#endif\n#endif\n"
                    b"#define WARP_SIZE PORTKIT_WAVEFRONT_SIZE\n" + src[src.index(b"__global__"):])
     assert _convert(out) == out
@@ -272,3 +273,19 @@ def test_nothing_outside_rules_imports_a_rule_module():
             if any(n.split(".")[-1].startswith("PK") and n.split(".")[-1][2:5].isdigit() for n in names):
                 found.append(str(path.relative_to(package)))
     assert found == []
+
+
+@pytest.mark.parametrize("arch", ["gfx90a", "gfx942", "gfx1030", "gfx1100", "gfx1201"])
+def test_the_helper_gives_each_gpu_familys_own_wavefront_size(arch: str, tmp_path):
+    """PORTKIT_WAVEFRONT_SIZE comes from the GPU family, not from __AMDGCN_WAVEFRONT_SIZE (deprecated
+    in ROCm 7's clang): on each device pass it must equal what the compiler itself says (clang-19
+    still defines the old macro, so it can check); CDNA 64, RDNA 32."""
+    from conftest import require_tool
+    from portkit.rules._warpfix import HELPER
+    clang = require_tool("clang++-19", "clang 19 (apt-get install clang-19)")
+    source = tmp_path / "w.hip"
+    source.write_bytes(b"\n".join(HELPER) + b"\n#ifndef __HIP_DEVICE_COMPILE__\n#error not a device pass\n#endif\n"
+                       b"static_assert(PORTKIT_WAVEFRONT_SIZE == __AMDGCN_WAVEFRONT_SIZE, \"family\");\n")
+    run = subprocess.run([clang, "-x", "hip", f"--offload-arch={arch}", "-nogpulib", "-nogpuinc", "--cuda-device-only",
+                          "-fsyntax-only", str(source)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr

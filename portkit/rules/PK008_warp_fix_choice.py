@@ -4,8 +4,8 @@ Reported by the warp family's fixes (portkit/rules/_warpfix.py) when `--fix warp
 
 What it finds:
     Each place where `--fix warp` picked a wavefront size or changed what the code computes on
-    purpose: PORTKIT_WAVEFRONT_SIZE defined from `__AMDGCN_WAVEFRONT_SIZE` (32 through HIP's NVIDIA
-    backend, 64 on the AMD host pass)
+    purpose: PORTKIT_WAVEFRONT_SIZE defined from the GPU family (64 on gfx9, 32 on RDNA and through
+    HIP's NVIDIA backend, 64 on the AMD host pass)
     where C++ needs a constant, host launch arithmetic (`block_size / 32` warps per block) that
     now uses that host value, shared arrays grown to 64 slots, a ballot compared with the full
     mask turned into `__all`, a loop or lane that meant "the last lane" now following warpSize.

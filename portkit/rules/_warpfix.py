@@ -8,8 +8,8 @@ offers the very same edits as suggestions. Where the meaning is not certain ther
 the finding stays.
 
 Run-time contexts use HIP's `warpSize`; contexts that need a compile-time constant (a #define,
-a constexpr, an array size) use PORTKIT_WAVEFRONT_SIZE, defined once per file from
-`__AMDGCN_WAVEFRONT_SIZE`: ROCm 7 made `warpSize` a run-time value (docs/warp-fix.md).
+a constexpr, an array size) use PORTKIT_WAVEFRONT_SIZE, defined once per file from the GPU
+family: ROCm 7 made `warpSize` a run-time value (docs/warp-fix.md).
 """
 
 from __future__ import annotations
@@ -31,23 +31,27 @@ from . import _tree, _warplanes
 from .PK008_warp_fix_choice import RULE as WARP_FIX_CHOICE
 from ._warpfix_model import CONSTANT, WarpFix, newline_of, node_key
 
-# AMD device passes know their wavefront size; HIP's NVIDIA backend (nvcc) has 32-lane warps on
-# every pass; the AMD host pass does not know (it assumes CDNA's 64). Without the NVIDIA branch a
-# fixed kernel built through HIP's NVIDIA backend treated a 32-lane warp as 64 lanes (issue 31:
-# wrong results on an H100 in 3 of 20 warp fixtures).
+# HIP's NVIDIA backend (nvcc) has 32-lane warps on every pass; an AMD device pass knows its GPU
+# family: RDNA (gfx10-gfx12) runs wave32 in HIP's default mode, GCN/CDNA (gfx9) wave64; the AMD
+# host pass does not know (it assumes CDNA's 64). Without the NVIDIA branch a fixed kernel built
+# through HIP's NVIDIA backend treated a 32-lane warp as 64 lanes (issue 31: wrong results on an
+# H100 in 3 of 20 warp fixtures). The family macros, not __AMDGCN_WAVEFRONT_SIZE: ROCm 7's clang
+# marks that macro deprecated (a warning at every use, an error under -Werror), as AMD's own ports
+# did (ROCm/apex: `__GFX9__` 64, else 32). A wave64 RDNA build (-mwavefrontsize64) defines
+# PORTKIT_WAVEFRONT_SIZE=64 on its command line: the helper only fills it in.
 HELPER = (b"#ifndef PORTKIT_WAVEFRONT_SIZE",
-          b"#if defined(__AMDGCN_WAVEFRONT_SIZE)",
-          b"#define PORTKIT_WAVEFRONT_SIZE __AMDGCN_WAVEFRONT_SIZE",
-          b"#elif defined(__HIP_PLATFORM_NVIDIA__) || defined(__HIP_PLATFORM_NVCC__) || "
+          b"#if defined(__HIP_PLATFORM_NVIDIA__) || defined(__HIP_PLATFORM_NVCC__) || "
           b"(defined(__NVCC__) && !defined(__HIP__))",
+          b"#define PORTKIT_WAVEFRONT_SIZE 32",
+          b"#elif defined(__GFX10__) || defined(__GFX11__) || defined(__GFX12__)",
           b"#define PORTKIT_WAVEFRONT_SIZE 32",
           b"#else",
           b"#define PORTKIT_WAVEFRONT_SIZE 64",
           b"#endif",
           b"#endif")
-CONSTANT_NOTE = ("a compile-time warp size: PORTKIT_WAVEFRONT_SIZE, __AMDGCN_WAVEFRONT_SIZE on each device pass "
-                 "(64 on gfx9, 32 or 64 on RDNA), 32 through HIP's NVIDIA backend and 64 on the AMD host pass; not warpSize, which ROCm 7 made a "
-                 "run-time value")
+CONSTANT_NOTE = ("a compile-time warp size: PORTKIT_WAVEFRONT_SIZE, by GPU family on each device pass (64 on gfx9, "
+                 "32 on RDNA; -DPORTKIT_WAVEFRONT_SIZE=64 for a wave64 RDNA build), 32 through HIP's NVIDIA backend and 64 "
+                 "on the AMD host pass; not warpSize, which ROCm 7 made a run-time value")
 PORTED_NOTE = ("--fix warp left this: the tree has its own CUDA-to-HIP shim header, so it already builds for AMD, "
                "where its 32-lane idioms may be deliberate (logical 32-lane warps: width-32 shuffles); check it "
                "against the AMD build before changing it")
@@ -105,7 +109,7 @@ def finish(ctx: ScanContext, data: bytes) -> tuple[list[WarpFix], dict[int, Warp
 def _with_helper(data: bytes, fixes: list[WarpFix]) -> list[WarpFix]:
     """PORTKIT_WAVEFRONT_SIZE is defined at the start of the line of its first use."""
     first = next((f for f in sorted(fixes, key=lambda f: f.anchor) if f.constant), None)
-    if first is None or CONSTANT + b" __AMDGCN" in data:
+    if first is None or b"#ifndef " + CONSTANT in data:   # an earlier run's helper (either form)
         return fixes
     at = data.rfind(b"\n", 0, first.anchor) + 1
     newline = newline_of(data)
