@@ -199,6 +199,7 @@ class VerifyOptions:
     only: frozenset[str] | None = None       # compile only these files (convert --verify: what it wrote)
     std: str | None = None                   # --std: the language standard of every unit (wins)
     build_config: bool = True                # read the build's standard, -I and -D (CMake, Makefile)
+    rocm_headers: str | None = None          # --rocm-headers: a ROCm header pack (or a folder of packs)
 
 
 @dataclass

@@ -50,7 +50,8 @@ def document(result: VerifyResult) -> dict:
         "tool": "portkit verify",
         "root": str(result.root),
         "compiler": {"path": result.compiler.path, "kind": result.compiler.kind,
-                     "rocm": format_version(result.compiler.rocm) if result.compiler.rocm else None},
+                     "rocm": format_version(result.compiler.rocm) if result.compiler.rocm else None,
+                     "headers": _headers(result.compiler), "note": result.compiler.note or None},
         "target_rocm": format_version(result.target),
         "offload_arch": list(result.offload_arch),
         "summary": summary(result),
@@ -110,6 +111,8 @@ def render_text(result: VerifyResult, console: Console) -> None:
     archs = ",".join(result.offload_arch)
     say(console, ("portkit verify", "bold"), f": {result.root} with {result.compiler.describe()}, "
         f"--offload-arch={archs}")
+    if result.compiler.note:
+        say(console, f"Note: {result.compiler.note}")
     for line in configuration_lines(result):
         say(console, line)
     for unit in result.units:
@@ -153,3 +156,12 @@ def _print_error(error: ErrorReport, console: Console) -> None:
 
 def _plural(n: int, word: str, words: str | None = None) -> str:
     return f"{n:,} {word if n == 1 else (words or word + 's')}"
+
+
+def _headers(compiler) -> dict | None:
+    """The header pack checked against, when it was one (None: the compiler's own installation)."""
+    pack = compiler.pack
+    if pack is None:
+        return None
+    return {"pack": str(pack.root), "release": format_version(pack.release), "libraries": list(pack.libraries),
+            "sources": list(pack.sources), "syntax_only": True}

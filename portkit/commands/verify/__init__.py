@@ -13,6 +13,7 @@ reached": the compiler stopped before its code, so its porting errors were not s
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import replace
 from concurrent.futures import ThreadPoolExecutor
@@ -48,7 +49,7 @@ def verify_tree(out: Path, opts: VerifyOptions,
         raise PortkitError(f"{opts.source}: --source is not a directory")
     if opts.std is not None and not STD.match(opts.std):
         raise PortkitError(f"--std: {opts.std!r} is not a C++ standard (c++17, gnu++20, ...)")
-    compiler = compilers.find(opts.compiler, opts.rocm_path)
+    compiler = compilers.select(opts.compiler, opts.rocm_path, opts.rocm, opts.rocm_headers)
     target = target_release(opts.rocm or compiler.rocm)
     scan = scan_options(rocm=target, audit=True)
     project = pipeline.prepare([out], scan)
@@ -61,6 +62,7 @@ def verify_tree(out: Path, opts: VerifyOptions,
                 skipped.append(problem)
             elif data is not None:
                 sources[entry.rel] = data
+    _refuse_cuda_source(root, sources)
     result = VerifyResult(root, compiler, target, opts.offload_arch, skipped=skipped)
     units = _units(root, entries, sources, opts, result)
     extra = tuple(f"-I{Path(i).absolute()}" for i in opts.includes) + tuple(f"-D{d}" for d in opts.defines)
@@ -89,6 +91,20 @@ def verify_tree(out: Path, opts: VerifyOptions,
     pool.shutdown()
     result.seconds = time.perf_counter() - start
     return result
+
+
+_CUDA_USE = re.compile(rb"#\s*include\s*[<\"](?:cuda_runtime(?:_api)?|cuda|cublas_v2|cublasLt|cufft|curand|cusparse)\.h[>\"]"
+                       rb"|\bcuda(?:Malloc|Memcpy|Free|DeviceSynchronize|GetLastError|Stream\w*|Event\w*)\s*\(")
+_HIP_USE = re.compile(rb"#\s*include\s*[<\"]hip/|\bhip[A-Z]\w*\s*\(")
+
+
+def _refuse_cuda_source(root: Path, sources: dict[str, bytes]) -> None:
+    """A tree that was never converted (CUDA calls and includes, no HIP anywhere) is refused with
+    one line: compiling it as HIP gives a page of errors that say nothing of the port (issue 32)."""
+    cuda = sorted(rel for rel, data in sources.items() if _CUDA_USE.search(data))
+    if cuda and not any(_HIP_USE.search(data) for data in sources.values()):
+        raise PortkitError(f"{root}: this is CUDA source ({len(cuda)} of {len(sources)} files use CUDA, e.g. {cuda[0]}, "
+                           f"and none HIP): run `portkit convert {root} -o OUT` first, then verify OUT")
 
 
 def _units(root: Path, entries, sources: dict[str, bytes], opts: VerifyOptions, result: VerifyResult) -> list[Unit]:

@@ -23,11 +23,13 @@ import signal
 import subprocess
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ...core.errors import PortkitError
 from ...tables.mappings import Version, format_version
+from . import packs
+from .packs import Pack
 
 INSTALL_HINT = ("install one: apt-get install hipcc libamdhip64-dev rocm-device-libs (Debian/Ubuntu), "
                 "or a ROCm release from https://rocm.docs.amd.com")
@@ -45,8 +47,12 @@ class Compiler:
     driver: str | None = None
     hip_before: tuple[str, ...] = ()
     hip_after: tuple[str, ...] = ()
+    pack: "Pack | None" = None       # a ROCm header pack clang compiles against (syntax only)
+    note: str = ""                   # why this compiler, when not the one asked for
 
     def describe(self) -> str:
+        if self.pack is not None:
+            return f"{self.path} (syntax only, against the {self.pack.describe()})"
         release = f"ROCm {format_version(self.rocm)}" if self.rocm else "ROCm release unknown"
         run_as = f", run as {self.driver}" if self.driver else ""
         return f"{self.path} ({release}{run_as})"
@@ -78,6 +84,46 @@ def find(name: str = "hipcc", rocm_path: str | None = None) -> Compiler:
     if driver is None:
         return Compiler(found, kind, rocm, rocm_path)
     return Compiler(found, kind, rocm, rocm_path, *driver)
+
+
+# clang++ names that compile HIP for AMD targets, newest first (Debian's clang-19 does)
+CLANGS = ("clang++-21", "clang++-20", "clang++-19", "clang++-18", "clang++")
+
+
+def select(name: str, rocm_path: str | None, wanted: Version | None, headers: str | None) -> Compiler:
+    """The compiler for `--rocm X.Y`: the installed one when its release is X.Y; else clang with
+    X.Y's header pack (packs.py); else the installed one, with a note that its release differs.
+    Without --rocm or --rocm-headers: the installed compiler, as asked."""
+    if wanted is None and headers is None:
+        return find(name, rocm_path)
+    installed: Compiler | None = None
+    if headers is None:
+        try:
+            installed = find(name, rocm_path)
+        except PortkitError:
+            installed = None
+        if installed is not None and installed.rocm is not None and packs.same_release(installed.rocm, wanted):
+            return installed
+    pack = packs.locate(wanted, headers) if wanted is not None else packs.load(Path(headers))
+    if pack is not None:
+        return Compiler(_clang(name), "clang", pack.release, pack=pack)
+    installed = installed or find(name, rocm_path)
+    return replace(installed, note=(
+        f"no ROCm {format_version(wanted)} header pack found, so the ROCm "
+        f"{format_version(installed.rocm) if installed.rocm else '(unknown)'} headers installed here were used; "
+        f"give one with --rocm-headers DIR or ${packs.ENV} (docs/verify.md)"))
+
+
+def _clang(name: str) -> str:
+    """A clang++ for the pack: --compiler when it is one, else the newest on PATH."""
+    if "clang" in Path(name).name:
+        return find(name).path
+    for candidate in CLANGS:
+        found = shutil.which(candidate)
+        if found:
+            return found
+    raise PortkitError("no clang++ found to compile against the ROCm header pack; install one "
+                       "(apt-get install clang-19) or name it with --compiler")
 
 
 _PROBE_ARCH = "--offload-arch=gfx90a"
@@ -134,6 +180,11 @@ def command(compiler: Compiler, path: Path, flags: tuple[str, ...], archs: tuple
     """The command that compiles one unit for the AMD targets and throws the object away.
     For hipcc it is the clang command hipcc would run (its options, then the arguments)."""
     targets = [f"--offload-arch={a}" for a in archs]
+    diagnostics = ["-fno-caret-diagnostics", "-fno-color-diagnostics", "-fno-diagnostics-fixit-info"]
+    if compiler.pack is not None:   # no device libraries in a pack: both passes checked, no object made
+        root = str(compiler.pack.root)
+        return [compiler.path, "-x", "hip", *targets, "-nogpulib", f"--rocm-path={root}", "-isystem",
+                os.path.join(root, "include"), *diagnostics, *flags, *extra, "-fsyntax-only", str(path)]
     if compiler.driver:
         cmd = [compiler.driver, *compiler.hip_before, *targets, *compiler.hip_after, "-x", "hip"]
     else:

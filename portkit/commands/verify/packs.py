@@ -1,0 +1,118 @@
+"""ROCm header packs: a release's HIP and library headers, to verify against a ROCm not installed.
+
+A pack is a folder laid out like a ROCm installation's headers (include/hip, include/hipblas ...,
+bin/.hipVersion) with manifest.json: the release, the source repositories with their tags and
+commits, and the sha256 of every file (tools/build_rocm_header_pack.py writes them from ROCm's
+public repositories; docs/verify.md). clang compiles HIP for AMD targets from such a folder with no
+ROCm installed (`--rocm-path=PACK -nogpulib -fsyntax-only`).
+
+Where verify looks for the pack of release X.Y, first found wins:
+    --rocm-headers DIR           the pack itself, or a folder of packs (6.2.0/, rocm-6.2.0-headers/)
+    $PORTKIT_ROCM_HEADERS        the same
+    $XDG_CACHE_HOME/portkit/rocm-headers/X.Y.Z   (default ~/.cache/...): where packs are kept
+Every file is checked against the manifest's hash before use: a pack that changed is refused
+(one line: which file), never compiled against half-trusted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...core.errors import PortkitError
+from ...tables.mappings import Version, format_version, parse_version
+
+ENV = "PORTKIT_ROCM_HEADERS"
+MANIFEST = "manifest.json"
+
+
+@dataclass(frozen=True)
+class Pack:
+    root: Path
+    release: Version
+    libraries: tuple[str, ...]       # "hip", "hipblas", ...: whose headers it holds
+    sources: tuple[str, ...]         # "ROCm/HIP@rocm-6.2.0 (commit)", for the report
+
+    def describe(self) -> str:
+        return (f"ROCm {format_version(self.release)} header pack at {self.root} "
+                f"({', '.join(self.libraries)}; from {', '.join(self.sources)})")
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "portkit" / "rocm-headers"
+
+
+def same_release(a: Version, b: Version) -> bool:
+    """Packs are per minor release: 6.2 asks for 6.2.x."""
+    return a[:2] == b[:2]
+
+
+def load(root: Path, wanted: Version | None = None) -> Pack:
+    """The pack at `root`, its files checked against its manifest; a one-line error otherwise."""
+    manifest_path = root / MANIFEST
+    try:
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        release = parse_version(str(manifest["release"]))
+        files = dict(manifest["files"])
+    except OSError:
+        raise PortkitError(f"{root}: not a ROCm header pack (no {MANIFEST}; build one with "
+                           f"tools/build_rocm_header_pack.py)") from None
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise PortkitError(f"{manifest_path}: not a header pack manifest ({exc})") from None
+    if wanted is not None and not same_release(release, wanted):
+        raise PortkitError(f"{root}: a ROCm {format_version(release)} header pack, not {format_version(wanted)}")
+    for rel, digest in sorted(files.items()):
+        path = root / rel
+        if Path(rel).is_absolute() or ".." in Path(rel).parts:
+            raise PortkitError(f"{manifest_path}: {rel}: a path outside the pack")
+        try:
+            actual = hashlib.sha256(path.read_bytes()).hexdigest()
+        except OSError:
+            raise PortkitError(f"{root}: {rel} is missing from the pack") from None
+        if actual != digest:
+            raise PortkitError(f"{root}: {rel} does not match the pack's manifest (sha256 {actual[:12]}..., "
+                               f"pinned {str(digest)[:12]}...); rebuild or re-download the pack")
+    sources = tuple(f"{s['repository']}@{s['tag']} ({str(s['commit'])[:10]})" for s in manifest.get("sources", ()))
+    return Pack(root, release, tuple(manifest.get("libraries", ("hip",))), sources)
+
+
+def candidates(wanted: Version, explicit: str | None) -> list[Path]:
+    """Where the pack of `wanted` may be, in order."""
+    name = "{}.{}.{}".format(*wanted)
+    places = [Path(p) for p in (explicit, os.environ.get(ENV)) if p]
+    found: list[Path] = []
+    for place in places:   # the pack itself, or a folder of packs (by release, or any name: the manifest says)
+        found += [place, place / name, *sorted(p for p in _subfolders(place) if p.name != name)]
+    cache = cache_dir()
+    found += [cache / name, *sorted(cache.glob(f"{wanted[0]}.{wanted[1]}.*"))]
+    return found
+
+
+def _subfolders(place: Path) -> list[Path]:
+    try:
+        return [p for p in place.iterdir() if p.is_dir()]
+    except OSError:
+        return []
+
+
+def locate(wanted: Version, explicit: str | None = None) -> Pack | None:
+    """The first pack of release `wanted` (major.minor) among the candidates; None when there is
+    none. An explicit --rocm-headers that holds no pack of that release is an error."""
+    for place in candidates(wanted, explicit):
+        manifest = place / MANIFEST
+        if not manifest.is_file():
+            continue
+        try:
+            release = parse_version(str(json.loads(manifest.read_text(encoding="utf-8")).get("release", "")))
+        except (OSError, ValueError, AttributeError):
+            release = None
+        if release is not None and same_release(release, wanted):
+            return load(place, wanted)
+    if explicit:
+        raise PortkitError(f"--rocm-headers {explicit}: no ROCm {format_version(wanted)} header pack there "
+                           f"(a folder with {MANIFEST}, or one named by release such as {format_version(wanted)}.0)")
+    return None

@@ -1,0 +1,147 @@
+"""verify against a ROCm release that is not installed (issue 32): header packs, clang, the report.
+
+The tests use the committed pack fixtures/rocm-headers/rocm-6.2.0-headers.tar.xz (HIP, hipBLAS and
+hipBLASLt headers of ROCm 6.2.0, built by tools/build_rocm_header_pack.py from ROCm's repositories
+at tag rocm-6.2.0) and Debian's clang-19; the hipcc here is ROCm 5.2.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from cases import all_cases
+from conftest import REPO, require_tool
+from portkit.cli.app import main
+from portkit.commands.verify import VerifyOptions, packs, verify_tree
+from portkit.core.errors import PortkitError
+
+ARCHIVE = REPO / "fixtures" / "rocm-headers" / "rocm-6.2.0-headers.tar.xz"
+BF16 = REPO / "fixtures" / "convert" / "bf16_types" / "input.cu"
+# the libraries whose headers the pack holds; a case using another is not compiled against it
+PACKED = {"hip", "hipblas", "hipblaslt"}
+LIBRARY_INCLUDE = re.compile(rb'#\s*include\s*[<"](hip\w*|roc\w*|rccl|miopen|thrust|hipcub|rocprim)/')
+
+
+@pytest.fixture(scope="session")
+def pack62(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("packs")
+    with tarfile.open(ARCHIVE) as tar:
+        tar.extractall(root, filter="data")
+    return root / "rocm-6.2.0-headers"
+
+
+def _clang() -> str:
+    return require_tool("clang++-19", "clang 19 (apt-get install clang-19)")
+
+
+def test_the_pack_is_what_its_manifest_pins(pack62: Path):
+    pack = packs.load(pack62, (6, 2, 0))
+    assert (pack.release, pack.libraries) == ((6, 2, 0), ("hip", "hipblas", "hipblaslt"))
+    assert [s.split("@")[0] for s in pack.sources] == ["ROCm/HIP", "ROCm/clr", "ROCm/hipBLAS", "ROCm/hipBLASLt"]
+    assert "#define HIP_VERSION_PATCH 41133" in (pack62 / "include" / "hip" / "hip_version.h").read_text()
+    assert sorted(p.name for p in (pack62 / "licenses").iterdir()) == [
+        "HIP-LICENSE.txt", "clr-LICENCE", "hipBLAS-LICENSE.md", "hipBLASLt-LICENSE.md"]
+
+
+def test_a_changed_or_foreign_pack_is_refused_in_one_line(pack62: Path, tmp_path: Path):
+    copy = tmp_path / "pack"
+    with tarfile.open(ARCHIVE) as tar:
+        tar.extractall(tmp_path, filter="data")
+    (tmp_path / "rocm-6.2.0-headers").rename(copy)
+    with pytest.raises(PortkitError, match=r"^.*/pack: a ROCm 6\.2 header pack, not 6\.3$"):
+        packs.load(copy, (6, 3, 0))
+    header = copy / "include" / "hip" / "hip_runtime.h"
+    header.write_bytes(header.read_bytes() + b"\n")
+    with pytest.raises(PortkitError, match=r"include/hip/hip_runtime\.h does not match the pack's manifest "
+                                           r"\(sha256 [0-9a-f]{12}\.\.\., pinned [0-9a-f]{12}\.\.\.\); rebuild"):
+        packs.load(copy, (6, 2, 0))
+    with pytest.raises(PortkitError, match=r"not a ROCm header pack \(no manifest\.json"):
+        packs.load(tmp_path, None)
+
+
+def test_verify_at_a_release_not_installed_uses_clang_and_the_pack(pack62: Path, tmp_path: Path, capsys):
+    """bf16 code for ROCm 6.2 (hip_bf16.h) does not compile with the ROCm 5.2 here; with the 6.2
+    pack it is checked as 6.2 would, and the report says which compiler and headers."""
+    clang = _clang()
+    out = tmp_path / "out"
+    assert main(["convert", str(BF16), "-o", str(out / "bf16.hip"), "--rocm", "6.2", "-q"]) == 0
+    result = verify_tree(out, VerifyOptions(rocm=(6, 2, 0), rocm_headers=str(pack62)))
+    assert (result.compiler.path, result.compiler.pack.root, result.count("compiled")) == (clang, pack62, 1)
+    [unit] = result.units
+    assert unit.command[-2:] == ("-fsyntax-only", str(out / "bf16.hip"))
+    assert f"--rocm-path={pack62}" in unit.command and "-nogpulib" in unit.command
+    assert main(["verify", str(out), "--rocm", "6.2", "--rocm-headers", str(pack62.parent), "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["compiler"]["headers"]["release"] == "6.2" and doc["compiler"]["headers"]["syntax_only"] is True
+    assert doc["compiler"]["note"] is None
+
+
+def test_without_a_pack_the_installed_release_is_used_and_said(tmp_path: Path, monkeypatch, capsys):
+    require_tool("hipcc", "hipcc (apt-get install hipcc libamdhip64-dev rocm-device-libs)")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv(packs.ENV, raising=False)
+    out = tmp_path / "out"
+    assert main(["convert", str(REPO / "fixtures" / "convert" / "memory_basic" / "input.cu"), "-o",
+                 str(out / "m.hip"), "-q"]) == 0
+    capsys.readouterr()
+    assert main(["verify", str(out), "--rocm", "6.2"]) == 0
+    assert ("Note: no ROCm 6.2 header pack found, so the ROCm 5.2 headers installed here were used; give one with "
+            "--rocm-headers DIR or $PORTKIT_ROCM_HEADERS (docs/verify.md)") in capsys.readouterr().out.splitlines()
+    assert main(["verify", str(out), "--rocm", "6.2", "--rocm-headers", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (f"portkit: error: --rocm-headers {tmp_path}: no ROCm 6.2 header pack there "
+                                       f"(a folder with manifest.json, or one named by release such as 6.2.0)\n")
+
+
+def test_the_cache_and_the_environment_are_where_packs_are_found(pack62: Path, tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv(packs.ENV, raising=False)
+    assert packs.locate((6, 2, 0)) is None
+    monkeypatch.setenv(packs.ENV, str(pack62.parent))
+    assert packs.locate((6, 2, 0)).root == pack62
+    monkeypatch.delenv(packs.ENV)
+    (tmp_path / "portkit" / "rocm-headers").mkdir(parents=True)
+    (tmp_path / "portkit" / "rocm-headers" / "6.2.0").symlink_to(pack62, target_is_directory=True)
+    assert packs.locate((6, 2, 0)).root == tmp_path / "portkit" / "rocm-headers" / "6.2.0"
+
+
+def test_an_unconverted_tree_is_refused_in_one_line(tmp_path: Path, capsys):
+    tree = tmp_path / "cuda"
+    tree.mkdir()
+    (tree / "k.cu").write_bytes((REPO / "fixtures" / "convert" / "memory_basic" / "input.cu").read_bytes())
+    assert main(["verify", str(tree)]) == 2
+    assert capsys.readouterr().err == (f"portkit: error: {tree}: this is CUDA source (1 of 1 files use CUDA, e.g. k.cu, "
+                                       f"and none HIP): run `portkit convert {tree} -o OUT` first, then verify OUT\n")
+
+
+CASES = [c for c in all_cases() if not c.hipcc_skip]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_every_golden_case_converted_for_6_2_compiles_against_the_6_2_pack(case, pack62: Path, tmp_path: Path):
+    """The goldens are compiled by the hipcc here at 5.2 (test_compile_fixtures.py); converted for
+    ROCm 6.2, each compiles against 6.2's own headers too (syntax, both passes)."""
+    clang = _clang()
+    args = list(case.args)
+    if "--rocm" in args:
+        del args[args.index("--rocm"):args.index("--rocm") + 2]
+    out = tmp_path / "out"
+    assert main(["convert", str(case.input), "-o", str(out / (case.input.name if not case.multi else "")),
+                 "-q", "--rocm", "6.2", *args]) in (0, 1)
+    files = [p for p in out.rglob("*") if p.is_file()]
+    libraries = {m.group(1).decode() for p in files for m in LIBRARY_INCLUDE.finditer(p.read_bytes())} - PACKED
+    if libraries:
+        pytest.skip(f"uses {', '.join(sorted(libraries))}, whose headers the 6.2 pack does not hold")
+    units = [p for p in files if p.suffix in (".cu", ".hip", ".cpp", ".cc")] or \
+        [p for p in files if p.suffix in (".h", ".cuh", ".hpp")]   # a header-only case: its headers, as HIP
+    assert units
+    for unit in units:
+        run = subprocess.run([clang, "-x", "hip", "--offload-arch=gfx90a", "-nogpulib", f"--rocm-path={pack62}",
+                              "-isystem", str(pack62 / "include"), "-fsyntax-only", "-w", "-I", str(out),
+                              *case.hipcc_flags, str(unit)], capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, run.stderr[-4000:]
