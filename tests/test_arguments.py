@@ -200,3 +200,31 @@ def test_hipsparse_triangular_solves_get_their_buffer_argument_or_the_hand_edit(
         assert new.output.splitlines()[3:5] == [sm + b", nullptr);", sv]
         assert new.findings == []
     assert convert_text(new.output, rocm="7.2").output == new.output   # hipSPARSE's own 11-argument call stays
+
+
+def test_headers_cudas_headers_included_are_added_where_the_code_relies_on_them():
+    """Issue 32 (llm.c at 6.2): cublas_api.h includes cuda_bf16.h, hipBLAS does not include
+    hip_bf16.h; cuda_runtime.h gives host code <math.h>, hip_runtime.h does not."""
+    src = (b"#include <cuda_runtime.h>\n#include <cublasLt.h>\n"
+           b"__device__ float d(float x) { return isfinite(x) ? x : 0.0f; }\n"
+           b"typedef __nv_bfloat16 floatX;\nint ok(float x) { return isfinite(x); }\n")
+    assert convert_text(src, rocm="6.2").output.splitlines()[:4] == [
+        b"#include <hip/hip_runtime.h>", b"#include <math.h>", b"#include <hipblaslt/hipblaslt.h>",
+        b"#include <hip/hip_bf16.h>"]
+    old = convert_text(src, rocm="5.2").output   # no hip_bf16.h before ROCm 5.7
+    assert old.splitlines()[:3] == [b"#include <hip/hip_runtime.h>", b"#include <math.h>",
+                                    b"#include <cublasLt.h>"] and b"hip_bf16.h" not in old   # hipBLASLt: 5.5
+    device_only = src.replace(b"int ok(float x) { return isfinite(x); }\n", b"")
+    assert b"math.h" not in convert_text(device_only, rocm="6.2").output   # HIP's device overloads serve
+    assert convert_text(convert_text(src, rocm="6.2").output, rocm="6.2").output == convert_text(src, rocm="6.2").output
+
+
+def test_atomic_add_on_16_bit_floats_is_reported_where_the_pointer_says_so():
+    """Issue 32 (llm.c's layernorm_backward.cu at 6.2): HIP has no 16-bit float atomicAdd."""
+    src = (b"#include <cuda_bf16.h>\n__device__ void add(__nv_bfloat16* p, __nv_bfloat16 v, float* f) {\n"
+           b"    __nv_bfloat162* pair = reinterpret_cast<__nv_bfloat162*>(p);\n"
+           b"    atomicAdd(pair, __halves2bfloat162(v, v));\n    atomicAdd(f, 1.0f);\n}\n")
+    out = convert_text(src, rocm="6.2")
+    assert [(f.code, f.line, f.message) for f in out.findings if f.code == "PK001"] == [
+        ("PK001", 4, "atomicAdd on __nv_bfloat162: HIP's atomicAdd has no __nv_bfloat162 overload (it takes int, "
+                     "unsigned, float, double); add through a compare-and-swap loop on the enclosing 32-bit word")]

@@ -437,6 +437,29 @@ def test_makefile_reader_takes_flag_variables_and_recipes(tmp_path: Path):
     assert config.defines == ["FAST", "LEVEL=2", "HIP_BUILD", "NOT_A_FLAG_VAR_BUT_FLAGS", "RECIPE=1"]
 
 
+def test_another_oss_branch_of_a_makefile_gives_no_flags(tmp_path: Path):
+    """llm.c: `ifeq ($(OS), Windows_NT)` sets `/Idev` (Windows shims such as dev/unistd.h); taken, it
+    made every unit include the shim instead of the system's <unistd.h> (issue 32)."""
+    for name in ("dev", "linux", "posix", "win", "mac"):
+        (tmp_path / name).mkdir()
+    config = read_make("ifeq ($(OS), Windows_NT)\n  INCLUDES = -Idev\nelse ifeq ($(shell uname), Darwin)\n"
+                       "  INCLUDES = -Imac\nelse\n  INCLUDES = -Ilinux\nendif\n"
+                       "ifneq ($(OS), Windows_NT)\n  INCLUDES += -Iposix\nelse\n  INCLUDES += -Iwin\nendif\n", tmp_path)
+    assert config.includes == [str(tmp_path / "linux"), str(tmp_path / "posix")]
+
+
+def test_a_system_header_is_never_taken_from_a_shim_in_the_tree(tmp_path: Path):
+    """`#include <unistd.h>` with the tree's own dev/unistd.h (a Windows shim): the system's, so no
+    include directory is inferred for it; a quoted include of the same name still resolves."""
+    from portkit.core.files import discover
+    for rel, text in {"main.cu": '#include <unistd.h>\n#include <helper.h>\n', "dev/unistd.h": "",
+                      "inc/helper.h": '#include "unistd.h"\n', "inc/unistd.h": ""}.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    root, entries, _ = discover([tmp_path])
+    assert inferred_include_dirs(HeaderIndex(root, entries), "main.cu") == ["inc"]
+
+
 @pytest.mark.parametrize("text", [
     "CFLAGS = -I$(touch X) -D$(shell touch X)=1\n",
     "CFLAGS = '-I`touch X`' -DA=$$(id) -D'B=1;touch X'\n",

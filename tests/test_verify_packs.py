@@ -1,7 +1,7 @@
 """verify against a ROCm release that is not installed (issue 32): header packs, clang, the report.
 
-The tests use the committed pack fixtures/rocm-headers/rocm-6.2.0-headers.tar.xz (HIP, hipBLAS and
-hipBLASLt headers of ROCm 6.2.0, built by tools/build_rocm_header_pack.py from ROCm's repositories
+The tests use the committed pack fixtures/rocm-headers/rocm-6.2.0-headers.tar.xz (HIP, hipBLAS,
+hipBLASLt and roctx headers of ROCm 6.2.0, built by tools/build_rocm_header_pack.py from ROCm's repositories
 at tag rocm-6.2.0) and Debian's clang-19; the hipcc here is ROCm 5.2.
 """
 
@@ -24,7 +24,7 @@ from portkit.core.errors import PortkitError
 ARCHIVE = REPO / "fixtures" / "rocm-headers" / "rocm-6.2.0-headers.tar.xz"
 BF16 = REPO / "fixtures" / "convert" / "bf16_types" / "input.cu"
 # the libraries whose headers the pack holds; a case using another is not compiled against it
-PACKED = {"hip", "hipblas", "hipblaslt"}
+PACKED = {"hip", "hipblas", "hipblaslt", "roctracer"}
 LIBRARY_INCLUDE = re.compile(rb'#\s*include\s*[<"](hip\w*|roc\w*|rccl|miopen|thrust|hipcub|rocprim)/')
 
 
@@ -42,11 +42,12 @@ def _clang() -> str:
 
 def test_the_pack_is_what_its_manifest_pins(pack62: Path):
     pack = packs.load(pack62, (6, 2, 0))
-    assert (pack.release, pack.libraries) == ((6, 2, 0), ("hip", "hipblas", "hipblaslt"))
-    assert [s.split("@")[0] for s in pack.sources] == ["ROCm/HIP", "ROCm/clr", "ROCm/hipBLAS", "ROCm/hipBLASLt"]
+    assert (pack.release, pack.libraries) == ((6, 2, 0), ("hip", "hipblas", "hipblaslt", "roctx"))
+    assert [s.split("@")[0] for s in pack.sources] == ["ROCm/HIP", "ROCm/clr", "ROCm/hipBLAS", "ROCm/hipBLASLt",
+                                                       "ROCm/roctracer"]
     assert "#define HIP_VERSION_PATCH 41133" in (pack62 / "include" / "hip" / "hip_version.h").read_text()
     assert sorted(p.name for p in (pack62 / "licenses").iterdir()) == [
-        "HIP-LICENSE.txt", "clr-LICENCE", "hipBLAS-LICENSE.md", "hipBLASLt-LICENSE.md"]
+        "HIP-LICENSE.txt", "clr-LICENCE", "hipBLAS-LICENSE.md", "hipBLASLt-LICENSE.md", "roctracer-LICENSE"]
 
 
 def test_a_changed_or_foreign_pack_is_refused_in_one_line(pack62: Path, tmp_path: Path):

@@ -9,7 +9,7 @@ its `rocm-X.Y.Z` tag with `git show`, never checked out, never built. The files 
 generate (hip_version.h, bin/.hipVersion, the libraries' -version.h and -export.h) are written
 from the release's own version numbers, as their CMakeLists write them. manifest.json records the
 release, every source repository with its tag and commit, and the sha256 of every file; the
-licences go to licenses/. All of it is MIT-licensed (HIP, clr, hipBLAS, hipBLASLt).
+licences go to licenses/. All of it is MIT-licensed (HIP, clr, hipBLAS, hipBLASLt, roctracer).
 """
 
 from __future__ import annotations
@@ -28,9 +28,12 @@ LIBRARIES = {
     "hipblas": ("ROCm+hipBLAS", "library/include", "hipblas", "HIPBLAS", "hipblas-version.h.in", "CMakeLists.txt"),
     "hipblaslt": ("ROCm+hipBLASLt", "library/include", "hipblaslt", "HIPBLASLT", "hipblaslt-version.h.in",
                   "CMakeLists.txt"),
+    # roctx: only roctx.h, which needs nothing generated (roctracer's other headers are the tracer's)
+    "roctx": ("ROCm+roctracer", "inc", "roctracer", "", "", ""),
 }
+ONLY = {"roctx": ("roctx.h",)}
 LICENCES = {"ROCm+HIP": "LICENSE.txt", "ROCm+clr": "LICENCE", "ROCm+hipBLAS": "LICENSE.md",
-            "ROCm+hipBLASLt": "LICENSE.md"}
+            "ROCm+hipBLASLt": "LICENSE.md", "ROCm+roctracer": "LICENSE"}
 _VERSION_STRING = re.compile(r'set\s*\(\s*VERSION_STRING\s+"(\d+)\.(\d+)\.(\d+)"')
 
 
@@ -85,7 +88,11 @@ def build(release: str, out: Path, repos: Path, libraries: list[str]) -> dict:
     written["share/hip/version"] = version_file
     for lib in libraries:
         name, folder, into, prefix, template, cmake = LIBRARIES[lib]
-        repo = take(name, folder, f"include/{into}", keep=lambda rel: not rel.endswith(".in"))
+        only = ONLY.get(lib)
+        repo = take(name, folder, f"include/{into}",
+                    keep=lambda rel, only=only: not rel.endswith(".in") and (only is None or rel in only))
+        if not template:
+            continue
         found = _VERSION_STRING.search(git(repo, "show", f"{tag}:{cmake}").decode())
         if found is None:
             raise SystemExit(f"{name}: no VERSION_STRING in {cmake} at {tag}")
@@ -109,7 +116,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("release", help="a ROCm release with its patch number, e.g. 6.2.0")
     parser.add_argument("out", type=Path)
     parser.add_argument("--repos", type=Path, required=True, help="the folder of git clones (ROCm+HIP/repo ...)")
-    parser.add_argument("--libraries", default="hipblas,hipblaslt", help="comma-separated: " + ", ".join(LIBRARIES))
+    parser.add_argument("--libraries", default="hipblas,hipblaslt,roctx", help="comma-separated: " + ", ".join(LIBRARIES))
     parser.add_argument("--archive", type=Path, help="also write the pack as a reproducible .tar.xz")
     args = parser.parse_args(argv)
     libraries = [lib for lib in args.libraries.split(",") if lib]

@@ -163,6 +163,12 @@ def _take(edit: Edit, source: SourceFile, spelled: str, result: FileCompat,
         return _guard_line(data, edit.start, spelled, source.newline)
     if edit.kind == EditKind.NVIDIA_VOTES:   # the NVIDIA build keeps CUDA's own _sync votes in this mode
         return None
+    if edit.kind == EditKind.TRANSITIVE_INCLUDE:   # what CUDA's headers gave: the AMD build includes it itself
+        newline = source.newline
+        lines = edit.text.strip(b"\r\n")
+        guarded = GUARD + newline + lines + newline + b"#endif" + newline
+        return Edit(edit.start, edit.end, (newline + guarded.rstrip(b"\r\n")) if edit.text.startswith(newline)
+                    else guarded, kind=EditKind.GUARD)
     if edit.kind in (EditKind.SYMBOL, EditKind.DEFAULT_ARGUMENTS):
         # HIP's C++ API also takes the symbol itself (template overloads), as CUDA's does; CUDA defaults
         # written out cannot come from a header (docs/mapping-format.md)

@@ -131,16 +131,26 @@ def read_make(text: str, directory: Path) -> FileConfig:
     """-std=, -I and -D of the flag variables (CFLAGS, NVCCFLAGS, INCLUDES ...) and recipe lines."""
     config = FileConfig()
     hip_stack: list[bool] = []            # per open conditional: does its branch belong to the HIP build
+    # per open conditional: is its branch another OS's build (`ifeq ($(OS), Windows_NT)`: llm.c's
+    # `/Idev` made its Windows shims, dev/unistd.h, shadow the system headers; issue 32)
+    foreign_stack: list[bool] = []
+    negated_os: list[bool] = []           # per open conditional: it opened with `ifneq (... another OS)`
     for line in _make_lines(text):
         match = _CONDITIONAL.match(line)
         if match:
             word, rest = match.groups()
             if word == "endif":
-                hip_stack = hip_stack[:-1]
+                hip_stack, foreign_stack, negated_os = hip_stack[:-1], foreign_stack[:-1], negated_os[:-1]
             elif word == "else" and hip_stack:
                 hip_stack[-1] = bool(re.match(r"\s*if", rest)) and bool(HIP_CONDITION.search(rest))
+                chained = re.match(r"\s*(ifeq|ifneq)\b(.*)", rest)
+                foreign_stack[-1] = _foreign(*chained.groups()) if chained else negated_os[-1]
             elif word != "else":
                 hip_stack.append(bool(HIP_CONDITION.search(rest)))
+                foreign_stack.append(_foreign(word, rest))
+                negated_os.append(word == "ifneq" and _OTHER_OS.search(rest) is not None)
+            continue
+        if any(foreign_stack):
             continue
         recipe = line.startswith("\t")
         assign = None if recipe else _ASSIGN.match(line)
@@ -152,6 +162,14 @@ def read_make(text: str, directory: Path) -> FileConfig:
             continue
         read_options(_words(words), directory, config, defines=all(hip_stack))
     return config
+
+
+_OTHER_OS = re.compile(r"Windows_NT|Darwin|MINGW|MSYS|CYGWIN")
+
+
+def _foreign(word: str, rest: str) -> bool:
+    """`ifeq ($(OS),Windows_NT)` opens another OS's branch; `ifneq` of the same opens ours."""
+    return _OTHER_OS.search(rest) is not None and word == "ifeq"
 
 
 def _make_lines(text: str):

@@ -83,6 +83,23 @@ class HeaderIndex:
         return nearest(found, near) if found else None
 
 
+# C, C++ and POSIX headers a compiler finds in its own directories: an angle-bracket include of
+# one never makes a tree folder an include directory (llm.c's dev/unistd.h, a Windows shim that
+# includes <direct.h>, took the place of the system's <unistd.h> in every unit; issue 32).
+SYSTEM_HEADERS = frozenset(
+    "assert.h complex.h ctype.h errno.h fenv.h float.h inttypes.h iso646.h limits.h locale.h math.h setjmp.h "
+    "signal.h stdalign.h stdarg.h stdatomic.h stdbool.h stddef.h stdint.h stdio.h stdlib.h stdnoreturn.h "
+    "string.h tgmath.h threads.h time.h uchar.h wchar.h wctype.h "
+    "unistd.h fcntl.h dirent.h dlfcn.h pthread.h sched.h semaphore.h strings.h poll.h termios.h glob.h getopt.h "
+    "sys/types.h sys/stat.h sys/time.h sys/mman.h sys/wait.h sys/socket.h sys/resource.h sys/ioctl.h netdb.h "
+    "algorithm any array atomic bitset cassert cctype cerrno cfloat chrono cinttypes climits cmath complex "
+    "condition_variable cstdarg cstddef cstdint cstdio cstdlib cstring ctime deque exception filesystem "
+    "fstream functional future initializer_list iomanip ios iosfwd iostream istream iterator limits list map "
+    "memory mutex new numeric optional ostream queue random ratio regex set shared_mutex sstream stack "
+    "stdexcept streambuf string string_view system_error thread tuple type_traits typeindex typeinfo "
+    "unordered_map unordered_set utility valarray variant vector".split())
+
+
 def inferred_include_dirs(index: HeaderIndex, unit_rel: str) -> list[str]:
     """Directories (relative to the root) that make the unit's includes resolve inside the tree."""
     dirs: list[str] = []
@@ -103,6 +120,8 @@ def inferred_include_dirs(index: HeaderIndex, unit_rel: str) -> list[str]:
             if by_dir:
                 todo.append(os.path.normpath(os.path.join(by_dir[0], spelled)).replace(os.sep, "/"))
                 continue
+            if not quoted and spelled in SYSTEM_HEADERS:
+                continue        # <unistd.h> is the system's, even where the tree has a shim of that name
             target = index.nearest(spelled, rel)
             if target is None:
                 continue        # a system or library header: the compiler's business

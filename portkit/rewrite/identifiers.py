@@ -19,7 +19,7 @@ from ..engine.context import ScanContext, View
 from ..core.edits import EditKind
 from ..tables.mappings import Mapping, format_version, tables_dir
 from ..tables.records import table
-from . import arguments, codes, ffs, sparse_buffers
+from . import arguments, atomics, codes, ffs, sparse_buffers
 
 # Families whose converted names mean the file needs the HIP runtime header.
 RUNTIME_FAMILIES = frozenset({"runtime", "driver", "device"})
@@ -137,6 +137,8 @@ def _convert(ctx: ScanContext, view: View, node: Node, mapping: Mapping) -> None
         audit_notes(ctx, mapping, view.start(node), view.end(node))
     if hip is not None and node.text in ffs.FIXES:   # HIP's two overloads: some arguments are ambiguous
         ffs.check(ctx, view, node)
+    if hip is not None and node.text in atomics.NAMES:   # CUDA's 16-bit float overloads HIP lacks
+        atomics.check(ctx, view, node)
     if hip == mapping.cuda:
         if resolved is None:   # a polyfill of the same name: converted all the same (audit prices it as review)
             ctx.metrics.refs_found += 1

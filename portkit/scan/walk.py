@@ -9,7 +9,7 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from ..core import findingstore, parse
-from ..rewrite import nvidia_votes, polyfills
+from ..rewrite import nvidia_votes, polyfills, transitive
 from ..platform import regions
 from .. import rules
 from ..engine.context import FileScan, Metrics, Options, ScanContext, View, line_snippet
@@ -188,6 +188,7 @@ def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB 
                     not any(kind == regions.AMD for _, _, kind in ctx.regions.ranges))
     if options.polyfills and (ctx.metrics.polyfills or polyfills.HEADER.encode() in data):
         polyfills.include(ctx, includes.insertion_point(ctx, root)[0])
+    transitive.add(ctx)             # what CUDA's headers included and HIP's do not
     nvidia_votes.keep(ctx)          # a re-run leaves the helper an earlier run wrote
     if nvidia_votes.written(ctx):   # mask-less votes build through HIP's NVIDIA backend too
         nvidia_votes.add(ctx, includes.insertion_point(ctx, root)[0])

@@ -1,0 +1,58 @@
+"""atomicAdd on 16-bit floats: CUDA has the overloads, HIP does not (issue 32).
+
+CUDA declares `atomicAdd(__half2*, __half2)` and `atomicAdd(__half*, __half)` (sm_70+),
+`atomicAdd(__nv_bfloat162*, __nv_bfloat162)` and `atomicAdd(__nv_bfloat16*, __nv_bfloat16)`
+(sm_80+). HIP's atomicAdd takes int, unsigned int, unsigned long (long), float and double on every
+release the tables know (mappings/hip_device_functions.toml, through 6.2), so such a call has
+no match (karpathy/llm.c's layernorm_backward.cu, verified at 6.2). The name converts as it is;
+the call is reported (PK001) where the pointer's declaration says it points to one of these
+types, with the usual port: a compare-and-swap loop on the enclosing 32-bit word, or
+unsafeAtomicAdd where the ROCm release has the overload.
+"""
+
+from __future__ import annotations
+
+from tree_sitter import Node
+
+from ..engine.context import ScanContext, View
+from ..rules._tree import declarations
+from . import codes
+from .arguments import TextArgument, call_arguments
+
+NAMES = frozenset({b"atomicAdd", b"atomicAdd_block", b"atomicAdd_system"})
+# the pointee types, CUDA's and HIP's spellings (the audit reads converted code too)
+HALVES = frozenset({b"__half", b"__half2", b"half", b"half2", b"__nv_bfloat16", b"__nv_bfloat162", b"nv_bfloat16",
+                    b"nv_bfloat162", b"__hip_bfloat16", b"__hip_bfloat162"})
+
+
+def check(ctx: ScanContext, view: View, name: Node) -> None:
+    """The call `name(ptr, value)`: PK001 when `ptr` is declared as a pointer to a 16-bit float."""
+    args = call_arguments(name)
+    if not args or isinstance(args[0], TextArgument):
+        return
+    pointee = _pointee(args[0])
+    if pointee is None:
+        return
+    call = name.text.decode()
+    kind = pointee.decode()
+    ctx.flag(codes.NO_HIP_EQUIVALENT, view.start(name), view.end(name),
+             f"{call} on {kind}: HIP's {call} has no {kind} overload (it takes int, unsigned, float, double); "
+             f"add through a compare-and-swap loop on the enclosing 32-bit word", f"{call}({kind}*)")
+
+
+def _pointee(arg: Node) -> bytes | None:
+    """The 16-bit float type `arg` points to, from its declaration in the function; else None."""
+    if arg.type != "identifier":
+        return None
+    for declaration, _kind in declarations(arg):
+        for child in declaration.children:
+            target = child.child_by_field_name("declarator") if child.type == "init_declarator" else child
+            if target is None or target.type != "pointer_declarator":
+                continue
+            inner = target.child_by_field_name("declarator")
+            if inner is None or inner.text != arg.text:
+                continue
+            kind = declaration.child_by_field_name("type")
+            text = kind.text.strip() if kind is not None else b""
+            return text if text in HALVES else None
+    return None
