@@ -97,6 +97,8 @@ def test_without_a_pack_the_installed_release_is_used_and_said(tmp_path: Path, m
     assert main(["verify", str(out), "--rocm", "6.2", "--rocm-headers", str(tmp_path)]) == 2
     assert capsys.readouterr().err == (f"portkit: error: --rocm-headers {tmp_path}: no ROCm 6.2 header pack there "
                                        f"(a folder with manifest.json, or one named by release such as 6.2.0)\n")
+    assert main(["verify", str(out), "--rocm", "5.2", "--rocm-headers", str(tmp_path), "-q"]) == 0   # installed: no pack needed
+    assert capsys.readouterr().out.startswith("portkit verify: 1/1 compiled")
 
 
 def test_the_cache_and_the_environment_are_where_packs_are_found(pack62: Path, tmp_path: Path, monkeypatch):
@@ -146,3 +148,19 @@ def test_every_golden_case_converted_for_6_2_compiles_against_the_6_2_pack(case,
                               "-isystem", str(pack62 / "include"), "-fsyntax-only", "-w", "-I", str(out),
                               *case.hipcc_flags, str(unit)], capture_output=True, text=True, timeout=300)
         assert run.returncode == 0, run.stderr[-4000:]
+
+
+def test_an_error_that_follows_from_an_explained_one_is_its_consequence():
+    """Issue 32: cascades of an explained error were marked "unexplained, please report"."""
+    from portkit.commands.results import ErrorReport
+    from portkit.commands.verify import consequences
+    from portkit.core.findings import Finding
+    finding = Finding(code="PK001", name="no-hip-equivalent", severity="high", category="api", path="a.hip",
+                      line=3, column=1, end_line=3, end_column=2, message="m", subject="s")
+    errors = [ErrorReport("a.hip", 3, 5, "error", "unknown type name 'cudaGraphConditionalHandle'", findings=[finding]),
+              ErrorReport("a.hip", 3, 40, "error", "use of undeclared identifier 'x'"),
+              ErrorReport("a.hip", 9, 1, "error", "unknown type name 'cudaGraphConditionalHandle'"),
+              ErrorReport("a.hip", 12, 1, "error", "no member named 'y' in 'S'")]
+    consequences(errors)
+    assert [e.consequence_of for e in errors] == [None, "a.hip:3", "a.hip:3", None]
+    assert [e.explained for e in errors] == [True, True, True, False]

@@ -212,10 +212,11 @@ class ErrorReport:
     source_line: int | None = None           # the same place in the CUDA source, when known
     source_text: str | None = None
     findings: list[Finding] = field(default_factory=list)
+    consequence_of: str | None = None        # "file:line" of the explained error this one follows from
 
     @property
     def explained(self) -> bool:
-        return bool(self.findings)
+        return bool(self.findings) or self.consequence_of is not None
 
 
 @dataclass

@@ -32,7 +32,7 @@ def _finding(f: Finding) -> dict:
 def _error(e: ErrorReport) -> dict:
     return {"path": e.rel, "line": e.line, "column": e.column, "severity": e.severity, "message": e.message,
             "source_line": e.source_line, "source_text": e.source_text,
-            "explained": e.explained, "unexplained": not e.explained,
+            "explained": e.explained, "unexplained": not e.explained, "consequence_of": e.consequence_of,
             "findings": [_finding(f) for f in e.findings]}
 
 
@@ -148,7 +148,9 @@ def _print_error(error: ErrorReport, console: Console) -> None:
     say(console, f"  {where}: {error.severity}: {error.message}")
     if error.source_line is not None:
         say(console, f"    CUDA line {error.source_line}: {(error.source_text or '').strip()}")
-    if not error.findings:
+    if error.consequence_of is not None:
+        say(console, f"    a consequence of the error at {error.consequence_of} (explained)")
+    elif not error.findings:
         console.print("    [red]no finding explains this error[/]", highlight=False)
     for f in error.findings:
         say(console, f"    explained by {f.code} {f.name}: {f.message}")

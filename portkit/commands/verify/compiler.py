@@ -96,15 +96,18 @@ def select(name: str, rocm_path: str | None, wanted: Version | None, headers: st
     Without --rocm or --rocm-headers: the installed compiler, as asked."""
     if wanted is None and headers is None:
         return find(name, rocm_path)
-    installed: Compiler | None = None
-    if headers is None:
-        try:
-            installed = find(name, rocm_path)
-        except PortkitError:
-            installed = None
-        if installed is not None and installed.rocm is not None and packs.same_release(installed.rocm, wanted):
-            return installed
-    pack = packs.locate(wanted, headers) if wanted is not None else packs.load(Path(headers))
+    try:
+        installed: Compiler | None = find(name, rocm_path)
+    except PortkitError:
+        installed = None
+    matches = wanted is not None and installed is not None and installed.rocm is not None \
+        and packs.same_release(installed.rocm, wanted)
+    if wanted is None:
+        pack = packs.load(Path(headers))
+    else:
+        pack = packs.locate(wanted, headers, required=not matches)
+    if matches and (pack is None or headers is None):
+        return installed        # the release asked for is installed: no pack needed (an explicit one still wins)
     if pack is not None:
         return Compiler(_clang(name), "clang", pack.release, pack=pack)
     installed = installed or find(name, rocm_path)

@@ -99,9 +99,10 @@ def _subfolders(place: Path) -> list[Path]:
         return []
 
 
-def locate(wanted: Version, explicit: str | None = None) -> Pack | None:
+def locate(wanted: Version, explicit: str | None = None, required: bool = True) -> Pack | None:
     """The first pack of release `wanted` (major.minor) among the candidates; None when there is
-    none. An explicit --rocm-headers that holds no pack of that release is an error."""
+    none. An explicit --rocm-headers that holds no pack of that release is an error when
+    `required` (the installed compiler is another release)."""
     for place in candidates(wanted, explicit):
         manifest = place / MANIFEST
         if not manifest.is_file():
@@ -112,7 +113,7 @@ def locate(wanted: Version, explicit: str | None = None) -> Pack | None:
             release = None
         if release is not None and same_release(release, wanted):
             return load(place, wanted)
-    if explicit:
+    if explicit and required:
         raise PortkitError(f"--rocm-headers {explicit}: no ROCm {format_version(wanted)} header pack there "
                            f"(a folder with {MANIFEST}, or one named by release such as {format_version(wanted)}.0)")
     return None
