@@ -164,3 +164,34 @@ def test_an_error_that_follows_from_an_explained_one_is_its_consequence():
     consequences(errors)
     assert [e.consequence_of for e in errors] == [None, "a.hip:3", "a.hip:3", None]
     assert [e.explained for e in errors] == [True, True, True, False]
+
+
+def test_an_error_directive_in_the_nvidia_branch_names_the_macro_the_amd_build_defines(tmp_path: Path, capsys):
+    """faiss's DeviceDefs.cuh: `#ifdef USE_AMD_ROCM ... #else #if CUDA_VERSION < 8000 #error ...`. Compiled
+    without the project's -DUSE_AMD_ROCM, the #error is explained (PK103) with the flag to pass."""
+    require_tool("hipcc", "hipcc (apt-get install hipcc libamdhip64-dev rocm-device-libs)")
+    (tmp_path / "k.hip").write_text("#include <hip/hip_runtime.h>\n#ifdef USE_AMD_ROCM\n#define WARPS 64\n#else\n"
+                                    "#if CUDA_VERSION < 8000\n#error \"CUDA >= 8.0 is required\"\n#endif\n"
+                                    "#define WARPS 32\n#endif\n__global__ void k(int* o) { o[0] = WARPS; }\n")
+    assert main(["verify", str(tmp_path)]) == 1
+    assert ("    explained by PK103 cuda-version-guard: the NVIDIA build's branch of an #if that USE_AMD_ROCM "
+            "selects for AMD: the project's AMD build defines USE_AMD_ROCM, this compile did not (pass "
+            "-DUSE_AMD_ROCM, or -p with that build's compile_commands.json)") in capsys.readouterr().out.splitlines()
+    assert main(["verify", str(tmp_path), "-D", "USE_AMD_ROCM", "-q"]) == 0
+
+
+def test_an_error_directive_asking_the_build_for_a_macro_says_which_and_its_uses_follow(tmp_path: Path, capsys):
+    """tiny-cuda-nn: `#ifndef TCNN_HALF_PRECISION` `#error ... The build system must define this`."""
+    require_tool("hipcc", "hipcc (apt-get install hipcc libamdhip64-dev rocm-device-libs)")
+    (tmp_path / "k.hip").write_text("#include <hip/hip_runtime.h>\n#ifndef TCNN_HALF_PRECISION\n#error \"the build system "
+                                    "must define TCNN_HALF_PRECISION\"\n#endif\n__global__ void k(int* o) "
+                                    "{ o[0] = TCNN_HALF_PRECISION; }\n")
+    assert main(["verify", str(tmp_path)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[4:8] == [
+        "  k.hip:3:2: error: \"the build system must define TCNN_HALF_PRECISION\"",
+        "    explained by PK103 cuda-version-guard: #error unless TCNN_HALF_PRECISION is defined: the build defines it "
+        "where verify does not read (a condition, an option); pass -DTCNN_HALF_PRECISION=VALUE, or -p with the "
+        "build's compile_commands.json",
+        "  k.hip:5:36: error: use of undeclared identifier 'TCNN_HALF_PRECISION'",
+        "    a consequence of the error at k.hip:3 (explained)"]

@@ -167,13 +167,13 @@ _QUOTED = re.compile(r"'([A-Za-z_][A-Za-z0-9_:]*)")
 def consequences(errors: list[ErrorReport]) -> None:
     """An unexplained error that follows from an explained one is its consequence, not a gap: on
     the same line (a call whose argument failed), or quoting a name an earlier explained error
-    quotes (a type that failed to declare, used again further on). Issue 32: 4 of train_gpt2.cu's
+    quotes or is about (a type that failed to declare, a macro an #error asked for). Issue 32: 4 of train_gpt2.cu's
     12 errors were such cascades, marked "unexplained, please report"."""
     causes: list[tuple[ErrorReport, set[str]]] = []
     for error in errors:
         names = set(_QUOTED.findall(error.message))
-        if error.findings:
-            causes.append((error, names))
+        if error.findings:   # what it quotes, and what its findings are about (the macro an #error names)
+            causes.append((error, names | {f.subject for f in error.findings}))
             continue
         for cause, cause_names in causes:
             if (cause.rel, cause.line) == (error.rel, error.line) or names & cause_names:

@@ -18,6 +18,7 @@ An error none of these explain is a gap in portkit's rules or tables; verify mar
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -27,6 +28,7 @@ from ...core.files import read_regular
 from ...core.findings import Finding, fingerprint
 from ...tables.mappings import Mapping, MappingDB, Version, format_version, target_release
 from ...engine.facts import ProjectFacts
+from ...platform import regions
 from ...scan.walk import Options, scan_source
 from ...core.source import SourceFile
 from .diagnostics import Located
@@ -118,6 +120,9 @@ def explain(error: Located, unit_rel: str, facts: Facts) -> list[Finding]:
         about = [f for f in on_line if f.subject == subject]
         if about or on_line:
             return about or on_line
+    directive = _nvidia_error_directive(error, facts)
+    if directive is not None:
+        return [directive]
     if subject:
         rels = dict.fromkeys([r for r in (unit_rel, error.rel) if r is not None])
         named = [f for rel in rels for f in facts.of(rel).findings
@@ -170,6 +175,52 @@ def _from_tables(error: Located, subject: str, facts: Facts) -> Finding | None:
                         f"is ROCm {target}: convert with --rocm {target} (the CUDA name is kept and reported) "
                         f"or build with a newer ROCm")
     return None
+
+
+_ERROR_DIRECTIVE = re.compile(rb"\s*#\s*error\b")
+_IF_LINE = re.compile(rb"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif)\b([^\n]*)", re.M)
+_UNDEFINED = re.compile(rb"[ \t]*#[ \t]*(?:ifndef[ \t]+(\w+)|if[ \t]+!\s*defined\s*\(?\s*(\w+)\s*\)?)[ \t]*$")
+
+
+def _nvidia_error_directive(error: Located, facts: Facts) -> Finding | None:
+    """An error in the NVIDIA build's branch of an #if the project selects for AMD with its own
+    macro (faiss: `#if !defined(USE_AMD_ROCM)` `#include <cuda_bf16.h>`; DeviceDefs.cuh's
+    `#ifdef USE_AMD_ROCM ... #else #if CUDA_VERSION < 8000 #error`): verify was not given the
+    macro the project's AMD build defines. Explained by the platform model (PK103), with the -D."""
+    if error.rel is None:
+        return None
+    lines = facts.of(error.rel).lines
+    if not 0 < error.line <= len(lines):
+        return None
+    data = b"".join(lines)
+    offset = sum(len(line) for line in lines[:error.line - 1])
+    project = facts.project
+    found = regions.classify(data, regions.selectors(project.amd_macros, (), (), project.one_world))
+    kind = found.kind_at(offset)
+    is_error = _ERROR_DIRECTIVE.match(lines[error.line - 1]) is not None
+    before = list(_IF_LINE.finditer(data, 0, offset))
+    if is_error and before:   # `#ifndef TCNN_HALF_PRECISION` `#error ... must define this`: the build's -D
+        undefined = _UNDEFINED.match(before[-1].group(0))
+        if undefined is not None:
+            name = (undefined.group(1) or undefined.group(2)).decode()
+            return _finding(Code.CUDA_VERSION_GUARD, error, facts, name,
+                            f"#error unless {name} is defined: the build defines it where verify does not read "
+                            f"(a condition, an option); pass -D{name}=VALUE, or -p with the build's "
+                            f"compile_commands.json")
+    # ported code (an #if with an AMD branch) is never the AMD build's; an NVIDIA-only #error is
+    # where its #if group names the AMD macro too
+    if kind != regions.PORTED and not (kind in (regions.NVIDIA, regions.FALLBACK) and is_error):
+        return None
+    amd = regions.selectors(project.amd_macros, (), (), project.one_world).amd
+    macro = next((name for m in reversed(before) for name in re.findall(rb"\w+", m.group(1))
+                  if amd.get(name.decode()) == 1 and name.decode() not in ("__HIP__", "__HIPCC__")), None)
+    if macro is None:
+        return None
+    name = macro.decode()
+    return _finding(Code.CUDA_VERSION_GUARD, error, facts, name,
+                    f"the NVIDIA build's branch of an #if that {name} selects for AMD: the project's AMD "
+                    f"build defines {name}, this compile did not (pass -D{name}, or -p with that build's "
+                    f"compile_commands.json)")
 
 
 def _library(header: Mapping) -> str:
