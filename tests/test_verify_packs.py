@@ -195,3 +195,26 @@ def test_an_error_directive_asking_the_build_for_a_macro_says_which_and_its_uses
         "build's compile_commands.json",
         "  k.hip:5:36: error: use of undeclared identifier 'TCNN_HALF_PRECISION'",
         "    a consequence of the error at k.hip:3 (explained)"]
+
+
+def test_an_address_space_intrinsic_is_a_finding_with_its_fix_and_explains_the_error(pack62: Path, tmp_path: Path):
+    """Issue 32: __cvta_generic_to_shared (ggml's cp-async.cuh) failed verify with no finding."""
+    _clang()
+    out = tmp_path / "out"
+    out.mkdir()
+    source = (b"#include <cuda_runtime.h>\n__global__ void k(unsigned* o) {\n    __shared__ float tile[32];\n"
+              b"    o[threadIdx.x] = __cvta_generic_to_shared(&tile[threadIdx.x]);\n}\n")
+    converted = portkit_convert(source)
+    (out / "k.hip").write_bytes(converted.output)
+    assert [(f.code, f.line, f.message) for f in converted.findings] == [
+        ("PK001", 4, "__cvta_generic_to_shared has no HIP equivalent: HIP has no __cvta_generic_to_shared: the LDS "
+                     "offset is (size_t)(__attribute__((address_space(3))) void*)p; its users (cp.async, ldmatrix "
+                     "PTX) need a rewrite anyway.")]
+    result = verify_tree(out, VerifyOptions(rocm=(6, 2, 0), rocm_headers=str(pack62)))
+    [unit] = result.units
+    assert (unit.status, unit.explained, [f.code for e in unit.errors for f in e.findings]) == ("failed", True, ["PK001"])
+
+
+def portkit_convert(source: bytes):
+    from portkit import convert_text
+    return convert_text(source, rocm="6.2")
