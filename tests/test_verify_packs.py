@@ -218,3 +218,15 @@ def test_an_address_space_intrinsic_is_a_finding_with_its_fix_and_explains_the_e
 def portkit_convert(source: bytes):
     from portkit import convert_text
     return convert_text(source, rocm="6.2")
+
+
+def test_every_missing_library_header_is_listed_in_one_run(tmp_path: Path, capsys):
+    """Issue 32: one missing header per run took three runs (and three installs) for llm.c."""
+    require_tool("hipcc", "hipcc (apt-get install hipcc libamdhip64-dev rocm-device-libs)")
+    (tmp_path / "k.hip").write_text("#include <hip/hip_runtime.h>\n#include <hipblas/hipblas.h>\n#include <hipfft/hipfft.h>\n"
+                                    "#include \"k_local.h\"\n#include <rccl/rccl.h>\n__global__ void k() {}\n")
+    (tmp_path / "k_local.h").write_text("#include <mylib/api.h>\n")
+    assert main(["verify", str(tmp_path), "--format", "json"]) == 1
+    [unit] = json.loads(capsys.readouterr().out)["units"]
+    assert (unit["status"], unit["missing_headers"]) == (
+        "not_reached", ["hipblas/hipblas.h", "hipfft/hipfft.h", "mylib/api.h", "rccl/rccl.h"])

@@ -228,6 +228,7 @@ class UnitReport:
     flags_from: str
     errors: list[ErrorReport] = field(default_factory=list)
     output: str = ""                         # the compiler's own words, for a failure with no parsed error
+    missing_headers: list[str] = field(default_factory=list)   # every header it cannot find (standins.py)
 
     @property
     def failed(self) -> bool:

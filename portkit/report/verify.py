@@ -41,7 +41,8 @@ def _unit(u: UnitReport) -> dict:
             "unexplained": u.failed and not u.explained and not u.not_reached, "not_reached": u.not_reached,
             "seconds": round(u.seconds, 3),
             "flags_from": u.flags_from, "command": list(u.command),
-            "errors": [_error(e) for e in u.errors], "compiler_output": u.output or None}
+            "errors": [_error(e) for e in u.errors], "missing_headers": u.missing_headers,
+            "compiler_output": u.output or None}
 
 
 def document(result: VerifyResult) -> dict:
@@ -127,6 +128,8 @@ def render_text(result: VerifyResult, console: Console) -> None:
             _print_error(error, console)
         if len(unit.errors) > TEXT_ERRORS_PER_UNIT:
             console.print(f"  ... {len(unit.errors) - TEXT_ERRORS_PER_UNIT} more errors (--format json lists them)")
+        if len(unit.missing_headers) > 1:   # the first is shown above; the rest, found with stand-ins
+            say(console, f"  every header it cannot find: {', '.join(unit.missing_headers)}")
         if unit.output:
             for line in unit.output.splitlines()[-6:]:
                 say(console, f"  {line}")

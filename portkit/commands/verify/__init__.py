@@ -29,6 +29,7 @@ from ...project import pipeline
 from ...project.settings import scan_options
 from ..results import DEFAULT_VERIFY_TIMEOUT, ErrorReport, UnitReport, VerifyOptions, VerifyResult
 from . import compiler as compilers
+from . import standins
 from .diagnostics import Located, locate, parse
 from .explain import Facts, explain
 from ...project.units import Unit, configured, database_config, database_units, tree_units
@@ -73,8 +74,12 @@ def verify_tree(out: Path, opts: VerifyOptions,
     commands = {unit.rel: _command(compiler, unit, opts, extra) for unit in units}
     progress = progress_factory(len(units)) if progress_factory else None
 
+    missing: dict[str, list[str]] = {}
+
     def run(unit: Unit) -> tuple[Unit, compilers.CompileRun]:
         outcome = compilers.compile_unit(commands[unit.rel], root, opts.timeout)
+        if outcome.returncode != 0:   # every header it cannot find, in one run (standins.py)
+            missing[unit.rel] = standins.missing_headers(outcome, commands[unit.rel], root, opts.timeout)
         if progress:
             progress(1)
         return unit, outcome
@@ -83,7 +88,9 @@ def verify_tree(out: Path, opts: VerifyOptions,
     pool = ThreadPoolExecutor(max_workers=opts.jobs)
     try:
         for unit, outcome in pool.map(run, units):
-            result.units.append(_report(unit, outcome, root, facts, opts.timeout))
+            report = _report(unit, outcome, root, facts, opts.timeout)
+            report.missing_headers = missing.get(unit.rel, [])
+            result.units.append(report)
     except BaseException:       # Ctrl-C, or an error: no compiler may outlive the run
         pool.shutdown(wait=False, cancel_futures=True)
         compilers.stop_all()
