@@ -1,6 +1,6 @@
 """Compile rate of converted real trees at several ROCm releases (issue 32).
 
-    python benchmarks/verify_releases.py --pack DIR TREE[:SUBDIR] ... [--releases 5.2,6.2] [-j 2]
+    python benchmarks/verify_releases.py --pack DIR TREE[:SUBDIR][+MACRO] ... [--releases 5.2,6.2] [-j 2]
 
 Each tree is converted for each release (`portkit convert TREE -o OUT --rocm R --convert-amd-built`:
 trees that already build for AMD, such as faiss, are converted whole here so that their CUDA is
@@ -8,7 +8,8 @@ compiled at all), then verified (`portkit verify OUT --rocm R --format json`, wi
 DIR` so that a release not installed here is checked against its header pack by clang). Printed: per
 tree and release the compiler and headers used, the counts (compiled, explained, unexplained, not
 reached), and each failing unit's first error with what explains it. A SUBDIR limits the units
-verified: only its files are reported, the whole tree is the include root (faiss:faiss/gpu).
+verified: only its files are reported, the whole tree is the include root (faiss:faiss/gpu); a
++MACRO is passed as -DMACRO, as the project's own AMD build defines it (faiss:faiss/gpu+USE_AMD_ROCM).
 Recorded output: benchmarks/results/verify_releases.txt.
 """
 
@@ -26,12 +27,13 @@ def portkit(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "portkit", *args], capture_output=True, text=True)
 
 
-def one(tree: Path, subdir: str, release: str, pack: str, jobs: int, work: Path) -> list[str]:
+def one(tree: Path, subdir: str, release: str, pack: str, jobs: int, work: Path, macro: str = "") -> list[str]:
     out = work / f"{tree.name}-{release}"
     convert = portkit("convert", str(tree), "-o", str(out), "--rocm", release, "--convert-amd-built", "-q")
     if convert.returncode not in (0, 1):
         return [f"== {tree.name} at ROCm {release}: convert failed: {convert.stderr.strip()[:300]}"]
-    run = portkit("verify", str(out), "--rocm", release, "--rocm-headers", pack, "--format", "json", "-j", str(jobs))
+    run = portkit("verify", str(out), "--rocm", release, "--rocm-headers", pack, "--format", "json", "-j", str(jobs),
+                  *(["-D", macro] if macro else []))
     if run.returncode not in (0, 1):
         return [f"== {tree.name}{'/' + subdir if subdir else ''} at ROCm {release}: verify: {run.stderr.strip()[:300]}"]
     doc = json.loads(run.stdout)
@@ -41,7 +43,8 @@ def one(tree: Path, subdir: str, release: str, pack: str, jobs: int, work: Path)
     headers = doc["compiler"].get("headers")
     used = f"{doc['compiler']['path']} + {headers['release']} pack" if headers else \
         f"{doc['compiler']['path']} (ROCm {doc['compiler']['rocm']})"
-    lines = [f"== {tree.name}{'/' + subdir if subdir else ''} at ROCm {release} ({used}): {len(units)} units, "
+    lines = [f"== {tree.name}{'/' + subdir if subdir else ''}{' -D' + macro if macro else ''} at ROCm {release} ({used}): "
+             f"{len(units)} units, "
              f"{counts['compiled']} compiled, {counts['failed']} failed ({unexplained} unexplained), "
              f"{counts['not_reached']} not reached, {counts['timeout']} timed out"]
     for unit in units:
@@ -51,6 +54,8 @@ def one(tree: Path, subdir: str, release: str, pack: str, jobs: int, work: Path)
         why = error["findings"][0]["code"] if error.get("findings") else "UNEXPLAINED"
         lines.append(f"  {unit['path']}: {unit['status']}: {error['path']}:{error['line']}: "
                      f"{error['message'][:110]} [{why}]")
+        if len(unit.get("missing_headers", [])) > 1:
+            lines.append(f"    every header it cannot find: {', '.join(unit['missing_headers'])}")
     return lines
 
 
@@ -63,9 +68,11 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         for spec in args.trees:
+            spec, _, macro = spec.partition("+")
             name, _, subdir = spec.partition(":")
             for release in args.releases.split(","):
-                print("\n".join(one(Path(name).resolve(), subdir, release, args.pack, args.jobs, Path(tmp))), flush=True)
+                print("\n".join(one(Path(name).resolve(), subdir, release, args.pack, args.jobs, Path(tmp), macro)),
+                      flush=True)
     return 0
 
 

@@ -42,6 +42,7 @@ def _clang() -> str:
 
 def test_the_pack_is_what_its_manifest_pins(pack62: Path):
     pack = packs.load(pack62, (6, 2, 0))
+    assert pack.pinned and pack.describe().endswith("; pinned)")
     assert (pack.release, pack.libraries) == ((6, 2, 0), ("hip", "hipblas", "hipblaslt", "roctx"))
     assert [s.split("@")[0] for s in pack.sources] == ["ROCm/HIP", "ROCm/clr", "ROCm/hipBLAS", "ROCm/hipBLASLt",
                                                        "ROCm/roctracer"]
@@ -230,3 +231,24 @@ def test_every_missing_library_header_is_listed_in_one_run(tmp_path: Path, capsy
     [unit] = json.loads(capsys.readouterr().out)["units"]
     assert (unit["status"], unit["missing_headers"]) == (
         "not_reached", ["hipblas/hipblas.h", "hipfft/hipfft.h", "mylib/api.h", "rccl/rccl.h"])
+
+
+def test_a_pack_archive_is_installed_into_the_cache_and_a_foreign_build_is_not_pinned(tmp_path: Path, monkeypatch):
+    """The offline way to get a pack: `--rocm-headers rocm-6.2.0-headers.tar.xz` unpacks it into the
+    user cache by release, checked; a 6.2.0 pack whose manifest differs from the pinned one is used
+    but said not to be pinned; an archive with a path outside it is refused."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    pack = packs.locate((6, 2, 0), str(ARCHIVE))
+    assert pack.root == tmp_path / "cache" / "portkit" / "rocm-headers" / "6.2.0" and pack.pinned
+    assert packs.locate((6, 2, 0)).root == pack.root                    # found in the cache from now on
+    manifest = json.loads((pack.root / "manifest.json").read_text())
+    manifest["libraries"].append("local")
+    (pack.root / "manifest.json").write_text(json.dumps(manifest))
+    assert packs.load(pack.root).describe().endswith("; not a pack portkit pins)")
+    evil = tmp_path / "evil.tar.xz"
+    with tarfile.open(evil, "w:xz") as tar:
+        info = tarfile.TarInfo("../outside.h")
+        tar.addfile(info, __import__("io").BytesIO(b""))
+    with pytest.raises(PortkitError, match=r"evil\.tar\.xz: \.\./outside\.h: not a file of a header pack$"):
+        packs.install(evil)
+    assert not (tmp_path / "cache" / "portkit" / "outside.h").exists()

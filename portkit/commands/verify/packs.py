@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +28,12 @@ from ...tables.mappings import Version, format_version, parse_version
 
 ENV = "PORTKIT_ROCM_HEADERS"
 MANIFEST = "manifest.json"
+# The packs portkit knows, by release: the sha256 of manifest.json, which pins every file by its
+# own hash. Built by tools/build_rocm_header_pack.py from ROCm's repositories at the release tag
+# (HIP, clr, hipBLAS, hipBLASLt, roctx); the 6.2.0 one is fixtures/rocm-headers/. A pack built
+# otherwise (more libraries, another release) is used too, and the report says it is not pinned.
+PINNED = {"6.2.0": "6486c759fbbf8c984e84fce3b0259cf915a4d7888189925ddf452e0e04741534"}
+ARCHIVES = (".tar.xz", ".tar.gz", ".tgz", ".tar")
 
 
 @dataclass(frozen=True)
@@ -35,10 +42,12 @@ class Pack:
     release: Version
     libraries: tuple[str, ...]       # "hip", "hipblas", ...: whose headers it holds
     sources: tuple[str, ...]         # "ROCm/HIP@rocm-6.2.0 (commit)", for the report
+    pinned: bool = False             # its manifest is the one PINNED names for its release
 
     def describe(self) -> str:
+        pin = "pinned" if self.pinned else "not a pack portkit pins"
         return (f"ROCm {format_version(self.release)} header pack at {self.root} "
-                f"({', '.join(self.libraries)}; from {', '.join(self.sources)})")
+                f"({', '.join(self.libraries)}; from {', '.join(self.sources)}; {pin})")
 
 
 def cache_dir() -> Path:
@@ -55,13 +64,14 @@ def load(root: Path, wanted: Version | None = None) -> Pack:
     """The pack at `root`, its files checked against its manifest; a one-line error otherwise."""
     manifest_path = root / MANIFEST
     try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        raw = manifest_path.read_bytes()
+        manifest = json.loads(raw.decode("utf-8"))
         release = parse_version(str(manifest["release"]))
         files = dict(manifest["files"])
     except OSError:
         raise PortkitError(f"{root}: not a ROCm header pack (no {MANIFEST}; build one with "
                            f"tools/build_rocm_header_pack.py)") from None
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError) as exc:
         raise PortkitError(f"{manifest_path}: not a header pack manifest ({exc})") from None
     if wanted is not None and not same_release(release, wanted):
         raise PortkitError(f"{root}: a ROCm {format_version(release)} header pack, not {format_version(wanted)}")
@@ -77,7 +87,40 @@ def load(root: Path, wanted: Version | None = None) -> Pack:
             raise PortkitError(f"{root}: {rel} does not match the pack's manifest (sha256 {actual[:12]}..., "
                                f"pinned {str(digest)[:12]}...); rebuild or re-download the pack")
     sources = tuple(f"{s['repository']}@{s['tag']} ({str(s['commit'])[:10]})" for s in manifest.get("sources", ()))
-    return Pack(root, release, tuple(manifest.get("libraries", ("hip",))), sources)
+    pinned = PINNED.get("{}.{}.{}".format(*release)) == hashlib.sha256(raw).hexdigest()
+    return Pack(root, release, tuple(manifest.get("libraries", ("hip",))), sources, pinned)
+
+
+def install(archive: Path) -> Pack:
+    """A pack archive (.tar.xz, as tools/build_rocm_header_pack.py --archive writes) unpacked into
+    the user cache, checked, and kept there by release: the offline way to get a pack."""
+    import shutil
+    import tarfile
+    cache = cache_dir()
+    cache.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=".unpack-", dir=cache))
+    try:
+        try:
+            with tarfile.open(archive) as tar:
+                members = tar.getmembers()
+                for member in members:   # plain files and folders inside the archive, nothing else
+                    parts = Path(member.name).parts
+                    if Path(member.name).is_absolute() or ".." in parts or not (member.isfile() or member.isdir()):
+                        raise PortkitError(f"{archive}: {member.name}: not a file of a header pack")
+                tar.extractall(work, members=members, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+        except (OSError, tarfile.TarError, EOFError) as exc:
+            raise PortkitError(f"{archive}: cannot read the pack archive ({exc})") from None
+        tops = [p for p in work.iterdir() if (p / MANIFEST).is_file()] or ([work] if (work / MANIFEST).is_file() else [])
+        if len(tops) != 1:
+            raise PortkitError(f"{archive}: not a header pack archive (no single folder with {MANIFEST})")
+        pack = load(tops[0])
+        target = cache / "{}.{}.{}".format(*pack.release)
+        if target.exists():
+            shutil.rmtree(target)
+        tops[0].rename(target)
+        return load(target)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def candidates(wanted: Version, explicit: str | None) -> list[Path]:
@@ -102,7 +145,14 @@ def _subfolders(place: Path) -> list[Path]:
 def locate(wanted: Version, explicit: str | None = None, required: bool = True) -> Pack | None:
     """The first pack of release `wanted` (major.minor) among the candidates; None when there is
     none. An explicit --rocm-headers that holds no pack of that release is an error when
-    `required` (the installed compiler is another release)."""
+    `required` (the installed compiler is another release). An explicit archive is installed
+    into the cache first."""
+    if explicit and explicit.endswith(ARCHIVES) and Path(explicit).is_file():
+        pack = install(Path(explicit))
+        if not same_release(pack.release, wanted):
+            raise PortkitError(f"--rocm-headers {explicit}: a ROCm {format_version(pack.release)} header pack, "
+                               f"not {format_version(wanted)} (installed in {pack.root} all the same)")
+        return pack
     for place in candidates(wanted, explicit):
         manifest = place / MANIFEST
         if not manifest.is_file():
