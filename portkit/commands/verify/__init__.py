@@ -174,8 +174,8 @@ _QUOTED = re.compile(r"'([A-Za-z_][A-Za-z0-9_:]*)")
 def consequences(errors: list[ErrorReport]) -> None:
     """An unexplained error that follows from an explained one is its consequence, not a gap: on
     the same line (a call whose argument failed), or quoting a name an earlier explained error
-    quotes or is about (a type that failed to declare, a macro an #error asked for). Issue 32: 4 of train_gpt2.cu's
-    12 errors were such cascades, marked "unexplained, please report"."""
+    quotes or is about (a type that failed to declare, a macro an #error asked for). Issue 32:
+    4 of train_gpt2.cu's 12 errors were such cascades, marked "unexplained, please report"."""
     causes: list[tuple[ErrorReport, set[str]]] = []
     for error in errors:
         names = set(_QUOTED.findall(error.message))
