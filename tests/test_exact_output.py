@@ -114,7 +114,7 @@ def test_verify_text_prints_compiler_words_verbatim():
                         source_line=100, source_text=f"  call({TRICKY});", findings=[finding])
     unit = UnitReport(f"src/{TRICKY}.cu", "failed", 1.0, ("hipcc",), "inferred", [error],
                       output=f"line {TRICKY}")
-    result = VerifyResult(Path(f"/t/{TRICKY}"), SimpleNamespace(describe=lambda: f"hipcc {TRICKY}"),
+    result = VerifyResult(Path(f"/t/{TRICKY}"), SimpleNamespace(describe=lambda: f"hipcc {TRICKY}", note=""),
                           (5, 2, 0), ("gfx90a",), units=[unit], unmatched=[f"gone/{TRICKY}.cu"])
     for force in (False, True):
         buffer = io.StringIO()

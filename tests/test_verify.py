@@ -2,7 +2,8 @@
 
 fixtures/verify/<case>/ holds a CUDA tree (input/) and case.toml: for each [[run]], the convert
 options, the verify options, and the exact outcome, one line per unit that compiled
-("UNIT: compiled") and one per error ("UNIT: PATH:LINE (cuda LINE) CODES" or "... UNEXPLAINED").
+("UNIT: compiled") and one per error ("UNIT: PATH:LINE (cuda LINE) CODES", "... CONSEQUENCE of PATH:LINE"
+or "... UNEXPLAINED").
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ def outcome_lines(result: VerifyResult) -> list[str]:
         if not unit.failed:
             lines.append(f"{unit.rel}: compiled")
         for e in unit.errors:
-            codes = ",".join(f.code for f in e.findings) or "UNEXPLAINED"
+            codes = ",".join(f.code for f in e.findings) or \
+                (f"CONSEQUENCE of {e.consequence_of}" if e.consequence_of else "UNEXPLAINED")
             cuda = f" (cuda {e.source_line})" if e.source_line is not None else ""
             lines.append(f"{unit.rel}: {e.rel}:{e.line}{cuda} {codes}")
         if unit.failed and not unit.errors:
