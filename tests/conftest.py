@@ -40,6 +40,19 @@ def require_dir(path: Path, what: str) -> Path:
     missing(f"{what} not found ({path})")
 
 
+# CUDA libraries whose headers are not in the CUDA toolkit install here (tools/fetch_cuda_lib_headers.sh)
+LIBRARY_HEADERS = (b"cublas", b"curand", b"cufft", b"cusparse", b"cusolver", b"nccl", b"cutlass", b"cute/",
+                   b"nvshmem", b"nvjpeg", b"nvrtc")
+
+
+def cuda_library_includes(paths) -> list[str]:
+    """`-I` for the CUDA library headers when one of `paths` includes one; skipped (or failed
+    under PORTKIT_REQUIRE_TOOLS=1) with the reason when they are not here."""
+    if not any(h in Path(p).read_bytes() for p in paths for h in LIBRARY_HEADERS):
+        return []
+    return ["-I", str(require_dir(CUDA_LIB_INCLUDE, "CUDA library headers (set CUDA_LIB_INCLUDE)"))]
+
+
 def missing(message: str) -> NoReturn:
     """Skip the test for a missing tool, or fail it when CI requires every tool."""
     if os.environ.get("PORTKIT_REQUIRE_TOOLS") == "1":

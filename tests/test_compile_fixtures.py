@@ -10,14 +10,12 @@ from pathlib import Path
 import pytest
 
 from cases import Case, all_cases
-from conftest import CUDA_LIB_INCLUDE, NVCC, REPO, require_dir, require_rocm_libraries, require_tool
+from conftest import CUDA_LIB_INCLUDE, LIBRARY_HEADERS, NVCC, REPO, require_dir, require_rocm_libraries, require_tool
 
 CASES = all_cases()
 REPO_FIXTURES = REPO / "fixtures"
 IDS = [c.name for c in CASES]
 COMPILED = (".cu", ".cpp", ".cc", ".cuh", ".h", ".hpp")
-LIBRARY_HEADERS = (b"cublas", b"curand", b"cufft", b"cusparse", b"cusolver", b"nccl", b"cutlass", b"cute/",
-                   b"nvshmem", b"nvjpeg", b"nvrtc")
 
 
 def translation_units(case: Case, files: list[Path]) -> list[Path]:

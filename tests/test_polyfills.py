@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import NVCC, CUDA_LIB_INCLUDE, REPO, require_rocm_libraries, require_tool
+from conftest import NVCC, REPO, cuda_library_includes, require_rocm_libraries, require_tool
 from portkit.rewrite import polyfills
 from portkit.cli.app import main
 from portkit.core.files import discover
@@ -57,8 +57,9 @@ def test_outputs_compile_with_hipcc(tmp_path, case):
 @pytest.mark.parametrize("case", CASES)
 def test_inputs_compile_with_nvcc(tmp_path, case):
     nvcc = require_tool(NVCC, "nvcc")
-    run = subprocess.run([nvcc, "-I", str(CUDA_LIB_INCLUDE), "-c", str(FIXTURES / case / "input.cu"), "-o",
-                          os.devnull], capture_output=True, text=True)
+    source = FIXTURES / case / "input.cu"
+    includes = cuda_library_includes([source])   # sparse, blas: skipped with the reason where they are absent
+    run = subprocess.run([nvcc, *includes, "-c", str(source), "-o", os.devnull], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
 
 
