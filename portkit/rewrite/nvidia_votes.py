@@ -21,9 +21,10 @@ import re
 
 from ..core.edits import Edit, EditKind
 from ..engine.context import ScanContext
+from .includes import RUNTIME_HEADER
+from .polyfills import line_end
 
 VOTES = {b"__ballot": b"__ballot_sync", b"__any": b"__any_sync", b"__all": b"__all_sync"}
-RUNTIME_HEADER = "hip/hip_runtime.h"
 MARK = b"// HIP's mask-less votes through HIP's NVIDIA backend"
 PLATFORM = b"#if defined(__HIP_PLATFORM_NVIDIA__) || defined(__HIP_PLATFORM_NVCC__)"
 
@@ -69,19 +70,18 @@ def written(ctx: ScanContext) -> list[bytes]:
                    if e.text in VOTES and e.kind in (EditKind.NAME, EditKind.WARP) and data[e.start:e.end] != e.text})
 
 
-def add(ctx: ScanContext, fallback: int) -> None:
-    """After the scan: the helper, at the HIP runtime header the converter adds (the same insertion,
-    ordered by edits.BLOCKS), else after the file's own, else at `fallback` (after the leading
-    comments and include guard), where it includes the runtime header itself."""
-    names = written(ctx)
-    if not names or MARK in ctx.source.data:
+def add(ctx: ScanContext, names: list[bytes], fallback: int) -> None:
+    """After the scan: the helper for `names` (written()), at the HIP runtime header the converter
+    adds (the same insertion, ordered by edits.BLOCKS), else after the file's own, else at
+    `fallback` (after the leading comments and include guard), where it includes the header itself."""
+    if MARK in ctx.source.data:
         return
     added = [e for e in ctx.edits if e.kind == EditKind.HIP_RUNTIME_HEADER]
     runtime = [s for s in ctx.includes if s.header == RUNTIME_HEADER]
     if added:
         at = added[0].start
     elif runtime:
-        at = _line_end(ctx.source.data, min(s.node_end for s in runtime))
+        at = line_end(ctx.source.data, min(s.node_end for s in runtime))
     else:
         at = fallback
     text = helper(names, ctx.source.newline, include=not (added or runtime))
@@ -90,9 +90,3 @@ def add(ctx: ScanContext, fallback: int) -> None:
         text = ctx.source.newline + text[:-len(ctx.source.newline)]   # at the end of a line, before its newline
     ctx.edits.append(Edit(at, at, text, "nvidia votes", kind=EditKind.NVIDIA_VOTES))
 
-
-def _line_end(data: bytes, pos: int) -> int:
-    if pos == 0 or data[pos - 1:pos] == b"\n":
-        return pos
-    end = data.find(b"\n", pos)
-    return len(data) if end < 0 else end + 1

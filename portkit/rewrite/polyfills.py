@@ -320,7 +320,7 @@ def include(ctx, fallback: int) -> None:
     runtime = [s for s in ctx.includes if s.header == RUNTIME_HEADER] or \
         [s for s in ctx.includes if s.header.startswith("hip/")]
     if runtime:
-        at = _line_end(data, min(s.node_end for s in runtime))
+        at = line_end(data, min(s.node_end for s in runtime))
     else:
         at = fallback
     if at > 0 and data[at - 1:at] not in (b"\n", b"\r"):
@@ -335,7 +335,7 @@ def _delete(ctx, indices: list[int]) -> None:
                             kind=EditKind.POLYFILL_DIRECTIVE)
 
 
-def _line_end(data: bytes, pos: int) -> int:
+def line_end(data: bytes, pos: int) -> int:
     """`pos`, or past the end of its line when it does not stand at a line start."""
     if pos == 0 or data[pos - 1:pos] == b"\n":
         return pos

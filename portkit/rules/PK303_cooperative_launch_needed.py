@@ -3,7 +3,8 @@
 What it finds:
     `this_grid()` / `grid_group` (grid-wide synchronisation) and `this_multi_grid()` /
     `multi_grid_group` (multi-device synchronisation); and a `<<<...>>>` launch of a kernel of the
-    same file that uses a grid group, which needs a cooperative launch on either vendor. Cooperative-group features HIP lacks
+    same file that uses a grid group, which needs a cooperative launch on either vendor.
+    Cooperative-group features HIP lacks
     altogether (`memcpy_async`, `wait`, `cluster_group`, `labeled_partition`) are reported as
     PK001 from the mapping tables, with the alternative in the message.
 
@@ -84,7 +85,8 @@ def grid_kernels(ctx: ScanContext) -> frozenset[bytes]:
         if node.type == "function_definition":
             body = node.child_by_field_name("body")
             head = ctx.source.parse_bytes[node.start_byte:body.start_byte] if body is not None else b""
-            if body is not None and b"__global__" in head and (b"this_grid" in body.text or b"grid_group" in body.text) and b"sync" in body.text:
+            text = body.text if body is not None else b""
+            if b"__global__" in head and (b"this_grid" in text or b"grid_group" in text) and b"sync" in text:
                 declarator = node.child_by_field_name("declarator")
                 name = _tree.declared_name(declarator) if declarator is not None else b""
                 if name:

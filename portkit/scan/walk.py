@@ -190,8 +190,9 @@ def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB 
         polyfills.include(ctx, includes.insertion_point(ctx, root)[0])
     transitive.add(ctx)             # what CUDA's headers included and HIP's do not
     nvidia_votes.keep(ctx)          # a re-run leaves the helper an earlier run wrote
-    if nvidia_votes.written(ctx):   # mask-less votes build through HIP's NVIDIA backend too
-        nvidia_votes.add(ctx, includes.insertion_point(ctx, root)[0])
+    votes = nvidia_votes.written(ctx)
+    if votes:   # mask-less votes build through HIP's NVIDIA backend too
+        nvidia_votes.add(ctx, votes, includes.insertion_point(ctx, root)[0])
     edits = normalize(resolve(data, ctx.edits))   # moved arguments take their converted text first
     findings = ctx.finished_findings()
     if options.audit and fixes:

@@ -120,7 +120,7 @@ def explain(error: Located, unit_rel: str, facts: Facts) -> list[Finding]:
         about = [f for f in on_line if f.subject == subject]
         if about or on_line:
             return about or on_line
-    directive = _nvidia_error_directive(error, facts)
+    directive = _missing_build_macro(error, facts)
     if directive is not None:
         return [directive]
     if subject:
@@ -182,7 +182,7 @@ _IF_LINE = re.compile(rb"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif)\b([^\n]*)", re.M
 _UNDEFINED = re.compile(rb"[ \t]*#[ \t]*(?:ifndef[ \t]+(\w+)|if[ \t]+!\s*defined\s*\(?\s*(\w+)\s*\)?)[ \t]*$")
 
 
-def _nvidia_error_directive(error: Located, facts: Facts) -> Finding | None:
+def _missing_build_macro(error: Located, facts: Facts) -> Finding | None:
     """An error in the NVIDIA build's branch of an #if the project selects for AMD with its own
     macro (faiss: `#if !defined(USE_AMD_ROCM)` `#include <cuda_bf16.h>`; DeviceDefs.cuh's
     `#ifdef USE_AMD_ROCM ... #else #if CUDA_VERSION < 8000 #error`): verify was not given the
@@ -195,7 +195,8 @@ def _nvidia_error_directive(error: Located, facts: Facts) -> Finding | None:
     data = b"".join(lines)
     offset = sum(len(line) for line in lines[:error.line - 1])
     project = facts.project
-    found = regions.classify(data, regions.selectors(project.amd_macros, (), (), project.one_world))
+    worlds = regions.selectors(project.amd_macros, (), (), project.one_world)
+    found = regions.classify(data, worlds)
     kind = found.kind_at(offset)
     is_error = _ERROR_DIRECTIVE.match(lines[error.line - 1]) is not None
     before = list(_IF_LINE.finditer(data, 0, offset))
@@ -211,7 +212,7 @@ def _nvidia_error_directive(error: Located, facts: Facts) -> Finding | None:
     # where its #if group names the AMD macro too
     if kind != regions.PORTED and not (kind in (regions.NVIDIA, regions.FALLBACK) and is_error):
         return None
-    amd = regions.selectors(project.amd_macros, (), (), project.one_world).amd
+    amd = worlds.amd
     macro = next((name for m in reversed(before) for name in re.findall(rb"\w+", m.group(1))
                   if amd.get(name.decode()) == 1 and name.decode() not in ("__HIP__", "__HIPCC__")), None)
     if macro is None:
