@@ -191,11 +191,12 @@ class ScanContext:
         self.edits.append(Edit(start, end, text, what, covers, parts, kind))
 
     def flag(self, rule: "Rule", start: int, end: int, message: str, subject: str,
-             severity: str | None = None, fixed_by: object = None) -> None:
+             severity: str | None = None, fixed_by: object = None, fix: str | None = None) -> None:
         """Record a finding of `rule` at byte range [start, end) (severity: the rule's unless given),
-        carrying the rule's fix `fixed_by` where it has one (rules/_warpfix_model.py)."""
+        carrying the rule's fix `fixed_by` where it has one (rules/_warpfix_model.py). Its `fix`
+        text is the rule's "Instead" unless the rule words one for this finding's own code."""
         self.report(rule.code, rule.name, severity or rule.severity, rule.category, start, end,
-                    message, subject=subject, fix=rule.fix, fixed_by=fixed_by)
+                    message, subject=subject, fix=rule.fix if fix is None else fix, fixed_by=fixed_by)
 
     def report(self, code: str, name: str, severity: str, category: str, start: int, end: int,
                message: str, subject: str, fix: str = "", fixed_by: object = None) -> None:

@@ -1,37 +1,98 @@
 """SARIF 2.1.0 output for GitHub code scanning and other SARIF viewers.
 
-Every rule is listed with its short and full description and help (from the rule's
-docstring); results carry a `partialFingerprints` entry so code scanning keeps tracking a
-finding when lines move.
+Written to what GitHub's code scanning documents it reads ("SARIF support for code scanning"):
+- files by paths relative to the repository root, since GitHub places a relative URI there:
+  inside a git work tree relative to its root, elsewhere relative to the audited folder, with
+  `uriBaseId` %SRCROOT% and that root in `originalUriBaseIds`;
+- `partialFingerprints.primaryLocationLineHash` (the only key GitHub reads), from the rule, the
+  path and the line's text, never its number, so an alert survives lines moving above it;
+- rules with short and full descriptions, help as text and markdown, a help URI, a default level
+  and `problem.severity` with `precision` (GitHub sorts non-security alerts by these). Portability
+  findings are not vulnerabilities: no `security-severity`, which would file them as security alerts;
+- at most 25,000 results per run (GitHub rejects more): the most severe are kept, with a note.
+Message texts are sentences: the finding, then its fix, each closed by a full stop.
 """
 
 from __future__ import annotations
 
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TextIO
+from urllib.parse import quote_from_bytes
 
 from .. import rules
+from ..core.findings import SEVERITIES
 from .json import dumps
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVEL = {"blocker": "error", "high": "error", "medium": "warning", "low": "note", "info": "note"}
-# GitHub orders alerts by this number (0.0-10.0).
-SECURITY_SEVERITY = {"blocker": "9.0", "high": "7.0", "medium": "5.0", "low": "3.0", "info": "1.0"}
+# GitHub's severity of a non-security rule (error, warning, recommendation)
+PROBLEM_SEVERITY = {"blocker": "error", "high": "error", "medium": "warning", "low": "recommendation",
+                    "info": "recommendation"}
 INFO_URI = "https://github.com/portkit/portkit"
+HELP_URI = f"{INFO_URI}/blob/main/docs/rules.md"
+BASE_ID = "%SRCROOT%"
+MAX_RESULTS = 25_000   # results per run GitHub code scanning accepts
+
+
+@dataclass(frozen=True)
+class SourceRoot:
+    """Where the artifact URIs are relative to: `uri` (file:///.../) and the audited folder's
+    place under it (`prefix`, "" or ending in "/")."""
+
+    uri: str
+    prefix: str = ""
+    in_git: bool = False
+
+
+def source_root(root: str | Path) -> SourceRoot:
+    """The git work tree's root when `root` lies in one (project/worktree.py), else `root` itself."""
+    from ..project import worktree
+    folder = Path(root)
+    work, rel = worktree.relative_to_root(folder)
+    base = work if work is not None else folder.absolute()
+    return SourceRoot(_file_uri(base), f"{rel}/" if rel else "", work is not None)
+
+
+def _file_uri(path: Path) -> str:
+    uri = "file://" + quote_from_bytes(path.as_posix().encode("utf-8", "surrogateescape"), safe="/")
+    return uri if uri.endswith("/") else uri + "/"
+
+
+def artifact_uri(path: str, base: SourceRoot) -> str:
+    """A finding's path as a relative URI reference under `base`: percent-encoded (a space is
+    %20), a name that is not UTF-8 by its bytes."""
+    return quote_from_bytes((base.prefix + path).encode("utf-8", "surrogateescape"), safe="/")
+
+
+def sentence(text: str) -> str:
+    """`text` closed by a full stop (unless it ends a sentence already)."""
+    text = " ".join(text.split())
+    return text if not text or text[-1] in ".!?" else text + "."
+
+
+def message_text(f: dict) -> str:
+    """The finding and its fix as sentences: "… its own language. Fix: write …"."""
+    fix = f" Fix: {sentence(f['fix'])}" if f.get("fix") else ""
+    return sentence(f["message"]) + fix
 
 
 def _rule_descriptor(rule) -> dict:
-    help_text = "\n\n".join(f"{name}:\n{rule.sections[name]}" for name in rule.sections)
-    help_markdown = "\n\n".join(f"**{name}**\n\n{_markdown_body(name, rule.sections[name])}"
-                                for name in rule.sections)
+    sections = rule.sections
+    help_text = "\n\n".join(f"{name}:\n{sections[name]}" for name in sections)
+    help_markdown = "\n\n".join(f"**{name}**\n\n{_markdown_body(name, sections[name])}" for name in sections)
+    more = f"`portkit explain {rule.code}` prints this help."
     return {
         "id": rule.code,
         "name": "".join(part.capitalize() for part in rule.name.split("-")),
         "shortDescription": {"text": rule.summary},
         "fullDescription": {"text": rule.full_description},
-        "help": {"text": help_text, "markdown": help_markdown},
+        "help": {"text": f"{help_text}\n\n{more}", "markdown": f"{help_markdown}\n\n{more}"},
+        "helpUri": HELP_URI,
         "defaultConfiguration": {"level": LEVEL[rule.severity]},
-        "properties": {"tags": ["portability", rule.category], "severity": rule.severity,
-                       "precision": "high"},
+        "properties": {"tags": ["portability", rule.category], "precision": "high",
+                       "problem.severity": PROBLEM_SEVERITY[rule.severity], "severity": rule.severity},
     }
 
 
@@ -39,61 +100,98 @@ def _markdown_body(section: str, text: str) -> str:
     return f"```\n{text}\n```" if section == "Example" else text
 
 
-def _result(f: dict, index: dict[str, int]) -> dict:
+def line_hash(f: dict, uri: str) -> str:
+    """What identifies a finding across runs: its rule, file and line text (whitespace folded),
+    never its line number; the platform region too, as the finding's own fingerprint has it."""
+    norm = " ".join(f["snippet"].split())
+    key = f"{f['code']}\0{uri}\0{norm}\0{f.get('platform', '')}"
+    return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
+def _result(f: dict, index: dict[str, int], base: SourceRoot, seen: dict[str, int]) -> dict:
     region = {"startLine": f["line"], "startColumn": f["column"], "endLine": f["end_line"],
               "endColumn": max(f["end_column"], 1)}
     if f["snippet"]:
         region["snippet"] = {"text": f["snippet"]}
-    message = f["message"] + (f" Fix: {f['fix']}" if f["fix"] else "")
+    uri = artifact_uri(f["path"], base)
+    digest = line_hash(f, uri)
+    seen[digest] = seen.get(digest, 0) + 1   # the n-th finding of its rule on this text in this file
     result = {
         "ruleId": f["code"],
         "ruleIndex": index[f["code"]],
         "level": LEVEL[f["severity"]],
-        "message": {"text": message},
+        "message": {"text": message_text(f)},
         "locations": [{"physicalLocation": {
-            "artifactLocation": {"uri": f["path"], "uriBaseId": "SRCROOT"},
+            "artifactLocation": {"uri": uri, "uriBaseId": BASE_ID},
             "region": region}}],
-        "partialFingerprints": {"portkitFingerprint/v1": f["fingerprint"]},
+        "partialFingerprints": {"primaryLocationLineHash": f"{digest}:{seen[digest]}",
+                                "portkitFingerprint/v1": f["fingerprint"]},
         "properties": {"severity": f["severity"], "category": f["category"],
-                       "security-severity": SECURITY_SEVERITY[f["severity"]],
-                       "effortHours": f["effort_hours"]},
+                       **({"effortHours": f["effort_hours"]} if "effort_hours" in f else {})},
     }
     if f.get("autofix"):
-        result["fixes"] = [_fix(f)]
+        result["fixes"] = [_fix(f, uri)]
     return result
 
 
-def _fix(f: dict) -> dict:
+def _fix(f: dict, uri: str) -> dict:
     """The `convert --fix warp` edits of a finding, as a SARIF fix an editor can apply."""
     return {"description": {"text": "portkit convert --fix warp"},
             "artifactChanges": [{
-                "artifactLocation": {"uri": f["path"], "uriBaseId": "SRCROOT"},
+                "artifactLocation": {"uri": uri, "uriBaseId": BASE_ID},
                 "replacements": [{"deletedRegion": {"startLine": e["line"], "startColumn": e["column"],
                                                     "endLine": e["end_line"], "endColumn": e["end_column"]},
                                   "insertedContent": {"text": e["text"]}} for e in f["autofix"]]}]}
 
 
-def document(doc: dict) -> dict:
+def capped(findings: list[dict], limit: int = MAX_RESULTS) -> list[dict]:
+    """The `limit` most severe findings (blockers first; in their order within a severity),
+    back in the order they came."""
+    if len(findings) <= limit:
+        return findings
+    order = sorted(range(len(findings)), key=lambda i: (SEVERITIES.index(findings[i]["severity"]), i))
+    return [findings[i] for i in sorted(order[:limit])]
+
+
+def log(findings: list[dict], root: str | Path, version: str, properties: dict | None = None,
+        notes: tuple | list = (), base: SourceRoot | None = None, limit: int = MAX_RESULTS) -> dict:
+    """A SARIF log of one run: `findings` as report/model.finding_record writes them, paths
+    relative to `root`; `notes` are (level, text) for the run's invocation."""
     all_rules = rules.all_rules()
     index = {r.code: i for i, r in enumerate(all_rules)}
-    root = doc["root"].rstrip("/") + "/"
-    return {
-        "$schema": SARIF_SCHEMA,
-        "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {
-                "name": "portkit", "version": doc["tool"]["version"], "semanticVersion": doc["tool"]["version"],
-                "informationUri": INFO_URI, "rules": [_rule_descriptor(r) for r in all_rules]}},
-            "originalUriBaseIds": {"SRCROOT": {"uri": "file://" + root if root.startswith("/") else root}},
-            "columnKind": "unicodeCodePoints",
-            "results": [_result(f, index) for f in doc["findings"]],
-            "properties": {"estimate": doc["estimate"]["person_weeks"] if doc.get("estimate") else None,
-                           # the blocker families, before the per-site results: what a reviewer decides
-                           "decisions": [{k: d[k] for k in ("id", "label", "kernels", "files", "sites", "optional")}
-                                         | {"p50_hours": d["hours"]["p50"]}
-                                         for d in (doc.get("estimate") or {}).get("decisions", [])]},
-        }],
+    base = base or source_root(root)
+    kept = capped(findings, limit)
+    notes = list(notes)
+    if len(kept) < len(findings):
+        notes.append(("warning", f"{len(findings):,} findings; this log carries the {len(kept):,} most severe "
+                                 f"(GitHub code scanning accepts at most {MAX_RESULTS:,} results per run); "
+                                 f"`--format json` lists them all."))
+    seen: dict[str, int] = {}
+    where = "the git work tree's root" if base.in_git else "the audited folder"
+    run = {
+        "tool": {"driver": {
+            "name": "portkit", "version": version, "semanticVersion": version,
+            "informationUri": INFO_URI, "rules": [_rule_descriptor(r) for r in all_rules]}},
+        "invocations": [{"executionSuccessful": not any(level == "error" for level, _ in notes),
+                         **({"toolExecutionNotifications": [{"level": level, "message": {"text": text}}
+                                                            for level, text in notes]} if notes else {})}],
+        "originalUriBaseIds": {BASE_ID: {"uri": base.uri, "description": {"text": where}}},
+        "columnKind": "unicodeCodePoints",
+        "results": [_result(f, index, base, seen) for f in kept],
+        "properties": {**(properties or {}), "resultsOmitted": len(findings) - len(kept)},
     }
+    return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
+
+
+def document(doc: dict, base: SourceRoot | None = None) -> dict:
+    """The audit document (report/model.py) as a SARIF log."""
+    estimate = doc.get("estimate") or {}
+    properties = {"estimate": estimate.get("person_weeks"),
+                  # the blocker families, before the per-site results: what a reviewer decides
+                  "decisions": [{k: d[k] for k in ("id", "label", "kernels", "files", "sites", "optional")}
+                                | {"p50_hours": d["hours"]["p50"]} for d in estimate.get("decisions", [])]}
+    notes = [("error", f"{s['path']}: {s['reason']}") for s in doc["summary"].get("skipped", []) if s.get("error")]
+    return log(doc["findings"], doc["root"], doc["tool"]["version"], properties, notes, base)
 
 
 def render(doc: dict, stream: TextIO, statistics: bool = False) -> None:

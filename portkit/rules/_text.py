@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 from ..engine.context import ScanContext
 from ..engine.textlines import lines
@@ -14,8 +15,9 @@ _MESSAGE = re.compile(r"^\s*(?:@?echo\b|\$\((?:info|warning|error)\b|message\s*\
 
 
 def flag_matches(ctx: ScanContext, rule: Rule, pattern: re.Pattern[str], message: str,
-                 severity: str | None = None) -> None:
-    """One finding per line where `pattern` matches: spans the matches, names them in the message."""
+                 severity: str | None = None, fix: Callable[[str], str | None] | None = None) -> None:
+    """One finding per line where `pattern` matches: spans the matches, names them in the message.
+    `fix(line)` words the fix for that line's own code (None: the rule's)."""
     for line in lines(ctx):
         if _MESSAGE.match(line.code):
             continue
@@ -25,4 +27,4 @@ def flag_matches(ctx: ScanContext, rule: Rule, pattern: re.Pattern[str], message
         names = sorted({" ".join(m.group(0).split()) for m in found}, key=lambda n: line.code.find(n))
         ctx.flag(rule, line.offset(found[0].start()), line.offset(found[-1].end()),
                  message.format(", ".join(f"`{n}`" for n in names)), subject=" ".join(names),
-                 severity=severity)
+                 severity=severity, fix=fix(line.code) if fix is not None else None)
