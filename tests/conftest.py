@@ -15,6 +15,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 NVCC = os.environ.get("NVCC", "/usr/local/cuda/bin/nvcc")
+# The tests never reach the network: verify would otherwise download a ROCm header pack it does
+# not find (pack_fetch.py); the download tests serve their own archives and unset this.
+os.environ["PORTKIT_OFFLINE"] = "1"
 CUDA_LIB_INCLUDE = Path(os.environ.get("CUDA_LIB_INCLUDE", REPO / ".ci" / "cache" / "cuda-libs" / "include"))
 
 

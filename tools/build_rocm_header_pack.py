@@ -1,114 +1,46 @@
-"""Build a ROCm header pack: HIP's and the ROCm libraries' public headers for one release, laid out
-as a ROCm installation's include/ (docs/verify.md, "Header packs").
+"""Build a ROCm header pack from local clones of ROCm's repositories (docs/verify.md, "Header packs").
 
-    python tools/build_rocm_header_pack.py 6.2.0 OUT --repos DIR [--libraries hipblas,hipblaslt] [--archive FILE]
+    python tools/build_rocm_header_pack.py 6.2.0 OUT --repos DIR [--libraries hipblas,hipsparse] [--archive FILE]
 
 DIR holds git clones (or bare mirrors) named like `ROCm+HIP/repo`, `ROCm+clr/repo`,
-`ROCm+hipBLAS/repo`, `ROCm+hipBLASLt/repo` (what the workplace's fetch writes). Each is read at
-its `rocm-X.Y.Z` tag with `git show`, never checked out, never built. The files CMake would
-generate (hip_version.h, bin/.hipVersion, the libraries' -version.h and -export.h) are written
-from the release's own version numbers, as their CMakeLists write them. manifest.json records the
-release, every source repository with its tag and commit, and the sha256 of every file; the
-licences go to licenses/. All of it is MIT-licensed (HIP, clr, hipBLAS, hipBLASLt, roctracer).
+`ROCm+hipBLAS/repo` (what the workplace's fetch writes). Each is read at its `rocm-X.Y.Z` tag
+with `git show`, never checked out, never built. What goes in a pack and what is generated is
+portkit/commands/verify/pack_build.py, shared with the download (pack_fetch.py), so both give the
+same bytes. manifest.json records the release, every source repository with its tag and commit,
+and the sha256 of every file; the licences go to licenses/.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
-import json
-import re
 import subprocess
 import sys
 from pathlib import Path
 
-# library: (repository, headers folder in it, install folder under include/, export macro prefix,
-#           version-header template, CMake VERSION_STRING source)
-LIBRARIES = {
-    "hipblas": ("ROCm+hipBLAS", "library/include", "hipblas", "HIPBLAS", "hipblas-version.h.in", "CMakeLists.txt"),
-    "hipblaslt": ("ROCm+hipBLASLt", "library/include", "hipblaslt", "HIPBLASLT", "hipblaslt-version.h.in",
-                  "CMakeLists.txt"),
-    # roctx: only roctx.h, which needs nothing generated (roctracer's other headers are the tracer's)
-    "roctx": ("ROCm+roctracer", "inc", "roctracer", "", "", ""),
-}
-ONLY = {"roctx": ("roctx.h",)}
-LICENCES = {"ROCm+HIP": "LICENSE.txt", "ROCm+clr": "LICENCE", "ROCm+hipBLAS": "LICENSE.md",
-            "ROCm+hipBLASLt": "LICENSE.md", "ROCm+roctracer": "LICENSE"}
-_VERSION_STRING = re.compile(r'set\s*\(\s*VERSION_STRING\s+"(\d+)\.(\d+)\.(\d+)"')
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from portkit.commands.verify import pack_build  # noqa: E402
 
 
-def git(repo: Path, *args: str) -> bytes:
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True).stdout
+class GitSource:
+    """A repository read at a tag with `git show`/`git ls-tree` (no checkout, no hooks run)."""
 
+    def __init__(self, repos: Path, repository: str, tag: str):
+        self.repository, self.tag = repository, tag
+        self.path = repos / repository.replace("/", "+") / "repo"
+        try:
+            self.commit = self._git("rev-parse", f"{tag}^{{commit}}").decode().strip()
+        except subprocess.CalledProcessError:
+            raise SystemExit(f"{self.path}: no tag {tag} (fetch {repository} first)") from None
 
-def files_at(repo: Path, tag: str, folder: str) -> list[str]:
-    return [line for line in git(repo, "ls-tree", "-r", "--name-only", tag, folder).decode().splitlines() if line]
+    def _git(self, *args: str) -> bytes:
+        return subprocess.run(["git", "-C", str(self.path), *args], check=True, capture_output=True).stdout
 
+    def files(self, folder: str) -> list[str]:
+        listing = self._git("ls-tree", "-r", "--name-only", self.tag, *([folder] if folder else []))
+        return [line for line in listing.decode().splitlines() if line]
 
-def export_header(prefix: str) -> bytes:
-    """What CMake's generate_export_header writes for a shared library (the macros the headers use)."""
-    return (f"#ifndef {prefix}_EXPORT_H\n#define {prefix}_EXPORT_H\n"
-            f"#define {prefix}_EXPORT __attribute__((visibility(\"default\")))\n"
-            f"#define {prefix}_NO_EXPORT __attribute__((visibility(\"hidden\")))\n"
-            f"#define {prefix}_DEPRECATED __attribute__ ((__deprecated__))\n"
-            f"#define {prefix}_DEPRECATED_EXPORT {prefix}_EXPORT {prefix}_DEPRECATED\n"
-            f"#define {prefix}_DEPRECATED_NO_EXPORT {prefix}_NO_EXPORT {prefix}_DEPRECATED\n"
-            f"#endif /* {prefix}_EXPORT_H */\n").encode()
-
-
-def build(release: str, out: Path, repos: Path, libraries: list[str]) -> dict:
-    tag = f"rocm-{release}"
-    written: dict[str, bytes] = {}
-    sources = []
-
-    def take(name: str, folder: str, into: str, keep=lambda rel: True) -> Path:
-        repo = repos / name / "repo"
-        sources.append({"repository": name.replace("+", "/"), "tag": tag,
-                        "commit": git(repo, "rev-parse", f"{tag}^{{commit}}").decode().strip()})
-        for path in files_at(repo, tag, folder):
-            rel = path[len(folder):].lstrip("/")
-            if keep(rel):
-                written[f"{into}/{rel}"] = git(repo, "show", f"{tag}:{path}")
-        written[f"licenses/{name.split('+')[1]}-{LICENCES[name]}"] = git(repo, "show", f"{tag}:{LICENCES[name]}")
-        return repo
-
-    hip = take("ROCm+HIP", "include/hip", "include/hip")
-    take("ROCm+clr", "hipamd/include/hip", "include/hip", keep=lambda rel: not rel.endswith(".in"))
-    major, minor, patch = (int(n) for n in git(hip, "show", f"{tag}:VERSION").decode().split()[1::2][:3])
-    written["include/hip/hip_version.h"] = (
-        "// Generated by portkit's tools/build_rocm_header_pack.py, as clr's CMake writes it\n"
-        "#ifndef HIP_VERSION_H\n#define HIP_VERSION_H\n"
-        f"#define HIP_VERSION_MAJOR {major}\n#define HIP_VERSION_MINOR {minor}\n#define HIP_VERSION_PATCH {patch}\n"
-        "#define HIP_VERSION_GITHASH \"\"\n#define HIP_VERSION_BUILD_ID 0\n#define HIP_VERSION_BUILD_NAME \"\"\n"
-        "#define HIP_VERSION    (HIP_VERSION_MAJOR * 10000000 + HIP_VERSION_MINOR * 100000 + HIP_VERSION_PATCH)\n"
-        "#define __HIP_HAS_GET_PCH 0\n#endif\n").encode()
-    version_file = (f"# Generated by portkit\nHIP_VERSION_MAJOR={major}\nHIP_VERSION_MINOR={minor}\n"
-                    f"HIP_VERSION_PATCH={patch}\nHIP_VERSION_GITHASH=\n").encode()
-    written["bin/.hipVersion"] = version_file          # where clang's --rocm-path looks for the release
-    written["share/hip/version"] = version_file
-    for lib in libraries:
-        name, folder, into, prefix, template, cmake = LIBRARIES[lib]
-        only = ONLY.get(lib)
-        repo = take(name, folder, f"include/{into}",
-                    keep=lambda rel, only=only: not rel.endswith(".in") and (only is None or rel in only))
-        if not template:
-            continue
-        found = _VERSION_STRING.search(git(repo, "show", f"{tag}:{cmake}").decode())
-        if found is None:
-            raise SystemExit(f"{name}: no VERSION_STRING in {cmake} at {tag}")
-        text = git(repo, "show", f"{tag}:{folder}/{template}").decode()
-        for part, value in zip(("MAJOR", "MINOR", "PATCH", "TWEAK"), (*found.groups(), "0")):
-            text = text.replace(f"@{lib}_VERSION_{part}@", str(value))
-        written[f"include/{into}/{template[:-3]}"] = text.encode()
-        written[f"include/{into}/{lib}-export.h"] = export_header(prefix)
-    for rel, data in written.items():
-        path = out / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
-    manifest = {"schema": 1, "release": release, "sources": sources, "libraries": ["hip", *libraries],
-                "files": {rel: hashlib.sha256(data).hexdigest() for rel, data in sorted(written.items())}}
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
-    return manifest
+    def read(self, path: str) -> bytes:
+        return self._git("show", f"{self.tag}:{path}")
 
 
 def main(argv: list[str]) -> int:
@@ -116,15 +48,21 @@ def main(argv: list[str]) -> int:
     parser.add_argument("release", help="a ROCm release with its patch number, e.g. 6.2.0")
     parser.add_argument("out", type=Path)
     parser.add_argument("--repos", type=Path, required=True, help="the folder of git clones (ROCm+HIP/repo ...)")
-    parser.add_argument("--libraries", default="hipblas,hipblaslt,roctx", help="comma-separated: " + ", ".join(LIBRARIES))
+    parser.add_argument("--libraries", default=",".join(pack_build.DEFAULT_LIBRARIES),
+                        help="comma-separated (default: all): " + ", ".join(pack_build.LIBRARIES))
     parser.add_argument("--archive", type=Path, help="also write the pack as a reproducible .tar.xz")
     args = parser.parse_args(argv)
     libraries = [lib for lib in args.libraries.split(",") if lib]
-    unknown = [lib for lib in libraries if lib not in LIBRARIES]
+    unknown = [lib for lib in libraries if lib not in pack_build.LIBRARIES]
     if unknown:
-        parser.error(f"unknown library {unknown[0]} (known: {', '.join(LIBRARIES)})")
-    manifest = build(args.release, args.out, args.repos, libraries)
-    print(f"{args.out}: ROCm {args.release} headers, {len(manifest['files'])} files")
+        parser.error(f"unknown library {unknown[0]} (known: {', '.join(pack_build.LIBRARIES)})")
+    try:
+        files = pack_build.build(args.release, lambda repo: GitSource(args.repos, repo, f"rocm-{args.release}"),
+                                 libraries)
+    except pack_build.PackError as exc:
+        raise SystemExit(str(exc)) from None
+    pack_build.write(files, args.out)
+    print(f"{args.out}: ROCm {args.release} headers, {len(files) - 1} files")
     if args.archive:
         archive(args.out, args.archive, f"rocm-{args.release}-headers")
         print(f"{args.archive}: the same, as a reproducible .tar.xz")

@@ -47,6 +47,8 @@ def add_options(p: argparse.ArgumentParser) -> None:
                    help="a ROCm header pack (or a folder of packs by release) for --rocm X.Y when that release is "
                         "not installed: clang checks the code against it, syntax only (docs/verify.md; also "
                         "$PORTKIT_ROCM_HEADERS)")
+    g.add_argument("--offline", dest="download", action="store_false",
+                   help="never download a release's header pack on first use (also PORTKIT_OFFLINE=1)")
     g.add_argument("-p", "--compile-commands", type=Path, metavar="BUILD",
                    help="a build directory with compile_commands.json (or the file): include paths and "
                         "macros per file; otherwise include directories are inferred from the tree")
@@ -73,7 +75,8 @@ def options(args: argparse.Namespace, source: Path | None = None, only: frozense
         compiler=args.compiler, rocm_path=args.rocm_path, offload_arch=offload_archs(args.offload_arch),
         compile_commands=args.compile_commands, includes=tuple(args.includes), defines=tuple(args.defines),
         source=source, rocm=scan_options(rocm=args.rocm).rocm, jobs=jobs or args.jobs, timeout=args.timeout,
-        only=only, std=args.std, build_config=args.build_config, rocm_headers=args.rocm_headers)
+        only=only, std=args.std, build_config=args.build_config, rocm_headers=args.rocm_headers,
+        download=args.download)
 
 
 def run(args: argparse.Namespace, progress_factory) -> int:

@@ -200,6 +200,7 @@ class VerifyOptions:
     std: str | None = None                   # --std: the language standard of every unit (wins)
     build_config: bool = True                # read the build's standard, -I and -D (CMake, Makefile)
     rocm_headers: str | None = None          # --rocm-headers: a ROCm header pack (or a folder of packs)
+    download: bool = True                    # a pinned pack not found may be downloaded (not --offline)
 
 
 @dataclass

@@ -50,7 +50,7 @@ def verify_tree(out: Path, opts: VerifyOptions,
         raise PortkitError(f"{opts.source}: --source is not a directory")
     if opts.std is not None and not STD.match(opts.std):
         raise PortkitError(f"--std: {opts.std!r} is not a C++ standard (c++17, gnu++20, ...)")
-    compiler = compilers.select(opts.compiler, opts.rocm_path, opts.rocm, opts.rocm_headers)
+    compiler = compilers.select(opts.compiler, opts.rocm_path, opts.rocm, opts.rocm_headers, opts.download)
     target = target_release(opts.rocm or compiler.rocm)
     scan = scan_options(rocm=target, audit=True)
     project = pipeline.prepare([out], scan)

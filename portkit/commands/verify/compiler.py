@@ -90,9 +90,11 @@ def find(name: str = "hipcc", rocm_path: str | None = None) -> Compiler:
 CLANGS = ("clang++-21", "clang++-20", "clang++-19", "clang++-18", "clang++")
 
 
-def select(name: str, rocm_path: str | None, wanted: Version | None, headers: str | None) -> Compiler:
+def select(name: str, rocm_path: str | None, wanted: Version | None, headers: str | None,
+           download: bool = True) -> Compiler:
     """The compiler for `--rocm X.Y`: the installed one when its release is X.Y; else clang with
-    X.Y's header pack (packs.py); else the installed one, with a note that its release differs.
+    X.Y's header pack (packs.py), downloaded on first use when portkit pins one and `download`;
+    else the installed one, with a note that its release differs.
     Without --rocm or --rocm-headers: the installed compiler, as asked."""
     if wanted is None and headers is None:
         return find(name, rocm_path)
@@ -108,11 +110,18 @@ def select(name: str, rocm_path: str | None, wanted: Version | None, headers: st
         pack = packs.locate(wanted, headers, required=not matches)
     if matches and (pack is None or headers is None):
         return installed        # the release asked for is installed: no pack needed (an explicit one still wins)
+    why_not = ""
+    if pack is None and wanted is not None and download and packs.pinned_release(wanted):
+        try:
+            _clang(name)                 # without a clang to use it, a pack is not worth downloading
+            pack = packs.download(wanted)
+        except PortkitError as exc:     # offline, no network, no clang: the installed compiler, with the reason
+            why_not = f" ({exc})"
     if pack is not None:
         return Compiler(_clang(name), "clang", pack.release, pack=pack)
     installed = installed or find(name, rocm_path)
     return replace(installed, note=(
-        f"no ROCm {format_version(wanted)} header pack found, so the ROCm "
+        f"no ROCm {format_version(wanted)} header pack found{why_not}, so the ROCm "
         f"{format_version(installed.rocm) if installed.rocm else '(unknown)'} headers installed here were used; "
         f"give one with --rocm-headers DIR or ${packs.ENV} (docs/verify.md)"))
 

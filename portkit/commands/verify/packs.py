@@ -29,10 +29,12 @@ from ...tables.mappings import Version, format_version, parse_version
 ENV = "PORTKIT_ROCM_HEADERS"
 MANIFEST = "manifest.json"
 # The packs portkit knows, by release: the sha256 of manifest.json, which pins every file by its
-# own hash. Built by tools/build_rocm_header_pack.py from ROCm's repositories at the release tag
-# (HIP, clr, hipBLAS, hipBLASLt, roctx); the 6.2.0 one is fixtures/rocm-headers/. A pack built
-# otherwise (more libraries, another release) is used too, and the report says it is not pinned.
-PINNED = {"6.2.0": "6486c759fbbf8c984e84fce3b0259cf915a4d7888189925ddf452e0e04741534"}
+# own hash. Built by pack_build.py from ROCm's repositories at the release tag (HIP, clr and every
+# library in pack_build.LIBRARIES), from clones (tools/build_rocm_header_pack.py) or downloaded
+# (pack_fetch.py): the same bytes either way. The 6.2.0 one is fixtures/rocm-headers/. A pack
+# built otherwise (fewer libraries, another release) is used too, and the report says it is not
+# pinned.
+PINNED = {"6.2.0": "3128e24c52560c89ab356ec53f067c0927707cf8923e46c3150c1485aef635b4"}
 ARCHIVES = (".tar.xz", ".tar.gz", ".tgz", ".tar")
 
 
@@ -89,6 +91,24 @@ def load(root: Path, wanted: Version | None = None) -> Pack:
     sources = tuple(f"{s['repository']}@{s['tag']} ({str(s['commit'])[:10]})" for s in manifest.get("sources", ()))
     pinned = PINNED.get("{}.{}.{}".format(*release)) == hashlib.sha256(raw).hexdigest()
     return Pack(root, release, tuple(manifest.get("libraries", ("hip",))), sources, pinned)
+
+
+def pinned_release(wanted: Version) -> str | None:
+    """The release (X.Y.Z) of the pinned pack for `wanted` (X.Y), if portkit pins one."""
+    return next((release for release in PINNED if same_release(parse_version(release), wanted)), None)
+
+
+def download(wanted: Version) -> Pack:
+    """The pinned pack of `wanted`, downloaded and built into the cache (pack_fetch.py); a one-line
+    error when offline or when the download fails or does not match the pin."""
+    from . import pack_fetch
+    release = pinned_release(wanted)
+    if release is None:
+        raise PortkitError(f"portkit pins no ROCm {format_version(wanted)} header pack to download")
+    if pack_fetch.offline():
+        raise PortkitError(f"not downloaded: ${pack_fetch.OFFLINE_ENV} is set")
+    root = pack_fetch.fetch(release, PINNED[release], cache_dir(), pack_fetch.stderr_progress)
+    return load(root, wanted)
 
 
 def install(archive: Path) -> Pack:
