@@ -16,7 +16,6 @@ from pathlib import Path
 from ..core.errors import PortkitError
 from ..report.safe_text import safe
 from ..core.pylaunch import module_command
-from ..rules.codes import Code
 
 HOOK = """#!/bin/sh
 # Installed by `portkit hook install`: blocks new non-portable CUDA code at commit time.
@@ -40,6 +39,12 @@ def add_parsers(sub: argparse._SubParsersAction, codes) -> None:
                    help="lowest severity that fails (default high, or fail-on in the configuration)")
     p.add_argument("--baseline", type=Path, metavar="FILE",
                    help="accepted findings (default .portkit-baseline.json at the project root)")
+    p.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text",
+                   help="text (default), json, sarif (for code scanning) or github (workflow commands: an "
+                        "annotation on each line in GitHub Actions); docs/ci.md")
+    p.add_argument("-q", "--quiet", action="store_true", help="print nothing but the findings and errors")
+    p.add_argument("--exit-zero", action="store_true",
+                   help="exit 0 even when new findings block (2 still for errors)")
     _common(p, codes)
     b = sub.add_parser(
         "baseline", help="accept every current finding (write .portkit-baseline.json)",
@@ -90,59 +95,13 @@ def run(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     from ..commands.check import run_check
+    from ..report.gate import FORMATS
 
     result = run_check(_options(args))
-    out, fail_on = sys.stdout, result.fail_on
-    for f in result.blocking:
-        _write(out, f"{safe(f.path)}:{f.line}:{f.column}: {f.code} {safe(f.message)}\n")
-        if f.fix:
-            _write(out, f"    fix: {safe(f.fix)}\n")
-    for f in result.below:
-        if f.code == Code.GATE_POLICY_CHANGED:   # a change of policy is always shown, blocking or not
-            _write(out, f"{safe(f.path)}:{f.line}:{f.column}: note: {f.code} {safe(f.message)}\n")
-    for rel, s in result.suppressions:
-        codes = ",".join(s.codes) or "every code"
-        lacks = s.lacks()
-        _write(out, f"{safe(rel)}:{s.line}: note: this change adds a suppression of {safe(codes)}"
-                    + (f" without {lacks}: it hides nothing (give the codes and the reason: "
-                       f"`portkit: ignore[PK301] why it is safe`)\n" if lacks else f" ({safe(s.reason)})\n"))
-    for rel, why in result.unchecked:   # unchecked is not clean: the commit waits for a decision
-        _write(sys.stderr, f"portkit: error: {safe(rel)}: {why}; not checked, so the commit is blocked "
-                           f"(exclude it in the configuration, or commit with --no-verify)\n")
-    if result.not_compared and not result.blocking:
-        n = result.not_compared
-        out.write(f"portkit check: nothing to compare: {n} file{'s' if n != 1 else ''} not checked (none "
-                  f"differs from HEAD; in CI pass --diff-base REV, or run pre-commit with --from-ref and "
-                  f"--to-ref)\n")
-        return 0
-    known = result.accepted + result.untouched
-    if result.blocking:
-        n = len(result.blocking)
-        out.write(f"portkit check: {n} new finding{'s' if n != 1 else ''} at or above {fail_on} "
-                  f"({result.mode}). Fix {'them' if n != 1 else 'it'}, or suppress one on its line with "
-                  f"`// portkit: ignore[CODE] reason` (`#` in build and Python files), or accept all "
-                  f"current findings with `portkit baseline`.\n")
-        return 2 if result.unchecked else 1
-    if result.unchecked:
+    FORMATS[args.format](result, sys.stdout, sys.stderr, args.quiet)
+    if result.unchecked:   # a file it could not check is an error, --exit-zero or not
         return 2
-    below = len(result.below)
-    out.write(f"portkit check: {len(result.files)} file{'s' if len(result.files) != 1 else ''} checked "
-              f"({result.mode}), no new findings at or above {fail_on}"
-              f"{f'; {known} known' if known else ''}{f', {below} below {fail_on}' if below else ''}\n")
-    return 0
-
-
-def _write(stream, text: str) -> None:
-    """Write a line of check's output. Text from the tree in it has been through report.safe_text
-    (control characters and undecodable bytes shown as \\xNN); what remains is encoded as UTF-8
-    whatever the stream's own encoding."""
-    buffer = getattr(stream, "buffer", None)
-    if buffer is None:
-        stream.write(text.encode("utf-8", "surrogateescape").decode("utf-8", "replace"))
-        return
-    stream.flush()
-    buffer.write(text.encode("utf-8", "surrogateescape"))
-    buffer.flush()
+    return 1 if result.blocking and not args.exit_zero else 0
 
 
 def _baseline(args: argparse.Namespace) -> int:

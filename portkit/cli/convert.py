@@ -29,6 +29,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add_jobs(p)
     add_file_timeout(p)
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    p.add_argument("--format", choices=("text", "json"), default="text",
+                   help="the summary as text (default) or as one JSON document on standard output: files changed, "
+                        "unchanged and written, findings by code, what needs a person (docs/ci.md)")
     p.add_argument("--verify", action="store_true",
                    help="with -o OUT: then compile what was written with a ROCm compiler and explain every "
                         "failure, as `portkit verify OUT --source SRC` does (exit 1 when a unit fails)")
@@ -150,6 +153,8 @@ def run(args: argparse.Namespace) -> int:
     data_on_stdout = args.diff or (args.output is not None and str(args.output) == "-")
     if args.verify and (args.output is None or data_on_stdout):
         raise PortkitError("--verify needs -o OUT (a directory): it compiles the converted tree")
+    if args.format == "json" and (data_on_stdout or args.verify):
+        raise PortkitError("--format json writes the summary to standard output: not with --diff, -o - or --verify")
     verify_opts = cli_verify.options(args) if args.verify else None   # bad verify options fail before writing
     # the summary goes to stderr whenever stdout carries data (a diff, a converted file)
     console = Console(stderr=data_on_stdout, highlight=False, soft_wrap=True)
@@ -158,9 +163,15 @@ def run(args: argparse.Namespace) -> int:
     for chunk in result.diff_text:   # names and lines from the tree: no control character reaches a terminal
         sys.stdout.buffer.write(safe_diff(chunk))
     sys.stdout.flush()
-    if not args.quiet:
-        mode = ("check" if args.check else "diff" if args.diff else
-                "in-place" if args.in_place else "stdout" if data_on_stdout else "output")
+    mode = ("check" if args.check else "diff" if args.diff else
+            "in-place" if args.in_place else "stdout" if data_on_stdout else "output")
+    if args.format == "json":
+        from ..report import convert_json
+        convert_json.render(result, sys.stdout, mode)
+        sys.stdout.flush()
+        for s in result.errors:
+            print(f"portkit: {safe(s.rel)}: {safe(s.reason)}", file=sys.stderr)
+    elif not args.quiet:
         render_convert(result, console, mode)
         for line in cli_deep.notes(result.deep):
             print(f"portkit: {safe(line)}", file=sys.stderr)
@@ -203,6 +214,8 @@ def _run_compat(args: argparse.Namespace) -> int:
     if args.output is not None or not (args.in_place or args.diff or args.check):
         raise PortkitError("--compat-header keeps the sources where they are: use it with --in-place, --diff "
                            "or --check (not -o)")
+    if args.format != "text":
+        raise PortkitError("--compat-header writes its summary as text: --format json does not apply")
     if args.rename or args.builtins != "cuda" or args.launch_syntax != "cuda" or args.verify or args.active_only:
         raise PortkitError("--compat-header leaves the CUDA code as it is: --rename, --builtins, --launch-syntax, "
                            "--active-only and --verify do not apply")

@@ -74,6 +74,28 @@ def render_convert(result: ConvertResult, console: Console, mode: str) -> None:
         console.print(f"\nWrote {_plural(result.written, 'file')}.")
     elif mode == "in-place":
         console.print(f"\nRewrote {_plural(result.written, 'file')} in place.")
+    elif mode == "check":
+        _would_change(result, console)
+
+
+def would_change(result: ConvertResult) -> list[str]:
+    """convert --check: the files that would change, relative to the input root (with the name
+    --rename writes each under), the generated polyfill header last."""
+    names = [o.entry.rel + (f" (written as {o.target_rel})" if o.renamed else "") for o in result.changed]
+    if result.polyfills is not None and result.polyfills.changed:
+        names.append(result.polyfills.rel)
+    return names
+
+
+def _would_change(result: ConvertResult, console: Console) -> None:
+    """Each file convert --check would change, one per line, then their count: what CI shows."""
+    names = would_change(result)
+    if not names:
+        return
+    console.print()
+    for name in names:
+        say(console, f"would change: {name}")
+    say(console, f"{_plural(len(names), 'file')} would change.")
 
 
 def _active_only(result: ConvertResult, console: Console) -> None:

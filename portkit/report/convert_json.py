@@ -1,0 +1,59 @@
+"""`portkit convert --format json`: the conversion's summary as one JSON document for CI.
+
+The same facts as the text summary (report/terminal.py), as data: which files change, how many
+stay as they are or were written, the findings counted by code and severity, and the findings
+that need a person: every CUDA reference left unconverted, and every finding of high severity or
+worse (the bar the audit's headline uses). docs/ci.md documents the fields.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TextIO
+
+from .. import rules
+from ..commands.results import ConvertResult
+from ..core.findings import SEVERITIES
+from .json import dumps
+
+VERSION = 1
+NEEDS_PERSON = ("blocker", "high")
+
+
+def needs_person(f) -> bool:
+    return rules.of(f.code).outcome == "left" or f.severity in NEEDS_PERSON
+
+
+def document(result: ConvertResult, mode: str) -> dict:
+    from ..core.version import __version__
+    from .model import finding_record
+    findings = sorted(result.findings, key=lambda f: f.sort_key())
+    scanned = [o for o in result.outcomes if o.scan is not None]
+    header = result.polyfills
+    return {
+        "tool": {"name": "portkit", "version": __version__},
+        "version": VERSION,
+        "root": result.root.as_posix(),
+        "mode": mode,
+        "files": {"scanned": len(scanned), "changed": len(result.changed),
+                  "unchanged": sum(1 for o in scanned if not o.changed), "written": result.written,
+                  "partially_parsed": sum(1 for o in scanned if o.scan.metrics.partially_parsed),
+                  "skipped": sum(1 for s in result.all_skipped if not s.error), "failed": len(result.errors)},
+        "changed": [{"path": o.entry.rel, **({"written_as": o.target_rel} if o.renamed else {})}
+                    for o in result.changed],
+        "references": {"found": result.total("refs_found"), "converted": result.total("refs_converted"),
+                       "left": result.total("refs_left")},
+        "findings": {"total": len(findings),
+                     "by_code": dict(sorted(Counter(f.code for f in findings).items())),
+                     "by_severity": {s: sum(1 for f in findings if f.severity == s) for s in SEVERITIES}},
+        "needs_person": [finding_record(f) for f in findings if needs_person(f)],
+        "polyfills": None if header is None else {"path": header.rel, "changed": header.changed,
+                                                  "names": sorted(header.users)},
+        "skipped": [{"path": s.rel, "reason": s.reason} for s in result.all_skipped if not s.error],
+        "errors": [{"path": s.rel, "reason": s.reason} for s in result.errors],
+    }
+
+
+def render(result: ConvertResult, stream: TextIO, mode: str) -> None:
+    stream.write(dumps(document(result, mode)))   # as report/json.py writes JSON: C1 and surrogates escaped
+    stream.write("\n")
