@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..project import baseline as baseline_file
@@ -20,6 +20,7 @@ from . import gate_changes, gate_policy
 from .. import rules
 from ..scan import suppress
 from .audit import ScanJob
+from .results import CheckResult
 from ..core.errors import PortkitError
 from ..core.files import kind_of
 from ..core.findings import SEVERITIES, Finding
@@ -47,22 +48,6 @@ class CheckOptions:
     ignore: tuple[str, ...] = ()
     baseline: Path | None = None
     rocm: str | None = None
-
-
-@dataclass
-class CheckResult:
-    root: Path
-    fail_on: str = "high"
-    files: list[str] = field(default_factory=list)   # checked, relative to root
-    blocking: list[Finding] = field(default_factory=list)
-    accepted: int = 0        # in the baseline
-    untouched: int = 0       # on lines the change does not touch
-    below: list[Finding] = field(default_factory=list)   # new, but under --fail-on
-    mode: str = ""
-    unchecked: list[tuple[str, str]] = field(default_factory=list)   # (file, why): not checked, so blocking
-    policy: list[Finding] = field(default_factory=list)     # PK902: the change alters the gate's policy
-    suppressions: list[tuple[str, Suppression]] = field(default_factory=list)   # added by the change
-    not_compared: int = 0    # files given that do not differ from HEAD (nothing to compare)
 
 
 def run_check(opts: CheckOptions, cwd: Path | None = None) -> CheckResult:
