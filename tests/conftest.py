@@ -29,8 +29,33 @@ def write_tree(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
+# Markers (CONTRIBUTING.md, "Test markers"): a test that runs a compiler is `compile`, one that
+# drives a browser `browser`; `-m "not compile and not browser and not slow"` is the fast subset.
+# require_tool() fails a test that runs such a tool without its marker, so the subset stays fast.
+_MARKER_OF_TOOL = (("nvcc", "compile"), ("hipcc", "compile"), ("clang", "compile"), ("hipify", "compile"),
+                   ("chromium", "browser"), ("chromedriver", "browser"), ("chrome", "browser"))
+_RUNNING: dict = {"test": None}
+
+
+@pytest.fixture(autouse=True)
+def _the_running_test(request):
+    """Which test is running, for require_tool's marker check (None while session fixtures set up)."""
+    _RUNNING["test"] = request.node
+    yield
+    _RUNNING["test"] = None
+
+
+def _check_marker(tool: str) -> None:
+    test = _RUNNING["test"]
+    name = Path(tool).name
+    marker = next((m for prefix, m in _MARKER_OF_TOOL if name.startswith(prefix)), None)
+    if test is not None and marker is not None and test.get_closest_marker(marker) is None:
+        pytest.fail(f"{test.nodeid} runs {name}: mark it @pytest.mark.{marker} (CONTRIBUTING.md, \"Test markers\")")
+
+
 def require_tool(path_or_name: str, what: str) -> str:
     """The tool's path; skip the test when it is missing, or fail when CI requires every tool."""
+    _check_marker(path_or_name)
     found = shutil.which(path_or_name) or (path_or_name if Path(path_or_name).is_file() else None)
     if found:
         return found

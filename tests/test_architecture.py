@@ -136,6 +136,7 @@ def test_the_layer_table_names_every_package():
     assert set(_layers()) == packages | {"api"}
 
 
+@pytest.mark.slow
 def test_layers_import_downwards_only():
     """A module imports from its own package or from a lower layer of docs/architecture.md."""
     layers = _layers()

@@ -88,6 +88,7 @@ def test_audit_reports_what_convert_leaves(case: Path):
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
+@pytest.mark.compile
 def test_cuda_input_compiles_with_nvcc(case: Path):
     units = sorted((case / "input").rglob("*.cu"))
     if not units:
@@ -103,6 +104,7 @@ def test_cuda_input_compiles_with_nvcc(case: Path):
 
 @pytest.mark.parametrize("case", [c for c in CASES if meta(c)["build"] in ("cmake", "make")],
                          ids=[c.name for c in CASES if meta(c)["build"] in ("cmake", "make")])
+@pytest.mark.compile
 def test_converted_project_builds(case: Path, tmp_path: Path):
     build = meta(case)["build"]
     project = tmp_path / case.name

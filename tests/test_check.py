@@ -209,6 +209,7 @@ def pre_commit_home(tmp_path_factory) -> Path:
 
 
 @pytest.mark.parametrize("content, expected", [(LEGACY + NEW_HAZARD, 1), (LEGACY + CLEAN_KERNEL, 0)])
+@pytest.mark.slow
 def test_real_pre_commit_framework(repo: Path, pre_commit_home: Path, content: str, expected: int):
     """`pre-commit try-repo` installs this repository's hook in its own environment and runs it."""
     pre_commit = shutil.which("pre-commit") or str(Path(sys.executable).parent / "pre-commit")

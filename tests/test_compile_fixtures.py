@@ -31,6 +31,7 @@ def run(cmd: list[str], env: dict | None = None) -> None:
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
+@pytest.mark.compile
 def test_input_compiles_with_nvcc(case: Case):
     if case.nvcc_skip:
         pytest.skip(f"not compiled with nvcc: {case.nvcc_skip}")
@@ -44,6 +45,7 @@ def test_input_compiles_with_nvcc(case: Case):
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
+@pytest.mark.compile
 def test_expected_compiles_with_hipcc(case: Case):
     if case.hipcc_skip:
         pytest.skip(f"not compiled with hipcc: {case.hipcc_skip}")
@@ -63,12 +65,14 @@ WARP_IDS = [f"warp/{p.name}" for p in WARP_FIXTURES]
 
 
 @pytest.mark.parametrize("folder", WARP_FIXTURES, ids=WARP_IDS)
+@pytest.mark.compile
 def test_warp_input_compiles_with_nvcc(folder: Path):
     nvcc = require_tool(NVCC, "nvcc (CUDA toolkit)")
     run([nvcc, "-x", "cu", "-c", str(folder / "input.cu"), "-o", os.devnull])
 
 
 @pytest.mark.parametrize("folder", WARP_FIXTURES, ids=WARP_IDS)
+@pytest.mark.compile
 def test_warp_expected_compiles_with_hipcc(folder: Path):
     hipcc = require_tool("hipcc", "hipcc (apt-get install hipcc libamdhip64-dev rocm-device-libs)")
     run([hipcc, "-x", "hip", "--offload-arch=gfx90a", "-c", str(folder / "expected.hip"), "-o", os.devnull],
@@ -84,6 +88,7 @@ NVCC_SKIP = re.compile(r"//\s*nvcc-skip:\s*(.+)")
 
 
 @pytest.mark.parametrize("path", AUDIT_SOURCES, ids=[p.relative_to(REPO_FIXTURES).as_posix() for p in AUDIT_SOURCES])
+@pytest.mark.compile
 def test_audit_case_compiles_with_nvcc(path: Path):
     head = "\n".join(path.read_text(encoding="utf-8").splitlines()[:5])
     skip = NVCC_SKIP.search(head)

@@ -26,6 +26,8 @@ from portkit.core.errors import PortkitError
 from portkit.tables.mappings import parse_version
 from portkit.scan.walk import Options
 
+pytestmark = pytest.mark.slow   # libclang parses whole units: seconds each
+
 DEEP = REPO / "fixtures" / "deep"
 PROJECT = DEEP / "project"
 EXPECTED = DEEP / "expected"
@@ -61,6 +63,7 @@ def golden(name: str) -> str:
     return (EXPECTED / name).read_text(encoding="utf-8")
 
 
+@pytest.mark.compile
 def test_fixture_units_compile_with_nvcc():
     nvcc = require_tool(NVCC, "nvcc (CUDA toolkit)")
     for unit in sorted((PROJECT / "src").glob("*.cu")):

@@ -62,6 +62,7 @@ def test_a_launch_the_cast_wraps_is_kept():
     assert [(f.code, f.line, f.column) for f in out.findings] == [("PK006", 2, 61)]
 
 
+@pytest.mark.slow
 def test_every_edit_the_converter_makes_on_the_fixtures_has_a_kind_from_edit_kind(monkeypatch, tmp_path):
     """Code branches on Edit.kind (compat, polyfills, ordering): each edit names one of EditKind's."""
     from cases import all_cases

@@ -93,6 +93,7 @@ def _blocked_bytes(capsysbinary, expected: bytes, *args: str) -> None:
 
 
 @pytest.mark.parametrize("situation", list(SITUATIONS))
+@pytest.mark.slow
 def test_new_hazard_blocks_in_every_situation(repo: Path, tmp_path: Path, capsysbinary, situation: str):
     path, user, local, attributes = SITUATIONS[situation]
     _configure(repo, tmp_path, user, local, attributes)

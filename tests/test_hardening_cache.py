@@ -56,6 +56,7 @@ class _Plant:
 
 
 @pytest.mark.parametrize("damage", ["truncated", "garbage", "pickle", "altered"])
+@pytest.mark.slow
 def test_a_broken_cache_is_rebuilt_and_the_conversion_is_golden(cache_file: Path, tmp_path: Path, damage: str):
     data = cache_file.read_bytes()
     marker = tmp_path / "pwned"
@@ -73,6 +74,7 @@ def test_a_broken_cache_is_rebuilt_and_the_conversion_is_golden(cache_file: Path
     assert hashlib.sha256(payload).hexdigest().encode() == digest
 
 
+@pytest.mark.slow
 def test_a_cache_others_can_write_is_not_read(cache_file: Path, tmp_path: Path):
     """Tables altered by someone else (a correct digest, a group- and world-writable file) are not
     used: the conversion is golden, not hipMallocEvil."""

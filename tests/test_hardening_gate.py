@@ -232,6 +232,7 @@ def readme_pre_commit_config() -> str:
     return readme[start:readme.index("```", start)]
 
 
+@pytest.mark.slow
 def test_readme_pre_commit_snippet_works_in_ci(repo: Path, capsys):
     """The README's `.pre-commit-config.yaml`, as written, with portkit on PATH: the CI recipe
     (`--from-ref/--to-ref`) blocks the pull request's PTX; `--all-files` says it compared nothing."""

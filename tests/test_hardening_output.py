@@ -177,6 +177,7 @@ def test_error_lines_escape_the_names_they_carry(tmp_path: Path):
                                  "[Errno 2] No such file or directory: 'gone\\x1b]0;pwned\\x07.json'\n")
 
 
+@pytest.mark.slow
 def test_json_sarif_csv_and_html_of_a_name_that_is_not_utf8(hostile_tree: Path, tmp_path: Path):
     """These wrote an internal error (surrogates not allowed) for such a name; JSON now escapes it
     (and C1 controls) so that it reads back the same, and `portkit report` renders it."""

@@ -89,6 +89,7 @@ def test_check_keeps_every_finding_of_a_flood(flood: Path):
     assert len(scan.findings) == 1500 and scan.metrics.findings_not_stored == {}
 
 
+@pytest.mark.slow
 def test_a_flood_on_one_line_builds_one_finding(monkeypatch):
     """20,000 reports of one hazard on one line are one finding; only that one is built (before,
     all 20,000 were built and kept until the end of the scan)."""

@@ -34,6 +34,7 @@ def _tree_with_trap_dir(root: Path) -> Path:
     return root
 
 
+@pytest.mark.compile
 def test_a_directory_named_like_a_command_is_only_an_include_directory(tmp_path: Path, monkeypatch):
     require_tool("hipcc", HIPCC)
     tree = _tree_with_trap_dir(tmp_path / "tree")
@@ -46,6 +47,7 @@ def test_a_directory_named_like_a_command_is_only_an_include_directory(tmp_path:
     assert unit.command[0] != result.compiler.path      # hipcc's clang, not the hipcc script
 
 
+@pytest.mark.compile
 def test_a_compile_database_flag_like_a_command_is_only_a_macro(tmp_path: Path, capsys):
     require_tool("hipcc", HIPCC)
     tree, marker = tmp_path / "tree", tmp_path / "X"
@@ -63,6 +65,7 @@ def test_a_compile_database_flag_like_a_command_is_only_a_macro(tmp_path: Path, 
     assert unit["command"][-6:] == [trap, f"-I{tree}/inc", "-c", str(tree / "a.cu"), "-o", os.devnull]
 
 
+@pytest.mark.compile
 def test_verify_runs_the_clang_command_hipcc_would_run(tmp_path: Path):
     """Same argv as hipcc's own (HIPCC_VERBOSE=1 prints it; --cxxflags keeps it from running), so
     a converted tree compiles exactly as it did through hipcc."""
@@ -132,6 +135,7 @@ def test_every_argument_a_shell_would_interpret_is_refused(arg: str):
 
 # --- relative --source (was: "none of its files is in OUT") --------------------------------------
 
+@pytest.mark.compile
 def test_verify_with_a_relative_source_maps_the_database(tmp_path: Path, capsys, monkeypatch):
     require_tool("hipcc", HIPCC)
     fixture = REPO / "fixtures" / "verify" / "compile_commands" / "input"

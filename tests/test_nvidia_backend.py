@@ -59,6 +59,7 @@ def _assert_compiles(name: str, path: Path, hip_include: Path) -> None:
 
 
 @pytest.mark.parametrize("folder", _params("warp", WARP))
+@pytest.mark.compile
 def test_warp_fix_output_compiles_for_nvidia(folder: Path, hip_include: Path):
     """`--fix warp` writes PORTKIT_WAVEFRONT_SIZE, 32 through HIP's NVIDIA backend."""
     _assert_compiles(f"warp/{folder.name}", folder / "expected.hip", hip_include)
@@ -69,6 +70,7 @@ def test_some_plain_conversions_write_mask_less_votes():
 
 
 @pytest.mark.parametrize("folder", _params("convert", VOTES))
+@pytest.mark.compile
 def test_mask_less_votes_compile_for_nvidia(folder: Path, hip_include: Path):
     """`__ballot_sync(m, p)` -> `__ballot(p)` is CUDA's pre-Volta vote through HIP's NVIDIA backend,
     which ptxas refuses for sm_70+, unless the helper convert writes makes it the `_sync` form."""
@@ -76,6 +78,7 @@ def test_mask_less_votes_compile_for_nvidia(folder: Path, hip_include: Path):
 
 
 @pytest.mark.parametrize("folder", _params("polyfills", POLYFILLS))
+@pytest.mark.compile
 def test_polyfill_output_compiles_for_nvidia(folder: Path, hip_include: Path, tmp_path: Path):
     """The output includes "portkit_polyfills.h" from its own folder, as convert writes them."""
     require_rocm_libraries([folder / "expected.hip"])

@@ -71,6 +71,7 @@ def test_rename_is_idempotent_and_keeps_names_without_it(tmp_path: Path):
     assert sorted(tree(tmp_path / "kept")) == sorted(tree(RENAME / "input"))
 
 
+@pytest.mark.compile
 def test_renamed_project_compiles_and_builds_with_make(tmp_path: Path):
     hipcc = require_tool("hipcc", "hipcc (apt-get install hipcc libamdhip64-dev rocm-device-libs)")
     result = verify_tree(RENAME / "expected", VerifyOptions(jobs=2))
@@ -126,6 +127,7 @@ def test_rename_to_stdout_is_refused(tmp_path: Path, capsys):
     assert "--rename writes files under new names" in capsys.readouterr().err
 
 
+@pytest.mark.compile
 def test_rename_fixture_input_compiles_with_nvcc():
     nvcc = require_tool(NVCC, "nvcc (CUDA toolkit)")
     for unit in sorted((RENAME / "input" / "src").glob("*.cu")):
@@ -170,6 +172,7 @@ def test_compat_header_maps_every_name_used_and_none_unused():
                                "cudaMemcpyHostToDevice", "cudaMemset", "cudaStream_t"}
 
 
+@pytest.mark.compile
 def test_the_same_sources_compile_with_nvcc_and_for_amd(tmp_path: Path):
     nvcc = require_tool(NVCC, "nvcc (CUDA toolkit)")
     hipcc = require_tool("hipcc", "hipcc (apt-get install hipcc libamdhip64-dev rocm-device-libs)")
@@ -182,6 +185,7 @@ def test_the_same_sources_compile_with_nvcc_and_for_amd(tmp_path: Path):
             assert proc.returncode == 0, f"{cmd[0]} {unit.name}\n{proc.stderr[-3000:]}"
 
 
+@pytest.mark.compile
 def test_compat_header_builds_the_conversion_corpus_for_amd(tmp_path: Path):
     """Every golden conversion case (the CUDA inputs) compiles for AMD through its generated header,
     except the ones the mode lists as needing a source edit, and those fail where it says."""

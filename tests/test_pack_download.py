@@ -143,6 +143,7 @@ def test_offline_nothing_is_downloaded(sources, monkeypatch):
         packs.download((6, 3, 0))
 
 
+@pytest.mark.compile
 def test_verify_offline_flag_keeps_to_the_installed_release(sources, tmp_path: Path, capsys):
     """--offline: verify never downloads; it says why no pack was used."""
     from conftest import REPO, require_tool

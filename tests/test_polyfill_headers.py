@@ -125,6 +125,7 @@ BOTH = ("#include <cooperative_groups.h>\n"
         "}\n")
 
 
+@pytest.mark.compile
 def test_reduce_and_scan_headers_give_one_include_and_one_set_of_function_objects(tmp_path):
     """The first directive becomes the include, the second goes; cg::plus and its siblings are one
     record both need, written once before them, and the header compiles with hipcc."""

@@ -199,6 +199,7 @@ def binary(tmp_path_factory):
 
 
 @pytest.mark.parametrize("what", ["reduce", "inclusive", "exclusive"])
+@pytest.mark.slow
 def test_every_member_gets_cudas_result(binary, what):
     cases = _cases(what)
     text = "".join(f"{kind} {n} {type_} {what} {op} {' '.join(str(v) for v in values)}\n"

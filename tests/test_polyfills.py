@@ -40,6 +40,7 @@ def test_rocm_52_output_and_header_are_exact(tmp_path, case):
 
 
 @pytest.mark.parametrize("case", CASES)
+@pytest.mark.compile
 def test_outputs_compile_with_hipcc(tmp_path, case):
     hipcc = require_tool("hipcc", "hipcc")
     require_rocm_libraries([FIXTURES / case / "expected.hip"])
@@ -55,6 +56,7 @@ def test_outputs_compile_with_hipcc(tmp_path, case):
 
 
 @pytest.mark.parametrize("case", CASES)
+@pytest.mark.compile
 def test_inputs_compile_with_nvcc(tmp_path, case):
     nvcc = require_tool(NVCC, "nvcc")
     source = FIXTURES / case / "input.cu"
@@ -154,6 +156,7 @@ def test_the_nvidia_section_defines_only_what_cuda_lacks():
         "#include <cooperative_groups/reduce.h>", "#endif  // __HIP_PLATFORM_AMD__\n"]
 
 
+@pytest.mark.compile
 def test_syncwarp_polyfill_survives_rocm_7_definitions(tmp_path):
     """ROCm 7.0 defines __syncwarp() and a template __syncwarp(MaskT) asserting a 64-bit mask
     (amd_warp_sync_functions.h): the converted code calls portkit_syncwarp, so a ROCm 7 header

@@ -8,6 +8,8 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -32,6 +34,7 @@ def test_readme_starts_with_exactly_two_commands_and_ci_runs_them():
     assert "chromium chromium-driver" in ci
 
 
+@pytest.mark.slow
 def test_wheel_ships_the_mapping_tables(tmp_path: Path):
     """The tables are found inside an installed wheel, not only in a checkout."""
     proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps",

@@ -14,6 +14,7 @@ CI runs a fixed number of examples from a fixed seed (derandomize), well inside 
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -46,6 +47,7 @@ def _bytes(text: str) -> bytes:
 
 @SETTINGS
 @given(sources)
+@pytest.mark.slow
 def test_convert_edits_are_disjoint_and_keep_every_other_byte(text: str):
     data = _bytes(text)
     result = convert_text(data, filename="gen.cu", rocm="5.2")
@@ -63,6 +65,7 @@ def test_convert_edits_are_disjoint_and_keep_every_other_byte(text: str):
 
 @SETTINGS
 @given(sources)
+@pytest.mark.slow
 def test_convert_is_idempotent(text: str):
     once = convert_text(_bytes(text), filename="gen.cu", rocm="5.2").output
     assert convert_text(once, filename="gen.cu", rocm="5.2").output == once
@@ -70,6 +73,7 @@ def test_convert_is_idempotent(text: str):
 
 @SETTINGS
 @given(sources, st.sampled_from(["cuda", "hip"]))
+@pytest.mark.slow
 def test_audit_findings_lie_inside_the_file(text: str, launch_syntax: str):
     data = _bytes(text)
     source = SourceFile.from_bytes("gen.cu", data)
@@ -82,6 +86,7 @@ def test_audit_findings_lie_inside_the_file(text: str, launch_syntax: str):
 
 @SETTINGS
 @given(st.binary(max_size=400))
+@pytest.mark.slow
 def test_arbitrary_bytes_never_raise(data: bytes):
     convert_text(data, filename="gen.cu")
     scan_source(SourceFile.from_bytes("gen.cu", data), Options(audit=True))

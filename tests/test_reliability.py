@@ -75,6 +75,7 @@ def _generated(tmp_path: Path) -> dict[str, bytes]:
     }
 
 
+@pytest.mark.slow
 def test_large_and_deep_inputs_finish_with_bounded_memory(tmp_path: Path):
     src = tmp_path / "src"
     src.mkdir()
@@ -93,6 +94,7 @@ def test_large_and_deep_inputs_finish_with_bounded_memory(tmp_path: Path):
     assert out["big.cu"].count(b"hipMalloc") == 141000 and b"cudaMalloc" not in out["big.cu"]
 
 
+@pytest.mark.slow
 def test_a_file_over_the_time_limit_is_left_as_it_is_and_the_run_goes_on(tmp_path: Path):
     src = tmp_path / "src"
     src.mkdir()
@@ -174,6 +176,7 @@ def test_output_never_lands_outside_out_through_a_symlink(tmp_path: Path, capsys
     assert list(elsewhere.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_output_is_the_same_whatever_the_number_of_jobs(tmp_path: Path):
     src = REPO / "fixtures" / "sample_project"
     one = portkit("convert", str(src), "-o", str(tmp_path / "one"), "-j", "1")
@@ -187,6 +190,7 @@ def test_output_is_the_same_whatever_the_number_of_jobs(tmp_path: Path):
     assert f1 == f2 and f1
 
 
+@pytest.mark.slow
 def test_two_concurrent_runs_on_one_tree_do_not_corrupt_each_other(tmp_path: Path):
     src = tmp_path / "src"
     src.mkdir()
@@ -222,6 +226,7 @@ def test_fuzzer_finds_scan_without_error_even_where_the_cli_would_skip_them():
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.slow
 def test_an_interrupted_in_place_run_leaves_every_file_old_or_new(tmp_path: Path, signum):
     src = tmp_path / "src"
     src.mkdir()

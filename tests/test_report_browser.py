@@ -17,6 +17,8 @@ import pytest
 from conftest import REPO, require_tool
 from portkit.cli.app import main
 
+pytestmark = pytest.mark.browser   # drives headless Chromium
+
 ARTIFACTS = REPO / "out" / "test-artifacts"
 
 

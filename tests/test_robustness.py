@@ -223,6 +223,7 @@ def test_corrupt_history_is_a_warning_and_the_audit_is_still_written(project: Pa
         f"portkit: wrote the HTML report to {tmp_path / 'r.html'}"]
 
 
+@pytest.mark.slow
 def test_locked_history_is_a_warning_and_the_audit_is_still_written(project: Path, tmp_path: Path, capsys):
     db = project / ".portkit" / "history.sqlite"
     assert main(["audit", str(project), "--record", "-q"]) == 0

@@ -62,6 +62,7 @@ def runs():
 
 
 @pytest.mark.parametrize("case,run", list(runs()))
+@pytest.mark.compile
 def test_verify_case(case: Path, run: dict, tmp_path: Path):
     require_tool("hipcc", HIPCC)
     out = tmp_path / "out"
@@ -81,6 +82,7 @@ def _convert_kwargs(args: list[str]) -> dict:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+@pytest.mark.compile
 def test_verify_inputs_compile_with_nvcc(case: Path):
     """The CUDA side of every verify case is real code (texture references excepted: CUDA 12 removed them)."""
     import re
@@ -108,6 +110,7 @@ def _targets_newer_rocm(case) -> bool:
     return "--rocm" in args and parse_version(args[args.index("--rocm") + 1]) > (5, 2, 0)
 
 
+@pytest.mark.compile
 def test_the_fixture_corpus_verifies_clean(tmp_path: Path):
     """Every golden HIP output compiles, except those whose ROCm library Debian does not ship,
     and those are explained by PK701; the units and their flags (-fgpu-rdc for one case) come
@@ -140,6 +143,7 @@ def test_the_fixture_corpus_verifies_clean(tmp_path: Path):
             assert [f.code for e in unit.errors for f in e.findings] == ["PK701"], unit.rel
 
 
+@pytest.mark.compile
 def test_convert_verify_on_the_command_line(tmp_path: Path, capsys):
     require_tool("hipcc", HIPCC)
     out = tmp_path / "out"
@@ -155,6 +159,7 @@ def test_convert_verify_on_the_command_line(tmp_path: Path, capsys):
     assert "1 translation unit: 0 compiled, 1 failed (1 explained by findings, 0 unexplained, 0 not reached)" in text
 
 
+@pytest.mark.compile
 def test_verify_json_marks_unexplained_failures(tmp_path: Path, capsys):
     require_tool("hipcc", HIPCC)
     out = tmp_path / "out"
@@ -173,6 +178,7 @@ def test_verify_json_marks_unexplained_failures(tmp_path: Path, capsys):
     assert doc["compiler"]["rocm"] == doc["target_rocm"] == "5.2"
 
 
+@pytest.mark.compile
 def test_verify_compiles_clean_tree_and_exits_0(tmp_path: Path, capsys):
     require_tool("hipcc", HIPCC)
     out = tmp_path / "out"
@@ -200,6 +206,7 @@ def test_missing_compiler_says_what_to_install(tmp_path: Path, capsys):
     (["verify", "{tmp}", "-p", "{tmp}"], "{tmp}: no compile_commands.json there"),
     (["convert", "{tmp}", "--diff", "--verify"], "--verify needs -o OUT (a directory): it compiles the converted tree"),
 ])
+@pytest.mark.compile
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys, args, message):
     require_tool("hipcc", HIPCC)
     (tmp_path / "a.cu").write_text("__global__ void k() {}\n")
@@ -209,6 +216,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys, args, message)
     assert err.count("\n") == 1 and message.replace("{tmp}", str(tmp_path)) in err, err
 
 
+@pytest.mark.compile
 def test_nothing_to_compile_is_an_error(tmp_path: Path, capsys):
     require_tool("hipcc", HIPCC)
     (tmp_path / "notes.txt").write_text("no sources\n")
@@ -272,6 +280,7 @@ def test_include_directories_are_inferred_from_the_nearest_header(tmp_path: Path
     assert inferred_include_dirs(index, "app/main.cu") == ["app/inc", "common/inc"]
 
 
+@pytest.mark.compile
 def test_a_unit_over_the_time_limit_is_reported_not_waited_for(tmp_path: Path):
     require_tool("hipcc", HIPCC)
     (tmp_path / "slow.cu").write_text("#include <hip/hip_runtime.h>\n__global__ void k(float *x) { x[0] = 1; }\n")
@@ -286,6 +295,7 @@ def test_a_unit_over_the_time_limit_is_reported_not_waited_for(tmp_path: Path):
 BUILD_CONFIG = VERIFY / "build_config" / "input"
 
 
+@pytest.mark.compile
 def test_verify_names_where_the_configuration_came_from(tmp_path: Path, capsys):
     require_tool("hipcc", HIPCC)
     out = tmp_path / "out"
@@ -309,6 +319,7 @@ def test_verify_names_where_the_configuration_came_from(tmp_path: Path, capsys):
     assert "include/config.h:8:11: error: 'auto' not allowed in template parameter until C++17" in text
 
 
+@pytest.mark.compile
 def test_the_unit_needs_the_standard_the_directory_and_the_definition(tmp_path: Path):
     """Without CMakeLists.txt's definition the unit stops at config.h's #error; without its include
     directory (standard and definition given by hand) at the stale legacy header."""
@@ -327,6 +338,7 @@ def test_the_unit_needs_the_standard_the_directory_and_the_definition(tmp_path: 
         ("src/scale.cu", 7, "use of undeclared identifier 'scale_factor'")]
 
 
+@pytest.mark.compile
 def test_std_must_be_a_standard(tmp_path: Path, capsys):
     require_tool("hipcc", HIPCC)
     (tmp_path / "a.cu").write_text("__global__ void k() {}\n")
@@ -334,6 +346,7 @@ def test_std_must_be_a_standard(tmp_path: Path, capsys):
     assert capsys.readouterr().err == "portkit: error: --std: 'c++17 -DX' is not a C++ standard (c++17, gnu++20, ...)\n"
 
 
+@pytest.mark.compile
 def test_a_missing_third_party_header_makes_the_unit_not_reached(tmp_path: Path, capsys):
     require_tool("hipcc", HIPCC)
     (tmp_path / "solve.cu").write_text('#include <hip/hip_runtime.h>\n#include <fancysolver/solver.h>\n'

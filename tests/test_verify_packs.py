@@ -79,6 +79,7 @@ def test_a_changed_or_foreign_pack_is_refused_in_one_line(pack62: Path, tmp_path
         packs.load(tmp_path, None)
 
 
+@pytest.mark.compile
 def test_verify_at_a_release_not_installed_uses_clang_and_the_pack(pack62: Path, tmp_path: Path, capsys):
     """bf16 code for ROCm 6.2 (hip_bf16.h) does not compile with the ROCm 5.2 here; with the 6.2
     pack it is checked as 6.2 would, and the report says which compiler and headers."""
@@ -96,6 +97,7 @@ def test_verify_at_a_release_not_installed_uses_clang_and_the_pack(pack62: Path,
     assert doc["compiler"]["note"] is None
 
 
+@pytest.mark.compile
 def test_without_a_pack_the_installed_release_is_used_and_said(tmp_path: Path, monkeypatch, capsys):
     require_tool("hipcc", "hipcc (apt-get install hipcc libamdhip64-dev rocm-device-libs)")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
@@ -139,6 +141,7 @@ CASES = all_cases()     # also those the hipcc here cannot compile (their librar
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+@pytest.mark.compile
 def test_every_golden_case_converted_for_6_2_compiles_against_the_6_2_pack(case, pack62: Path, tmp_path: Path):
     """The goldens are compiled by the hipcc here at 5.2 (test_compile_fixtures.py); converted for
     ROCm 6.2, each compiles against 6.2's own headers too (syntax, both passes)."""
@@ -182,6 +185,7 @@ def test_an_error_that_follows_from_an_explained_one_is_its_consequence():
     assert [e.explained for e in errors] == [True, True, True, False]
 
 
+@pytest.mark.compile
 def test_an_error_directive_in_the_nvidia_branch_names_the_macro_the_amd_build_defines(tmp_path: Path, capsys):
     """faiss's DeviceDefs.cuh: `#ifdef USE_AMD_ROCM ... #else #if CUDA_VERSION < 8000 #error ...`. Compiled
     without the project's -DUSE_AMD_ROCM, the #error is explained (PK103) with the flag to pass."""
@@ -196,6 +200,7 @@ def test_an_error_directive_in_the_nvidia_branch_names_the_macro_the_amd_build_d
     assert main(["verify", str(tmp_path), "-D", "USE_AMD_ROCM", "-q"]) == 0
 
 
+@pytest.mark.compile
 def test_an_error_directive_asking_the_build_for_a_macro_says_which_and_its_uses_follow(tmp_path: Path, capsys):
     """tiny-cuda-nn: `#ifndef TCNN_HALF_PRECISION` `#error ... The build system must define this`."""
     require_tool("hipcc", "hipcc (apt-get install hipcc libamdhip64-dev rocm-device-libs)")
@@ -213,6 +218,7 @@ def test_an_error_directive_asking_the_build_for_a_macro_says_which_and_its_uses
         "    a consequence of the error at k.hip:3 (explained)"]
 
 
+@pytest.mark.compile
 def test_an_address_space_intrinsic_is_a_finding_with_its_fix_and_explains_the_error(pack62: Path, tmp_path: Path):
     """Issue 32: __cvta_generic_to_shared (ggml's cp-async.cuh) failed verify with no finding."""
     _clang()
@@ -236,6 +242,7 @@ def portkit_convert(source: bytes):
     return convert_text(source, rocm="6.2")
 
 
+@pytest.mark.compile
 def test_every_missing_library_header_is_listed_in_one_run(tmp_path: Path, capsys):
     """Issue 32: one missing header per run took three runs (and three installs) for llm.c."""
     require_tool("hipcc", "hipcc (apt-get install hipcc libamdhip64-dev rocm-device-libs)")

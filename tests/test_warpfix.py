@@ -276,6 +276,7 @@ def test_nothing_outside_rules_imports_a_rule_module():
 
 
 @pytest.mark.parametrize("arch", ["gfx90a", "gfx942", "gfx1030", "gfx1100", "gfx1201"])
+@pytest.mark.compile
 def test_the_helper_gives_each_gpu_familys_own_wavefront_size(arch: str, tmp_path):
     """PORTKIT_WAVEFRONT_SIZE comes from the GPU family, not from __AMDGCN_WAVEFRONT_SIZE (deprecated
     in ROCm 7's clang): on each device pass it must equal what the compiler itself says (clang-19

@@ -74,6 +74,7 @@ def test_a_partial_backup_never_stands_in_for_the_original(src: Path, partial: b
     assert (src / "a.cu.orig").read_bytes() == CUDA
 
 
+@pytest.mark.slow
 def test_a_backup_cut_short_by_a_full_disk_never_gets_the_final_name(src: Path):
     big = CUDA + b"// padding\n" * 6000           # 72 kB: more than the file size limit below
     (src / "a.cu").write_bytes(big)
