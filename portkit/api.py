@@ -11,9 +11,10 @@ from .core.edits import Edit
 from .core.errors import PortkitError
 from .core.findings import Finding
 from .engine.context import Metrics
+from .report.document import AuditDocument
 
 __all__ = ["convert_text", "convert_paths", "audit_paths", "scan_options", "Converted", "ConvertResult",
-           "Edit", "Finding", "Metrics", "PortkitError"]
+           "AuditDocument", "Edit", "Finding", "Metrics", "PortkitError"]
 
 
 @dataclass(frozen=True)
@@ -70,15 +71,28 @@ def convert_paths(paths: list[str | Path], *, output: str | Path | None = None, 
 
 
 def audit_paths(paths: list[str | Path], *, rocm: str | None = None, select: tuple[str, ...] = (),
-                ignore: tuple[str, ...] = (), team_size: int = 1, focus_hours: float | None = None,
-                jobs: int = 1, polyfills: bool = True) -> dict:
-    """Audit files and trees as `portkit audit` does; the result is the JSON document. `polyfills`:
-    False for --no-polyfills."""
-    from .commands.audit import AuditOptions
+                ignore: tuple[str, ...] = (), fail_on: str | None = None, team_size: int = 1,
+                focus_hours: float | None = None, jobs: int = 1, polyfills: bool = True,
+                config: bool | str | Path = True) -> AuditDocument:
+    """Audit files and trees as `portkit audit` does; the result is its JSON document, typed
+    (portkit.report.document.AuditDocument: a dict, indexed as before). `polyfills`: False for
+    --no-polyfills. `config`: True applies the project configuration `portkit audit` would apply
+    here ([tool.portkit] in pyproject.toml or portkit.toml, found from the working directory up to
+    the repository root): its exclude, amd-macros, and its rocm, select, ignore and fail-on where
+    the arguments leave them unset; a directory: the configuration found from there instead;
+    False: none."""
+    from typing import cast
+
     from .commands.audit import audit_paths as _audit_paths
+    from .commands.audit import configured
+    from .project import config as project_config
+    from .project.config import Config
     from .report.model import audit_document
 
-    scan = scan_options(rocm=rocm, audit=True, polyfills=polyfills)
-    opts = AuditOptions(scan=scan, select=tuple(select),
-                        ignore=tuple(ignore), team_size=team_size, focus_hours=focus_hours, jobs=jobs)
-    return audit_document(_audit_paths([Path(p) for p in paths], opts))
+    if config is False:
+        cfg = Config()
+    else:
+        cfg = project_config.find(None if config is True else Path(config))
+    opts = configured(cfg, rocm=rocm, select=tuple(select), ignore=tuple(ignore), fail_on=fail_on,
+                      scan={"polyfills": polyfills}, team_size=team_size, focus_hours=focus_hours, jobs=jobs)
+    return cast(AuditDocument, audit_document(_audit_paths([Path(p) for p in paths], opts)))

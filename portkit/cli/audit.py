@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 from . import deep as cli_deep
-from .common import (MAX_TEAM, add_file_timeout, add_jobs, add_platform_model, bounded, check_file_timeout, codes,
-    count, emit, progress_factory)
+from .common import (MAX_TEAM, add_file_timeout, add_jobs, add_mappings, add_platform_model, bounded,
+    check_file_timeout, codes, count, emit, progress_factory)
 from ..core.errors import PortkitError
 from ..report.safe_text import safe
 
@@ -48,6 +48,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help="append this run's summary to the history (the HTML report shows the trend)")
     p.add_argument("--history", type=Path, metavar="PATH",
                    help="the history database (default: .portkit/history.sqlite under the audited root)")
+    add_mappings(p)
     add_jobs(p)
     add_file_timeout(p)
     p.add_argument("-q", "--quiet", action="store_true", help="text format: print nothing; use the exit code")
@@ -69,20 +70,18 @@ def run_audit(args: argparse.Namespace) -> int:
 
     from ..project import config, history
     from ..platform import facts as platform_facts
-    from ..commands.audit import AuditOptions, audit_paths
-    from ..project.settings import scan_options
+    from ..commands.audit import audit_paths, configured
     from ..report import audit_formats
     from ..report.model import audit_document
 
     cfg = config.find()   # [tool.portkit] / portkit.toml; flags win
     defines, undefines = platform_facts.parse_defines(args.defines, args.undefines)
-    scan = scan_options(rocm=args.rocm or cfg.rocm, audit=True, file_timeout=check_file_timeout(args.file_timeout),
-                        platform_model=args.platform_model, polyfills=args.polyfills, defines=defines,
-                        undefines=undefines)
-    opts = AuditOptions(scan=scan, select=tuple(args.select) or cfg.select,
-                        ignore=tuple(args.ignore) or cfg.ignore, fail_on=args.fail_on or cfg.fail_on,
-                        team_size=args.team_size, focus_hours=args.focus_hours, jobs=args.jobs, config=cfg,
-                        deep=cli_deep.options(args, args.jobs, check_file_timeout(args.file_timeout)))
+    scan = dict(file_timeout=check_file_timeout(args.file_timeout), platform_model=args.platform_model,
+                polyfills=args.polyfills, defines=defines, undefines=undefines)
+    opts = configured(cfg, rocm=args.rocm, select=tuple(args.select), ignore=tuple(args.ignore),
+                      fail_on=args.fail_on, scan=scan, mappings=tuple(args.mappings), team_size=args.team_size,
+                      focus_hours=args.focus_hours,
+                      jobs=args.jobs, deep=cli_deep.options(args, args.jobs, check_file_timeout(args.file_timeout)))
     result = audit_paths(args.paths, opts, progress_factory=progress_factory(Console(stderr=True), "auditing"))
     if not args.quiet:
         for line in cli_deep.notes(result.deep):

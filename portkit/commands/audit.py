@@ -20,7 +20,9 @@ from ..core.errors import PortkitError
 from ..core.files import Entry, Skipped, read
 from ..core.findings import SEVERITIES
 from ..core.findingstore import CAP_PER_CODE
-from ..project import pipeline
+from ..project import mapping_files, pipeline
+from ..project.config import Config
+from ..project.settings import scan_options
 from ..engine.facts import ProjectFacts
 from .results import AuditOptions, AuditResult, FileAudit
 from ..scan.walk import FileScan, Options, scan_source
@@ -111,6 +113,20 @@ def audit_paths(paths: list[Path], opts: AuditOptions,
                                          opts.team_size, opts.focus_hours, scope, project.facts.own_packages,
                                          project.facts.requirements)
     return result
+
+
+def configured(cfg: Config, *, rocm: str | None = None, select: tuple[str, ...] = (),
+               ignore: tuple[str, ...] = (), fail_on: str | None = None, scan: dict | None = None,
+               mappings: tuple[Path, ...] = (), **fields) -> AuditOptions:
+    """The options `portkit audit` runs with, for the CLI and the API alike, so they never drift: a
+    flag (an API argument) wins over the project's configuration, which wins over the default, and
+    the configuration travels whole (the pipeline applies its `exclude` and `amd-macros`). `scan`:
+    further scan settings (polyfills, defines ...); `mappings`: --mappings files, after the configuration's
+    own; `fields`: further AuditOptions (team_size ...)."""
+    settings = scan_options(rocm=rocm or cfg.rocm, audit=True, mappings=mapping_files.read(cfg, mappings),
+                            **(scan or {}))
+    return AuditOptions(scan=settings, select=tuple(select) or cfg.select, ignore=tuple(ignore) or cfg.ignore,
+                        fail_on=fail_on or cfg.fail_on, config=cfg, **fields)
 
 
 def audit_job(scan: Options, enabled: frozenset[str], facts: ProjectFacts) -> ScanJob:
