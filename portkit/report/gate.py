@@ -71,8 +71,9 @@ def summary(result: CheckResult) -> str:
         return ""
     known, below = result.accepted + result.untouched, len(result.below)
     files = len(result.files)
+    counts = f"{f'; {known} known' if known else ''}{f', {below} below {fail_on}' if below else ''}"
     return (f"portkit check: {files} file{'s' if files != 1 else ''} checked ({result.mode}), no new findings "
-            f"at or above {fail_on}{f'; {known} known' if known else ''}{f', {below} below {fail_on}' if below else ''}")
+            f"at or above {fail_on}{counts}")
 
 
 def render_text(result: CheckResult, out: TextIO, err: TextIO, quiet: bool = False) -> None:
