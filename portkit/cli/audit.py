@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 from . import deep as cli_deep
-from .common import (MAX_TEAM, add_file_timeout, add_jobs, add_mappings, add_platform_model, bounded,
-    check_file_timeout, codes, count, emit, progress_factory)
+from .common import (MAX_TEAM, add_file_set, add_file_timeout, add_jobs, add_mappings, add_platform_model, bounded,
+    check_file_timeout, codes, count, emit, file_set, progress_factory)
 from ..core.errors import PortkitError
 from ..report.safe_text import safe
 
@@ -39,6 +39,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--explain-estimate", action="store_true",
                    help="print the estimate's work items as a table (what each covers, its hours and why)")
     add_platform_model(p)
+    add_file_set(p)
     p.add_argument("--no-polyfills", action="store_false", dest="polyfills",
                    help="price the names the --rocm release lacks as left for people, not as the polyfills "
                         "`portkit convert` defines for them (docs/polyfills.md)")
@@ -74,7 +75,7 @@ def run_audit(args: argparse.Namespace) -> int:
     from ..report import audit_formats
     from ..report.model import audit_document
 
-    cfg = config.find()   # [tool.portkit] / portkit.toml; flags win
+    cfg = file_set(config.find(), args)   # [tool.portkit] / portkit.toml; flags win
     defines, undefines = platform_facts.parse_defines(args.defines, args.undefines)
     scan = dict(file_timeout=check_file_timeout(args.file_timeout), platform_model=args.platform_model,
                 polyfills=args.polyfills, defines=defines, undefines=undefines)

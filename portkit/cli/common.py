@@ -133,6 +133,30 @@ def emit(text: str, output: Path, what: str, quiet: bool = False) -> None:
 
 
 
+def add_file_set(p: argparse.ArgumentParser) -> None:
+    """--exclude and --no-respect-gitignore: which files under the paths are the project's."""
+    p.add_argument("--exclude", action="append", default=[], metavar="PATTERN",
+                   help="leave files matching PATTERN (a glob on the path relative to the root, `dir/**` for a "
+                        "folder) as they are, in addition to [tool.portkit] exclude; repeatable")
+    p.add_argument("--no-respect-gitignore", dest="respect_gitignore", action="store_false", default=None,
+                   help="also take the files git ignores (default in a git work tree: tracked files and "
+                        "untracked ones no .gitignore ignores)")
+
+
+def file_set(cfg, args: argparse.Namespace):
+    """The configuration with the command line's --exclude and --no-respect-gitignore applied."""
+    from dataclasses import replace
+    excludes = tuple(args.exclude)
+    for pattern in excludes:
+        if not pattern or "\0" in pattern:
+            raise PortkitError(f"--exclude: {pattern!r} is not a pattern")
+    if excludes:
+        cfg = replace(cfg, exclude=cfg.exclude + excludes)
+    if args.respect_gitignore is False:
+        cfg = replace(cfg, respect_gitignore=False)
+    return cfg
+
+
 def add_platform_model(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-platform-model", action="store_false", dest="platform_model",
                    help="treat every byte as CUDA code compiled by every build: convert AMD-only and already "

@@ -8,7 +8,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from . import deep as cli_deep, verify as cli_verify
-from .common import add_file_timeout, add_jobs, add_platform_model, check_file_timeout, progress_factory
+from .common import (add_file_set, add_file_timeout, add_jobs, add_platform_model, check_file_timeout, file_set,
+    progress_factory)
 from ..core.errors import PortkitError
 from ..report.safe_text import safe, safe_diff
 
@@ -69,6 +70,7 @@ def _add_spelling(p: argparse.ArgumentParser, newest: str) -> None:
                    help=f"target ROCm release: names HIP only has in later releases are left and "
                         f"reported (default: {newest})")
     add_platform_model(p)
+    add_file_set(p)
     p.add_argument("--rewrite-guards", action="store_true",
                    help="rewrite CUDA version guards so the AMD build takes the branch a current nvcc build takes "
                         "(#if CUDA_VERSION >= X -> ... || defined(__HIP_PLATFORM_AMD__), #ifdef __CUDA_ARCH__ -> "
@@ -148,7 +150,8 @@ def run(args: argparse.Namespace) -> int:
                           platform_model=args.platform_model, rewrite_guards=args.rewrite_guards,
                           polyfills=args.polyfills, fix_warp="warp" in args.fix,
                           active_only=args.active_only, defines=defines, undefines=undefines),
-        deep=cli_deep.options(args, args.jobs, check_file_timeout(args.file_timeout)), config=config.find(),
+        deep=cli_deep.options(args, args.jobs, check_file_timeout(args.file_timeout)),
+        config=file_set(config.find(), args),
         leave_amd_built=not args.convert_amd_built)
     data_on_stdout = args.diff or (args.output is not None and str(args.output) == "-")
     if args.verify and (args.output is None or data_on_stdout):
@@ -224,7 +227,7 @@ def _run_compat(args: argparse.Namespace) -> int:
     if args.force and not args.in_place:
         raise PortkitError("--force only applies with --in-place")
     options = scan_options(rocm=args.rocm, prefer_roc=args.prefer_roc)
-    result = compat_paths(args.paths, args.compat_header, options, args.jobs, config=config.find())
+    result = compat_paths(args.paths, args.compat_header, options, args.jobs, config=file_set(config.find(), args))
     if args.diff:
         for f in result.changed:
             sys.stdout.buffer.write(safe_diff(diff_bytes(read_regular(f.entry.path, f.entry.named), f.output or b"",

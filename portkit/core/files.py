@@ -71,8 +71,10 @@ def common_root(paths: list[Path]) -> Path:
     return Path(os.path.commonpath([str(b) for b in bases]))
 
 
-def discover(paths: list[Path]) -> tuple[Path, list[Entry], list[Skipped]]:
-    """All files under the given paths, sorted by relative name, with what had to be skipped."""
+def discover(paths: list[Path], ignored=None) -> tuple[Path, list[Entry], list[Skipped]]:
+    """All files under the given paths, sorted by relative name, with what had to be skipped.
+    `ignored` (project/ignored.py: what git ignores, by absolute path) leaves folders and files out
+    of the walk; a path named in `paths` is always taken."""
     resolved = []
     for given in paths:
         if not given.exists() and not given.is_symlink():
@@ -83,7 +85,7 @@ def discover(paths: list[Path]) -> tuple[Path, list[Entry], list[Skipped]]:
     skipped: list[Skipped] = []
     for path in resolved:
         if path.is_dir():
-            _walk(root, path, entries, skipped)
+            _walk(root, path, entries, skipped, ignored)
         else:
             rel = path.relative_to(root).as_posix()
             if not _regular(path, follow=True):
@@ -93,14 +95,14 @@ def discover(paths: list[Path]) -> tuple[Path, list[Entry], list[Skipped]]:
     return root, [entries[k] for k in sorted(entries)], skipped
 
 
-def _walk(root: Path, top: Path, entries: dict[str, Entry], skipped: list[Skipped]) -> None:
+def _walk(root: Path, top: Path, entries: dict[str, Entry], skipped: list[Skipped], ignored=None) -> None:
     def on_error(exc: OSError) -> None:
         rel = Path(exc.filename).relative_to(root).as_posix() if exc.filename else str(top)
         skipped.append(Skipped(rel, f"cannot read directory: {exc.strerror}", error=True))
 
     for dirpath, dirnames, filenames in os.walk(top, onerror=on_error):
         base = Path(dirpath)
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not (ignored and ignored.folder(base / d)))
         for dirname in list(dirnames):
             if (base / dirname).is_symlink():
                 dirnames.remove(dirname)
@@ -110,6 +112,8 @@ def _walk(root: Path, top: Path, entries: dict[str, Entry], skipped: list[Skippe
             if is_temp_name(name):   # a write in progress, or left by a killed run: never an input
                 continue
             path = base / name
+            if ignored and ignored.file(path):
+                continue
             rel = path.relative_to(root).as_posix()
             if path.is_symlink():
                 skipped.append(Skipped(rel, "symbolic link, not followed", error=False, link=True))

@@ -10,6 +10,7 @@ holding either file, stopping at a `.git`). Keys (all optional; command-line fla
     exclude = ["third_party/**", "*.pb.cc"]   # glob patterns on paths relative to the root
     rocm = "6.2"                     # --rocm
     amd-macros = ["GGML_USE_HIP"]    # macros that select the project's AMD build (docs/platforms.md)
+    respect-gitignore = false        # also take the files git ignores (default: git's file set)
 
 An unknown key or a wrong type is an error (exit 2), so a typo never silently disables a rule.
 """
@@ -44,6 +45,7 @@ class Config:
     exclude: tuple[str, ...] = field(default_factory=tuple)
     rocm: str | None = None
     amd_macros: tuple[str, ...] = field(default_factory=tuple)   # the project's AMD selector macros
+    respect_gitignore: bool = True   # in a git work tree, the files git would take (project/ignored.py)
 
     def excluded(self, rel: str) -> bool:
         """True when a root-relative path matches an `exclude` pattern (`dir/**` covers the tree)."""
@@ -127,7 +129,7 @@ def _loads(path: Path, data: bytes) -> dict:
 
 
 def _parse(root: Path, path: Path, table: dict, source: str) -> Config:
-    known = {"fail-on", "select", "ignore", "baseline", "exclude", "rocm", "amd-macros"}
+    known = {"fail-on", "select", "ignore", "baseline", "exclude", "rocm", "amd-macros", "respect-gitignore"}
     unknown = sorted(set(table) - known)
     if unknown:
         raise PortkitError(f"{path}: unknown portkit setting {', '.join(unknown)} "
@@ -144,6 +146,9 @@ def _parse(root: Path, path: Path, table: dict, source: str) -> Config:
     for macro in strings("amd-macros"):
         if not macro.isidentifier() or not macro.isascii():
             raise PortkitError(f"{path}: `amd-macros`: {macro!r} is not a macro name")
+    respect_gitignore = table.get("respect-gitignore", True)
+    if not isinstance(respect_gitignore, bool):
+        raise PortkitError(f"{path}: `respect-gitignore` must be true or false")
     fail_on = table.get("fail-on")
     if fail_on is not None and fail_on not in SEVERITY_NAMES:
         raise PortkitError(f"{path}: `fail-on` must be one of {', '.join(SEVERITY_NAMES)}")
@@ -155,4 +160,5 @@ def _parse(root: Path, path: Path, table: dict, source: str) -> Config:
                            f"(no `..`, not absolute), got {table['baseline']!r:.200}")
     return Config(root=root, source=source, fail_on=fail_on, select=strings("select"),
                   ignore=strings("ignore"), baseline=table.get("baseline", DEFAULT_BASELINE),
-                  exclude=strings("exclude"), rocm=table.get("rocm"), amd_macros=strings("amd-macros"))
+                  exclude=strings("exclude"), rocm=table.get("rocm"), amd_macros=strings("amd-macros"),
+                  respect_gitignore=respect_gitignore)

@@ -1,7 +1,8 @@
 """The one project pipeline: how convert, audit, check and verify see a project.
 
-config -> the file set (found under the paths, the configuration's `exclude` applied, the files
-a source includes joined to the sources) -> the project facts (the AMD selectors and shim names
+config -> the file set (found under the paths, less what git ignores (ignored.py), the
+configuration's `exclude` applied, the files a source includes joined to the sources) -> the
+project facts (the AMD selectors and shim names
 of the tree, the polyfill names it defines itself, the files --rename moves) -> the per-file scan,
 with the same `Options` and `ProjectFacts` for every file. No command prepares a project its own
 way: `check` asks `tree_facts` for the facts the baseline's audit learned through `prepare`, so
@@ -26,6 +27,7 @@ from .packages import own_packages, requirements
 
 if TYPE_CHECKING:
     from .amd_paths import AmdPaths
+    from .ignored import Kept
     from .optional import OptionalCode
 
 
@@ -59,7 +61,7 @@ def prepare(paths: list[Path], options: Options, config: Config = Config(),
     """The project under `paths`: its file set and the facts learned from it (with `optional`, also
     the code its default build leaves out; with `leave_amd_built`, convert's default, the files the
     tree's own AMD build compiles are left as they are, like excluded ones: amd_paths.covered)."""
-    root, entries, skipped = discover([Path(p) for p in paths])
+    root, entries, skipped = discover([Path(p) for p in paths], git_ignored([Path(p) for p in paths], config))
     entries, left = _split_excluded(entries, config)
     entries, skipped = includes.follow(entries, skipped)
     amd_built: dict[str, str] = {}
@@ -87,6 +89,14 @@ def prepare(paths: list[Path], options: Options, config: Config = Config(),
                    components=components, amd_built=amd_built)
 
 
+def git_ignored(paths: list[Path], config: Config) -> "Kept | None":
+    """What git ignores under the folders among `paths` (none with `respect-gitignore = false`)."""
+    if not config.respect_gitignore:
+        return None
+    from .ignored import ignored_under
+    return ignored_under([p.absolute() for p in paths if p.is_dir()])
+
+
 def learn(entries: list[Entry], options: Options, config: Config = Config()) -> ProjectFacts:
     """The facts of a file set: the platform model's (unless --no-platform-model) and the polyfill
     names the project defines (with polyfills on)."""
@@ -104,7 +114,7 @@ def tree_facts(root: Path, options: Options, config: Config) -> ProjectFacts:
     """The facts of the whole tree at `root` (what `check` scans its few files with). A commit
     gate runs at every commit: the facts are kept in the user's cache for the tree as it is (every
     file's name, size and modification time, and the settings), so an unchanged tree is not read."""
-    _, entries, skipped = discover([root])
+    _, entries, skipped = discover([root], git_ignored([root], config))
     entries, _ = _split_excluded(entries, config)
 
     def build() -> ProjectFacts:

@@ -33,14 +33,36 @@ def offload_archs(value: str | list[str] | tuple[str, ...] | None) -> tuple[str,
     return tuple(dict.fromkeys(archs))
 
 
+# The oldest release a port can target: ROCm before 5.0 is out of AMD's support, and the tables'
+# records before it are history (when a name appeared), not a target anyone builds for.
+OLDEST_TARGET = (5, 0)
+
+
+def known_releases() -> list[tuple[int, int]]:
+    """The ROCm minor releases --rocm accepts: from OLDEST_TARGET to the newest the tables know,
+    as the tables name them (every release a HIP name first appeared in; 5.0 ... 7.2 today)."""
+    from ..tables.mappings import default_db
+    db = default_db()
+    seen = {m.hip_since[:2] for m in (*db.names.values(), *db.headers.values()) if m.hip_since}
+    return sorted(v for v in seen if v >= OLDEST_TARGET)
+
+
 def rocm_release(rocm: str | Version | None) -> Version | None:
-    """--rocm X.Y (or a release already parsed); None: the newest the tables know."""
+    """--rocm X.Y (or a release already parsed); None: the newest the tables know. A release the
+    tables do not know (3.0, 99.1) is refused with the list of those they do: targeting one would
+    silently convert for a release nobody ships."""
     if rocm is None or isinstance(rocm, tuple):
         return rocm
     try:
-        return parse_version(rocm) if rocm else None
+        version = parse_version(rocm) if rocm else None
     except ValueError as exc:
         raise PortkitError(f"--rocm: {exc}") from None
+    if version is not None:
+        known = known_releases()
+        if version[:2] not in known:
+            raise PortkitError(f"--rocm {rocm}: not a ROCm release portkit knows (known: "
+                               f"{', '.join(f'{a}.{b}' for a, b in known)})")
+    return version
 
 
 def scan_options(launch_syntax: str = "cuda", rocm: str | Version | None = None, prefer_roc: bool = False,
