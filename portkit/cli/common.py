@@ -157,6 +157,12 @@ def file_set(cfg, args: argparse.Namespace):
     return cfg
 
 
+def add_mappings(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--mappings", type=Path, action="append", default=[], metavar="FILE",
+                   help="a project mapping file (the format of mappings/*.toml), applied over the shipped tables "
+                        "after the files [tool.portkit] mappings names; repeatable (docs/mapping-format.md)")
+
+
 def add_platform_model(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-platform-model", action="store_false", dest="platform_model",
                    help="treat every byte as CUDA code compiled by every build: convert AMD-only and already "

@@ -18,6 +18,7 @@ from ..core.edits import Edit, EditKind
 from ..core.findingstore import FindingStore
 from ..core.findings import Finding, fingerprint
 from ..tables.mappings import MappingDB, Version
+from ..tables.project_tables import ProjectTable
 from .facts import ProjectFacts
 from ..platform.regions import FALLBACK, PORTED, RegionMap
 from ..core.source import SourceFile
@@ -62,6 +63,8 @@ class Options:
     fix_warp: bool = False               # --fix warp: 32-lane idioms made wavefront-size generic (rules/_warpfix.py)
     active_only: bool = False            # --active-only: branches false under -D/-U are not converted
     finding_cap: int = 0                 # audit: findings of one rule kept per file (findingstore.py); 0: all
+    # the project's own mapping files, as read (tables/project_tables.py: db_for merges them)
+    mappings: tuple[ProjectTable, ...] = ()
 
 
 @dataclass

@@ -10,6 +10,8 @@ holding either file, stopping at a `.git`). Keys (all optional; command-line fla
     exclude = ["third_party/**", "*.pb.cc"]   # glob patterns on paths relative to the root
     rocm = "6.2"                     # --rocm
     amd-macros = ["GGML_USE_HIP"]    # macros that select the project's AMD build (docs/platforms.md)
+    mappings = ["cuda_wrappers.toml"]   # the project's own mapping files, relative to this file's
+                                     # folder (docs/mapping-format.md, "Project mapping files")
     respect-gitignore = false        # also take the files git ignores (default: git's file set)
 
 An unknown key or a wrong type is an error (exit 2), so a typo never silently disables a rule.
@@ -45,6 +47,7 @@ class Config:
     exclude: tuple[str, ...] = field(default_factory=tuple)
     rocm: str | None = None
     amd_macros: tuple[str, ...] = field(default_factory=tuple)   # the project's AMD selector macros
+    mappings: tuple[str, ...] = field(default_factory=tuple)     # its mapping files, relative to root
     respect_gitignore: bool = True   # in a git work tree, the files git would take (project/ignored.py)
 
     def excluded(self, rel: str) -> bool:
@@ -129,7 +132,8 @@ def _loads(path: Path, data: bytes) -> dict:
 
 
 def _parse(root: Path, path: Path, table: dict, source: str) -> Config:
-    known = {"fail-on", "select", "ignore", "baseline", "exclude", "rocm", "amd-macros", "respect-gitignore"}
+    known = {"fail-on", "select", "ignore", "baseline", "exclude", "rocm", "amd-macros", "mappings",
+             "respect-gitignore"}
     unknown = sorted(set(table) - known)
     if unknown:
         raise PortkitError(f"{path}: unknown portkit setting {', '.join(unknown)} "
@@ -146,6 +150,10 @@ def _parse(root: Path, path: Path, table: dict, source: str) -> Config:
     for macro in strings("amd-macros"):
         if not macro.isidentifier() or not macro.isascii():
             raise PortkitError(f"{path}: `amd-macros`: {macro!r} is not a macro name")
+    for rel in strings("mappings"):
+        if not inside_relative(rel):
+            raise PortkitError(f"{path}: `mappings`: {rel!r:.200} must be a relative path inside the project "
+                               f"(no `..`, not absolute)")
     respect_gitignore = table.get("respect-gitignore", True)
     if not isinstance(respect_gitignore, bool):
         raise PortkitError(f"{path}: `respect-gitignore` must be true or false")
@@ -161,4 +169,4 @@ def _parse(root: Path, path: Path, table: dict, source: str) -> Config:
     return Config(root=root, source=source, fail_on=fail_on, select=strings("select"),
                   ignore=strings("ignore"), baseline=table.get("baseline", DEFAULT_BASELINE),
                   exclude=strings("exclude"), rocm=table.get("rocm"), amd_macros=strings("amd-macros"),
-                  respect_gitignore=respect_gitignore)
+                  mappings=strings("mappings"), respect_gitignore=respect_gitignore)

@@ -13,6 +13,7 @@ from dataclasses import replace
 from ..engine.context import Options
 from ..core.errors import PortkitError
 from ..tables.mappings import Version, parse_version
+from ..tables.project_tables import merged
 
 # An AMD GPU target as clang's --offload-arch takes it: gfx90a, gfx942:xnack-, gfx1100, gfx9-generic.
 OFFLOAD_ARCH = re.compile(r"gfx[0-9a-f]{3,4}(?::(?:sramecc|xnack)[+-])*|gfx[0-9]+(?:-[0-9]+)*-generic")
@@ -69,11 +70,15 @@ def scan_options(launch_syntax: str = "cuda", rocm: str | Version | None = None,
                  offload_arch: str | list[str] | None = None, build_files: bool = True,
                  builtins: str = "cuda", **settings) -> Options:
     """Options from user-level values (flags, configuration, API arguments); bad values raise
-    PortkitError. `settings` are further Options fields given as they are (audit=True, polyfills ...)."""
+    PortkitError. `settings` are further Options fields given as they are (audit=True, polyfills ...,
+    mappings: the project's mapping files as project/mapping_files.py reads them)."""
     if launch_syntax not in ("cuda", "hip"):
         raise PortkitError(f"--launch-syntax must be 'cuda' or 'hip', not {launch_syntax!r}")
     if builtins not in ("cuda", "hip"):
         raise PortkitError(f"--builtins must be 'cuda' or 'hip', not {builtins!r}")
     options = Options(launch_syntax=launch_syntax, rocm=rocm_release(rocm), prefer_roc=prefer_roc,
                       offload_arch=offload_archs(offload_arch), build_files=build_files, builtins=builtins)
-    return replace(options, **settings) if settings else options
+    options = replace(options, **settings) if settings else options
+    if options.mappings:   # the project's mapping files are checked before any source is read
+        merged(options.mappings)
+    return options

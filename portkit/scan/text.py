@@ -12,7 +12,8 @@ from .. import buildfiles, rules
 from ..engine.context import FileScan, Options, ScanContext
 from ..engine.facts import ProjectFacts
 from ..core.findingstore import FindingStore
-from ..tables.mappings import MappingDB, default_db, target_release
+from ..tables.mappings import MappingDB, target_release
+from ..tables.project_tables import db_for
 from ..core.source import SourceFile
 
 
@@ -21,7 +22,8 @@ def scan_text(source: SourceFile, kind: str, options: Options, db: MappingDB | N
     """Migrate one build file (CMake, Make, setup.py: portkit/buildfiles/) and, in audit mode, run the
     text rules for `kind` over it. The audit keeps the migration's findings: PK508 says what
     `convert` will leave for a person."""
-    ctx = ScanContext(source=source, db=db or default_db(), options=options, target=target_release(options.rocm, db),
+    db = db or db_for(options)
+    ctx = ScanContext(source=source, db=db, options=options, target=target_release(options.rocm, db),
                       facts=facts, store=FindingStore(options.finding_cap, rules.refines()))
     ctx.metrics.kind = kind
     ctx.metrics.lines = source.line_count

@@ -16,7 +16,8 @@ from ..engine.context import FileScan, Metrics, Options, ScanContext, View, line
 from ..core.edits import normalize, resolve
 from ..core.findings import Finding
 from ..core.findingstore import FindingStore
-from ..tables.mappings import MappingDB, default_db, target_release
+from ..tables.mappings import MappingDB, target_release
+from ..tables.project_tables import db_for
 from ..engine.facts import ProjectFacts
 from ..rewrite import (builtins, codes, guards, identifiers, includes, launches, lossy, macros, minmax, preproc_names,
     strictness, strings)
@@ -147,7 +148,7 @@ def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB 
                 facts: ProjectFacts = ProjectFacts()) -> FileScan:
     """Scan one file, with what the project pipeline learned of its tree: the edits that convert
     it, the findings, and its metrics."""
-    db = db or default_db()
+    db = db or db_for(options)
     ctx = ScanContext(source=source, db=db, options=options, target=target_release(options.rocm, db), facts=facts,
                       dispatch=dispatch, regions=platform_map(source, options, facts),
                       store=FindingStore(options.finding_cap, rules.refines()))

@@ -1,8 +1,9 @@
 """Load and validate the mapping tables (mappings/*.toml) and answer "what does this CUDA name become?".
 
 The tables are data; this module only reads them. The format is documented in
-docs/mapping-format.md; every rule there is enforced here, so a typo in a table is an error
-naming the file and the entry instead of a silently wrong conversion.
+docs/mapping-format.md; every rule there is enforced here and in entry_checks.py (a record's
+fields), so a typo in a table is an error naming the file and the entry instead of a silently
+wrong conversion.
 """
 
 from __future__ import annotations
@@ -19,30 +20,12 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 from ..core.errors import MappingError
+from .entry_checks import VERSION_FIELDS, check_entry
 
-KINDS = ("function", "type", "enum", "macro", "header", "namespace")
-STATUSES = ("supported", "partial", "experimental", "unsupported", "removed")
 NOT_TABLES = {"effort", "ecosystem", "rewrites", "build", "builtins", "platforms", "polyfills", "hip_device_functions",
               "roc_datatypes", "hopper_features", "targets"}
 FILE_KEYS = {"schema", "family", "title", "source", "prefer_roc", "roc_library", "entries"}
-VERSION_FIELDS = ("hip_since", "hip_deprecated", "hip_removed", "roc_since",
-                  "cuda_since", "cuda_deprecated", "cuda_removed", "legacy_until", "defaults_in_hip")
-STR_FIELDS = ("cuda", "hip", "roc", "kind", "status", "note", "roc_note", "legacy") + VERSION_FIELDS
-ARG_FIELDS = ("symbol_arg", "drop_args", "cast_args", "arity_alias", "insert_args", "default_args",
-              "replace_args", "move_args", "copy_args", "defaults_in_hip", "args_for")
-ENTRY_KEYS = set(STR_FIELDS) | set(ARG_FIELDS)
-# reinterpret_cast targets: pointer types (`const void*`, `void**`, `size_t*`)
-_CAST_RE = re.compile(r"^(const )?[A-Za-z_][A-Za-z0-9_]* ?\*{1,2}$")
-# text written as a whole argument: a name, a number, or a qualified name (never a comma or paren)
-_ARG_TEXT_RE = re.compile(r"^[A-Za-z0-9_:.]+$")
-# hipify-clang inserts two arguments at once (csrgemm2's operations, SpMM's stage and buffer)
-_ARGS_TEXT_RE = re.compile(r"^[A-Za-z0-9_:.]+(, [A-Za-z0-9_:.]+)*$")
 _VERSION_RE = re.compile(r"^\d+\.\d+(\.\d+)?$")
-_IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-# a namespace inside another one (thrust::cuda): matched where the code spells it so qualified
-_QUALIFIED_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)+$")
-# roc names may be qualified (hipify-clang: curandStateSobol32 -> rocrand_device::sobol32_engine<false>)
-_ROC_NAME_RE = re.compile(r"^[A-Za-z_]\w*(::[A-Za-z_]\w*)*(<\w+>)?$")
 
 Version = tuple[int, int, int]
 
@@ -93,6 +76,7 @@ class Mapping:
     copy_args: tuple[tuple[int, int], ...] = ()       # (from, before): an argument copied
     defaults_in_hip: Version | None = None   # the ROCm whose HIP declares default_args itself
     args_for: str = "hip"                    # the argument rewrites apply to the hip or the roc name
+    origin: str = ""     # the project mapping file the record comes from ("": shipped; project_tables.py)
 
     @property
     def rewrites_args(self) -> bool:
@@ -146,6 +130,7 @@ class Family:
     source: str
     path: str
     count: int
+    project: bool = False   # from a project mapping file (path is that file), not mappings/
 
 
 class MappingDB:
@@ -169,95 +154,8 @@ class MappingDB:
         return len(self.names) + len(self.headers)
 
 
-def _check_entry(where: str, raw: dict) -> None:
-    unknown = set(raw) - ENTRY_KEYS
-    if unknown:
-        raise MappingError(f"{where}: unknown field {sorted(unknown)[0]!r}")
-    for key in STR_FIELDS:
-        if key in raw and not isinstance(raw[key], str):
-            raise MappingError(f"{where}: field {key!r} must be a string")
-    for key in ("cuda", "kind", "status"):
-        if key not in raw:
-            raise MappingError(f"{where}: missing field {key!r}")
-    if raw["kind"] not in KINDS:
-        raise MappingError(f"{where}: bad kind {raw['kind']!r} (one of {', '.join(KINDS)})")
-    if raw["status"] not in STATUSES:
-        raise MappingError(f"{where}: bad status {raw['status']!r} (one of {', '.join(STATUSES)})")
-    if raw["kind"] == "namespace" and "::" in raw["cuda"]:
-        _check_qualified(where, raw)
-    elif raw["kind"] != "header" and not _IDENT_RE.match(raw["cuda"]):
-        raise MappingError(f"{where}: {raw['cuda']!r} is not an identifier")
-    elif raw["kind"] != "header" and "hip" in raw and not _IDENT_RE.match(raw["hip"]):
-        raise MappingError(f"{where}: hip name {raw['hip']!r} is not an identifier")
-    if raw["kind"] != "header" and "roc" in raw and not _ROC_NAME_RE.match(raw["roc"]):
-        raise MappingError(f"{where}: roc name {raw['roc']!r} is not a (qualified) name")
-    if "roc_note" in raw and "roc" not in raw:
-        raise MappingError(f"{where}: roc_note needs a roc name")
-    has_hip = "hip" in raw
-    if raw["status"] == "unsupported" and has_hip:
-        raise MappingError(f"{where}: status 'unsupported' but a hip name is given")
-    if raw["status"] != "unsupported" and not has_hip:
-        raise MappingError(f"{where}: status {raw['status']!r} needs a hip name")
-    if raw["status"] == "removed" and "hip_removed" not in raw:
-        raise MappingError(f"{where}: status 'removed' needs hip_removed")
-    if raw["status"] == "partial" and not raw.get("note"):
-        raise MappingError(f"{where}: status 'partial' needs a note saying what differs")
-    if "symbol_arg" in raw and (type(raw["symbol_arg"]) is not int or raw["symbol_arg"] < 1):
-        raise MappingError(f"{where}: symbol_arg must be a positive integer")
-    if "drop_args" in raw:
-        drops = raw["drop_args"]
-        if not isinstance(drops, list) or not drops or any(type(d) is not int or d < 1 for d in drops):
-            raise MappingError(f"{where}: drop_args must be a list of positive integers")
-        if raw["status"] != "partial" and raw.get("args_for") != "roc":
-            raise MappingError(f"{where}: drop_args changes behaviour, so the status must be 'partial'")
-    if ("legacy" in raw) != ("legacy_until" in raw):
-        raise MappingError(f"{where}: legacy and legacy_until go together")
-    if "legacy" in raw and not _IDENT_RE.match(raw["legacy"]):
-        raise MappingError(f"{where}: legacy name {raw['legacy']!r} is not an identifier")
-    _check_positions(where, raw, "cast_args", _CAST_RE, "pointer types such as 'const void*' or 'size_t*'")
-    _check_positions(where, raw, "arity_alias", _IDENT_RE, "CUDA names", first=0)
-    for key in ("default_args", "replace_args"):
-        _check_positions(where, raw, key, _ARG_TEXT_RE, "argument text (a name or a number)")
-    _check_positions(where, raw, "insert_args", _ARGS_TEXT_RE, "argument text (names or numbers, ', '-separated)")
-    _check_moves(where, raw)
-    if raw.get("args_for", "hip") not in ("hip", "roc"):
-        raise MappingError(f"{where}: args_for must be 'hip' or 'roc'")
-    if "defaults_in_hip" in raw and "default_args" not in raw:
-        raise MappingError(f"{where}: defaults_in_hip without default_args")
-
-
-def _check_qualified(where: str, raw: dict) -> None:
-    """thrust::cuda -> thrust::hip: only the innermost namespace is renamed."""
-    cuda, hip = raw["cuda"], raw.get("hip", "")
-    if not _QUALIFIED_RE.match(cuda):
-        raise MappingError(f"{where}: {cuda!r} is not a qualified name")
-    if hip and (not _QUALIFIED_RE.match(hip) or hip.rsplit("::", 1)[0] != cuda.rsplit("::", 1)[0]):
-        raise MappingError(f"{where}: hip name {hip!r} must keep the enclosing namespaces of {cuda!r}")
-
-
-def _check_positions(where: str, raw: dict, key: str, value_re: re.Pattern, what: str, first: int = 1) -> None:
-    """`{ "N" = "text" }` with N >= first and every text matching `value_re`."""
-    if key not in raw:
-        return
-    table = raw[key]
-    if (not isinstance(table, dict) or not table
-            or any(not k.isdigit() or int(k) < first or not isinstance(v, str) or not value_re.match(v)
-                   for k, v in table.items())):
-        raise MappingError(f"{where}: {key} must map argument numbers to {what}")
-
-
-def _check_moves(where: str, raw: dict) -> None:
-    for key, fields in (("move_args", ("from", "before", "count")), ("copy_args", ("from", "before"))):
-        items = raw.get(key, [{f: 1 for f in fields}])
-        if (not isinstance(items, list) or not items
-                or any(not isinstance(i, dict) or set(i) - set(fields) or "from" not in i or "before" not in i
-                       or any(type(v) is not int or v < 1 for v in i.values()) for i in items)):
-            raise MappingError(f"{where}: {key} must be a list of {{ {', '.join(fields)} }} "
-                               f"records of positive integers")
-
-
 def _make_mapping(where: str, family: str, raw: dict, roc_library: str = "") -> Mapping:
-    _check_entry(where, raw)
+    check_entry(where, raw)
     versions = {}
     for key in VERSION_FIELDS:
         if key in raw:
@@ -288,8 +186,19 @@ def _numbered(raw: dict, key: str) -> tuple[tuple[int, str], ...]:
 def _load_file(path: Path) -> tuple[Family, list[Mapping]]:
     shown = f"mappings/{path.name}"
     try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MappingError(f"{shown}: {exc}") from None
+    return parse_table(shown, text, path.stem)
+
+
+def parse_table(shown: str, text: str, stem: str | None = None) -> tuple[Family, list[Mapping]]:
+    """One table's family and records, every rule of docs/mapping-format.md checked; errors name
+    `shown` and the entry. `stem`: the family must equal it (shipped tables; a project's own
+    mapping file names its family freely, project_tables.py)."""
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
         raise MappingError(f"{shown}: {exc}") from None
     unknown = set(doc) - FILE_KEYS
     if unknown:
@@ -299,8 +208,11 @@ def _load_file(path: Path) -> tuple[Family, list[Mapping]]:
             raise MappingError(f"{shown}: missing top-level key {key!r}")
     if doc["schema"] != 1:
         raise MappingError(f"{shown}: unsupported schema {doc['schema']!r} (this portkit reads 1)")
-    if doc["family"] != path.stem:
-        raise MappingError(f"{shown}: family {doc['family']!r} must equal the file name {path.stem!r}")
+    for key in ("family", "title", "source"):
+        if not isinstance(doc[key], str):
+            raise MappingError(f"{shown}: {key!r} must be a string")
+    if stem is not None and doc["family"] != stem:
+        raise MappingError(f"{shown}: family {doc['family']!r} must equal the file name {stem!r}")
     if not isinstance(doc["entries"], list):
         raise MappingError(f"{shown}: 'entries' must be a list of records")
     if not isinstance(doc.get("roc_library", ""), str):
@@ -367,8 +279,10 @@ def load_tables_cached(directory: Path) -> MappingDB:
     """load_tables, kept as plain JSON (datacache.py) keyed by the tables' sizes and times and by
     this module's source: parsing 10,000 records takes ~0.4 s, reading the cache ~0.1 s."""
     from ..core import datacache
-    return datacache.cached("tables", sorted(directory.glob("*.toml")), (Path(__file__), Path(datacache.__file__)),
-                            lambda: load_tables(directory), _plain, _from_plain)
+    from . import entry_checks
+    code = (Path(__file__), Path(entry_checks.__file__), Path(datacache.__file__))
+    return datacache.cached("tables", sorted(directory.glob("*.toml")), code, lambda: load_tables(directory),
+                            _plain, _from_plain)
 
 
 _DEFAULTS = {f.name: f.default for f in fields(Mapping)}
