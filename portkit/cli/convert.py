@@ -8,8 +8,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from . import deep as cli_deep, verify as cli_verify
-from .common import (add_file_set, add_file_timeout, add_jobs, add_platform_model, check_file_timeout, file_set,
-    progress_factory)
+from .common import (add_file_set, add_file_timeout, add_jobs, add_mappings, add_platform_model, check_file_timeout,
+    file_set, progress_factory)
 from ..core.errors import PortkitError
 from ..report.safe_text import safe, safe_diff
 
@@ -27,6 +27,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     _add_outputs(p)
     _add_spelling(p, newest)
     _add_layout(p)
+    add_mappings(p)
     add_jobs(p)
     add_file_timeout(p)
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
@@ -132,7 +133,7 @@ def _builtins_help() -> str:
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from ..project import config
+    from ..project import config, mapping_files
     from ..commands.convert import ConvertOptions, convert_paths
     from ..project.settings import scan_options
     from ..report.terminal import render_convert
@@ -142,6 +143,7 @@ def run(args: argparse.Namespace) -> int:
     if args.rename_map is not None and not args.rename:
         raise PortkitError("--rename-map needs --rename")
     defines, undefines = _configuration(args)
+    cfg = file_set(config.find(), args)
     opts = ConvertOptions(
         output=args.output, in_place=args.in_place, backup=args.backup, force=args.force, diff=args.diff,
         check=args.check, jobs=args.jobs, rename=parse_map(args.rename_map) if args.rename else None,
@@ -149,9 +151,9 @@ def run(args: argparse.Namespace) -> int:
                           args.builtins, file_timeout=check_file_timeout(args.file_timeout),
                           platform_model=args.platform_model, rewrite_guards=args.rewrite_guards,
                           polyfills=args.polyfills, fix_warp="warp" in args.fix,
-                          active_only=args.active_only, defines=defines, undefines=undefines),
-        deep=cli_deep.options(args, args.jobs, check_file_timeout(args.file_timeout)),
-        config=file_set(config.find(), args),
+                          active_only=args.active_only, defines=defines, undefines=undefines,
+                          mappings=mapping_files.read(cfg, args.mappings)),
+        deep=cli_deep.options(args, args.jobs, check_file_timeout(args.file_timeout)), config=cfg,
         leave_amd_built=not args.convert_amd_built)
     data_on_stdout = args.diff or (args.output is not None and str(args.output) == "-")
     if args.verify and (args.output is None or data_on_stdout):
@@ -208,7 +210,7 @@ def _run_compat(args: argparse.Namespace) -> int:
     """convert --compat-header: the generated header and the guarded includes (portkit/commands/compat.py)."""
     from rich.console import Console
 
-    from ..project import config
+    from ..project import config, mapping_files
     from ..commands.compat import compat_paths
     from ..project.settings import scan_options
     from ..commands.convert import diff_bytes, write_compat
@@ -226,8 +228,9 @@ def _run_compat(args: argparse.Namespace) -> int:
         raise PortkitError(f"--jobs must be at least 1, not {args.jobs}")
     if args.force and not args.in_place:
         raise PortkitError("--force only applies with --in-place")
-    options = scan_options(rocm=args.rocm, prefer_roc=args.prefer_roc)
-    result = compat_paths(args.paths, args.compat_header, options, args.jobs, config=file_set(config.find(), args))
+    cfg = file_set(config.find(), args)
+    options = scan_options(rocm=args.rocm, prefer_roc=args.prefer_roc, mappings=mapping_files.read(cfg, args.mappings))
+    result = compat_paths(args.paths, args.compat_header, options, args.jobs, config=cfg)
     if args.diff:
         for f in result.changed:
             sys.stdout.buffer.write(safe_diff(diff_bytes(read_regular(f.entry.path, f.entry.named), f.output or b"",

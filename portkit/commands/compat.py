@@ -25,6 +25,7 @@ is reported as usual (PK001-PK003) and is left for the audit.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,7 +35,8 @@ from ..core.errors import PortkitError
 from ..core.files import Entry, Skipped, read, read_regular
 from ..core.findings import Finding
 from .inplace import digest
-from ..tables.mappings import format_version, target_release
+from ..tables.mappings import MappingDB, format_version, target_release
+from ..tables.project_tables import db_for
 from ..project import pipeline
 from ..engine.facts import ProjectFacts
 from ..project.settings import scan_options
@@ -127,8 +129,9 @@ def _compat_entry(entry: Entry, job: CompatJob) -> FileCompat:
     spelled = _include_spelling(entry.rel, job.header)
     guards: list[Edit] = []
     conflicts: dict[str, set[str]] = {}
+    db = db_for(job.scan)
     for edit in scan.edits:
-        guard = _take(edit, source, spelled, result, conflicts)
+        guard = _take(edit, source, spelled, result, conflicts, db)
         if guard is not None:
             guards.append(guard)
     for name, targets in conflicts.items():
@@ -143,7 +146,7 @@ def _compat_entry(entry: Entry, job: CompatJob) -> FileCompat:
 
 
 def _take(edit: Edit, source: SourceFile, spelled: str, result: FileCompat,
-          conflicts: dict[str, set[str]]) -> Edit | None:
+          conflicts: dict[str, set[str]], db: MappingDB) -> Edit | None:
     """What one converter edit becomes in single-source mode: a guarded include (returned), a name
     for the header, or a line the user must change by hand (result.manual)."""
     data = source.data
@@ -173,9 +176,9 @@ def _take(edit: Edit, source: SourceFile, spelled: str, result: FileCompat,
         # HIP's C++ API also takes the symbol itself (template overloads), as CUDA's does; CUDA defaults
         # written out cannot come from a header (docs/mapping-format.md)
         return None
-    if edit.kind == EditKind.DROPPED_ARGUMENT and _leading_drops(edit.what) is not None:
+    if edit.kind == EditKind.DROPPED_ARGUMENT and _leading_drops(edit.what, db) is not None:
         # written as a function-like macro that drops the leading arguments
-        result.drops[edit.what.rsplit(" argument ", 1)[0]] = _leading_drops(edit.what)
+        result.drops[edit.what.rsplit(" argument ", 1)[0]] = _leading_drops(edit.what, db)
     elif edit.kind == EditKind.NAME and original == edit.what and text.isidentifier():  # a CUDA name
         conflicts.setdefault(edit.what, set()).add(text)
         result.names[edit.what] = text
@@ -201,12 +204,11 @@ def _line_after(line: int, edits: list[Edit], source: SourceFile) -> int:
     return line + shift
 
 
-def _leading_drops(what: str) -> int | None:
+def _leading_drops(what: str, db: MappingDB) -> int | None:
     """`__shfl_down_sync argument 1`: how many leading arguments the mapping drops, when it drops
     only leading ones, which a function-like macro can do
     (`#define __shfl_down_sync(m, ...) __shfl_down(__VA_ARGS__)`); else None."""
-    from ..tables.mappings import default_db
-    mapping = default_db().names.get(what.rsplit(" argument ", 1)[0])
+    mapping = db.names.get(what.rsplit(" argument ", 1)[0])
     if mapping is None or sorted(mapping.drop_args) != list(range(1, len(mapping.drop_args) + 1)):
         return None
     return len(mapping.drop_args) or None
@@ -288,8 +290,8 @@ def _own_header(header: Path) -> bytes | None:
 def compat_paths(paths: list[Path], header: Path, options: Options, jobs: int = 1,
                  progress=None, config: Config = Config()) -> CompatResult:
     """Scan the tree and build the header text and each source's guarded includes (writes nothing)."""
-    from ..tables.mappings import default_db
-    scan = scan_options(rocm=options.rocm, prefer_roc=options.prefer_roc)   # names only: no fix, no polyfill
+    # names only: no fix, no polyfill; the project's own mapping files as convert applies them
+    scan = scan_options(rocm=options.rocm, prefer_roc=options.prefer_roc, mappings=options.mappings)
     project = pipeline.prepare([Path(p) for p in paths], scan, config)
     root, entries, skipped = project.root, project.entries, project.skipped
     try:
@@ -301,13 +303,20 @@ def compat_paths(paths: list[Path], header: Path, options: Options, jobs: int = 
     old_header = _own_header(header)
     job = CompatJob(scan, header_rel, project.facts)
     files = list(ordered_map(_compat_entry, entries, job, jobs, progress))
-    db = default_db()
+    db = db_for(scan)
     names = {k: v for f in files for k, v in f.names.items()}
     kinds = {n: db.names[n].kind for n in names if n in db.names}
     headers = {h for f in files for h in f.headers}
     rocm = format_version(target_release(options.rocm, db))
-    command = f"portkit convert --compat-header {header_rel} --in-place --rocm {rocm} ."
+    given = "".join(f" --mappings {_word(t.shown)}" for t in scan.mappings if t.given)
+    command = f"portkit convert --compat-header {header_rel} --in-place --rocm {rocm}{given} ."
     drops = {k: v for f in files for k, v in f.drops.items() if k in names}
     text = header_text(names, headers, kinds, rocm, command, drops)
     return CompatResult(root, header, text, files, skipped + [f.skipped for f in files if f.skipped], rocm,
                         old_header)
+
+
+def _word(name: str) -> str:
+    """A file name as the header's comment may show it: plain characters, else a placeholder (a
+    name is the user's, and a line break in it would end the comment)."""
+    return name if re.fullmatch(r"[\w./+-]+", name, re.ASCII) else "FILE"
