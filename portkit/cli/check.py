@@ -13,6 +13,7 @@ import stat
 import sys
 from pathlib import Path
 
+from .common import add_mappings
 from ..core.errors import PortkitError
 from ..report.safe_text import safe
 from ..core.pylaunch import module_command
@@ -67,6 +68,7 @@ def _common(p: argparse.ArgumentParser, codes) -> None:
     p.add_argument("--ignore", type=codes, action="extend", default=[], metavar="CODES",
                    help="skip these rule codes or prefixes")
     p.add_argument("--rocm", metavar="X.Y", help="target ROCm release (default: the newest the tables know)")
+    add_mappings(p)
 
 
 def _options(args: argparse.Namespace):
@@ -82,7 +84,7 @@ def _options(args: argparse.Namespace):
     return CheckOptions(
         files=tuple(args.files or ()), staged=staged, diff_base=diff_base, to_ref=to_ref,
         fail_on=args.fail_on, select=tuple(args.select), ignore=tuple(args.ignore),
-        baseline=args.baseline, rocm=args.rocm)
+        baseline=args.baseline, rocm=args.rocm, mappings=tuple(args.mappings))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -117,7 +119,7 @@ def _baseline(args: argparse.Namespace) -> int:
         raise PortkitError(f"{root}: not a directory")
     target = args.output or safe_path(root, baseline_rel(root, cfg, None, Path.cwd()))
     findings, files = write_baseline(root, target, cfg, tuple(args.select) or cfg.select,
-                                     tuple(args.ignore) or cfg.ignore, args.rocm or cfg.rocm)
+                                     tuple(args.ignore) or cfg.ignore, args.rocm or cfg.rocm, tuple(args.mappings))
     print(f"portkit baseline: {findings} finding{'s' if findings != 1 else ''} in {files} files accepted "
           f"-> {safe(str(target))}")
     return 0

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..project import baseline as baseline_file
-from ..project import config, git
+from ..project import config, git, mapping_files
 from . import gate_changes, gate_policy
 from .. import rules
 from ..scan import suppress
@@ -48,6 +48,7 @@ class CheckOptions:
     ignore: tuple[str, ...] = ()
     baseline: Path | None = None
     rocm: str | None = None
+    mappings: tuple[Path, ...] = ()   # --mappings FILE: applied after the policy's own mapping files
 
 
 def run_check(opts: CheckOptions, cwd: Path | None = None) -> CheckResult:
@@ -59,7 +60,9 @@ def run_check(opts: CheckOptions, cwd: Path | None = None) -> CheckResult:
     if fail_on not in SEVERITIES:
         raise PortkitError(f"--fail-on must be one of {', '.join(SEVERITIES)}")
     enabled = rules.selected(list(opts.select or cfg.select), list(opts.ignore or cfg.ignore))
-    scan = scan_options(rocm=opts.rocm or cfg.rocm, audit=True)
+    # the project mapping files of the policy's version, then the user's own --mappings
+    tables = enforced.tables + mapping_files.read_given(opts.mappings, cfg)
+    scan = scan_options(rocm=opts.rocm or cfg.rocm, audit=True, mappings=tables)
     accepted = enforced.accepted.copy()
     result = CheckResult(root=cmp.root, fail_on=fail_on, mode=cmp.mode)
     limit = SEVERITIES.index(fail_on)
@@ -195,11 +198,12 @@ def _touches(f: Finding, lines: set[int]) -> bool:
 
 
 def write_baseline(root: Path, target: Path, cfg: config.Config, select: tuple[str, ...],
-                   ignore: tuple[str, ...], rocm: str | None) -> tuple[int, int]:
-    """Audit the whole project and accept every current finding; (findings, files)."""
+                   ignore: tuple[str, ...], rocm: str | None, mappings: tuple[Path, ...] = ()) -> tuple[int, int]:
+    """Audit the whole project and accept every current finding; (findings, files). The project's
+    mapping files apply, as they do to the check the baseline serves."""
     from .audit import AuditOptions, audit_paths
 
-    scan = scan_options(rocm=rocm, audit=True)
+    scan = scan_options(rocm=rocm, audit=True, mappings=mapping_files.read(cfg, mappings))
     result = audit_paths([root], AuditOptions(scan=scan, select=select, ignore=ignore, config=cfg))
     findings = result.findings
     from ..core.output import write_output

@@ -131,6 +131,9 @@ def tree_facts(root: Path, options: Options, config: Config) -> ProjectFacts:
 
 def _tree_key(root: Path, entries: list[Entry], options: Options, config: Config) -> str:
     parts = [f"platform_model={options.platform_model} polyfills={options.polyfills}", *config.amd_macros, "\0"]
+    # the project's mapping files, by content: the facts read no table today, but a key over all
+    # the settings a gate runs with cannot go stale the day one of them does
+    parts += [f"{table.shown}\0{table.text}" for table in options.mappings] + ["\0"]
     for entry in entries:
         st = entry.path.lstat()
         parts.append(f"{entry.rel}\0{entry.kind}\0{st.st_size}\0{st.st_mtime_ns}")
