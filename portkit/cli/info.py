@@ -7,7 +7,7 @@ import io
 import sys
 from pathlib import Path
 
-from .common import emit
+from .common import add_mappings, emit
 
 
 def add_rules_parsers(sub: argparse._SubParsersAction) -> None:
@@ -23,10 +23,12 @@ def add_mappings_parser(sub: argparse._SubParsersAction) -> None:
         "mappings", help="coverage of the mapping tables, one name, or a full export",
         description="Without NAME: coverage by family (names known, with a HIP target, with a ROC "
                     "target, unsupported). With NAME: that CUDA name's record (or the CUDA names that "
-                    "become a HIP NAME); exit 1 if unknown. --format exports every record.")
+                    "become a HIP NAME); exit 1 if unknown. --format exports every record. The project's own "
+                    "mapping files ([tool.portkit] mappings, --mappings) are included, marked with their file.")
     p.add_argument("name", nargs="?", metavar="NAME", help="a CUDA name or header, e.g. cudaMallocAsync")
     p.add_argument("--format", choices=("text", "json", "csv", "markdown"), default="text")
     p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write the export to FILE")
+    add_mappings(p)
 
 
 def run_rules(args: argparse.Namespace) -> int:
@@ -44,10 +46,13 @@ def run_mappings(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from ..tables.coverage import lookup
+    from ..project import config, mapping_files
     from ..tables.mappings import default_db
+    from ..tables.project_tables import merged
     from ..report import mappings as report
 
-    db = default_db()
+    tables = mapping_files.read(config.find(), args.mappings)
+    db = merged(tables) if tables else default_db()
     console = Console(highlight=False, soft_wrap=True)
     if args.name:
         found = lookup(db, args.name)

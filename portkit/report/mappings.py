@@ -21,7 +21,8 @@ COVERAGE_FIELDS = ("known", "with_hip", "with_roc", "unsupported", "partial")
 
 
 def _coverage_dict(row: FamilyCoverage) -> dict:
-    return {"family": row.family, "title": row.title, **{f: getattr(row, f) for f in COVERAGE_FIELDS}}
+    file = {"file": row.file} if row.file else {}   # a project's own family: its mapping file
+    return {"family": row.family, "title": row.title, **file, **{f: getattr(row, f) for f in COVERAGE_FIELDS}}
 
 
 def render_coverage(db: MappingDB, console: Console) -> None:
@@ -31,9 +32,13 @@ def render_coverage(db: MappingDB, console: Console) -> None:
     for name in ("known", "HIP target", "ROC target", "unsupported", "partial"):
         table.add_column(name, justify="right")
     for row in [*rows, total]:
-        table.add_row(cell(row.family), *(f"{getattr(row, f):,}" for f in COVERAGE_FIELDS),
+        name = f"{row.family} *" if row.file else row.family
+        table.add_row(cell(name), *(f"{getattr(row, f):,}" for f in COVERAGE_FIELDS),
                       end_section=row is rows[-1])
     console.print(table)
+    for row in rows:   # a project's own family: the file it comes from
+        if row.file:
+            say(console, f"* {row.family}: from the project mapping file {row.file}")
 
 
 def render_record(m: Mapping, console: Console) -> None:
@@ -55,7 +60,9 @@ def render_json(db: MappingDB, stream: TextIO) -> None:
 
 
 def render_csv(db: MappingDB, stream: TextIO) -> None:
-    writer = csv.DictWriter(stream, fieldnames=CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
+    project = any(f.project for f in db.families)   # a column for the project mapping file, when there is one
+    writer = csv.DictWriter(stream, fieldnames=CSV_FIELDS + ("file",) * project, extrasaction="ignore",
+                            lineterminator="\n")
     writer.writeheader()
     for m in all_records(db):   # names and notes may come from a project's own tables
         writer.writerow({k: neutralise(v) for k, v in record(m).items()})

@@ -4,16 +4,18 @@ Reported by `portkit check` (portkit/commands/gate_policy.py), never by the audi
 
 What it finds:
     A change under review that edits `[tool.portkit]` / `portkit.toml` (select, ignore, exclude,
-    fail-on, rocm, amd-macros, the baseline's path) or accepts or drops findings in
-    `.portkit-baseline.json`. The gate applies the policy of the version it compares with (the
-    base revision in CI, the index for a commit), so the change cannot pass its own gate by
-    switching it off; this finding tells the reviewer that it tried, or that it legitimately
-    changes what the gate accepts from the next change on.
+    fail-on, rocm, amd-macros, mappings, the baseline's path), a record of a project mapping file
+    that `mappings` names, or accepts or drops findings in `.portkit-baseline.json`. The gate
+    applies the policy of the version it compares with (the base revision in CI, the index for
+    a commit), so the change cannot pass its own gate by switching it off; this finding tells
+    the reviewer that it tried, or that it legitimately changes what the gate accepts from the
+    next change on.
 
 Why it matters on AMD GPUs:
     A gate that the reviewed change can turn off lets inline PTX, warp-size-32 code and other
-    non-portable code land unseen: `ignore = ["PK"]`, an `exclude` of the changed file, or a
-    baseline entry for the change's own hazard.
+    non-portable code land unseen: `ignore = ["PK"]`, an `exclude` of the changed file, a
+    mapping record that gives the change's own CUDA name a HIP name, or a baseline entry for
+    the change's own hazard.
 
 Example:
     [tool.portkit]

@@ -19,11 +19,12 @@ class FamilyCoverage:
     with_roc: int
     unsupported: int
     partial: int
+    file: str = ""     # the project mapping file of a project's own family ("": shipped)
 
 
-def _count(family: str, title: str, records: list[Mapping]) -> FamilyCoverage:
+def _count(family: str, title: str, records: list[Mapping], file: str = "") -> FamilyCoverage:
     return FamilyCoverage(
-        family=family, title=title, known=len(records),
+        family=family, title=title, known=len(records), file=file,
         with_hip=sum(1 for m in records if m.hip),
         with_roc=sum(1 for m in records if m.roc),
         unsupported=sum(1 for m in records if m.status == "unsupported"),
@@ -51,13 +52,17 @@ def titles(db: MappingDB) -> dict[str, str]:
 def coverage(db: MappingDB) -> tuple[list[FamilyCoverage], FamilyCoverage]:
     """Per-family coverage and the total."""
     groups, names = by_family(db), titles(db)
-    rows = [_count(name, names.get(name, name), records) for name, records in groups.items()]
+    files = {f.name: f.path for f in db.families if f.project}
+    rows = [_count(name, names.get(name, name), records, files.get(name, "")) for name, records in groups.items()]
     return rows, _count("total", "All families", [m for records in groups.values() for m in records])
 
 
 def record(m: Mapping) -> dict:
     """One record as JSON-ready data; versions as "X.Y[.Z]", absent fields left out."""
-    out: dict = {"cuda": m.cuda, "family": m.family, "kind": m.kind, "status": m.status}
+    out: dict = {"cuda": m.cuda, "family": m.family}
+    if m.origin:   # a project mapping file's record (tables/project_tables.py)
+        out["file"] = m.origin
+    out.update(kind=m.kind, status=m.status)
     if m.hip:
         out["hip"] = m.hip
     if m.roc:
