@@ -12,8 +12,8 @@ import argparse
 import os
 import sys
 
-from . import (audit as cli_audit, convert as cli_convert, check as cli_gate, info as cli_info,
-    verify as cli_verify)
+from . import (audit as cli_audit, convert as cli_convert, check as cli_gate, completion as cli_completion,
+    info as cli_info, verify as cli_verify)
 from .common import codes, progress_factory
 from ..core.errors import PortkitError
 from ..report.safe_text import safe
@@ -35,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_gate.add_parsers(sub, codes)    # check, baseline, hook
     cli_verify.add_parser(sub)
     cli_info.add_mappings_parser(sub)
+    cli_completion.add_parser(sub)
     return parser
 
 
@@ -66,6 +67,8 @@ def main(argv: list[str] | None = None) -> int:
             return cli_info.run_rules(args)
         if args.command in ("check", "baseline", "hook"):
             return cli_gate.run(args)
+        if args.command == "completion":
+            return cli_completion.run(args, parser)
         if args.command == "verify":
             from rich.console import Console
             return cli_verify.run(args, progress_factory(Console(stderr=True), "compiling"))
