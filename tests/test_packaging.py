@@ -51,6 +51,7 @@ def dists(tmp_path_factory) -> tuple[Path, Path]:
     return next(out.glob("portkit-*.tar.gz")), next(out.glob("portkit-*.whl"))
 
 
+@pytest.mark.slow   # builds the sdist and the wheel: about 10 s on 2 cores
 def test_wheel_ships_the_licence_type_information_and_tables(dists):
     wheel = zipfile.ZipFile(dists[1])
     names = set(wheel.namelist())
@@ -65,6 +66,7 @@ def test_wheel_ships_the_licence_type_information_and_tables(dists):
     assert "Requires-Dist: tree-sitter-cuda<0.22,>=0.21.1" in metadata
 
 
+@pytest.mark.slow   # builds the sdist and the wheel: about 10 s on 2 cores
 def test_sdist_ships_the_licence_type_information_and_tables(dists):
     with tarfile.open(dists[0]) as sdist:
         names = set(sdist.getnames())
