@@ -20,7 +20,8 @@ from ..estimate.effort import Estimate, Item
 from ..estimate.scope import has_cuda, is_part
 from ..core.findings import SEVERITIES, Finding
 from ..core.findingstore import CAP_PER_CODE
-from ..tables.mappings import default_db, format_version
+from ..tables.mappings import format_version
+from ..tables.project_tables import db_for
 from ..core.version import __version__
 
 SCHEMA_VERSION = 1
@@ -206,8 +207,8 @@ def audit_document(result: AuditResult) -> dict:
     found = sum(s.metrics.refs_found for s in scans)
     converted = sum(s.metrics.refs_converted for s in scans)
     severity = Counter(f.severity for f in findings)
-    db = default_db()
     opts = result.options
+    db = db_for(opts.scan)   # the tables the audit ran with: the project's mapping files counted
     rule_index = rules.by_code()
     doc = {
         "tool": {"name": "portkit", "version": __version__,
