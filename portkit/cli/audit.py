@@ -39,7 +39,6 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--explain-estimate", action="store_true",
                    help="print the estimate's work items as a table (what each covers, its hours and why)")
     add_platform_model(p)
-    add_file_set(p)
     p.add_argument("--no-polyfills", action="store_false", dest="polyfills",
                    help="price the names the --rocm release lacks as left for people, not as the polyfills "
                         "`portkit convert` defines for them (docs/polyfills.md)")
@@ -50,6 +49,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--history", type=Path, metavar="PATH",
                    help="the history database (default: .portkit/history.sqlite under the audited root)")
     add_mappings(p)
+    add_file_set(p)
     add_jobs(p)
     add_file_timeout(p)
     p.add_argument("-q", "--quiet", action="store_true", help="text format: print nothing; use the exit code")

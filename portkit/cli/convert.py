@@ -28,6 +28,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     _add_spelling(p, newest)
     _add_layout(p)
     add_mappings(p)
+    add_file_set(p)
     add_jobs(p)
     add_file_timeout(p)
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
@@ -71,7 +72,6 @@ def _add_spelling(p: argparse.ArgumentParser, newest: str) -> None:
                    help=f"target ROCm release: names HIP only has in later releases are left and "
                         f"reported (default: {newest})")
     add_platform_model(p)
-    add_file_set(p)
     p.add_argument("--rewrite-guards", action="store_true",
                    help="rewrite CUDA version guards so the AMD build takes the branch a current nvcc build takes "
                         "(#if CUDA_VERSION >= X -> ... || defined(__HIP_PLATFORM_AMD__), #ifdef __CUDA_ARCH__ -> "
