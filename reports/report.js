@@ -1,5 +1,7 @@
-// Sorting, filtering and paging of the findings table. Cells are filled with textContent only:
-// file names and snippets are untrusted text, never markup.
+// Sorting, filtering and paging of the table of all findings, and opening the folded sections a
+// link points into. Cells are built from text nodes only: file names, messages and snippets are
+// untrusted text, never markup (paths get <wbr> after each '/', `code` spans a <code>, as
+// html_markup.py renders them on the server side).
 (function () {
   "use strict";
   var data = JSON.parse(document.getElementById("findings-data").textContent);
@@ -35,6 +37,32 @@
     return td;
   }
 
+  function pathCell(tr, path) {
+    var td = cell(tr, "");
+    var outer = document.createElement("span");
+    outer.className = "path";
+    path.split("/").forEach(function (segment, k) {
+      if (k > 0) { outer.appendChild(document.createTextNode("/")); outer.appendChild(document.createElement("wbr")); }
+      var seg = document.createElement("span");
+      seg.className = "seg";
+      seg.textContent = segment;
+      outer.appendChild(seg);
+    });
+    td.appendChild(outer);
+  }
+
+  function codeCell(tr, value) {
+    var td = cell(tr, "");
+    var parts = String(value).split("`");
+    if (parts.length % 2 === 0) parts.splice(-2, 2, parts[parts.length - 2] + "`" + parts[parts.length - 1]);
+    parts.forEach(function (part, k) {
+      if (k % 2 === 0) { td.appendChild(document.createTextNode(part)); return; }
+      var code = document.createElement("code");
+      code.textContent = part;
+      td.appendChild(code);
+    });
+  }
+
   function draw() {
     var q = text.value.toLowerCase(), s = severity.value, c = code.value;
     shown = rows.filter(function (r) {
@@ -46,14 +74,14 @@
     var fragment = document.createDocumentFragment();
     shown.slice(page * PAGE, (page + 1) * PAGE).forEach(function (r) {
       var tr = document.createElement("tr");
-      cell(tr, r.path, "mono");
+      pathCell(tr, r.path);
       cell(tr, r.line, "num");
       cell(tr, r.code);
       var sev = document.createElement("span");
       sev.className = "sev sev-" + r.severity;
       sev.textContent = r.severity;
       cell(tr, "").appendChild(sev);
-      cell(tr, r.message);
+      codeCell(tr, r.message);
       cell(tr, r.snippet, "mono snippet");
       fragment.appendChild(tr);
     });
@@ -83,8 +111,17 @@
   });
   prev.addEventListener("click", function () { page -= 1; draw(); });
   next.addEventListener("click", function () { page += 1; draw(); });
-  document.getElementById("filters").hidden = false;
-  var note = document.getElementById("more-note");
-  if (note) note.hidden = true;
+  document.getElementById("all-findings").hidden = false;
   draw();
+
+  // A link to a decision's sites opens the folded sections around them.
+  function openTarget() {
+    var target = location.hash && document.getElementById(decodeURIComponent(location.hash.slice(1)));
+    for (var node = target; node; node = node.parentElement) {
+      if (node.tagName === "DETAILS") node.open = true;
+    }
+    if (target) target.scrollIntoView();
+  }
+  window.addEventListener("hashchange", openTarget);
+  openTarget();
 })();

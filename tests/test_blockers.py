@@ -125,8 +125,8 @@ def test_sample_project_no_longer_headlines_converted_automatically():
                         "(high severity or worse); blockers: 0")
     assert "Converted automatically" not in out.getvalue()
     page = _html(doc)
-    assert '<div class="label" id="kpi-converted-label">of CUDA references converted mechanically; ' \
-           '4 findings need a person</div>' in page
+    assert '<p class="conversion" id="conversion">58 of 58 CUDA references (100.0%) converted mechanically; ' \
+           '4 findings need a person (high severity or worse); blockers: 0.</p>' in page
 
 
 def _html(doc: dict) -> str:

@@ -12,7 +12,7 @@ from conftest import REPO
 from portkit.project import history
 from portkit.commands.audit import AuditOptions, audit_paths
 from portkit.cli.app import main
-from portkit.report import html
+from portkit.report import html, html_groups, html_markup
 from portkit.report.model import audit_document
 from portkit.scan.walk import Options
 
@@ -23,12 +23,22 @@ def sample_doc() -> dict:
     return audit_document(audit_paths([SAMPLE], AuditOptions(scan=Options(audit=True, rocm=(5, 2, 0)))))
 
 
-def test_bar_chart_geometry_and_labels():
-    chart = html.bar_chart([("warp", 40.0), ("build", 10.0), ("api", 0.25)])
-    assert chart["height"] == 3 * html.BAR["row"]
-    assert [(b["label"], b["value"], b["width"], b["y"]) for b in chart["bars"]] == [
-        ("warp", "40 h", 330.0, 4), ("build", "10 h", 82.5, 28), ("api", "0.2 h", 2.1, 52)]
-    assert chart["bars"][1]["text_x"] == html.BAR["label"] + 82.5 + 6
+def test_bars_are_shares_of_the_longest_labelled_with_hours():
+    assert html.bars([("warp", 40.0, True), ("build", 10.0, False), ("api", 0.25, False), ("none", 0.0, False)]) == [
+        {"label": "warp", "value": "40 h", "percent": 100.0, "decision": True},
+        {"label": "build", "value": "10 h", "percent": 25.0, "decision": False},
+        {"label": "api", "value": "0.2 h", "percent": 0.6, "decision": False},
+        {"label": "none", "value": "0.0 h", "percent": 0.5, "decision": False}]   # a sliver stays visible
+
+
+def test_the_one_chart_is_the_largest_work_items_then_the_rest():
+    items = [{"label": f"item {k}", "p50": float(k)} for k in range(1, 11)]
+    chart = html.hours_chart(items, {"item 9"})
+    assert [(b["label"], b["value"], b["decision"]) for b in chart] == [
+        ("item 10", "10 h", False), ("item 9", "9.0 h", True), ("item 8", "8.0 h", False), ("item 7", "7.0 h", False),
+        ("item 6", "6.0 h", False), ("item 5", "5.0 h", False), ("item 4", "4.0 h", False), ("item 3", "3.0 h", False),
+        ("2 other work items", "3.0 h", False)]
+    assert html.hours_chart(items[:2], set()) == html.bars([("item 2", 2.0, False), ("item 1", 1.0, False)])
 
 
 def test_directories_are_top_ten_plus_the_rest():
@@ -48,16 +58,22 @@ def test_trend_needs_two_runs_and_scales_each_line():
     assert [r["date"] for r in trend["runs"]] == ["2026-11-01", "2026-11-02", "2026-11-03"]
 
 
+def _page(doc: dict) -> str:
+    out = io.StringIO()
+    html.render(doc, out)
+    return out.getvalue()
+
+
 def test_headline_comes_from_the_audit_document():
     doc = sample_doc()
-    page = io.StringIO()
-    html.render(doc, page)
-    text = page.getvalue()
-    e = doc["estimate"]
-    assert f'<div class="big" id="kpi-p50">{e["person_weeks"]["p50"]:.1f}</div>' in text
-    assert f'<span id="kpi-blockers">{doc["summary"]["blockers"]}</span> blocker sites' in text
-    assert f'<div class="big" id="kpi-decisions">{len(doc["estimate"]["decisions"])}</div>' in text
-    assert f'id="kpi-converted">{doc["summary"]["converted_share"] * 100:.0f}%</div>' in text
+    text = _page(doc)
+    weeks = doc["estimate"]["person_weeks"]
+    assert (f'<p class="big"><span id="kpi-p50">{weeks["p50"]:.1f}</span> <span class="unit">person-weeks</span></p>'
+            in text)
+    assert (f'<p class="range" id="estimate-range">likely (P50); <span id="kpi-p10">{weeks["p10"]:.1f}</span>&ndash;'
+            f'<span id="kpi-p90">{weeks["p90"]:.1f}</span> person-weeks (P10&ndash;P90)</p>') in text
+    assert '<p class="big"><span id="kpi-decisions">0</span> <span class="unit">decisions</span></p>' in text
+    assert f'<span id="kpi-blockers">{doc["summary"]["blockers"]}</span> blocker sites in all' in text
     assert "http://" not in text.replace("http://www.w3.org", "") and "https://" not in text
 
 
@@ -125,3 +141,167 @@ def test_every_command_that_writes_a_report_names_the_file(tmp_path: Path, capsy
     assert capsys.readouterr().err.splitlines() == [f"portkit: wrote the csv export to {export}"]
     assert main(["audit", str(SAMPLE), "-q", "--html", str(page)]) == 0
     assert capsys.readouterr().err == ""
+
+
+# --- the layout: the answer first, one chart, the rest folded (issue 33, item 8) ---------------------
+
+class _Outline(HTMLParser):
+    """The page's sections in order, the ids inside each, and every <details> with its `open`."""
+
+    def __init__(self):
+        super().__init__()
+        self.sections: list[str] = []
+        self.ids: dict[str, list[str]] = {}
+        self.details: list[tuple[str, bool]] = []
+        self.folded: list[str] = []   # the ids of the folds directly inside #details
+        self._depth = 0
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "section":
+            self.sections.append(attrs["id"])
+        elif "id" in attrs and self.sections:
+            self.ids.setdefault(self.sections[-1], []).append(attrs["id"])
+        if tag == "details":
+            self.details.append((attrs.get("id", attrs.get("class", "")), "open" in attrs))
+            if self.sections[-1] == "details" and self._depth == 0:
+                self.folded.append(attrs["id"])
+            self._depth += 1
+
+    def handle_endtag(self, tag):
+        if tag == "details":
+            self._depth -= 1
+
+
+def _outline(text: str) -> _Outline:
+    parser = _Outline()
+    parser.feed(text)
+    return parser
+
+
+def test_the_page_answers_first_then_one_chart_then_folded_details():
+    doc = sample_doc()
+    text = _page(doc)
+    outline = _outline(text)
+    assert outline.sections == ["answer", "decisions", "effort", "details", "method"]
+    assert outline.ids["answer"] == ["headline", "kpi-p50", "estimate-range", "kpi-p10", "kpi-p90", "blocks",
+                                     "kpi-decisions", "kpi-blockers", "not-included", "scope", "conversion"]
+    assert outline.ids["decisions"] == ["no-decisions"]
+    assert outline.folded == ["blocker-sites", "work-items", "by-directory", "dependencies", "breakdown", "trend",
+                              "all-findings", "files"]   # and "polyfills" where convert would define some
+    assert outline.details and not [d for d, is_open in outline.details if is_open]
+    items = [i for i in doc["estimate"]["items"] if not i["optional"]]
+    assert text.count('<div class="bar-row"') == len(html.hours_chart(items, set())) == 9
+    assert "<svg" not in text   # the one chart is HTML; the trend (an svg) needs two recorded runs
+    assert '<details id="all-findings" class="section" hidden>' in text   # the script shows it
+
+
+def test_the_conversion_share_is_a_sentence_not_a_headline_figure():
+    doc = sample_doc()
+    text = _page(doc)
+    assert text.count("(100.0%)") == 1 and ">100%<" not in text   # the old headline card's figure
+    assert ('<p class="conversion" id="conversion">58 of 58 CUDA references (100.0%) converted mechanically; 4 findings '
+            'need a person (high severity or worse); blockers: 0.</p>') in text
+    assert ('<span id="kpi-blockers">0</span> blocker sites in all &middot; 4 findings need a person</p>') in text
+
+
+FLASH = REPO / "fixtures" / "audit" / "flash_attention_like"
+
+
+def test_decisions_lead_and_link_to_their_sites_grouped():
+    doc = audit_document(audit_paths([FLASH], AuditOptions()))
+    text = _page(doc)
+    assert '<p class="big"><span id="kpi-decisions">2</span> <span class="unit">decisions</span></p>' in text
+    assert ('<tr><td><a href="#decision-1">rewrite the code built on CUTLASS and CuTe (CUTLASS 3 layout algebra, CuTe '
+            'DSL)</a></td><td>composable_kernel (CK) for fused kernels, hipBLASLt for plain GEMMs with epilogues <span '
+            'class="since">(ROCm 5.7+)</span></td><td>12 sites (11 blockers) in 3 files, 3 kernels</td><td class="num">'
+            '345 h (200\u2013552)</td></tr>') in text
+    assert ('<summary>rewrite the code built on CUTLASS and CuTe (CUTLASS 3 layout algebra, CuTe DSL): 11 blocker sites '
+            'in 3 files &middot; in the estimate</summary>') in text
+    assert ('<summary>rewrite the code built on Hopper TMA/WGMMA through CuTe (FlashAttention-3 style kernels): 1 '
+            'blocker site in 1 file &middot; in the estimate</summary>') in text
+    head = ('<p class="group-head"><span class="sev sev-blocker">blocker</span> <strong>PK402</strong> rewrite-blocker '
+            '<span class="count">&times;&nbsp;{}</span> <span class="small">in {}</span></p>')
+    blockers = text[text.index('id="decision-1"'):text.index('id="work-items"')]
+    assert [blockers.count(head.format(n, files)) for n, files in ((11, "3 files"), (1, "1 file"))] == [1, 1]
+    assert blockers.count('<p class="group-head">') == 2   # 12 blocker rows became two groups
+    assert '<span class="dir"><span class="path"><span class="seg">csrc</span></span>/</span>' in blockers
+
+
+# --- grouping: same rule and same advice, one row ------------------------------------------------
+
+def _finding(path: str, line: int, message: str, code: str = "PK201", fix: str = "use `warpSize`",
+             severity: str = "high") -> dict:
+    return {"code": code, "name": {"PK201": "hardcoded-warp-size", "PK402": "rewrite-blocker"}.get(code, "x"),
+            "severity": severity, "path": path, "line": line, "column": 1, "message": message, "fix": fix}
+
+
+WARP = " assumes 32-lane warps; an AMD wavefront has 64 lanes"
+
+
+def test_identical_findings_are_one_group_with_their_sites_folded_by_directory():
+    findings = [_finding("src/b.cu", 9, "`tid % 32`" + WARP), _finding("src/a.cu", 4, "`tid / 32`" + WARP),
+                _finding("lib/c.cu", 2, "`tid / 32`" + WARP),
+                _finding("src/a.cu", 7, "`tid / 32`" + WARP, fix="other advice"),
+                _finding("x.cu", 1, "NPP: no drop-in", code="PK402", fix="RPP", severity="blocker")]
+    groups = html_groups.finding_groups(findings)
+    assert [(g["severity"], g["code"], g["fix"], g["count"], g["files"]) for g in groups] == [
+        ("blocker", "PK402", "RPP", 1, 1), ("high", "PK201", "use `warpSize`", 3, 3),
+        ("high", "PK201", "other advice", 1, 1)]
+    warp = groups[1]
+    assert (warp["messages"], warp["tail"], warp["more"]) == (2, WARP, 0)
+    assert warp["places"] == [
+        {"directory": "lib", "sites": [{"file": "c.cu", "line": 2, "message": "`tid / 32`"}]},
+        {"directory": "src", "sites": [{"file": "a.cu", "line": 4, "message": "`tid / 32`"},
+                                       {"file": "b.cu", "line": 9, "message": "`tid % 32`"}]}]
+    assert groups[0]["places"] == [{"directory": ".", "sites": [{"file": "x.cu", "line": 1, "message": ""}]}]
+
+
+def test_a_shared_tail_starts_at_a_space_outside_code():
+    assert html_groups.shared_tail(["nppiFree(): NPP has no drop-in on AMD", "nppsMalloc_8u(): NPP has no drop-in on AMD"]
+                                   ) == " NPP has no drop-in on AMD"
+    assert html_groups.shared_tail(["`x / 32`" + WARP, "`y % 32`" + WARP]) == WARP   # not " 32` assumes ..."
+    assert html_groups.shared_tail(["a is short", "b is short"]) == ""       # under 16 characters says nothing
+    assert html_groups.shared_tail(["same" + WARP, "same" + WARP[:-1]]) == ""
+    assert html_groups.shared_tail([WARP, "`x`" + WARP]) == ""               # one message has no part of its own
+    assert html_groups.shared_tail(["only one" + WARP]) == ""
+
+
+def test_blockers_are_grouped_under_the_decision_whose_item_lists_them():
+    decisions = [{"label": "rewrite NPP", "optional": "", "sites": 2},
+                 {"label": "rewrite cuDLA", "optional": "benchmarks, tests, examples and dev code", "sites": 1}]
+    items = [{"label": "rewrite NPP", "optional": "", "count": 2, "findings": ["a.cu:1", "a.cu:5"]},
+             {"label": "rewrite cuDLA", "optional": "", "count": 1, "findings": ["d.cu:3"]},   # not that part
+             {"label": "rewrite cuDLA", "optional": "benchmarks, tests, examples and dev code", "count": 1,
+              "findings": ["t/d.cu:3"]}]
+    findings = [_finding("a.cu", 1, "m", "PK402", "RPP", "blocker"), _finding("a.cu", 5, "m", "PK402", "RPP", "blocker"),
+                _finding("a.cu", 5, "warp", severity="high"), _finding("t/d.cu", 3, "m", "PK402", "none", "blocker"),
+                _finding("z.cu", 8, "m", "PK302", "host launches", "blocker")]
+    out = html_groups.by_decision(decisions, items, findings)
+    assert [(o["decision"] and o["decision"]["label"], o["anchor"], o["count"], o["files"],
+             [(g["code"], g["count"]) for g in o["groups"]]) for o in out] == [
+        ("rewrite NPP", "decision-1", 2, 1, [("PK402", 2)]),
+        ("rewrite cuDLA", "decision-2", 1, 1, [("PK402", 1)]),
+        (None, "decision-other", 1, 1, [("PK302", 1)])]
+
+
+def test_findings_by_directory_are_two_levels_deep_the_most_first():
+    findings = [_finding("Samples/0_Intro/a/k.cu", 1, "m"), _finding("Samples/0_Intro/b/k.cu", 1, "m"),
+                _finding("Samples/0_Intro/b/k.cu", 2, "m", severity="blocker", code="PK402", fix="RPP"),
+                _finding("Common/h.h", 3, "m"), _finding("top.cu", 1, "m")]
+    areas = html_groups.by_area(findings)
+    assert [(a["name"], a["count"], a["files"], a["severities"], len(a["groups"])) for a in areas] == [
+        ("Samples/0_Intro", 3, 2, [("blocker", 1), ("high", 2)], 2), (".", 1, 1, [("high", 1)], 1),
+        ("Common", 1, 1, [("high", 1)], 1)]
+
+
+def test_backtick_spans_are_code_and_paths_wrap_only_after_a_slash():
+    assert html_markup.code_spans("use `a<b` or `c`") == "use <code>a&lt;b</code> or <code>c</code>"
+    assert html_markup.code_spans("pairs `left` to `right & a lone ` stays") == (
+        "pairs <code>left</code> to <code>right &amp; a lone </code> stays")
+    assert html_markup.code_spans("`a`b`") == "<code>a</code>b`"
+    assert html_markup.path("dev/cuda/<x>.cu") == (
+        '<span class="path"><span class="seg">dev</span>/<wbr><span class="seg">cuda</span>/<wbr>'
+        '<span class="seg">&lt;x&gt;.cu</span></span>')
+    css = (REPO / "reports" / "report.css").read_text()
+    assert ".path .seg, .site { white-space: nowrap; }" in css   # inside a cell that may break anywhere, too

@@ -63,6 +63,8 @@ AUDIT = {
 
 
 POLYFILLS = [{"name": str, "serves": [str], "files": [str], "note": str}]
+DECISIONS = [{"label": str, "alternative": str, "rocm_since": str, "kernels": int, "files": int, "sites": int,
+              "blocker_sites": int, "hours": PERCENTILES, "optional": str}]
 ENGINE = {"units": int, "added": int, "left_out_inactive": int, "fell_back": [object]}
 
 
@@ -71,6 +73,8 @@ def audit_problem(doc: object) -> str | None:
     found = problem(doc, AUDIT)
     if found is None and "polyfills" in doc["summary"]:   # absent from documents saved before it existed
         found = problem(doc["summary"]["polyfills"], POLYFILLS, "summary.polyfills")
+    if found is None and "decisions" in doc["estimate"]:   # absent from documents saved before it existed
+        found = problem(doc["estimate"]["decisions"], DECISIONS, "estimate.decisions")
     if found is None and doc.get("engine"):   # deep mode only
         found = problem(doc["engine"], ENGINE, "engine")
     return found
