@@ -22,11 +22,14 @@ def readme_commands() -> list[str]:
 
 def test_readme_starts_with_exactly_two_commands_and_ci_runs_them():
     main_job, tests = readme_commands()
+    # a fresh machine: a virtual environment first, then portkit alone (no test or deep extras)
+    assert main_job.startswith("python3 -m venv .venv && . .venv/bin/activate && pip install . && ")
     assert "portkit convert fixtures/sample_project" in main_job
     assert "portkit audit fixtures/sample_project" in main_job and "--html out/" in main_job
-    assert tests == "python -m pytest -q -n auto"
+    install, run = tests.split(" && ")
+    assert (install, run) == ("python -m pip install '.[test,deep]'", "python -m pytest -q -n auto")
     ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
-    assert tests in ci.splitlines()
+    assert run in ci.splitlines() and "python -m pip install -q '.[test,deep]'" in ci
     assert "portkit convert fixtures/sample_project" in ci
     assert "portkit audit fixtures/sample_project" in ci
     assert "PORTKIT_REQUIRE_TOOLS=1" in ci
