@@ -12,7 +12,7 @@ from conftest import REPO
 from portkit.project import history
 from portkit.commands.audit import AuditOptions, audit_paths
 from portkit.cli.app import main
-from portkit.report import html, html_groups, html_markup
+from portkit.report import html, html_groups, html_markup, shape
 from portkit.report.model import audit_document
 from portkit.scan.walk import Options
 
@@ -305,3 +305,18 @@ def test_backtick_spans_are_code_and_paths_wrap_only_after_a_slash():
         '<span class="seg">&lt;x&gt;.cu</span></span>')
     css = (REPO / "reports" / "report.css").read_text()
     assert ".path .seg, .site { white-space: nowrap; }" in css   # inside a cell that may break anywhere, too
+
+
+def test_a_saved_audit_with_a_broken_decision_is_refused_in_one_line(tmp_path: Path, capsys):
+    """The first screen reads estimate.decisions: checked like every other field (report/shape.py)."""
+    doc = audit_document(audit_paths([FLASH], AuditOptions()))
+    assert shape.audit_problem(doc) is None
+    doc["estimate"]["decisions"][1]["blocker_sites"] = "1"
+    saved = tmp_path / "audit.json"
+    saved.write_text(json.dumps(doc))
+    assert main(["report", str(saved), "-o", str(tmp_path / "r.html")]) == 2
+    assert capsys.readouterr().err == (f"portkit: error: {saved}: not a valid portkit audit: "
+                                       "estimate.decisions[1].blocker_sites: expected an integer, got '1'\n")
+    del doc["estimate"]["decisions"]   # a document saved before decisions existed still renders
+    assert shape.audit_problem(doc) is None
+    assert '<p id="no-decisions">' in _page(doc)
