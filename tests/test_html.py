@@ -300,6 +300,8 @@ def test_backtick_spans_are_code_and_paths_wrap_only_after_a_slash():
     assert html_markup.code_spans("pairs `left` to `right & a lone ` stays") == (
         "pairs <code>left</code> to <code>right &amp; a lone </code> stays")
     assert html_markup.code_spans("`a`b`") == "<code>a</code>b`"
+    assert html_markup.name_breaks("no-hip-equivalent: CUBLAS_STATUS `a_b<`") == (
+        "no-hip-equivalent: CUBLAS_<wbr>STATUS <code>a_<wbr>b&lt;</code>")   # a long name breaks between words
     assert html_markup.path("dev/cuda/<x>.cu") == (
         '<span class="path"><span class="seg">dev</span>/<wbr><span class="seg">cuda</span>/<wbr>'
         '<span class="seg">&lt;x&gt;.cu</span></span>')

@@ -229,6 +229,7 @@ def _environment():
     env.globals["inline"] = lambda name: Markup((Path(folder) / name).read_text(encoding="utf-8"))
     env.filters["code"] = html_markup.code_spans
     env.filters["path"] = html_markup.path
+    env.filters["name"] = html_markup.name_breaks
     return env
 
 
