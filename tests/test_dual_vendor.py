@@ -59,3 +59,20 @@ def test_o_naming_a_file_writes_that_file_with_its_helper_header_beside_it(tmp_p
     capsys.readouterr()
     assert main(["convert", str(src / "main.cu"), "-o", str(src / "main.cu"), "-q"]) == 2
     assert capsys.readouterr().err == f"portkit: error: {src / 'main.cu'}: the output is the input file; use --in-place\n"
+
+
+def test_a_cuda_macro_the_amd_build_defines_itself_keeps_its_name(tmp_path: Path, capsys):
+    """faiss's VectorResidual.cu defines CUDART_NAN_F under USE_AMD_ROCM and includes
+    math_constants.h only in the #else: its uses stay CUDART_NAN_F (HIP_NAN_F is defined by a
+    header the AMD build never includes). A definition only NVIDIA compiles does not count."""
+    tree = write_tree(tmp_path / "src", {
+        "amd.cu": "#ifdef USE_AMD_ROCM\n#define CUDART_NAN_F __int_as_float(0x7fffffff)\n#else\n"
+                  "#include <math_constants.h>\n#endif\n__global__ void k(float* r) { r[0] = CUDART_NAN_F; }\n",
+        "nvidia.cu": "#include <cuda_runtime.h>\n#ifdef __CUDA_ARCH__\n#define CUDART_INF_F 1\n#endif\n#include <math_constants.h>\n"
+                     "__global__ void k(float* r) { r[0] = CUDART_INF_F; }\n"})
+    assert main(["convert", str(tree), "-o", str(tmp_path / "out"), "-q", "--convert-amd-built"]) == 0
+    assert (tmp_path / "out" / "amd.cu").read_text() == (tree / "amd.cu").read_text()
+    assert (tmp_path / "out" / "nvidia.cu").read_text() == (
+        "#include <hip/hip_runtime.h>\n#ifdef __CUDA_ARCH__\n#define HIP_INF_F 1\n#endif\n"
+        "#include <hip/hip_math_constants.h>\n"
+        "__global__ void k(float* r) { r[0] = HIP_INF_F; }\n")

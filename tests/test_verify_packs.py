@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from cases import all_cases
-from conftest import REPO, require_tool
+from conftest import REPO, require_tool, write_tree
 from portkit.cli.app import main
 from portkit.commands.verify import VerifyOptions, packs, verify_tree
 from portkit.core.errors import PortkitError
@@ -235,6 +235,30 @@ def test_an_address_space_intrinsic_is_a_finding_with_its_fix_and_explains_the_e
     result = verify_tree(out, VerifyOptions(rocm=(6, 2, 0), rocm_headers=str(pack62)))
     [unit] = result.units
     assert (unit.status, unit.explained, [f.code for e in unit.errors for f in e.findings]) == ("failed", True, ["PK001"])
+
+
+@pytest.mark.compile
+def test_a_cuda_header_in_the_projects_own_amd_branch_is_explained_by_the_platform_model(pack62: Path, tmp_path: Path,
+                                                                                       capsys):
+    """faiss's PtxUtils.cuh: `#ifdef USE_AMD_ROCM` `#include <device_functions.h>` (its AMD build runs
+    hipify over the tree). Left as ported by convert; verified with -DUSE_AMD_ROCM it is PK103, not
+    "unexplained" (43 faiss units at 6.2, once the pack held rocThrust and they were reached)."""
+    _clang()
+    tree = write_tree(tmp_path / "src", {"k.cu": "#include <cuda_runtime.h>\n#ifdef USE_AMD_ROCM\n"
+                                                 "#include <device_functions.h>\n#endif\n__global__ void k() {}\n"})
+    out = tmp_path / "out"
+    assert main(["convert", str(tree), "-o", str(out), "-q", "--rocm", "6.2", "--convert-amd-built"]) == 0
+    assert (out / "k.cu").read_text().splitlines()[:3] == ["#include <hip/hip_runtime.h>", "#ifdef USE_AMD_ROCM",
+                                                           "#include <device_functions.h>"]
+    result = verify_tree(out, VerifyOptions(rocm=(6, 2, 0), rocm_headers=str(pack62), defines=("USE_AMD_ROCM",)))
+    [unit] = result.units
+    [error] = unit.errors
+    [finding] = error.findings
+    assert (unit.status, unit.explained, finding.code, finding.line, finding.message) == (
+        "failed", True, "PK103", 3,
+        "device_functions.h is CUDA's header (HIP: hip/device_functions.h) in a branch only the project's AMD build "
+        "compiles, which portkit leaves as the project wrote it: the project's own AMD build translates it (a hipify "
+        "step), or convert with --no-platform-model to convert that branch too")
 
 
 def portkit_convert(source: bytes):

@@ -17,6 +17,7 @@ from tree_sitter import Node
 from . import cudacc, polyfills
 from ..engine.context import ScanContext, View
 from ..core.edits import EditKind
+from ..platform import regions
 from ..tables.mappings import Mapping, format_version, tables_dir
 from ..tables.records import table
 from . import arguments, atomics, codes, ffs, sparse_buffers
@@ -89,6 +90,8 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
         return   # Backend::cudaMalloc, a class's own member: not CUDA's C API
     if mapping.kind == "type" and node.text in ctx.derived(own_types):
         return   # ggml-sycl's `struct __nv_fp8_e4m3 {...}`: the file's own type, not CUDA's
+    if mapping.kind == "macro" and node.text in ctx.derived(own_macros):
+        return   # faiss's `#ifdef USE_AMD_ROCM #define CUDART_NAN_F ...`: the AMD build's own definition
     parent = node.parent
     if parent is not None and parent.is_error and _inside_string(view.data, node.start_byte):
         return   # error recovery split a string literal: "cudaMalloc failed" is text, not code
@@ -111,6 +114,33 @@ def own_types(ctx: ScanContext) -> frozenset[bytes]:
     names = ctx.db.names_by_bytes
     found = (m.group(1) or m.group(2) or m.group(3) for m in _OWN_TYPE.finditer(data))
     return frozenset(n for n in found if n in names and names[n].kind == "type")
+
+
+_DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)", re.M)
+
+
+def own_macros(ctx: ScanContext) -> frozenset[bytes]:
+    """CUDA macro names the file `#define`s itself where the AMD build compiles the definition
+    (shared code, or a branch only the AMD build takes): faiss's VectorResidual.cu defines
+    CUDART_NAN_F under `#ifdef USE_AMD_ROCM` and includes math_constants.h only in the #else.
+    Renaming the uses to HIP_NAN_F left the AMD build with a name nothing defines (no
+    hip_math_constants.h there): found by verifying faiss at ROCm 6.2. A definition only an
+    NVIDIA build compiles (an old-CUDA shim) is not the AMD build's, and the uses convert."""
+    data = ctx.source.data
+    if b"define" not in data:
+        return frozenset()
+    names = ctx.db.names_by_bytes
+    region_map = ctx.regions
+    found = set()
+    for match in _DEFINE.finditer(data):
+        name = match.group(1)
+        mapping = names.get(name)
+        if mapping is None or mapping.kind != "macro":
+            continue
+        kind = region_map.kind_at(match.start()) if (region_map.ranges or region_map.shim) else None
+        if kind is None or kind == regions.AMD:
+            found.add(name)
+    return frozenset(found)
 
 
 def _class_member(view: View, node: Node) -> bool:

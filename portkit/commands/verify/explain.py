@@ -147,7 +147,9 @@ def _from_tables(error: Located, subject: str, facts: Facts) -> Finding | None:
     if "file not found" in message:
         header = index.headers.get(subject)
         if header is None:
-            if _looks_cuda(subject) or subject in index.cuda_headers:
+            if subject in index.cuda_headers:
+                return _cuda_header_in_amd_branch(error, facts, subject)
+            if _looks_cuda(subject):
                 return None     # a CUDA header the tables do not know: a gap, not the environment
             return _finding(Code.INCLUDE_NOT_FOUND, error, facts, subject,
                             f"{subject} is neither a CUDA nor a ROCm header, and the compiler cannot find it: "
@@ -222,6 +224,29 @@ def _missing_build_macro(error: Located, facts: Facts) -> Finding | None:
                     f"the NVIDIA build's branch of an #if that {name} selects for AMD: the project's AMD "
                     f"build defines {name}, this compile did not (pass -D{name}, or -p with that build's "
                     f"compile_commands.json)")
+
+
+def _cuda_header_in_amd_branch(error: Located, facts: Facts, subject: str) -> Finding | None:
+    """A CUDA header the tables map, left in a branch the project's own AMD build compiles (faiss's
+    `#ifdef USE_AMD_ROCM` `#include <device_functions.h>`): the platform model leaves that branch as
+    ported, since the project's AMD build translates it itself (faiss runs hipify over its tree).
+    Explained by the platform model (PK103), with the HIP header and the two ways out."""
+    if error.rel is None:
+        return None
+    lines = facts.of(error.rel).lines
+    if not 0 < error.line <= len(lines):
+        return None
+    data = b"".join(lines)
+    offset = sum(len(line) for line in lines[:error.line - 1])
+    project = facts.project
+    if regions.classify(data, regions.selectors(project.amd_macros, (), (), project.one_world)).kind_at(offset) \
+            != regions.AMD:
+        return None
+    hip = facts.db.headers[subject].hip or "its HIP header"
+    return _finding(Code.CUDA_VERSION_GUARD, error, facts, subject,
+                    f"{subject} is CUDA's header (HIP: {hip}) in a branch only the project's AMD build compiles, "
+                    f"which portkit leaves as the project wrote it: the project's own AMD build translates it "
+                    f"(a hipify step), or convert with --no-platform-model to convert that branch too")
 
 
 def _library(header: Mapping) -> str:
