@@ -103,10 +103,10 @@ def test_outside_a_work_tree_nothing_is_ignored(tmp_path: Path, capsys):
     assert audited(root, capsys) == ["build/b.cu"]
 
 
-KNOWN = "5.0, 5.1, 5.2, 5.3, 5.4, 5.5, 5.6, 5.7, 6.0, 6.1, 6.2, 6.3, 6.4, 7.0, 7.1, 7.2"
+KNOWN = "5.0, 5.1, 5.2, 5.3, 5.4, 5.5, 5.6, 5.7, 6.0, 6.1, 6.2, 6.3, 6.4, 7.0, 7.1, 7.2, or a 7.x after 7.2"
 
 
-@pytest.mark.parametrize("release", ["99.1", "3.0", "4.5", "6.9"])
+@pytest.mark.parametrize("release", ["99.1", "3.0", "4.5", "6.9", "8.0"])
 def test_a_release_portkit_does_not_know_is_refused_with_those_it_does(release: str, tmp_path: Path, capsys):
     write_tree(tmp_path, {"a.cu": CUDA})
     for command in (["convert", str(tmp_path), "--diff"], ["audit", str(tmp_path)]):
@@ -115,7 +115,8 @@ def test_a_release_portkit_does_not_know_is_refused_with_those_it_does(release: 
                                            f"(known: {KNOWN})\n")
 
 
-def test_a_known_release_with_a_patch_number_is_accepted(tmp_path: Path, capsys):
+@pytest.mark.parametrize("release", ["6.2.1", "7.3", "7.13"])
+def test_a_known_release_or_a_later_one_of_the_newest_major_is_accepted(release: str, tmp_path: Path, capsys):
     write_tree(tmp_path, {"a.cu": CUDA})
-    assert main(["convert", str(tmp_path / "a.cu"), "-o", "-", "--rocm", "6.2.1"]) == 0
+    assert main(["convert", str(tmp_path / "a.cu"), "-o", "-", "--rocm", release]) == 0
     assert capsys.readouterr().out == HIP

@@ -254,8 +254,8 @@ def test_an_output_directory_is_refused(tmp_path: Path, capsys):
 def _swap_after_discovery(monkeypatch, module, swap) -> None:
     real = module.discover
 
-    def discover(paths):
-        found = real(paths)
+    def discover(paths, *rest):
+        found = real(paths, *rest)
         swap()
         return found
     monkeypatch.setattr(module, "discover", discover)
