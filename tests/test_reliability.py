@@ -234,17 +234,32 @@ def test_an_interrupted_in_place_run_leaves_every_file_old_or_new(tmp_path: Path
     new = b"\n#include <hip/hip_runtime.h>\n" + b"void f() { hipMalloc(0, 4); hipFree(0); }\n" * 20000
     for i in range(60):
         (src / f"k{i:02}.cu").write_bytes(old)
-    proc = subprocess.Popen([sys.executable, "-m", "portkit", "convert", str(src), "--in-place", "-q"],
+    proc = subprocess.Popen([sys.executable, "-m", "portkit", "convert", str(src), "--in-place", "-q", "-j", "2"],
                             stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
     while not any(p.read_bytes() == new for p in src.iterdir() if p.suffix == ".cu") and time.monotonic() < deadline:
         time.sleep(0.05)
-    proc.send_signal(signum)
-    proc.wait(timeout=60)
+    proc.send_signal(signum)     # to portkit alone, as kill and CI runners send it: its workers too stop
+    assert proc.wait(timeout=60) == (130 if signum == signal.SIGINT else 143)
     contents = [p.read_bytes() for p in sorted(src.iterdir())]
     assert len(contents) == 60, sorted(p.name for p in src.iterdir())     # no temporary files left
     assert all(c in (old, new) for c in contents)
     assert 0 < sum(c == new for c in contents) < 60        # it was stopped part way
+    time.sleep(1)
+    assert [p.read_bytes() for p in sorted(src.iterdir())] == contents   # no worker left converting
+    assert _processes_naming(str(src)) == []   # the workers ended with it (they used to finish the queue)
+
+
+def _processes_naming(text: str) -> list[str]:
+    """The pids whose command line holds `text` (Linux /proc)."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if text.encode() in cmdline.read_bytes():
+                found.append(cmdline.parent.name)
+        except OSError:
+            continue
+    return found
 
 
 def test_names_that_differ_only_in_case_never_overwrite_each_other(tmp_path: Path, monkeypatch):

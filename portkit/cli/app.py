@@ -39,6 +39,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _stop_workers() -> None:
+    """End the worker processes of an interrupted command now (commands/workers.py), rather than
+    when they have converted every file already queued."""
+    workers = sys.modules.get("portkit.commands.workers")   # loaded only if a command started some
+    if workers is not None:
+        workers.stop_all()
+
+
 class Terminated(BaseException):
     """SIGTERM, raised where the program is, so that unfinished atomic writes clean up."""
 
@@ -77,9 +85,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"portkit: error: {safe(exc)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
+        _stop_workers()
         print("portkit: interrupted", file=sys.stderr)
         return 130
     except Terminated:
+        _stop_workers()
         print("portkit: terminated", file=sys.stderr)
         return 143
     except BrokenPipeError:

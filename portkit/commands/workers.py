@@ -28,12 +28,40 @@ def ordered_map(fn: Callable[[T, object], R], items: list[T], options: object, j
     from concurrent.futures import ProcessPoolExecutor
 
     context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context)
+    LIVE.add(pool)
+    try:
         chunk = max(1, min(64, len(items) // (jobs * 8)))
         for result in pool.map(fn, items, [options] * len(items), chunksize=chunk):
             yield result
             if progress:
                 progress(1)
+    except BaseException:
+        stop(pool)
+        raise
+    LIVE.discard(pool)
+    pool.shutdown(wait=True)
+
+
+LIVE: set = set()   # the pools still working: what an interrupt stops (cli/app.py)
+
+
+def stop(pool) -> None:
+    """An interrupt (SIGINT or SIGTERM sent to this process alone, as `kill` and CI runners send
+    them) or a consumer that stops early: cancel what is queued and end the workers now. The
+    interrupt is raised in the command's loop, not in this generator, and at exit the pool then
+    waited for every file already submitted (pool.map submits them all): an interrupted convert
+    of a large tree ran on. The workers write nothing, this process does: ending them loses no file."""
+    LIVE.discard(pool)
+    processes = list((getattr(pool, "_processes", None) or {}).values())   # shutdown forgets them
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:   # SIGKILL: a worker inherits portkit's SIGTERM handler, whose
+        process.kill()          # exception its pool loop reports and goes on to the next file
+
+
+def stop_all() -> None:
+    for pool in list(LIVE):
+        stop(pool)
 
 
 DEFAULT_FILE_TIMEOUT = 60.0   # seconds one file may take to scan (--file-timeout)
