@@ -16,6 +16,7 @@ until the end, where the spans of every rule finding are known, and capped there
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import Counter
 from typing import Iterable
 
@@ -76,11 +77,22 @@ class FindingStore:
 
     def finish(self) -> list[Finding]:
         """The findings kept, sorted; refined converter findings dropped, the refinable capped."""
-        spans = {code: list(found) for code, found in self.spans.items()}
+        # per code, the spans' starts in order and the furthest end reached by then: a position
+        # lies in some span when the furthest end of those starting at or before it is past it.
+        # (A scan of every span per finding was quadratic: 18 million steps for a 0.5 MB line.)
+        reach: dict[str, tuple[list, list]] = {}
+        for code, found in self.spans.items():
+            ordered = sorted(found)
+            ends, furthest = [], None
+            for _start, end in ordered:
+                furthest = end if furthest is None or end > furthest else furthest
+                ends.append(furthest)
+            reach[code] = ([start for start, _end in ordered], ends)
 
         def refined(f: Finding) -> bool:
-            at = (f.line, f.column)
-            return any(start <= at < end for start, end in spans.get(f.code, ()))
+            starts, ends = reach.get(f.code, ((), ()))
+            index = bisect_right(starts, (f.line, f.column))
+            return index > 0 and ends[index - 1] > (f.line, f.column)
 
         kept, seen, per_code = [], set(), Counter()
         for f in sorted(self.findings, key=Finding.sort_key):

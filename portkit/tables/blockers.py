@@ -14,6 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from . import ecosystem
+from .records import per_object
 from ..core.errors import PortkitError
 
 if sys.version_info >= (3, 11):
@@ -98,7 +99,7 @@ class Catalogue:
         return entry.hours if entry is not None and unit == entry.per else self.mention
 
 
-@lru_cache(maxsize=4)
+@per_object
 def _index(cat: Catalogue):
     eco = ecosystem.default()
     libraries = {e.library: e for e in cat.entries if e.library}

@@ -15,6 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..core.errors import PortkitError
+from .records import per_object
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -117,7 +118,7 @@ class Ecosystem:
         return _index(self)[6].get(top_level)
 
 
-@lru_cache(maxsize=4)
+@per_object
 def _index(eco: Ecosystem):
     by_id = {lib.id: lib for lib in eco.libraries}
     headers, prefixes, links = {}, [], {}
