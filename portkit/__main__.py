@@ -2,6 +2,6 @@
 
 import sys
 
-from .cli.app import main
+from .cli import main
 
 sys.exit(main())

@@ -34,11 +34,12 @@ def test_builtins_hip_rewrites_only_bare_builtins_with_a_component():
 
 
 def test_help_says_what_the_table_says_about_deprecation(monkeypatch):
-    assert builtins.help_text() == ("the tables record no ROCm release that deprecates or drops them "
-                                    "(checked: ROCm 5.2, 6.3)")
-    table = {b"threadIdx": builtins.Builtin("threadIdx", "hipThreadIdx_", hip_deprecated=(7, 1, 0))}
-    monkeypatch.setattr(builtins, "_load", lambda: (table, ("7.1",)))
-    assert builtins.help_text() == "threadIdx: deprecated in ROCm 7.1"
+    from portkit.tables import builtins as builtin_table   # the table, apart from the scanner (fast --help)
+    assert builtin_table.help_text() == ("the tables record no ROCm release that deprecates or drops them "
+                                         "(checked: ROCm 5.2, 6.3)")
+    table = {b"threadIdx": builtin_table.Builtin("threadIdx", "hipThreadIdx_", hip_deprecated=(7, 1, 0))}
+    monkeypatch.setattr(builtin_table, "_load", lambda: (table, ("7.1",)))
+    assert builtin_table.help_text() == "threadIdx: deprecated in ROCm 7.1"
 
 
 def test_bad_builtins_value_is_a_usage_error(capsys):

@@ -124,7 +124,7 @@ def _add_layout(p: argparse.ArgumentParser) -> None:
 
 def _builtins_help() -> str:
     try:
-        from ..rewrite.builtins import help_text
+        from ..tables.builtins import help_text
         return help_text()
     except PortkitError as exc:   # a broken table must not break --help
         return str(exc)
