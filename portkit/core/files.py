@@ -150,6 +150,19 @@ def read(entry: Entry) -> tuple[bytes | None, Skipped | None]:
     return data, None
 
 
+def read_sources(entries: list[Entry]) -> list[tuple[Entry, bytes]]:
+    """The C/C++/CUDA sources among `entries` with their bytes, those that read as text: what the
+    project-level passes (platform facts, polyfill definitions) read, once for all of them."""
+    found = []
+    for entry in entries:
+        if entry.kind != "source":
+            continue
+        data, skipped = read(entry)
+        if data is not None and skipped is None:
+            found.append((entry, data))
+    return found
+
+
 class NotRegularFile(OSError):
     """What was opened is a FIFO, device, socket or directory: reading it could block or never end."""
 

@@ -104,7 +104,7 @@ def amd_shim_names(data: bytes) -> frozenset[bytes]:
         frozenset(m.group(1) for m in _DEVICE_FUNCTION.finditer(data))
 
 
-def project_platforms(entries: list, facts):
+def project_platforms(entries: list, facts, contents=None):
     """The tree's platform facts, from directive-only passes over its sources before the scan:
 
     - the AMD selectors: configured, plus those any file reveals (`#if defined(GGML_USE_HIP)`
@@ -115,20 +115,18 @@ def project_platforms(entries: list, facts):
       and device functions it defines for AMD), and whether one maps them to HIP
       (the tree already builds for AMD: `--fix warp` reports rather than rewrites).
 
-    Returns `facts` (project/facts.py: its amd_macros are the configured ones) with these filled in."""
+    Returns `facts` (project/facts.py: its amd_macros are the configured ones) with these filled in.
+    `contents`: the sources' (entry, bytes) already read (pipeline.learn reads each file once)."""
     from dataclasses import replace
 
-    from ..core.files import read
+    from ..core.files import read_sources
     learned: set[str] = set()
     mapped: set[bytes] = set()
     sources: list[bytes] = []
     where: dict[str, set[str]] = {}
     amd_shim = False
-    for entry in entries:
-        if entry.kind != "source":
-            continue
-        data, skipped = read(entry)
-        if data is None or skipped is not None or b"#" not in data:
+    for entry, data in (contents if contents is not None else read_sources(entries)):
+        if b"#" not in data:
             continue
         if is_shim(data):
             mapped |= shim_names(data)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core import datacache
-from ..core.files import Entry, Skipped, discover, read
+from ..core.files import Entry, Skipped, discover, read, read_sources
 from ..engine.context import Options
 from ..engine.facts import ProjectFacts
 from ..platform import facts as platform_facts
@@ -103,10 +103,11 @@ def learn(entries: list[Entry], options: Options, config: Config = Config()) -> 
     required, extras = requirements(entries)
     facts = ProjectFacts(amd_macros=tuple(config.amd_macros), own_packages=own_packages(entries),
                          requirements=required, extras=extras)
+    contents = read_sources(entries) if (options.platform_model or options.polyfills) else []   # read once
     if options.platform_model:   # the tree's AMD selectors, learned before the scan (regions.py)
-        facts = platform_facts.project_platforms(entries, facts)
+        facts = platform_facts.project_platforms(entries, facts, contents)
     if options.polyfills:   # its own definitions win over a polyfill
-        facts = replace(facts, project_defined=polyfills.project_defined(entries))
+        facts = replace(facts, project_defined=polyfills.project_defined(entries, contents))
     return facts
 
 

@@ -229,14 +229,27 @@ def _names() -> tuple[str, ...]:
     return tuple(sorted(n for n in set(by_name()) | set(table()) if n.isidentifier()))
 
 
+@lru_cache(maxsize=1)
+def _encoded_names() -> tuple[bytes, ...]:
+    """_names() as bytes, the shortest first, without a name that contains another (`__vadd4`
+    has no polyfill name inside it, `portkit_umin` has none either; `umin` would cover
+    `portkit_umin`): if none of these is in a file, no polyfill name is."""
+    encoded = sorted({n.encode() for n in _names()}, key=len)
+    kept: list[bytes] = []
+    for name in encoded:
+        if not any(shorter in name for shorter in kept):
+            kept.append(name)
+    return tuple(kept)
+
+
 @lru_cache(maxsize=32)
 def _own_definitions(data: bytes) -> tuple[tuple[str, bool], ...]:
     """(name, static) for each definition in `data` that rules a polyfill of that name out, once per
     file: project_defined reads it for the tree, serve() (through defined_here) for the file being
     scanned, at every name a polyfill serves."""
-    names = _names()
-    if not any(n.encode() in data for n in names):   # one substring search each: an alternation steps byte by byte
+    if not any(n in data for n in _encoded_names()):   # one substring search each: an alternation steps byte by byte
         return ()
+    names = _names()
     found = []
     for m in _definition(names).finditer(data):
         name = (m.group(1) or m.group(2)).decode()
@@ -260,18 +273,16 @@ def _blocks(name: str, typed_only: bool) -> bool:
     return not (typed_only and record is not None and record.body.lstrip().startswith("template"))
 
 
-def project_defined(entries: list) -> frozenset[str]:
+def project_defined(entries: list, contents=None) -> frozenset[str]:
     """The polyfill names, and the CUDA names they serve, that the tree's own sources define (a
     generated header is not the project's): hypre defines __syncwarp, ggml's vendors/hip.h __vsubss4.
     A typed overload of a name whose polyfill is a template does not count: the two overload. Nor
-    does a `static` function of a translation unit: it serves that file alone (defined_here)."""
-    from ..core.files import read
+    does a `static` function of a translation unit: it serves that file alone (defined_here).
+    `contents`: the sources' (entry, bytes) already read (pipeline.learn reads each file once)."""
+    from ..core.files import read_sources
     found: set[str] = set()
-    for entry in entries:
-        if not entry.is_source:
-            continue
-        data, skipped = read(entry)
-        if data is None or skipped is not None or data.startswith(GENERATED_MARK):
+    for entry, data in (contents if contents is not None else read_sources(entries)):
+        if data.startswith(GENERATED_MARK):
             continue
         unit = entry.rel.endswith(_TRANSLATION_UNITS)
         found.update(name for name, static in _own_definitions(data) if not (static and unit))
