@@ -234,8 +234,10 @@ def test_an_interrupted_in_place_run_leaves_every_file_old_or_new(tmp_path: Path
     new = b"\n#include <hip/hip_runtime.h>\n" + b"void f() { hipMalloc(0, 4); hipFree(0); }\n" * 20000
     for i in range(60):
         (src / f"k{i:02}.cu").write_bytes(old)
+    # under pytest-xdist the worker ignores SIGINT, and a child inherits an ignored signal (Python
+    # then installs no KeyboardInterrupt): the run would never see the interrupt and convert every file
     proc = subprocess.Popen([sys.executable, "-m", "portkit", "convert", str(src), "--in-place", "-q", "-j", "2"],
-                            stderr=subprocess.PIPE)
+                            stderr=subprocess.PIPE, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 60
     while not any(p.read_bytes() == new for p in src.iterdir() if p.suffix == ".cu") and time.monotonic() < deadline:
         time.sleep(0.05)
