@@ -72,7 +72,9 @@ def prepare(paths: list[Path], options: Options, config: Config = Config(),
         entries = [e for e in entries if e.rel not in amd_built]
     if options.polyfills:   # an earlier run's generated header is not the project's: written again
         entries = [e for e in entries if e.rel != polyfills.HEADER]
-    facts = learn(entries, options, config)
+    # the sources, read once for every project-level pass (the facts, and with `optional` the defaults)
+    sources = read_sources(entries) if (options.platform_model or options.polyfills or optional) else []
+    facts = learn(entries, options, config, sources)
     if rename is not None:
         from .rename import plan
         renamed, clashes = plan(entries, rename)
@@ -81,7 +83,7 @@ def prepare(paths: list[Path], options: Options, config: Config = Config(),
     left_out, amd, components = None, None, ()
     if optional:
         from . import amd_paths, optional as optional_code, product
-        left_out = optional_code.learn(_contents(entries), options.defines)
+        left_out = optional_code.learn(_contents(entries, sources), options.defines)
         amd, components = amd_paths.learn(entries), product.distributions(entries)
     if left:   # mirrored byte for byte by convert, read by nothing else
         entries = sorted(entries + left, key=lambda e: e.rel)
@@ -97,17 +99,20 @@ def git_ignored(paths: list[Path], config: Config) -> "Kept | None":
     return ignored_under([p.absolute() for p in paths if p.is_dir()])
 
 
-def learn(entries: list[Entry], options: Options, config: Config = Config()) -> ProjectFacts:
+def learn(entries: list[Entry], options: Options, config: Config = Config(),
+          sources: list[tuple[Entry, bytes]] | None = None) -> ProjectFacts:
     """The facts of a file set: the platform model's (unless --no-platform-model) and the polyfill
-    names the project defines (with polyfills on)."""
+    names the project defines (with polyfills on). `sources`: read_sources(entries), when the
+    caller has read them already."""
     required, extras = requirements(entries)
     facts = ProjectFacts(amd_macros=tuple(config.amd_macros), own_packages=own_packages(entries),
                          requirements=required, extras=extras)
-    contents = read_sources(entries) if (options.platform_model or options.polyfills) else []   # read once
+    if sources is None and (options.platform_model or options.polyfills):
+        sources = read_sources(entries)   # once for both passes
     if options.platform_model:   # the tree's AMD selectors, learned before the scan (regions.py)
-        facts = platform_facts.project_platforms(entries, facts, contents)
+        facts = platform_facts.project_platforms(entries, facts, sources)
     if options.polyfills:   # its own definitions win over a polyfill
-        facts = replace(facts, project_defined=polyfills.project_defined(entries, contents))
+        facts = replace(facts, project_defined=polyfills.project_defined(entries, sources))
     return facts
 
 
@@ -170,12 +175,16 @@ def with_clang_lines(project: Project, deep) -> None:
     project.facts = replace(project.facts, clang_inactive=skipped_lines)
 
 
-def _contents(entries: list[Entry]) -> list[tuple[str, str, bytes]]:
+def _contents(entries: list[Entry], sources: list[tuple[Entry, bytes]]) -> list[tuple[str, str, bytes]]:
     """(path, kind, bytes) of the sources, CMake files, Makefiles and setup.py files: what optional.py
-    reads its defaults and switches from."""
+    reads its defaults and switches from (the sources as `sources` holds them, already read)."""
+    read_already = {entry.rel: data for entry, data in sources}
     out = []
     for entry in entries:
-        if entry.kind in ("source", "cmake", "make") or entry.kind == "python" and entry.rel.rsplit("/", 1)[-1] == "setup.py":
+        if entry.kind == "source":
+            if entry.rel in read_already:
+                out.append((entry.rel, entry.kind, read_already[entry.rel]))
+        elif entry.kind in ("cmake", "make") or entry.kind == "python" and entry.rel.rsplit("/", 1)[-1] == "setup.py":
             data, skipped = read(entry)
             if data is not None and skipped is None:
                 out.append((entry.rel, entry.kind, data))

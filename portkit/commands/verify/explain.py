@@ -189,17 +189,10 @@ def _missing_build_macro(error: Located, facts: Facts) -> Finding | None:
     macro (faiss: `#if !defined(USE_AMD_ROCM)` `#include <cuda_bf16.h>`; DeviceDefs.cuh's
     `#ifdef USE_AMD_ROCM ... #else #if CUDA_VERSION < 8000 #error`): verify was not given the
     macro the project's AMD build defines. Explained by the platform model (PK103), with the -D."""
-    if error.rel is None:
+    place = _place(error, facts)
+    if place is None:
         return None
-    lines = facts.of(error.rel).lines
-    if not 0 < error.line <= len(lines):
-        return None
-    data = b"".join(lines)
-    offset = sum(len(line) for line in lines[:error.line - 1])
-    project = facts.project
-    worlds = regions.selectors(project.amd_macros, (), (), project.one_world)
-    found = regions.classify(data, worlds)
-    kind = found.kind_at(offset)
+    lines, data, offset, worlds, kind = place
     is_error = _ERROR_DIRECTIVE.match(lines[error.line - 1]) is not None
     before = list(_IF_LINE.finditer(data, 0, offset))
     if is_error and before:   # `#ifndef TCNN_HALF_PRECISION` `#error ... must define this`: the build's -D
@@ -226,11 +219,9 @@ def _missing_build_macro(error: Located, facts: Facts) -> Finding | None:
                     f"compile_commands.json)")
 
 
-def _cuda_header_in_amd_branch(error: Located, facts: Facts, subject: str) -> Finding | None:
-    """A CUDA header the tables map, left in a branch the project's own AMD build compiles (faiss's
-    `#ifdef USE_AMD_ROCM` `#include <device_functions.h>`): the platform model leaves that branch as
-    ported, since the project's AMD build translates it itself (faiss runs hipify over its tree).
-    Explained by the platform model (PK103), with the HIP header and the two ways out."""
+def _place(error: Located, facts: Facts):
+    """Where an error is in its file's platform model: (lines, bytes, the line's offset, the
+    worlds, the region kind there), or None for an error outside the tree's files."""
     if error.rel is None:
         return None
     lines = facts.of(error.rel).lines
@@ -238,9 +229,17 @@ def _cuda_header_in_amd_branch(error: Located, facts: Facts, subject: str) -> Fi
         return None
     data = b"".join(lines)
     offset = sum(len(line) for line in lines[:error.line - 1])
-    project = facts.project
-    if regions.classify(data, regions.selectors(project.amd_macros, (), (), project.one_world)).kind_at(offset) \
-            != regions.AMD:
+    worlds = regions.selectors(facts.project.amd_macros, (), (), facts.project.one_world)
+    return lines, data, offset, worlds, regions.classify(data, worlds).kind_at(offset)
+
+
+def _cuda_header_in_amd_branch(error: Located, facts: Facts, subject: str) -> Finding | None:
+    """A CUDA header the tables map, left in a branch the project's own AMD build compiles (faiss's
+    `#ifdef USE_AMD_ROCM` `#include <device_functions.h>`): the platform model leaves that branch as
+    ported, since the project's AMD build translates it itself (faiss runs hipify over its tree).
+    Explained by the platform model (PK103), with the HIP header and the two ways out."""
+    place = _place(error, facts)
+    if place is None or place[4] != regions.AMD:
         return None
     hip = facts.db.headers[subject].hip or "its HIP header"
     return _finding(Code.CUDA_VERSION_GUARD, error, facts, subject,

@@ -101,7 +101,8 @@ def _download(repository: str, tag: str, keep: tuple[str, ...]) -> ArchiveSource
             with tarfile.open(fileobj=limited, mode="r|*") as tar:
                 for member in tar:
                     rel = member.name.split("/", 1)[1] if "/" in member.name else ""
-                    if not member.isfile() or not rel or not _kept(rel, keep) or member.size > MAX_FILE_BYTES:
+                    if not member.isfile() or not rel or not _kept(rel, keep) or member.size > MAX_FILE_BYTES \
+                            or rel.startswith("/") or ".." in rel.split("/"):   # the pin refuses these too
                         continue
                     handle = tar.extractfile(member)
                     files[rel] = handle.read() if handle else b""
