@@ -175,10 +175,10 @@ def with_clang_lines(project: Project, deep) -> None:
     project.facts = replace(project.facts, clang_inactive=skipped_lines)
 
 
-def _contents(entries: list[Entry], sources: list[tuple[Entry, bytes]]) -> list[tuple[str, str, bytes]]:
+def _contents(entries: list[Entry], sources: list[tuple[Entry, bytes]] | None = None) -> list[tuple[str, str, bytes]]:
     """(path, kind, bytes) of the sources, CMake files, Makefiles and setup.py files: what optional.py
-    reads its defaults and switches from (the sources as `sources` holds them, already read)."""
-    read_already = {entry.rel: data for entry, data in sources}
+    reads its defaults and switches from (the sources as `sources` holds them, when already read)."""
+    read_already = {entry.rel: data for entry, data in (sources if sources is not None else read_sources(entries))}
     out = []
     for entry in entries:
         if entry.kind == "source":
