@@ -269,6 +269,7 @@ def test_a_failing_rule_costs_one_file_not_the_run(tmp_path: Path, monkeypatch, 
     monkeypatch.setattr(rule, "check", broken)
     from portkit import rules
     rules.tree_hooks.cache_clear()
+    rules.literal_hooks.cache_clear()   # the number_literal checks by value hold the rule's check too
     try:
         (tmp_path / "a.cu").write_text("// boom\n__global__ void k(int* o) { o[threadIdx.x % 32] = 1; }\n")
         (tmp_path / "b.cu").write_text("__global__ void k(int* o) { o[0] = __popc(__ballot_sync(~0u, 1)); }\n")
@@ -278,6 +279,7 @@ def test_a_failing_rule_costs_one_file_not_the_run(tmp_path: Path, monkeypatch, 
         assert err.strip() == "portkit: a.cu: internal error while auditing (ValueError: rule bug); please report it"
     finally:
         rules.tree_hooks.cache_clear()
+        rules.literal_hooks.cache_clear()
 
 
 def test_meta_group_members_are_reported_below_rocm_5_7(tmp_path):

@@ -36,6 +36,7 @@ from ._warpfix_model import CONSTANT, WarpFix, attached
 
 RULE = define(__doc__, code="PK201", name="hardcoded-warp-size", severity="high", category="warp")
 NODES = ("number_literal", "preproc_def")
+LITERALS = (5, 31, 32)   # check() returns at once on any other literal
 RUNTIME_WARP_SIZE = (b"warpSize",)   # `warpSize == 32` asks the hardware: portable
 
 # operator -> literal values that mean "warp size" next to a thread/lane/warp index

@@ -31,6 +31,7 @@ from ._rule import define
 
 RULE = define(__doc__, code="PK203", name="full-warp-mask", severity="medium", category="warp")
 NODES = ("number_literal", "preproc_def")
+LITERALS = (0xFFFFFFFF,)
 REFINES = ("PK004",)
 FULL = 0xFFFFFFFF
 

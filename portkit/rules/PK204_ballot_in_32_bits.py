@@ -34,6 +34,7 @@ from ._warpfix_model import WarpFix, attached
 RULE = define(__doc__, code="PK204", name="ballot-in-32-bits", severity="high", category="warp")
 NAMES = (b"__ballot_sync", b"__ballot", b"__activemask")
 NODES = ("number_literal",)
+LITERALS = (1,)
 _LANE = re.compile(rb"(?i)\blane|\bthreadIdx\.x\s*(?:%|&)")
 NARROW_BIT_OPS = (b"__popc", b"__ffs", b"__clz", b"__brev")
 _WIDE = (b"long long", b"uint64_t", b"int64_t", b"size_t", b"unsigned long", b"auto", b"lanemask")

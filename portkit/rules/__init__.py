@@ -3,6 +3,9 @@
 A rule module defines RULE (its metadata and documentation) and any of four hooks:
 
 - NODES + check(ctx, view, node): tree-sitter node types the rule inspects in C/C++/CUDA files;
+  a rule that inspects `number_literal` nodes lists the values it looks at in LITERALS (the scan
+  never calls it on the others: most of a tree's literals are 0, 1, 2 ..., and every rule ran on
+  each of them);
 - NAMES + check_name(ctx, view, node): identifiers (bytes, member names included) it inspects;
 - MASKED + check_masked(ctx, start, end, name): attributes hidden from the parser (source.py);
 - FILE_KINDS + check_text(ctx): build, dependency and Python files, read line by line.
@@ -93,6 +96,21 @@ def _hooks(keys: str, check: str) -> dict:
 def tree_hooks() -> tuple[dict[str, tuple[TreeCheck, ...]], dict[bytes, tuple[TreeCheck, ...]]]:
     """Checks by node type, and checks by identifier, over all rules with tree hooks."""
     return _hooks("NODES", "check"), _hooks("NAMES", "check_name")
+
+
+@lru_cache(maxsize=1)
+def literal_hooks() -> dict[int, tuple[TreeCheck, ...]] | None:
+    """The number_literal checks by the literal's value (LITERALS), or None where a rule inspects
+    every literal (then the scan calls each of them on all)."""
+    found: dict[int, list[TreeCheck]] = {}
+    for m in modules():
+        if "number_literal" not in getattr(m, "NODES", ()):
+            continue
+        if not hasattr(m, "LITERALS"):
+            return None
+        for value in m.LITERALS:
+            found.setdefault(value, []).append(m.check)
+    return {k: tuple(v) for k, v in found.items()}
 
 
 @lru_cache(maxsize=1)

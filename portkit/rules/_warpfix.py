@@ -57,6 +57,7 @@ PORTED_NOTE = ("--fix warp left this: the tree has its own CUDA-to-HIP shim head
                "against the AMD build before changing it")
 # The node kinds a warp fix starts from: scan.dispatch captures them (with --fix warp, and in an audit).
 NODES = ("number_literal", "preproc_def", "array_declarator", "init_declarator", "initializer_list", "argument_list")
+LITERALS = (5, 16, 31, 32)   # the literals _number fixes: the scan drops the others first
 _WORDS = (b"32", b"16", b"31", b">> 5", b">>5", b"__ballot")
 
 

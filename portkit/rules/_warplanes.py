@@ -29,13 +29,15 @@ def block_shape(view: View, node: Node) -> WarpFix | None:
     y becomes `WARP_SIZE / 4` so that a layer stays one wavefront. Only where z divides by a
     warp-size name that the fix makes per-target (a literal 32 is left: the kernel's own
     `32 / bdx` would have to change with it)."""
-    declaration = _tree.enclosing(node, "declaration")
-    if declaration is None or _tree.declaration_type(declaration) != b"dim3":
-        return None
-    items = [c for c in node.named_children if c.type != "comment"]
     if node.type == "argument_list" and (node.parent is None or node.parent.type != "init_declarator"):
         return None
+    if node.named_child_count < 3:   # every call's arguments come here: the cheap tests first
+        return None
+    items = [c for c in node.named_children if c.type != "comment"]
     if len(items) != 3 or None in (_tree.int_value(items[0]), _tree.int_value(items[1])):
+        return None
+    declaration = _tree.enclosing(node, "declaration")
+    if declaration is None or _tree.declaration_type(declaration) != b"dim3":
         return None
     x, y = _tree.int_value(items[0]), _tree.int_value(items[1])
     warp = _divisor_name(items[2])

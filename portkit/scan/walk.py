@@ -7,6 +7,8 @@ return data through the ScanContext and never print or write.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
+from operator import attrgetter
 
 from tree_sitter import Node
 
@@ -23,7 +25,7 @@ from ..tables.project_tables import db_for
 from ..engine.facts import ProjectFacts
 from ..rewrite import (builtins, codes, guards, identifiers, includes, launches, lossy, macros, minmax, preproc_names,
     strictness, strings)
-from ..rules import _warpfix
+from ..rules import _tree, _warpfix
 from ..core.source import SourceFile
 
 # The per-file types live in context.py; they are re-exported here for the callers that take
@@ -91,8 +93,13 @@ def dispatch(ctx: ScanContext, view: View, root: Node) -> None:
     for node in caps.get("field", ()):   # member names (cluster.map_shared_rank), audit only
         for check in rule_names.get(node.text, ()):
             check(ctx, view, node)
+    by_value = rules.literal_hooks() if rule_nodes else None
     for node in caps.get("rule", ()):
-        for check in rule_nodes.get(node.type, ()):
+        if by_value is not None and node.type == "number_literal":
+            checks = by_value.get(_tree.int_value(node), ())
+        else:
+            checks = rule_nodes.get(node.type, ())
+        for check in checks:
             check(ctx, view, node)
 
 
@@ -104,12 +111,27 @@ def _captures(ctx: ScanContext, view: View, root: Node) -> tuple[dict[str, list[
     rule_nodes, rule_names = rules.tree_hooks() if audit else ({}, {})
     kinds = set(rule_nodes) | set(_warpfix.NODES if fixing else ())
     caps = parse.captures(root, with_rules=tuple(sorted(kinds)))
+    wanted = _literals(audit, fixing)
+    if wanted is not None and caps.get("rule"):   # most literals are 0, 1, 2 ...: no rule or fix reads them
+        caps["rule"] = [n for n in caps["rule"] if n.type != "number_literal" or _tree.int_value(n) in wanted]
     if audit:  # rules that report once per function need the first use in source order
         for nodes in caps.values():
-            nodes.sort(key=lambda n: n.start_byte)
+            nodes.sort(key=_START)
     if fixing:
         _warpfix.fix_nodes(ctx, view, caps.get("rule", ()))
     return caps, rule_nodes, rule_names
+
+
+_START = attrgetter("start_byte")
+
+
+@lru_cache(maxsize=4)
+def _literals(audit: bool, fixing: bool) -> frozenset[int | None] | None:
+    """The number_literal values the run's rules and warp fixes read; None: every one."""
+    by_value = rules.literal_hooks() if audit else {}
+    if by_value is None:
+        return None
+    return frozenset(by_value) | frozenset(_warpfix.LITERALS if fixing else ())
 
 
 def _device_code(ctx: ScanContext, view: View, nodes: list[Node]) -> None:

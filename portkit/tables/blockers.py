@@ -8,6 +8,8 @@ Rule PK402 looks names up here; effort prices its findings from `Entry.hours`.
 
 from __future__ import annotations
 
+import re
+
 import sys
 from dataclasses import dataclass
 from functools import lru_cache
@@ -81,22 +83,32 @@ class Catalogue:
         return _index(self)[3].get(name.lower())
 
     def by_call(self, name: str) -> Entry | None:
-        for prefix, entry in _index(self)[4]:
-            if name.startswith(prefix):
-                return entry
-        return None
+        return _index(self)[4].first(name)
 
     def by_prefix(self, name: str) -> Entry | None:
         """An entry named by a name prefix (cute::SM90_TMA_LOAD is the Hopper model, not CuTe)."""
-        for prefix, entry in _index(self)[5]:
-            if name.startswith(prefix):
-                return entry
-        return None
+        return _index(self)[5].first(name)
 
     def hours(self, entry_id: str, unit: str) -> Range:
         """The cost of one finding: the entry's `hours` for its unit, `mention` for other uses."""
         entry = _index(self)[6].get(entry_id)
         return entry.hours if entry is not None and unit == entry.per else self.mention
+
+
+class _Prefixes:
+    """Entries by name prefix: the longest prefix a name starts with wins (the first listed of equal
+    ones). One regular expression instead of a loop over every prefix: audit asks for each call."""
+
+    def __init__(self, pairs: list[tuple[str, Entry]]):
+        ordered = sorted(pairs, key=lambda p: -len(p[0]))
+        self._entries: dict[str, Entry] = {}
+        for prefix, entry in ordered:
+            self._entries.setdefault(prefix, entry)
+        self._pattern = re.compile("|".join(re.escape(p) for p in self._entries)) if self._entries else None
+
+    def first(self, name: str) -> Entry | None:
+        found = self._pattern.match(name) if self._pattern is not None else None
+        return self._entries[found.group()] if found is not None else None
 
 
 @per_object
@@ -110,8 +122,8 @@ def _index(cat: Catalogue):
             for ns in eco.by_id[e.library].namespaces:
                 namespaces.setdefault(ns, e)
     cmake = {c.lower(): e for e in cat.entries for c in e.cmake}
-    calls = sorted(((c, e) for e in cat.entries for c in e.calls), key=lambda p: -len(p[0]))
-    prefixes = sorted(((p, e) for e in cat.entries for p in e.prefixes), key=lambda p: -len(p[0]))
+    calls = _Prefixes([(c, e) for e in cat.entries for c in e.calls])
+    prefixes = _Prefixes([(p, e) for e in cat.entries for p in e.prefixes])
     return libraries, packages, namespaces, cmake, calls, prefixes, {e.id: e for e in cat.entries}
 
 
