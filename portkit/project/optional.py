@@ -101,6 +101,16 @@ def _line(data: bytes, offset: int) -> int:
     return data.count(b"\n", 0, offset) + 1
 
 
+def _numbered(data: bytes, matches):
+    """(line, match) for matches in order: the lines counted once through the file, not from its
+    start at each match (a large file has thousands of #includes and #defines)."""
+    line, counted = 1, 0
+    for m in matches:
+        line += data.count(b"\n", counted, m.start())
+        counted = m.start()
+        yield line, m
+
+
 def file_ranges(data: bytes, flags: frozenset[str], defined: frozenset[str]) -> list[tuple[int, int, str]]:
     """The optional branches of one file as (first line, last line, feature), outermost feature wins."""
     out: list[tuple[int, int, str]] = []
@@ -133,12 +143,14 @@ def _derived(files: list[tuple[str, str, bytes]], flags, defined) -> dict[str, s
     """Macros #defined inside an optional branch (mfu.h: `#if __has_include(<nvml.h>)` then
     `#define USE_NVML 1`): testing them tests that feature, whatever the #else defines."""
     out: dict[str, str] = {}
+    encoded = tuple(f.encode() for f in flags)
     for path, kind, data in files:
-        if kind != "source" or b"__has_include" not in data and not any(f.encode() in data for f in flags):
+        if kind != "source" or b"__has_include" not in data and not any(f in data for f in encoded):
             continue
         ranges = file_ranges(data, flags, defined)
-        for m in _DEFINE.finditer(data):
-            line = _line(data, m.start())
+        if not ranges:
+            continue
+        for line, m in _numbered(data, _DEFINE.finditer(data)):
             for first, last, name in ranges:
                 if first <= line <= last:
                     out.setdefault(m.group(1).decode(), name)
@@ -158,8 +170,8 @@ def learn(files: list[tuple[str, str, bytes]], defines: tuple = ()) -> OptionalC
         ranges = file_ranges(data, flags, defined)
         if ranges:
             found.ranges[path] = ranges
-        found.includes[path] = [(_line(data, m.start()), m.group(1).decode("utf-8", "replace"))
-                                for m in _INCLUDE.finditer(data)]
+        found.includes[path] = [(line, m.group(1).decode("utf-8", "replace"))
+                                for line, m in _numbered(data, _INCLUDE.finditer(data))]
     found.files = {p: f for p, f in built.items() if f}
     for path, feature in _optional_units(found).items():
         if path not in built:   # a source setup.py builds by default stays default

@@ -77,7 +77,10 @@ def warpish_name(text: bytes) -> bool:
 
 def int_value(node: Node) -> int | None:
     """The value of a number_literal, or None (floats, odd suffixes)."""
-    return _int_of(node.text)
+    raw = node.text
+    if raw.isdigit() and (raw[0] != 48 or len(raw) == 1):   # plain decimal: most literals (`032` is octal)
+        return int(raw)
+    return _int_of(raw)
 
 
 @lru_cache(maxsize=4096)

@@ -26,6 +26,7 @@ from ..engine.facts import ProjectFacts
 from ..rewrite import (builtins, codes, guards, identifiers, includes, launches, lossy, macros, minmax, preproc_names,
     strictness, strings)
 from ..rules import _tree, _warpfix
+from . import literals
 from ..core.source import SourceFile
 
 # The per-file types live in context.py; they are re-exported here for the callers that take
@@ -110,10 +111,14 @@ def _captures(ctx: ScanContext, view: View, root: Node) -> tuple[dict[str, list[
     fixing = audit or ctx.options.fix_warp
     rule_nodes, rule_names = rules.tree_hooks() if audit else ({}, {})
     kinds = set(rule_nodes) | set(_warpfix.NODES if fixing else ())
+    wanted = _literals(audit, fixing) if "number_literal" in kinds else None
+    if wanted is not None:   # most literals are 0, 1, 2 ...: only the values read, by their spellings
+        kinds.discard("number_literal")
     caps = parse.captures(root, with_rules=tuple(sorted(kinds)))
-    wanted = _literals(audit, fixing)
-    if wanted is not None and caps.get("rule"):   # most literals are 0, 1, 2 ...: no rule or fix reads them
-        caps["rule"] = [n for n in caps["rule"] if n.type != "number_literal" or _tree.int_value(n) in wanted]
+    if wanted is not None:
+        found = literals.find(root, view.data, wanted)
+        if found:
+            caps.setdefault("rule", []).extend(found)
     if audit:  # rules that report once per function need the first use in source order
         for nodes in caps.values():
             nodes.sort(key=_START)
@@ -127,7 +132,8 @@ _START = attrgetter("start_byte")
 
 @lru_cache(maxsize=4)
 def _literals(audit: bool, fixing: bool) -> frozenset[int | None] | None:
-    """The number_literal values the run's rules and warp fixes read; None: every one."""
+    """The number_literal values the run's rules and warp fixes read (scan/literals.py finds them);
+    None: a rule reads every literal, and the query captures them all."""
     by_value = rules.literal_hooks() if audit else {}
     if by_value is None:
         return None
