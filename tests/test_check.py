@@ -233,3 +233,27 @@ def test_first_commit_of_a_repository(tmp_path: Path, capsys, monkeypatch):
     code, out = check(capsys)
     assert code == 1 and out.startswith(f"k.cu:2:{HAZARD_COLUMN}: PK201")
     assert check(capsys, "k.cu")[0] == 1
+
+
+def test_a_second_check_of_the_same_change_reuses_the_scans(repo: Path, capsys, monkeypatch, tmp_path):
+    """The result cache (scan/resultcache.py): the same bytes are not scanned twice, the verdict
+    is the same, and a new edit is scanned."""
+    from portkit.commands import check as check_command
+    monkeypatch.delenv("PORTKIT_NO_CACHE", raising=False)
+    monkeypatch.setenv("PORTKIT_CACHE_DIR", str(tmp_path / "cache"))
+    scanned: list[str] = []
+    real = check_command.scan_source
+    monkeypatch.setattr(check_command, "scan_source", lambda source, *a, **k: scanned.append(source.rel) or real(source, *a, **k))
+    accept(repo, capsys)
+    (repo / "src" / "reduce.cu").write_text(LEGACY + NEW_HAZARD)
+    git(repo, "add", "src/reduce.cu")
+    scanned.clear()
+    first = check(capsys)
+    assert first[0] == 1 and scanned == ["src/reduce.cu"]
+    scanned.clear()
+    assert check(capsys) == first and scanned == []
+    (repo / "src" / "reduce.cu").write_text(LEGACY + NEW_HAZARD + "// more\n")
+    git(repo, "add", "src/reduce.cu")
+    assert check(capsys)[0] == 1 and scanned == ["src/reduce.cu"]
+    scanned.clear()
+    assert check(capsys, "--no-cache")[0] == 1 and scanned == ["src/reduce.cu"]

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 from . import deep as cli_deep
-from .common import (MAX_TEAM, add_file_set, add_file_timeout, add_jobs, add_mappings, add_platform_model, bounded,
-    check_file_timeout, codes, count, emit, file_set, progress_factory)
+from .common import (MAX_TEAM, add_file_set, add_file_timeout, add_jobs, add_mappings, add_no_cache, add_platform_model,
+    bounded, check_file_timeout, codes, count, emit, file_set, progress_factory)
 from ..core.errors import PortkitError
 from ..report.safe_text import safe
 
@@ -52,6 +52,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     add_file_set(p)
     add_jobs(p)
     add_file_timeout(p)
+    add_no_cache(p)
     p.add_argument("-q", "--quiet", action="store_true", help="text format: print nothing; use the exit code")
     cli_deep.add_options(p, with_flags=True)
     _report_parser(sub)
@@ -82,7 +83,8 @@ def run_audit(args: argparse.Namespace) -> int:
     opts = configured(cfg, rocm=args.rocm, select=tuple(args.select), ignore=tuple(args.ignore),
                       fail_on=args.fail_on, scan=scan, mappings=tuple(args.mappings), team_size=args.team_size,
                       focus_hours=args.focus_hours,
-                      jobs=args.jobs, deep=cli_deep.options(args, args.jobs, check_file_timeout(args.file_timeout)))
+                      jobs=args.jobs, deep=cli_deep.options(args, args.jobs, check_file_timeout(args.file_timeout)),
+                      cache=args.cache)
     result = audit_paths(args.paths, opts, progress_factory=progress_factory(Console(stderr=True), "auditing"))
     if not args.quiet:
         for line in cli_deep.notes(result.deep):

@@ -13,7 +13,7 @@ import stat
 import sys
 from pathlib import Path
 
-from .common import add_mappings
+from .common import add_mappings, add_no_cache
 from ..core.errors import PortkitError
 from ..report.safe_text import safe
 from ..core.pylaunch import module_command
@@ -46,6 +46,7 @@ def add_parsers(sub: argparse._SubParsersAction, codes) -> None:
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but the findings and errors")
     p.add_argument("--exit-zero", action="store_true",
                    help="exit 0 even when new findings block (2 still for errors)")
+    add_no_cache(p)
     _common(p, codes)
     b = sub.add_parser(
         "baseline", help="accept every current finding (write .portkit-baseline.json)",
@@ -84,7 +85,8 @@ def _options(args: argparse.Namespace):
     return CheckOptions(
         files=tuple(args.files or ()), staged=staged, diff_base=diff_base, to_ref=to_ref,
         fail_on=args.fail_on, select=tuple(args.select), ignore=tuple(args.ignore),
-        baseline=args.baseline, rocm=args.rocm, mappings=tuple(args.mappings))
+        baseline=args.baseline, rocm=args.rocm, mappings=tuple(args.mappings),
+        cache=getattr(args, "cache", True))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -86,6 +86,12 @@ def add_jobs(p: argparse.ArgumentParser, what: str = "worker processes") -> None
                    help=f"{what} (default 1, at most {MAX_JOBS})")
 
 
+def add_no_cache(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-cache", action="store_false", dest="cache",
+                   help="scan every file, neither reusing nor keeping results by file content "
+                        "(the cache: docs/how-it-works.md; PORTKIT_NO_CACHE=1 does the same)")
+
+
 def add_file_timeout(p: argparse.ArgumentParser) -> None:
     p.add_argument("--file-timeout", type=seconds("--file-timeout", zero_is_none=True), default=60.0,
                    metavar="SECONDS",

@@ -7,7 +7,7 @@ automatically" figures are the edits `portkit convert` would apply. Nothing here
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
@@ -15,7 +15,8 @@ from ..tables import ecosystem
 from ..estimate.scope import Scope
 from ..estimate import effort, workitems
 from .. import rules
-from ..scan import suppress
+from ..scan import resultcache, suppress
+from ..scan.job import ScanJob
 from ..core.errors import PortkitError
 from ..core.files import Entry, Skipped, read
 from ..core.findings import SEVERITIES
@@ -29,16 +30,6 @@ from ..scan.walk import FileScan, Options, scan_source
 from ..core.source import SourceFile
 from ..scan.text import scan_text
 from .workers import FileTimeout, ordered_map, time_limit
-
-
-@dataclass(frozen=True)
-class ScanJob:
-    """What every file of one run is scanned with (picklable: it travels to worker processes)."""
-
-    scan: Options
-    enabled: frozenset[str]
-    facts: ProjectFacts = ProjectFacts()   # what the project pipeline learned of the tree
-    hours: bool = True       # attach each finding's effort range (check does not need it)
 
 
 def audit_bytes(rel: str, data: bytes, kind: str, job: ScanJob) -> FileScan:
@@ -72,7 +63,8 @@ def _audit_entry(entry: Entry, job: ScanJob) -> FileAudit:
         return FileAudit(entry, skipped=skipped)
     try:
         with time_limit(job.scan.file_timeout):
-            return FileAudit(entry, scan=audit_bytes(entry.rel, data, entry.kind, job))
+            return FileAudit(entry, scan=audit_bytes(entry.rel, data, entry.kind, job),
+                             content=resultcache.content_key(entry.kind, data))
     except FileTimeout as exc:
         return FileAudit(entry, skipped=Skipped(entry.rel, f"{exc} to audit: not audited (--file-timeout)",
                                                 error=True))
@@ -101,8 +93,7 @@ def audit_paths(paths: list[Path], opts: AuditOptions,
     if opts.deep is not None:   # parse: libclang's facts first, in worker processes
         from ..deep import engine
         result.deep = engine.collect(project.root, entries, opts.deep, progress_factory)
-    for outcome in ordered_map(_audit_entry, entries, job, opts.jobs, progress):
-        result.files.append(outcome)
+    result.files = _outcomes(entries, job, opts, project.root, progress)
     if result.deep is not None:  # scan: the tree-sitter findings, refined by the facts
         from ..deep.refine import refine
         refine({s.rel: s for s in result.scans}, result.deep, project.root, enabled, job.hours)
@@ -113,6 +104,35 @@ def audit_paths(paths: list[Path], opts: AuditOptions,
                                          opts.team_size, opts.focus_hours, scope, project.facts.own_packages,
                                          project.facts.requirements)
     return result
+
+
+def _outcomes(entries: list[Entry], job: ScanJob, opts: AuditOptions, root: Path,
+              progress: Callable[[int], None] | None) -> list[FileAudit]:
+    """Each entry's outcome, in order: kept results for files whose bytes were audited before
+    with the same settings (scan/resultcache.py), the others scanned in `opts.jobs` processes."""
+    cache = resultcache.ResultCache("scans", root, job) if resultcache.enabled(opts.cache) else None
+    kept: dict[int, FileAudit] = {}
+    if cache is not None:
+        for index, entry in enumerate(entries):
+            data, skipped = read(entry) if entry.kind is not None else (None, None)
+            scan = cache.get(entry.rel, entry.kind, data) if data is not None and skipped is None else None
+            if scan is not None:
+                kept[index] = FileAudit(entry, scan=scan)
+    scanned = iter(ordered_map(_audit_entry, [e for i, e in enumerate(entries) if i not in kept], job,
+                               opts.jobs, progress))
+    outcomes = []
+    for index in range(len(entries)):
+        outcome = kept.get(index)
+        if outcome is None:
+            outcome = next(scanned)
+            if cache is not None and outcome.scan is not None and outcome.content:
+                cache.put(outcome.entry.rel, outcome.content, outcome.scan)
+        elif progress:
+            progress(1)
+        outcomes.append(outcome)
+    if cache is not None:
+        cache.save()
+    return outcomes
 
 
 def configured(cfg: Config, *, rocm: str | None = None, select: tuple[str, ...] = (),

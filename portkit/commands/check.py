@@ -18,8 +18,8 @@ from ..project import baseline as baseline_file
 from ..project import config, git, mapping_files
 from . import gate_changes, gate_policy
 from .. import rules
-from ..scan import suppress
-from .audit import ScanJob
+from ..scan import resultcache, suppress
+from ..scan.job import ScanJob
 from .results import CheckResult
 from ..core.errors import PortkitError
 from ..core.files import kind_of
@@ -49,6 +49,7 @@ class CheckOptions:
     baseline: Path | None = None
     rocm: str | None = None
     mappings: tuple[Path, ...] = ()   # --mappings FILE: applied after the policy's own mapping files
+    cache: bool = True                # reuse scan results by file content (scan/resultcache.py)
 
 
 def run_check(opts: CheckOptions, cwd: Path | None = None) -> CheckResult:
@@ -79,6 +80,20 @@ def run_check(opts: CheckOptions, cwd: Path | None = None) -> CheckResult:
     job = ScanJob(scan, enabled, facts, hours=False)
     if cmp.contents:
         warm_up()   # the process's first scan loads the tables: never charged to one file's time limit
+    cache = resultcache.ResultCache("gate", cmp.root, job, keep_others=KEPT_FILES) \
+        if cmp.contents and resultcache.enabled(opts.cache) else None
+    _check_files(cmp, cfg, job, accepted, result, cache)
+    if cache is not None:
+        cache.save()
+    return _sort(result, limit)
+
+
+KEPT_FILES = 2000   # results of files earlier checks saw, kept beside this run's (each commit's few)
+
+
+def _check_files(cmp: gate_changes.Comparison, cfg: config.Config, job: ScanJob, accepted: Counter,
+                 result: CheckResult, cache: "resultcache.ResultCache | None") -> None:
+    """Each changed file's new findings into `result`, less those the baseline accepts."""
     for rel in sorted(cmp.contents):
         if cfg.excluded(rel):
             continue
@@ -88,7 +103,7 @@ def run_check(opts: CheckOptions, cwd: Path | None = None) -> CheckResult:
         result.files.append(rel)   # NUL bytes or not: a hazard after a NUL is still a hazard
         try:
             with time_limit(job.scan.file_timeout):
-                on_changed, untouched = _split(cmp, rel, job, touched, result)
+                on_changed, untouched = _split(cmp, rel, job, touched, result, cache)
         except FileTimeout:     # never hang a commit, and never let an unchecked file through
             result.unchecked.append((rel, "took longer than the per-file time limit to check"))
             continue
@@ -107,7 +122,6 @@ def run_check(opts: CheckOptions, cwd: Path | None = None) -> CheckResult:
                 result.accepted += 1
             else:
                 result.below.append(f)
-    return _sort(result, limit)
 
 
 def _sort(result: CheckResult, limit: int) -> CheckResult:
@@ -143,14 +157,14 @@ def _proposed(read, where: str) -> gate_policy.Policy:
 
 
 def _split(cmp: gate_changes.Comparison, rel: str, job: ScanJob, touched: set[int] | None,
-           result: CheckResult) -> tuple[list[Finding], list[Finding]]:
+           result: CheckResult, cache: "resultcache.ResultCache | None" = None) -> tuple[list[Finding], list[Finding]]:
     """(findings new in this change, findings it leaves as they were). A finding on a line the
     change does not touch is still new when the file's version before held fewer findings with
     its fingerprint: the fingerprint carries the platform region, so deleting the
     `#ifndef __HIP_PLATFORM_AMD__` around a hazard makes it new."""
     data = cmp.contents[rel]
     kind = kind_of(rel.rsplit("/", 1)[-1]) or "source"
-    findings, added = _findings(rel, data, kind, job, touched)
+    findings, added = _findings(rel, data, kind, job, touched, cache)
     result.suppressions += [(rel, s) for s in added]
     if touched is None:
         return findings, []
@@ -159,7 +173,7 @@ def _split(cmp: gate_changes.Comparison, rel: str, job: ScanJob, touched: set[in
     old_id = cmp.old.get(rel, "")
     old = git.blobs(cmp.root, {rel: old_id}).get(rel) if untouched and old_id.strip("0") else None
     if old is not None and _structure(old) != _structure(data):
-        before = Counter(f.fingerprint for f in _findings(rel, old, kind, job, None)[0])
+        before = Counter(f.fingerprint for f in _findings(rel, old, kind, job, None, cache, "@before")[0])
         still = []
         for f in untouched:
             if before[f.fingerprint] > 0:
@@ -182,12 +196,19 @@ def _structure(data: bytes) -> list[bytes]:
     return [m.group().strip() for m in _STRUCTURE.finditer(data)]
 
 
-def _findings(rel: str, data: bytes, kind: str, job: ScanJob,
-              touched: set[int] | None) -> tuple[list[Finding], list[Suppression]]:
+def _findings(rel: str, data: bytes, kind: str, job: ScanJob, touched: set[int] | None,
+              cache: "resultcache.ResultCache | None" = None, version: str = "") -> tuple[list[Finding], list[Suppression]]:
     """The file's enabled findings less the suppressed ones, and the suppressions the change adds
-    (suppress.Suppression.covers says which comments still hide what on changed lines)."""
+    (suppress.Suppression.covers says which comments still hide what on changed lines). The scan
+    itself is the cache's when these bytes were checked before (`version`: which of the file's
+    versions the cache keeps it as)."""
     source = SourceFile.from_bytes(rel, data)
-    scan = scan_source(source, job.scan, facts=job.facts) if kind == "source" else scan_text(source, kind, job.scan, facts=job.facts)
+    scan = cache.get(rel + version, kind, data) if cache is not None else None
+    if scan is None:
+        scan = scan_source(source, job.scan, facts=job.facts) if kind == "source" else \
+            scan_text(source, kind, job.scan, facts=job.facts)
+        if cache is not None:
+            cache.put(rel + version, resultcache.content_key(kind, data), scan)
     kept = [f for f in scan.findings if f.code in job.enabled]
     added = suppress.added(source, touched, kind) if touched else []
     return suppress.apply(source, kept, job.enabled, kind=kind, changed=touched), added

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 
 from ..project.config import Config
 from ..engine.context import FileScan, Options
-from ..estimate.effort import Estimate
 from ..core.files import Entry, Skipped
 from ..core.findings import SEVERITIES, Finding
 from ..tables.mappings import Version
@@ -21,6 +20,7 @@ from ..engine.facts import ProjectFacts
 from ..project.rename import RenamePlan
 
 if TYPE_CHECKING:
+    from ..estimate.effort import Estimate
     from ..estimate.scope import Scope
     from ..deep.engine import DeepOptions, DeepResult
     from ..project.buildconfig import BuildConfig
@@ -139,6 +139,7 @@ class AuditOptions:
     jobs: int = 1
     deep: "DeepOptions | None" = None  # --engine clang: libclang's facts refine the findings
     config: Config = Config()         # the project's settings (amd-macros, exclude: not audited)
+    cache: bool = True                # keep and reuse results by file content (scan/resultcache.py)
 
 
 @dataclass
@@ -146,6 +147,7 @@ class FileAudit:
     entry: Entry
     scan: FileScan | None = None
     skipped: Skipped | None = None
+    content: str = ""   # the result cache's key of the bytes scanned (resultcache.content_key)
 
 
 @dataclass

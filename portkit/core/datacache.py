@@ -71,6 +71,23 @@ def cached_slot(name: str, key: str, build: Callable[[], T], to_plain: Callable[
     return value
 
 
+def load_slot(name: str) -> object | None:
+    """The payload kept in slot `name`, or None (none, or anything wrong with it)."""
+    try:
+        return _read(cache_dir() / f"{name}.json")
+    except Exception:   # as in cached(): anything wrong with the file means "build it again"
+        return None
+
+
+def store_slot(name: str, plain: object) -> None:
+    """Keep `plain` in slot `name` (one file, overwritten); a read-only home keeps nothing."""
+    try:
+        _write(cache_dir() / f"{name}.json", plain)
+        _prune(name.split("-", 1)[0])
+    except (OSError, ValueError, TypeError):
+        pass
+
+
 def _prune(kind: str) -> None:
     slots = sorted(cache_dir().glob(f"{kind}-*.json"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
     for old in slots[SLOTS_KEPT:]:
