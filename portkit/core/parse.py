@@ -27,16 +27,19 @@ def parser() -> Parser:
     return Parser(language())
 
 
-@lru_cache(maxsize=4)
+@lru_cache(maxsize=16)
 def scan_query(with_rules: tuple[str, ...] = ()) -> Query:
     """The converter's query, plus `@rule` captures for the node kinds audit rules inspect."""
     names = " ".join(f"({kind})" for kind in NAME_KINDS)
     named = " ".join(f"({kind})" for kind in CAPTURE_KINDS)
     anonymous = " ".join(f'"{kind}"' for kind in DEVICE_MARKERS)
     text = f"[{names}] @name [{named}] @node [{anonymous}] @device {STRICT_PATTERNS}"
-    extra = [kind for kind in with_rules if kind not in CAPTURE_KINDS and kind not in NAME_KINDS]
+    extra = [kind for kind in with_rules if kind not in CAPTURE_KINDS and kind not in NAME_KINDS
+             and not kind.startswith("(")]
     if extra:
         text += " [" + " ".join(f"({kind})" for kind in extra) + "] @rule (field_identifier) @field"
+    # a kind given as a pattern captures only where the pattern says (`(parent (kind) @rule)`)
+    text += "".join(" " + kind for kind in with_rules if kind.startswith("("))
     return Query(language(), text)
 
 

@@ -56,7 +56,11 @@ PORTED_NOTE = ("--fix warp left this: the tree has its own CUDA-to-HIP shim head
                "where its 32-lane idioms may be deliberate (logical 32-lane warps: width-32 shuffles); check it "
                "against the AMD build before changing it")
 # The node kinds a warp fix starts from: scan.dispatch captures them (with --fix warp, and in an audit).
-NODES = ("number_literal", "preproc_def", "array_declarator", "init_declarator", "initializer_list", "argument_list")
+# `dim3 b(4, 8, n / WARP_SIZE)`: block_shape reads an argument list only as an init_declarator's
+# child, so the query captures only those (a tree has a call's every few tokens)
+NODES = ("number_literal", "preproc_def", "array_declarator", "init_declarator", "initializer_list",
+         "(init_declarator (argument_list) @rule)")
+GATES = {"init_declarator": (b"__ballot", b"__activemask")}   # fix_ballot_store reads no other
 LITERALS = (5, 16, 31, 32)   # the literals _number fixes: the scan drops the others first
 _WORDS = (b"32", b"16", b"31", b">> 5", b">>5", b"__ballot")
 

@@ -111,6 +111,9 @@ def _captures(ctx: ScanContext, view: View, root: Node) -> tuple[dict[str, list[
     fixing = audit or ctx.options.fix_warp
     rule_nodes, rule_names = rules.tree_hooks() if audit else ({}, {})
     kinds = set(rule_nodes) | set(_warpfix.NODES if fixing else ())
+    for kind, texts in _gates(audit, fixing).items():   # no text a check needs: no node captured
+        if not any(text in view.data for text in texts):
+            kinds.discard(kind)
     wanted = _literals(audit, fixing) if "number_literal" in kinds else None
     if wanted is not None:   # most literals are 0, 1, 2 ...: only the values read, by their spellings
         kinds.discard("number_literal")
@@ -128,6 +131,26 @@ def _captures(ctx: ScanContext, view: View, root: Node) -> tuple[dict[str, list[
 
 
 _START = attrgetter("start_byte")
+
+
+@lru_cache(maxsize=4)
+def _gates(audit: bool, fixing: bool) -> dict[str, tuple[bytes, ...]]:
+    """The node kinds every consumer of which declares GATES: the texts one of which a file must
+    hold for its check or fix to find anything in such a node. A kind that a consumer reads
+    without a gate is never left out."""
+    consumers = [m for m in rules.modules() if audit and getattr(m, "NODES", ())]
+    if fixing:
+        consumers.append(_warpfix)
+    gates: dict[str, tuple[bytes, ...]] = {}
+    ungated: set[str] = set()
+    for module in consumers:
+        own = getattr(module, "GATES", {})
+        for kind in module.NODES:
+            if kind in own:
+                gates[kind] = gates.get(kind, ()) + tuple(own[kind])
+            else:
+                ungated.add(kind)
+    return {kind: texts for kind, texts in gates.items() if kind not in ungated}
 
 
 @lru_cache(maxsize=4)

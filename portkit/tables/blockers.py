@@ -85,6 +85,10 @@ class Catalogue:
     def by_call(self, name: str) -> Entry | None:
         return _index(self)[4].first(name)
 
+    def call_prefixes(self) -> tuple[str, ...]:
+        """Every prefix by_call knows: a file holding none of them calls no blocked API."""
+        return tuple(_index(self)[4].prefixes)
+
     def by_prefix(self, name: str) -> Entry | None:
         """An entry named by a name prefix (cute::SM90_TMA_LOAD is the Hopper model, not CuTe)."""
         return _index(self)[5].first(name)
@@ -105,6 +109,10 @@ class _Prefixes:
         for prefix, entry in ordered:
             self._entries.setdefault(prefix, entry)
         self._pattern = re.compile("|".join(re.escape(p) for p in self._entries)) if self._entries else None
+
+    @property
+    def prefixes(self) -> tuple[str, ...]:
+        return tuple(self._entries)
 
     def first(self, name: str) -> Entry | None:
         found = self._pattern.match(name) if self._pattern is not None else None
