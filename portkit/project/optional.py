@@ -37,8 +37,10 @@ TEST_DIRS = frozenset({"bench", "benchmark", "benchmarks", "test", "tests", "tes
 FLAG = re.compile(r"(?:ENABLE|USE|WITH)_\w+")
 _NAME = re.compile(r"[A-Za-z_]\w*")
 _HAS_INCLUDE = re.compile(r"__has_include(?:_next)?\s*\(\s*[<\"]([^>\"]+)[>\"]\s*\)")
-_DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)", re.M)
-_INCLUDE = re.compile(rb"^[ \t]*#[ \t]*include[ \t]*[<\"]([^>\"]+)[>\"]", re.M)
+# From the '#', with the line's start checked in _directive(): a pattern that starts at `^` is
+# tried at every line, one that starts with a character only where it occurs (regions.py alike)
+_DEFINE = re.compile(rb"#[ \t]*define[ \t]+(\w+)")
+_INCLUDE = re.compile(rb"#[ \t]*include[ \t]*[<\"]([^>\"]+)[>\"]")
 _CMAKE_OPTION = re.compile(r"\boption\s*\(\s*(\w+)\s+\"[^\"]*\"\s+OFF\s*\)", re.I)
 SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".cu")
 
@@ -72,7 +74,7 @@ def feature_flags(files: list[tuple[str, str, bytes]], defines: tuple = ()) -> t
     """Macros that name an optional feature: ENABLE_/USE_/WITH_ names and CMake options defaulting
     to OFF, less those the sources #define (then the default build has them) or -D gives."""
     defined = {name for _, kind, data in files if kind == "source"
-               for name in (m.decode() for m in _DEFINE.findall(data))}
+               for name in (m.group(1).decode() for m in _directive(_DEFINE, data))}
     defined |= {name for name, _ in defines}
     off = {m for _, kind, data in files if kind == "cmake"
            for m in _CMAKE_OPTION.findall(data.decode("utf-8", "replace"))}
@@ -99,6 +101,14 @@ def _condition(kind: str, text: str, flags, defined: frozenset[str]) -> str | No
 
 def _line(data: bytes, offset: int) -> int:
     return data.count(b"\n", 0, offset) + 1
+
+
+def _directive(pattern: re.Pattern, data: bytes):
+    """The matches of `pattern` (from a directive's '#') that begin their line, as `^[ \\t]*#`."""
+    for m in pattern.finditer(data):
+        start = m.start()
+        if not data[data.rfind(b"\n", 0, start) + 1:start].strip(b" \t"):
+            yield m
 
 
 def _numbered(data: bytes, matches):
@@ -150,7 +160,7 @@ def _derived(files: list[tuple[str, str, bytes]], flags, defined) -> dict[str, s
         ranges = file_ranges(data, flags, defined)
         if not ranges:
             continue
-        for line, m in _numbered(data, _DEFINE.finditer(data)):
+        for line, m in _numbered(data, _directive(_DEFINE, data)):
             for first, last, name in ranges:
                 if first <= line <= last:
                     out.setdefault(m.group(1).decode(), name)
@@ -171,7 +181,7 @@ def learn(files: list[tuple[str, str, bytes]], defines: tuple = ()) -> OptionalC
         if ranges:
             found.ranges[path] = ranges
         found.includes[path] = [(line, m.group(1).decode("utf-8", "replace"))
-                                for line, m in _numbered(data, _INCLUDE.finditer(data))]
+                                for line, m in _numbered(data, _directive(_INCLUDE, data))]
     found.files = {p: f for p, f in built.items() if f}
     for path, feature in _optional_units(found).items():
         if path not in built:   # a source setup.py builds by default stays default
