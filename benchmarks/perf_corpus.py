@@ -9,9 +9,16 @@ put together). hipify-perl (HIPIFY's bin/hipify-perl) converts every file in one
 process (`--jobs 1` and `--jobs 2`), so both include start-up. The runs alternate (hipify-perl,
 portkit -j1, portkit -j2, ...) and the medians are printed. Parses per file: portkit's convert run
 in this process with tree-sitter's parse counted, whole files apart from macro-body fragments.
---ggml/--faiss: `portkit audit TREE --jobs 2 --format json` (wall, median of --runs), and for
-ggml `portkit check` warm with five changed files staged in a scratch git copy. No figure is
-asserted anywhere; the recorded output is benchmarks/results/perf_corpus.txt.
+--ggml/--faiss: `portkit audit TREE --jobs 2 --format json` (wall, median of --runs) with every
+file scanned, then re-run with the result cache a first run filled; for ggml `portkit check` with
+five changed files staged in a scratch git copy, the facts cache warm and the five files scanned,
+then the same change checked again from the result cache. Then two generated 5 MB single-line
+files: a CUDA call and a shuffle every 85 bytes, and a table of integers. Every run but the
+cached ones has PORTKIT_NO_CACHE=1; the cache lives in a scratch folder.
+
+Run it from a folder that holds no portkit checkout (`python -m portkit` imports the current
+folder's first), with PYTHONPATH naming the checkout to measure. No figure is asserted anywhere;
+the recorded output is benchmarks/results/perf_corpus.txt.
 """
 
 from __future__ import annotations
@@ -27,15 +34,20 @@ import time
 from pathlib import Path
 
 SUFFIXES = (".cu", ".cuh")
+CACHE = Path(tempfile.gettempdir()) / "perf-corpus-cache"   # emptied before each use
 
 
 class Failed(Exception):
     """A measured command ended with an error (its last words are the message)."""
 
 
-def timed(cmd: list[str], cwd: Path | None = None, stdout=subprocess.DEVNULL) -> float:
+def timed(cmd: list[str], cwd: Path | None = None, stdout=subprocess.DEVNULL, cache: bool = False) -> float:
+    """Wall seconds of one run; portkit's result cache off unless `cache` (in a scratch folder)."""
+    env = dict(os.environ, PORTKIT_CACHE_DIR=str(CACHE))
+    if not cache:
+        env["PORTKIT_NO_CACHE"] = "1"
     start = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=cwd, stdout=stdout, stderr=subprocess.PIPE)
+    proc = subprocess.run(cmd, cwd=cwd, stdout=stdout, stderr=subprocess.PIPE, env=env)
     elapsed = time.perf_counter() - start
     if proc.returncode not in (0, 1):
         raise Failed(f"exit {proc.returncode} after {elapsed:.1f} s: {proc.stderr.decode().strip()[-300:]}")
@@ -74,6 +86,20 @@ def parses_per_file(corpus: Path, work: Path) -> tuple[int, int, int]:
     return len(corpus_files(corpus)), whole - 1, fragments     # less the warm-up kernel
 
 
+def parse_floor(files: list[Path], runs: int) -> list[float]:
+    """Seconds to parse every file once with tree-sitter-cuda, nothing else: what any convert
+    that reads a syntax tree of each file spends at least."""
+    import portkit.core.parse as parse
+    datas = [p.read_bytes() for p in files]
+    walls = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        for data in datas:
+            parse.parse(data)
+        walls.append(time.perf_counter() - start)
+    return walls
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpus", type=Path, required=True)
@@ -106,18 +132,34 @@ def main(argv: list[str]) -> int:
         count, whole, fragments = parses_per_file(args.corpus, work)
         print(f"\nparses: {whole} whole-file parses for {count} files ({whole / count:.2f} per file), "
               f"and {fragments} macro-body fragments")
+        floor = parse_floor(files, args.runs)
+        print(f"tree-sitter alone, every corpus file parsed once in one process: {_runs(floor)}; "
+              f"hipify-perl / 10 = {base / 10:.2f} s")
         for name, tree in (("ggml", args.ggml), ("faiss", args.faiss)):
             if tree is None:
                 continue
-            audits = [timed(portkit("audit", str(tree), "--jobs", "2", "--format", "json")) for _ in range(args.runs)]
-            print(f"audit {name} --jobs 2: {statistics.median(audits):.2f} s (runs: "
-                  + " ".join(f"{v:.2f}" for v in audits) + ")")
+            print(audit_tree(name, tree, args.runs))
         if args.ggml is not None:
             print(check_five_files(args.ggml, work, args.runs))
         print(single_line_file(work))
+        print(generated_table(work))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0
+
+
+def _runs(values: list[float]) -> str:
+    return f"{statistics.median(values):.2f} s (runs: " + " ".join(f"{v:.2f}" for v in values) + ")"
+
+
+def audit_tree(name: str, tree: Path, runs: int) -> str:
+    """`audit --jobs 2` of a whole tree: every file scanned (no result cache), then again with the
+    cache a first run filled (a re-audit of an unchanged tree)."""
+    cold = [timed(portkit("audit", str(tree), "--jobs", "2", "--format", "json")) for _ in range(runs)]
+    shutil.rmtree(CACHE, ignore_errors=True)
+    timed(portkit("audit", str(tree), "--jobs", "2", "--format", "json"), cache=True)
+    warm = [timed(portkit("audit", str(tree), "--jobs", "2", "--format", "json"), cache=True) for _ in range(runs)]
+    return f"audit {name} --jobs 2: {_runs(cold)}; re-run with its result cache: {_runs(warm)}"
 
 
 def check_five_files(tree: Path, work: Path, runs: int) -> str:
@@ -134,14 +176,17 @@ def check_five_files(tree: Path, work: Path, runs: int) -> str:
         with path.open("ab") as handle:
             handle.write(b"\n__global__ void added_by_bench(int* o) { o[threadIdx.x & 31] = 0; }\n")
     subprocess.run(["git", "add", *map(str, changed)], cwd=copy, env=env, check=True)
-    timed(portkit("check", "--staged"), cwd=copy)                  # fills the facts cache
-    warm = [timed(portkit("check", "--staged"), cwd=copy) for _ in range(runs)]
-    return (f"check --staged, 5 changed files in ggml, warm: {statistics.median(warm):.2f} s (runs: "
-            + " ".join(f"{v:.2f}" for v in warm) + ")")
+    shutil.rmtree(CACHE, ignore_errors=True)
+    timed(portkit("check", "--staged"), cwd=copy, cache=True)      # fills the facts cache (and results)
+    fresh = [timed(portkit("check", "--staged"), cwd=copy) for _ in range(runs)]   # the 5 files scanned
+    again = [timed(portkit("check", "--staged"), cwd=copy, cache=True) for _ in range(runs)]
+    return (f"check --staged, 5 changed files in ggml, facts cache warm, the 5 files scanned: {_runs(fresh)}; "
+            f"the same change checked again (result cache): {_runs(again)}")
 
 
 def single_line_file(work: Path) -> str:
-    """A generated 5 MB file on one line (a minified table): audit's time."""
+    """A generated 5 MB file on one line, a CUDA call and a shuffle every 85 bytes (the worst
+    case: 183,000 names to convert and 61,000 shuffles to judge): audit's time."""
     folder = work / "one-line"
     folder.mkdir()
     chunk = b"cudaMemcpy(d, h, n, cudaMemcpyHostToDevice); x = __shfl_down_sync(0xffffffff, x, 16); "
@@ -151,6 +196,24 @@ def single_line_file(work: Path) -> str:
     except Failed as exc:
         return f"audit of a 5 MB single-line file: {exc}"
     return f"audit of a 5 MB single-line file: {wall:.2f} s"
+
+
+def generated_table(work: Path) -> str:
+    """A generated 5 MB single-line table of integers (`__device__ const int table[] = {...}`)."""
+    import random
+    folder = work / "table"
+    folder.mkdir()
+    rng = random.Random(1)
+    parts, size = [], 0
+    while size < 5 * 1024 * 1024:
+        parts.append(f"{rng.randint(0, 1 << 20)}, ")
+        size += len(parts[-1])
+    (folder / "table.cu").write_text("__device__ const int table[] = {" + "".join(parts) + "0};\n")
+    try:
+        wall = timed(portkit("audit", str(folder), "--format", "json"))
+    except Failed as exc:
+        return f"audit of a 5 MB single-line table of integers: {exc}"
+    return f"audit of a 5 MB single-line table of integers: {wall:.2f} s"
 
 
 if __name__ == "__main__":
