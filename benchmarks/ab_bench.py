@@ -1,6 +1,6 @@
 """A/B: the same portkit command from two checkouts, interleaved, on the same trees and machine.
 
-    python benchmarks/ab_bench.py --a /path/to/old/checkout --b . --tree DIR [--tree DIR] [--repeat 3]
+    python benchmarks/ab_bench.py --a /path/to/old/checkout --b . --tree DIR [--tree DIR] [--repeat 3] [--jobs 1]
 
 Each run is a fresh `python -m portkit ...` process (start-up, tables, scan, writes included)
 with PYTHONPATH set to the checkout, so the two versions differ only in their code; runs
@@ -23,13 +23,15 @@ import time
 from pathlib import Path
 
 COMMANDS = {
-    "convert": lambda tree, out: ["convert", str(tree), "-o", str(out), "-q", "-j", "1"],
-    "audit": lambda tree, out: ["audit", str(tree), "--format", "json", "-o", str(out.parent / "a.json"), "-j", "1"],
+    "convert": lambda tree, out, jobs: ["convert", str(tree), "-o", str(out), "-q", "-j", str(jobs)],
+    "audit": lambda tree, out, jobs: ["audit", str(tree), "--format", "json", "-o", str(out.parent / "a.json"),
+                                      "-j", str(jobs)],
 }
 
 
 def run_once(code: Path, args: list[str]) -> tuple[float, float]:
-    env = {**os.environ, "PYTHONPATH": str(code.resolve())}
+    # every file scanned: a result cache (scan/resultcache.py) would time the cache, not the scan
+    env = {**os.environ, "PYTHONPATH": str(code.resolve()), "PORTKIT_NO_CACHE": "1"}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run([sys.executable, "-m", "portkit", *args], env=env, cwd=tempfile.gettempdir(),
@@ -46,6 +48,7 @@ def main() -> None:
     parser.add_argument("--tree", type=Path, action="append", required=True)
     parser.add_argument("--command", choices=sorted(COMMANDS), action="append")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--jobs", type=int, default=1)
     args = parser.parse_args()
     for tree in args.tree:
         for name in args.command or ["convert", "audit"]:
@@ -54,12 +57,12 @@ def main() -> None:
                 for side, code in (("A", args.a), ("B", args.b)):
                     out = Path(tempfile.mkdtemp(prefix="ab-"))
                     try:
-                        times[side].append(run_once(code, COMMANDS[name](tree, out / "o")))
+                        times[side].append(run_once(code, COMMANDS[name](tree, out / "o", args.jobs)))
                     finally:
                         shutil.rmtree(out, ignore_errors=True)
             for side, runs in times.items():
                 walls, cpus = [w for w, _ in runs], [c for _, c in runs]
-                print(json.dumps({"tree": tree.name, "command": name, "side": side, "runs": len(runs),
+                print(json.dumps({"tree": tree.name, "command": name, "jobs": args.jobs, "side": side, "runs": len(runs),
                                   "wall_best": round(min(walls), 2), "wall_median": round(statistics.median(walls), 2),
                                   "cpu_best": round(min(cpus), 2), "cpu_median": round(statistics.median(cpus), 2)}))
 
