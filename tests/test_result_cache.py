@@ -140,3 +140,11 @@ def test_the_key_does_not_depend_on_the_hash_seed():
     with pytest.raises(TypeError):
         resultcache._canonical(object())
     assert datacache.load_slot("scans-none") is None
+
+
+def test_settings_without_a_canonical_form_mean_no_cache_not_a_failure(tmp_path, cache_on):
+    cache = resultcache.ResultCache("scans", tmp_path, object())
+    assert cache.key is None and cache.get("a.cu", "source", b"x") is None
+    cache.put("a.cu", resultcache.content_key("source", b"x"), FileScan("a.cu", [], [], Metrics()))
+    cache.save()
+    assert not cache_on.exists()

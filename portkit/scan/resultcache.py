@@ -41,11 +41,15 @@ class ResultCache:
 
     def __init__(self, slot: str, root: Path, settings: object, keep_others: int = 0):
         self.slot = f"{slot}-" + datacache.digest([str(root.absolute())])[:24]
-        self.key = run_key(settings)
         self.keep_others = keep_others   # check: results of files this run did not see, up to this many
         self._old: dict = {}
         self._new: dict = {}
         self.hits = 0
+        try:
+            self.key: str | None = run_key(settings)
+        except (TypeError, OSError):   # a setting with no canonical form, code unreadable: no cache
+            self.key = None
+            return
         stored = datacache.load_slot(self.slot)
         if isinstance(stored, dict) and stored.get("key") == self.key and isinstance(stored.get("files"), dict):
             self._old = stored["files"]
@@ -67,9 +71,12 @@ class ResultCache:
     def put(self, rel: str, content: str, scan: FileScan) -> None:
         """Keep `scan`, the result for the bytes whose content_key is `content` (computed where
         they were read and scanned: the file may have changed since this process read it)."""
-        self._new[rel] = [content, _scan_plain(scan)]
+        if self.key is not None:
+            self._new[rel] = [content, _scan_plain(scan)]
 
     def save(self) -> None:
+        if self.key is None:
+            return
         files: dict = {}
         if self.keep_others:   # the most recent last: a later run keeps the newest of them
             others = [(rel, kept) for rel, kept in self._old.items() if rel not in self._new]
