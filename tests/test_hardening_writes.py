@@ -235,3 +235,33 @@ def test_in_place_notes_that_other_hard_links_keep_the_old_content(src: Path, tm
     assert (src / "a.cu").read_bytes() == HIP
     assert (tmp_path / "elsewhere.cu").read_bytes() == CUDA   # never written outside the tree
     assert (src / "a.cu").stat().st_nlink == 1
+
+
+def test_an_unchanged_file_is_copied_whole_by_the_kernel_or_the_plain_way(tmp_path, monkeypatch):
+    """convert mirrors an unchanged file with copy_file_range (issue 34); where the kernel copies
+    nothing or refuses (another file system, an old kernel), the plain copy gives the same bytes."""
+    import errno
+    import os
+    from portkit.core import output
+    from portkit.core.files import open_regular
+    source = tmp_path / "data.bin"
+    source.write_bytes(bytes(range(256)) * 5000)
+    source.chmod(0o640)
+    behaviours = {"kernel": None,
+                  "refused": lambda *a: (_ for _ in ()).throw(OSError(errno.EXDEV, "cross-device")),
+                  "nothing": lambda *a: 0,
+                  # ten bytes copied, then nothing: the file seems to have shrunk
+                  "partly": lambda fd_in, fd_out, count, off_in, off_out:
+                      os.pwrite(fd_out, os.pread(fd_in, 10, off_in), off_out) if off_in == 0 else 0}
+    for name, fake in behaviours.items():
+        if fake is not None:
+            monkeypatch.setattr(os, "copy_file_range", fake)
+        target = tmp_path / f"out-{name}.bin"
+        fd = open_regular(source)
+        try:
+            output.atomic_copy(target, fd, mode_from=source)
+        finally:
+            os.close(fd)
+        assert target.read_bytes() == source.read_bytes(), name
+        assert target.stat().st_mode & 0o777 == 0o640
+        monkeypatch.undo()

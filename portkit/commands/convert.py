@@ -17,9 +17,9 @@ from ..rewrite import polyfill_header, polyfills
 from ..buildfiles import FORMATS as BUILD_FORMATS
 from ..core.edits import apply_edits
 from ..core.errors import PortkitError
-from ..core.files import SOURCE_SUFFIXES, Entry, Skipped, read, read_regular
+from ..core.files import SOURCE_SUFFIXES, Entry, Skipped, open_regular, read, read_regular
 from .inplace import READ_ONLY, digest, in_place_path, links_note, read_only, replace_unchanged, rewrite
-from ..core.output import atomic_write, refuse_unless_regular, sweep_stale, write_generated, write_output
+from ..core.output import atomic_copy, atomic_write, refuse_unless_regular, sweep_stale, write_generated, write_output
 from ..project.rename import RenamePlan, rename_in_build_file
 from ..tables.mappings import format_version, target_release
 from ..project import pipeline
@@ -290,20 +290,26 @@ def _mirror(outcome: FileOutcome, out_root: Path, result: ConvertResult, swept: 
     base = out_root.absolute().resolve()
     if base not in target.resolve().parents:
         raise PortkitError(f"{outcome.entry.rel}: would be written outside {out_root}; stopped")
-    try:
-        data = _output_bytes(outcome)
+    try:   # an unchanged file is copied by the kernel, never through a FIFO or a new link
+        source = None if outcome.changed else open_regular(outcome.entry.path, follow=outcome.entry.named)
     except OSError:
         return      # unreadable or gone: already reported (a file that failed to convert is copied as is)
-    if _case_clash(target, outcome.target_rel, result):
-        return
     try:
+        if _case_clash(target, outcome.target_rel, result):
+            return
         target.parent.mkdir(parents=True, exist_ok=True)
         sweep_stale(target.parent, swept)
-        atomic_write(target, data, mode_from=outcome.entry.path)
+        if source is None:
+            atomic_write(target, outcome.output or b"", mode_from=outcome.entry.path)
+        else:
+            atomic_copy(target, source, mode_from=outcome.entry.path)
         result.written_paths[str(target).lower()] = target
     except OSError as exc:
         result.skipped.append(Skipped(outcome.entry.rel, f"cannot write {target}: {exc.strerror or exc}", True))
         return
+    finally:
+        if source is not None:
+            os.close(source)
     result.written += 1
 
 

@@ -171,6 +171,12 @@ def read_regular(path: Path, follow: bool = False) -> bytes:
     """The bytes of a regular file. Opened without blocking (a FIFO swapped in since discovery
     has no writer) and, unless `follow`, without following a symbolic link; the type is checked
     on the opened descriptor, so nothing can change between the check and the read."""
+    with os.fdopen(open_regular(path, follow), "rb") as handle:
+        return handle.read()
+
+
+def open_regular(path: Path, follow: bool = False) -> int:
+    """A descriptor of a regular file, opened as read_regular opens it (the caller closes it)."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     if not follow:
         flags |= getattr(os, "O_NOFOLLOW", 0)
@@ -181,8 +187,7 @@ def read_regular(path: Path, follow: bool = False) -> bytes:
     except BaseException:
         os.close(fd)
         raise
-    with os.fdopen(fd, "rb") as handle:
-        return handle.read()
+    return fd
 
 
 def link_on_path(root: Path, rel: str | Path) -> Path | None:

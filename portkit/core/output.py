@@ -99,6 +99,49 @@ def atomic_write(target: Path, data: bytes, mode_from: Path | None = None, durab
         raise
 
 
+def atomic_copy(target: Path, source_fd: int, mode_from: Path | None = None) -> None:
+    """atomic_write of the bytes behind `source_fd` (an unchanged file mirrored to the output),
+    copied by the kernel (copy_file_range: no copy through Python, a reflink where the file
+    system shares blocks), else read and written; `source_fd` is read from its start, not closed."""
+    fd, tmp = new_temp(target.parent, target.name)
+    try:
+        try:
+            _copy_fd(source_fd, fd)
+        finally:
+            os.close(fd)
+        _copy_metadata(tmp, target, mode_from, keep_owner=False)
+        os.replace(tmp, target)
+    except BaseException:
+        _unlink_quietly(tmp)
+        raise
+
+
+def _copy_fd(source: int, destination: int) -> None:
+    size = os.fstat(source).st_size
+    copied = 0
+    if hasattr(os, "copy_file_range"):
+        try:
+            while copied < size:
+                done = os.copy_file_range(source, destination, size - copied, copied, copied)
+                if done == 0:
+                    break     # a file system that copies nothing this way, or a file that shrank
+                copied += done
+        except OSError as exc:
+            if exc.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.ENOTSUP,
+                                 errno.EPERM, errno.EBADF):
+                raise
+            copied = 0
+    if copied == size and os.fstat(source).st_size == size:
+        return
+    os.ftruncate(destination, 0)   # anything short of the whole file: the plain way, from the start
+    os.lseek(destination, 0, os.SEEK_SET)
+    os.lseek(source, 0, os.SEEK_SET)
+    while chunk := os.read(source, 1 << 20):
+        view = memoryview(chunk)
+        while view:
+            view = view[os.write(destination, view):]
+
+
 def _copy_metadata(tmp: str, target: Path, mode_from: Path | None, keep_owner: bool) -> None:
     source = mode_from if mode_from is not None and mode_from.exists() else target if target.exists() else None
     if source is None:   # mkstemp makes 0600; a new report or table export gets the usual 0666 - umask
