@@ -40,6 +40,14 @@ class FindingStore:
         self._kept: Counter = Counter()         # code -> findings kept
         self._past: set[int] = set()            # hashes of the (line, code, subject) counted past the cap
 
+    def repeats(self, code: str, subject: str, line: int, column: int) -> bool:
+        """Whether admit() would drop this finding as a later duplicate on its line, known from its
+        start alone (a generated file repeats a construct thousands of times on one line). A code
+        that refines or is refined is never answered here: admit records every one's span."""
+        at = self._at.get((line, code, subject))
+        return at is not None and column >= self.findings[at].column and code not in self.refines \
+            and code not in self.refinable
+
     def admit(self, code: str, subject: str, start: tuple[int, int], end: tuple[int, int], severity: str,
               platform: str) -> int | None:
         """Where to put this finding (an index into `findings`), or None: a duplicate that comes

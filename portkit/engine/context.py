@@ -218,6 +218,8 @@ class ScanContext:
             severity = "info"
             message = "AMD builds take another branch of this #if (nvcc alone compiles this one): " + message
         line, col = self.source.position(start)
+        if self.store.repeats(code, subject, line, col):   # a later one of its line: nothing to keep
+            return
         end_line, end_col = self.source.position(max(start, end))
         index = self.store.admit(code, subject, (line, col), (end_line, end_col), severity, region or "")
         if index is None:   # a duplicate on its line, or counted past the cap: nothing to build
