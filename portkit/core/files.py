@@ -96,32 +96,59 @@ def discover(paths: list[Path], ignored=None) -> tuple[Path, list[Entry], list[S
 
 
 def _walk(root: Path, top: Path, entries: dict[str, Entry], skipped: list[Skipped], ignored=None) -> None:
-    def on_error(exc: OSError) -> None:
-        rel = Path(exc.filename).relative_to(root).as_posix() if exc.filename else str(top)
-        skipped.append(Skipped(rel, f"cannot read directory: {exc.strerror}", error=True))
-
-    for dirpath, dirnames, filenames in os.walk(top, onerror=on_error):
-        base = Path(dirpath)
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not (ignored and ignored.folder(base / d)))
-        for dirname in list(dirnames):
-            if (base / dirname).is_symlink():
-                dirnames.remove(dirname)
-                skipped.append(Skipped((base / dirname).relative_to(root).as_posix(),
-                                       "symbolic link to a directory, not followed", error=False, link=True))
-        for name in sorted(filenames):
+    """os.walk's order (top-down, each folder's subfolders in name order), from os.scandir's
+    entries: their type and link bits come with the listing, so a file costs at most one lstat
+    (three through pathlib, for every file of the tree at every commit the gate keys its facts on)."""
+    folders = [str(top)]
+    while folders:
+        base = folders.pop()
+        try:
+            with os.scandir(base) as listing:
+                found = list(listing)
+        except OSError as exc:
+            name = Path(exc.filename).relative_to(root).as_posix() if exc.filename else str(top)
+            skipped.append(Skipped(name, f"cannot read directory: {exc.strerror}", error=True))
+            continue
+        prefix = os.path.relpath(base, root).replace(os.sep, "/")
+        prefix = "" if prefix == "." else prefix + "/"
+        subfolders = []
+        for entry in sorted((e for e in found if _is_dir(e)), key=lambda e: e.name):
+            if entry.name in SKIP_DIRS or (ignored and ignored.folder(entry.path)):
+                continue
+            if entry.is_symlink():
+                skipped.append(Skipped(prefix + entry.name, "symbolic link to a directory, not followed",
+                                       error=False, link=True))
+                continue
+            subfolders.append(entry.path)
+        for entry in sorted((e for e in found if not _is_dir(e)), key=lambda e: e.name):
+            name = entry.name
             if is_temp_name(name):   # a write in progress, or left by a killed run: never an input
                 continue
-            path = base / name
-            if ignored and ignored.file(path):
+            if ignored and ignored.file(entry.path):
                 continue
-            rel = path.relative_to(root).as_posix()
-            if path.is_symlink():
+            rel = prefix + name
+            if entry.is_symlink():
                 skipped.append(Skipped(rel, "symbolic link, not followed", error=False, link=True))
                 continue
-            if not _regular(path):   # a FIFO would block the read forever; sockets, devices: nothing to port
+            if not _regular_entry(entry):   # a FIFO would block the read forever; sockets, devices: nothing to port
                 skipped.append(Skipped(rel, "not a regular file, not read", error=False))
                 continue
-            entries[rel] = Entry(path, rel, kind_of(name))
+            entries[rel] = Entry(Path(entry.path), rel, kind_of(name))
+        folders.extend(reversed(subfolders))
+
+
+def _is_dir(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_dir()   # a link to a folder counts, as in os.walk (then reported, not followed)
+    except OSError:
+        return False
+
+
+def _regular_entry(entry: os.DirEntry) -> bool:
+    try:
+        return stat.S_ISREG(entry.stat(follow_symlinks=False).st_mode)
+    except OSError:
+        return True     # vanished or unreadable: read() says which, as an error
 
 
 def _regular(path: Path, follow: bool = False) -> bool:
