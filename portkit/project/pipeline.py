@@ -11,6 +11,7 @@ the gate and its baseline classify every region alike.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -141,7 +142,7 @@ def _tree_key(root: Path, entries: list[Entry], options: Options, config: Config
     # the settings a gate runs with cannot go stale the day one of them does
     parts += [f"{table.shown}\0{table.text}" for table in options.mappings] + ["\0"]
     for entry in entries:
-        st = entry.path.lstat()
+        st = os.lstat(entry.path)
         parts.append(f"{entry.rel}\0{entry.kind}\0{st.st_size}\0{st.st_mtime_ns}")
     here = Path(__file__).resolve().parent.parent
     code = [here / "project" / "pipeline.py", here / "project" / "includes.py", here / "platform" / "facts.py",
