@@ -2,6 +2,10 @@
 
     python3 .gpu/run_on_gpu.py --out $OUT [--compile-only] [--workers 16] [--only SUBSTRING]
 
+gpu_tree_check.py (a real source tree, llm.c's dev/cuda) uses it too: there a variant's "runs" name
+several argument lists for one binary (one kernel number each), whose results go under "runs", and
+the manifest's "runner" entry sets the timeouts, parallel runs and deadline that bundle needs.
+
 It runs on a machine with an NVIDIA GPU and nothing of portkit's (no tree-sitter, no network), so
 it is standard library only and reads everything from manifest.json beside it. Every variant is
 built with the manifest's exact argument list (its first element, "nvcc", is resolved here), in
@@ -69,6 +73,11 @@ class Results:
         with self.lock:
             self.data["cases"].setdefault(case, {}).setdefault(variant, {}).update(fields)
 
+    def put_run(self, case: str, variant: str, name: str, **fields) -> None:
+        with self.lock:
+            got = self.data["cases"].setdefault(case, {}).setdefault(variant, {})
+            got.setdefault("runs", {}).setdefault(name, {}).update(fields)
+
     def save(self) -> None:
         with self.lock:
             text = json.dumps(self.data, indent=1, sort_keys=True)
@@ -108,13 +117,13 @@ def guarded(step):
 
 
 @guarded
-def build(job: tuple, results: Results, nvcc: str, deadline: float) -> None:
+def build(job: tuple, results: Results, nvcc: str, deadline: float, extra: list[str]) -> None:
     case, variant, spec = job
     if time.monotonic() > deadline:
         results.put(case, variant, compile_rc=None, compile_stderr="not built: the run's deadline passed")
         return
     (BUNDLE / spec["binary"]).parent.mkdir(parents=True, exist_ok=True)
-    cmd = [nvcc, *spec["compile"][1:]]
+    cmd = [nvcc, *spec["compile"][1:], *extra]
     got = execute(cmd, BUNDLE, COMPILE_TIMEOUT)
     if got["rc"] and "cannot find -lcuda" in got["stderr"] and (found := driver_library()):
         cmd = [*cmd, "-L", found]   # the driver's libcuda.so.1 where the toolkit has no stub
@@ -124,18 +133,30 @@ def build(job: tuple, results: Results, nvcc: str, deadline: float) -> None:
                 compile_stderr=tail(got["stdout"] + got["stderr"], STDERR_LIMIT))
 
 
+def run_jobs(jobs: list[tuple]) -> list[tuple]:
+    """(case, variant, spec, run name, arguments), the first run of every binary before any second
+    one, so a deadline cuts all programs alike and a run's variants run one after another."""
+    out = []
+    for order, (case, variant, spec) in enumerate(jobs):
+        for index, (name, args) in enumerate((spec.get("runs") or {None: []}).items()):
+            out.append((index, order, (case, variant, spec, name, args)))
+    return [job for _, _, job in sorted(out, key=lambda item: item[:2])]
+
+
 @guarded
 def run(job: tuple, results: Results, deadline: float) -> None:
-    case, variant, spec = job
+    case, variant, spec, name, args = job
+    put = (lambda **f: results.put_run(case, variant, name, **f)) if name else (
+        lambda **f: results.put(case, variant, **f))
     if results.data["cases"][case][variant].get("compile_rc") != 0:
         return
     if time.monotonic() > deadline:
-        results.put(case, variant, run_rc=None, run_stderr="not run: the run's deadline passed")
+        put(run_rc=None, run_stderr="not run: the run's deadline passed")
         return
     binary = BUNDLE / spec["binary"]
-    got = execute([str(binary)], binary.parent, RUN_TIMEOUT)
-    results.put(case, variant, run_rc=got["rc"], run_s=got["seconds"], stdout=tail(got["stdout"], STDOUT_LIMIT),
-                run_stderr=tail(got["stderr"], STDERR_LIMIT))
+    got = execute([str(binary), *args], binary.parent, RUN_TIMEOUT)
+    put(run_rc=got["rc"], run_s=got["seconds"], stdout=tail(got["stdout"], STDOUT_LIMIT),
+        run_stderr=tail(got["stderr"], STDERR_LIMIT))
     results.save()
 
 
@@ -144,6 +165,9 @@ def summary_line(case: str, variants: dict) -> str:
     for name, got in sorted(variants.items()):
         if got.get("compile_rc") != 0:
             parts.append(f"{name}: compile rc={got.get('compile_rc')}")
+        elif got.get("runs"):
+            rcs = [r.get("run_rc") for r in got["runs"].values()]
+            parts.append(f"{name}: {rcs.count(0)}/{len(rcs)} runs rc=0")
         elif "run_rc" in got:
             parts.append(f"{name}: run rc={got['run_rc']}")
         else:
@@ -156,14 +180,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True, help="folder for gpu_results.json")
     parser.add_argument("--compile-only", action="store_true", help="build every variant, run none")
     parser.add_argument("--workers", type=int, default=16, help="parallel builds (default 16)")
-    parser.add_argument("--run-workers", type=int, default=4, help="binaries run at once (default 4)")
+    parser.add_argument("--run-workers", type=int, help="binaries run at once (default 4, or the manifest's)")
     parser.add_argument("--only", action="append", default=[], help="cases whose id contains this (repeatable)")
-    parser.add_argument("--deadline", type=float, default=330, help="seconds after which nothing new starts")
+    parser.add_argument("--deadline", type=float, help="seconds after which nothing new starts (default 330)")
+    parser.add_argument("--extra-flag", action="append", default=[], metavar="FLAG",
+                        help="append to every build, e.g. --extra-flag=-c for a dry run without the GPU's libraries")
     parser.add_argument("--nvcc", default=shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc")
     args = parser.parse_args(argv)
-    deadline = time.monotonic() + args.deadline
-    args.out.mkdir(parents=True, exist_ok=True)
     manifest = json.loads((BUNDLE / "manifest.json").read_text(encoding="utf-8"))
+    settings = {"run_workers": 4, "deadline": 330, **manifest.get("runner", {})}
+    global COMPILE_TIMEOUT, RUN_TIMEOUT   # noqa: PLW0603 - one bundle per process, set once here
+    COMPILE_TIMEOUT = settings.get("compile_timeout", COMPILE_TIMEOUT)
+    RUN_TIMEOUT = settings.get("run_timeout", RUN_TIMEOUT)
+    run_workers = args.run_workers or settings["run_workers"]
+    deadline = time.monotonic() + (args.deadline or settings["deadline"])
+    args.out.mkdir(parents=True, exist_ok=True)
     results = Results(args.out, environment(args.nvcc), args.compile_only)
     shutil.rmtree(BUNDLE / "build", ignore_errors=True)
     jobs = []
@@ -176,11 +207,11 @@ def main(argv: list[str] | None = None) -> int:
         jobs += [(case["id"], name, spec) for name, spec in case["variants"].items()]
     print(f"building {len(jobs)} variants with {args.workers} workers", flush=True)
     with ThreadPoolExecutor(args.workers) as pool:
-        list(pool.map(lambda job: build(job, results, args.nvcc, deadline), jobs))
+        list(pool.map(lambda job: build(job, results, args.nvcc, deadline, args.extra_flag), jobs))
     results.save()
     if not args.compile_only:
-        with ThreadPoolExecutor(args.run_workers) as pool:
-            list(pool.map(lambda job: run(job, results, deadline), jobs))
+        with ThreadPoolExecutor(run_workers) as pool:
+            list(pool.map(lambda job: run(job, results, deadline), run_jobs(jobs)))
     results.save()
     for case, variants in sorted(results.data["cases"].items()):
         print(summary_line(case, variants) if "skipped" not in variants
