@@ -33,7 +33,7 @@ from ..engine.context import ScanContext, View
 from ..core.edits import Edit
 from . import _tree
 from ._rule import define
-from ._warpfix_model import CONSTANT, LARGEST_WAVEFRONT, WarpFix, attached
+from ._warpfix_model import CONSTANT, WarpFix, attached
 
 RULE = define(__doc__, code="PK205", name="warp-sized-array", severity="medium", category="warp")
 NODES = ("array_declarator",)
@@ -82,7 +82,7 @@ def _warps_per_block(size: Node) -> bool:
 
 def fix_shared_array(view: View, node: Node) -> WarpFix | None:
     """--fix warp (rules/_warpfix.py): `__shared__ T s[32]` indexed by lane or warp is sized for
-    the largest wavefront."""
+    the target's wavefront."""
     size = node.child_by_field_name("size")
     declaration = _tree.enclosing(node, "declaration")
     if size is None or declaration is None or b"__shared__" not in _tree.declaration_type(declaration):
@@ -93,6 +93,10 @@ def fix_shared_array(view: View, node: Node) -> WarpFix | None:
                        suggest_only=True)
     if size.text.strip() != b"32":
         return None
-    return WarpFix("PK205", view.start(node), (Edit(view.start(size), view.end(size), LARGEST_WAVEFRONT, "warp"),),
-                   note="sized for the largest wavefront, 64 slots: twice the shared memory of the "
-                        "original")
+    # per target, not the largest (64) everywhere: a [128][32] tile widened to [128][64] made 64 KiB
+    # of static shared memory, which NVIDIA's 48 KiB refuses (llm.c's matmul_forward through HIP's
+    # NVIDIA backend, benchmarks/results/gpu_llmc_check.txt); slots per warp need no more than 32
+    return WarpFix("PK205", view.start(node), (Edit(view.start(size), view.end(size), CONSTANT, "warp"),),
+                   constant=True,
+                   note="sized per target, PORTKIT_WAVEFRONT_SIZE slots: 64 on gfx9 (twice the original's shared "
+                        "memory), 32 on RDNA and through HIP's NVIDIA backend (as the original)")

@@ -18,7 +18,6 @@ from ..engine.context import ScanContext, View
 from ..core.edits import Edit
 
 CONSTANT = b"PORTKIT_WAVEFRONT_SIZE"
-LARGEST_WAVEFRONT = b"64"
 
 
 @dataclass(frozen=True)
