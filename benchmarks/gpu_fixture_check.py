@@ -220,7 +220,9 @@ def programs() -> list[tuple[Path, str]]:
     return found
 
 
-def prepare(bundle: Path) -> int:
+def hip_headers(bundle: Path) -> None:
+    """A fresh bundle (an old one replaced, never another folder) with the runner and HIP's
+    headers patched for CUDA 13; gpu_tree_check.py starts its bundles the same way."""
     if bundle.exists():
         if any(bundle.iterdir()) and not (bundle / "manifest.json").exists():
             sys.exit(f"{bundle} exists and is not a bundle (no manifest.json): not overwriting it")
@@ -232,9 +234,13 @@ def prepare(bundle: Path) -> int:
         target = link.resolve()   # hip/nvcc_detail -> nvidia_detail: a plain copy survives any transport
         link.unlink()
         shutil.copytree(target, link) if target.is_dir() else shutil.copy(target, link)
+    shutil.copy(Path(__file__).with_name("gpu_harness.py"), bundle / "run_on_gpu.py")
+
+
+def prepare(bundle: Path) -> int:
+    hip_headers(bundle)
     cases = [prepare_warp(bundle, f) for f in sorted(p.parent for p in (FIXTURES / "warp").glob("*/case.toml"))]
     cases += [prepare_program(bundle, folder, kind) for folder, kind in programs()]
-    shutil.copy(Path(__file__).with_name("gpu_harness.py"), bundle / "run_on_gpu.py")
     manifest = {"arch": ARCH, "made_by": "benchmarks/gpu_fixture_check.py prepare", "cases": cases}
     (bundle / "manifest.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
     differs = [c["id"] for c in cases if c.get("convert_now_differs")]

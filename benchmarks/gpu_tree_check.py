@@ -34,7 +34,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gpu_fixture_check import ARCH, HIP, REPO, first_error  # noqa: E402
+from gpu_fixture_check import ARCH, HIP, REPO, first_error, hip_headers  # noqa: E402
 
 CUDA_INCLUDES = [Path("/usr/local/cuda/include"),
                  Path(os.environ.get("CUDA_LIB_INCLUDE", REPO / ".ci" / "cache" / "cuda-libs" / "include"))]
@@ -185,22 +185,6 @@ def program(bundle: Path, cu: Path, roots: dict[str, Path], twins: dict) -> dict
                         source.relative_to(bundle).as_posix(), "-o", binary, *link],
             "binary": binary, "runs": runs}
     return entry
-
-
-def hip_headers(bundle: Path) -> None:
-    """A fresh bundle with the runner and HIP's headers patched for CUDA 13, as gpu_fixture_check's."""
-    if bundle.exists():
-        if any(bundle.iterdir()) and not (bundle / "manifest.json").exists():
-            sys.exit(f"{bundle} exists and is not a bundle (no manifest.json): not overwriting it")
-        shutil.rmtree(bundle)
-    bundle.mkdir(parents=True)
-    sys.path.insert(0, str(REPO / "tests"))
-    from hip_nvidia import patched_include_dir  # tests/ helper: copies HIP's headers, patches them for CUDA 13
-    for link in [p for p in patched_include_dir(bundle).rglob("*") if p.is_symlink()]:
-        target = link.resolve()   # hip/nvcc_detail -> nvidia_detail: a plain copy survives any transport
-        link.unlink()
-        shutil.copytree(target, link) if target.is_dir() else shutil.copy(target, link)
-    shutil.copy(Path(__file__).with_name("gpu_harness.py"), bundle / "run_on_gpu.py")
 
 
 def prepare_tree(tree: Path, bundle: Path) -> int:
