@@ -113,8 +113,8 @@ def _outcomes(entries: list[Entry], job: ScanJob, opts: AuditOptions, root: Path
     cache = resultcache.ResultCache("scans", root, job) if resultcache.enabled(opts.cache) else None
     kept: dict[int, FileAudit] = {}
     if cache is not None:
-        for index, entry in enumerate(entries):
-            data, skipped = read(entry) if entry.kind is not None else (None, None)
+        for index, entry in enumerate(entries):   # read here only what the cache may answer
+            data, skipped = read(entry) if entry.kind is not None and cache.holds(entry.rel) else (None, None)
             scan = cache.get(entry.rel, entry.kind, data) if data is not None and skipped is None else None
             if scan is not None:
                 kept[index] = FileAudit(entry, scan=scan)

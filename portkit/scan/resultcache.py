@@ -54,6 +54,10 @@ class ResultCache:
         if isinstance(stored, dict) and stored.get("key") == self.key and isinstance(stored.get("files"), dict):
             self._old = stored["files"]
 
+    def holds(self, rel: str) -> bool:
+        """Whether a result is kept under `rel` at all: a file with none need not be read to ask."""
+        return rel in self._old
+
     def get(self, rel: str, kind: str, data: bytes) -> FileScan | None:
         """The kept result for these bytes, or None (then `put` the one scanned)."""
         digest = content_key(kind, data)

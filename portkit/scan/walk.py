@@ -138,7 +138,7 @@ def _gates(audit: bool, fixing: bool) -> dict[str, tuple[bytes, ...]]:
     """The node kinds every consumer of which declares GATES: the texts one of which a file must
     hold for its check or fix to find anything in such a node. A kind that a consumer reads
     without a gate is never left out."""
-    consumers = [m for m in rules.modules() if audit and getattr(m, "NODES", ())]
+    consumers = [m for m in rules.modules() if getattr(m, "NODES", ())] if audit else []
     if fixing:
         consumers.append(_warpfix)
     gates: dict[str, tuple[bytes, ...]] = {}
