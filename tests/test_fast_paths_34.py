@@ -3,22 +3,86 @@
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
+from dataclasses import fields, replace
 
-from portkit.core.files import Entry, read_sources
+import pytest
+
+try:
+    import tomllib
+except ModuleNotFoundError:   # Python 3.10
+    import tomli as tomllib
+
+from portkit.core.files import Entry, discover, read_sources
 from portkit.scan.walk import _names_a_selector
-from portkit.tables import mappings
+from portkit.tables import mappings, toml_cache
 from portkit.tables.records import per_object
 
 
 def test_the_cached_tables_are_the_tables():
-    """_from_plain makes each record without the dataclass's __init__: equal, and hashing alike."""
-    cached = mappings.load_tables_cached(mappings.tables_dir())
+    """_from_plain makes each record from its own fields alone (the others read the class's
+    defaults): equal, hashing, printing and replaced alike, every tuple a tuple."""
     loaded = mappings.load_tables(mappings.tables_dir())
+    cached = mappings._from_plain(json.loads(json.dumps(mappings._plain(loaded))))
     assert cached.names == loaded.names and cached.headers == loaded.headers
     assert {hash(m) for m in cached.names.values()} == {hash(m) for m in loaded.names.values()}
+    assert [repr(m) for m in cached.names.values()] == [repr(m) for m in loaded.names.values()]
     assert type(next(iter(cached.names.values()))) is mappings.Mapping
+    for m in cached.names.values():
+        for f in fields(mappings.Mapping):
+            value = getattr(m, f.name)
+            assert type(value) is not list and not (type(value) is tuple and any(type(v) is list for v in value))
+    assert replace(next(iter(cached.names.values())), origin="x.toml").origin == "x.toml"
+    assert mappings.load_tables_cached(mappings.tables_dir()).names == loaded.names
+
+
+def test_a_shipped_table_is_read_back_from_json_as_tomllib_reads_it(tmp_path, monkeypatch):
+    """toml_cache.py: the shipped small tables, parsed once, then read as JSON: the same document."""
+    monkeypatch.setenv("PORTKIT_CACHE_DIR", str(tmp_path / "cache"))
+    shipped = sorted(mappings.tables_dir().glob("*.toml"))
+    for path in shipped:
+        assert toml_cache.load(path) == tomllib.loads(path.read_text(encoding="utf-8"))   # parsed, kept
+        assert toml_cache.load(path) == tomllib.loads(path.read_text(encoding="utf-8"))   # read back
+    kept = sorted(p.name.rsplit("-", 1)[0] for p in (tmp_path / "cache").glob("toml-*.json"))
+    assert kept == sorted(f"toml-{p.stem}" for p in shipped)
+    own = tmp_path / "own" / "platforms.toml"      # a table elsewhere: read as it is, never kept
+    own.parent.mkdir()
+    own.write_text('schema = 1\n[amd]\ndefined = ["X"]\n')
+    assert toml_cache.load(own) == {"schema": 1, "amd": {"defined": ["X"]}}
+    own.write_text("schema = \n")
+    with pytest.raises(tomllib.TOMLDecodeError):
+        toml_cache.load(own)
+    assert len(list((tmp_path / "cache").glob("toml-*.json"))) == len(shipped)
+
+
+def test_a_cached_value_keeps_its_newest_copies_only(tmp_path, monkeypatch):
+    """datacache.cached: a copy per key (tables edited, portkit upgraded), the oldest pruned."""
+    from portkit.core import datacache
+    monkeypatch.setenv("PORTKIT_CACHE_DIR", str(tmp_path))
+    for n in range(datacache.KEYED_KEPT + 2):
+        source = tmp_path / f"in{n}.toml"
+        source.write_text("x" * (n + 1))            # another size: another key
+        os.utime(source, ns=(n, n))
+        assert datacache.cached("t", [source], [], lambda: n, lambda v: v, lambda v: v) == n
+    assert len(list(tmp_path.glob("t-*.json"))) == datacache.KEYED_KEPT
+    assert datacache.cached("tother", [], [], lambda: "kept", lambda v: v, lambda v: v) == "kept"
+    assert len(list(tmp_path.glob("t-*.json"))) == datacache.KEYED_KEPT   # another name's glob is its own
+
+
+def test_a_walked_entry_carries_the_walks_lstat(tmp_path):
+    """The commit gate keys its tree facts on every file's size and time: the walk's own lstat."""
+    (tmp_path / "a.cu").write_bytes(b"int a;\n")
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "b.h").write_bytes(b"int bb;\n")
+    _, entries, _ = discover([tmp_path])
+    for entry in entries:
+        st = os.lstat(entry.path)
+        assert entry.seen == (st.st_size, st.st_mtime_ns)
+    named = discover([tmp_path / "a.cu"])[1][0]
+    assert named.seen is None and named == Entry(tmp_path / "a.cu", "a.cu", "source", named=True)
 
 
 def test_a_selector_counts_only_in_a_directive():

@@ -12,6 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..core.errors import MappingError, PortkitError
+from ..tables import toml_cache
 from ..tables.mappings import Version, parse_version, tables_dir
 from ..tables.records import check_keys, record, shown
 
@@ -99,7 +100,7 @@ class BuildTable:
 
 def load(path: Path) -> BuildTable:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = toml_cache.load(path)
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise PortkitError(f"{path}: cannot read the build table ({exc})") from exc
     check_keys(shown(path), data, ("schema", "cmake"), KEYS)

@@ -119,7 +119,7 @@ def _outcomes(entries: list[Entry], job: ScanJob, opts: AuditOptions, root: Path
             if scan is not None:
                 kept[index] = FileAudit(entry, scan=scan)
     scanned = iter(ordered_map(_audit_entry, [e for i, e in enumerate(entries) if i not in kept], job,
-                               opts.jobs, progress))
+                               opts.jobs, progress, job.scan))
     outcomes = []
     for index in range(len(entries)):
         outcome = kept.get(index)

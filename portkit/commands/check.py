@@ -20,7 +20,7 @@ from . import gate_changes, gate_policy
 from .. import rules
 from ..scan import resultcache, suppress
 from ..scan.job import ScanJob
-from .results import CheckResult
+from .check_result import CheckResult
 from ..core.errors import PortkitError
 from ..core.files import kind_of
 from ..core.findings import SEVERITIES, Finding
@@ -79,7 +79,7 @@ def run_check(opts: CheckOptions, cwd: Path | None = None) -> CheckResult:
     facts = pipeline.tree_facts(cmp.root, scan, cfg) if cmp.contents else ProjectFacts()
     job = ScanJob(scan, enabled, facts, hours=False)
     if cmp.contents:
-        warm_up()   # the process's first scan loads the tables: never charged to one file's time limit
+        warm_up(scan)   # the process's first scan loads the tables and compiles the query: never charged to one file's time limit
     cache = resultcache.ResultCache("gate", cmp.root, job, keep_others=KEPT_FILES) \
         if cmp.contents and resultcache.enabled(opts.cache) else None
     _check_files(cmp, cfg, job, accepted, result, cache)

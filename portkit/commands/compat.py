@@ -302,7 +302,7 @@ def compat_paths(paths: list[Path], header: Path, options: Options, jobs: int = 
         raise PortkitError(f"{header}: exists and is not a file")
     old_header = _own_header(header)
     job = CompatJob(scan, header_rel, project.facts)
-    files = list(ordered_map(_compat_entry, entries, job, jobs, progress))
+    files = list(ordered_map(_compat_entry, entries, job, jobs, progress, job.scan))
     db = db_for(scan)
     names = {k: v for f in files for k, v in f.names.items()}
     kinds = {n: db.names[n].kind for n in names if n in db.names}

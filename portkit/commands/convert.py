@@ -94,7 +94,7 @@ def _converter(job: ConvertJob) -> Callable[[Entry, bytes], bytes | None]:
 def _outcomes(entries: list[Entry], job: ConvertJob, jobs: int,
               progress: Callable[[int], None] | None) -> Iterable[FileOutcome]:
     """Outcomes in the order of `entries`, computed in `jobs` worker processes."""
-    return ordered_map(_convert_entry, entries, job, jobs, progress)
+    return ordered_map(_convert_entry, entries, job, jobs, progress, job.scan)
 
 
 def check_options(paths: list[Path], opts: ConvertOptions) -> None:

@@ -1,4 +1,4 @@
-"""What the commands return: convert's, audit's, check's and verify's options and results.
+"""What the commands return: convert's, audit's and verify's options and results (check's: check_result.py).
 
 The report formatters (portkit/report/) and the CLI read these types; the commands
 (convert.py, audit.py, verify/) fill them. Keeping them in a module below the commands lets
@@ -185,24 +185,9 @@ class AuditResult:
         return any(SEVERITIES.index(f.severity) <= limit for f in self.findings)
 
 
-# ---- check
+# ---- check: check_result.py (the gate imports no other command's results)
 
-@dataclass
-class CheckResult:
-    """What `portkit check` found (commands/check.py); report/gate.py renders it."""
-
-    root: Path
-    fail_on: str = "high"
-    files: list[str] = field(default_factory=list)   # checked, relative to root
-    blocking: list[Finding] = field(default_factory=list)
-    accepted: int = 0        # in the baseline
-    untouched: int = 0       # on lines the change does not touch
-    below: list[Finding] = field(default_factory=list)   # new, but under --fail-on
-    mode: str = ""
-    unchecked: list[tuple[str, str]] = field(default_factory=list)   # (file, why): not checked, so blocking
-    policy: list[Finding] = field(default_factory=list)     # PK902: the change alters the gate's policy
-    suppressions: list[tuple[str, "Suppression"]] = field(default_factory=list)   # added by the change
-    not_compared: int = 0    # files given that do not differ from HEAD (nothing to compare)
+from .check_result import CheckResult  # noqa: E402,F401  (re-exported)
 
 
 # ---- verify

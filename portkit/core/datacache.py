@@ -42,9 +42,13 @@ def cached(name: str, inputs: Iterable[Path], code: Iterable[Path], build: Calla
     value = build()
     try:
         _write(path, to_plain(value))
+        _prune(name, KEYED_KEPT)   # an older portkit's or older tables' copies
     except (OSError, ValueError, TypeError):
         pass   # a read-only home is fine: the data is built each time instead
     return value
+
+
+KEYED_KEPT = 4   # copies of one cached() name kept (two portkit versions used in turn both stay)
 
 
 SLOTS_KEPT = 32   # slots of one kind (facts-*: one per project) kept; the least recently written go
@@ -88,9 +92,10 @@ def store_slot(name: str, plain: object) -> None:
         pass
 
 
-def _prune(kind: str) -> None:
+def _prune(kind: str, kept: int | None = None) -> None:
+    """Delete all but the `kept` (SLOTS_KEPT) most recently written files `kind`-*.json."""
     slots = sorted(cache_dir().glob(f"{kind}-*.json"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
-    for old in slots[SLOTS_KEPT:]:
+    for old in slots[SLOTS_KEPT if kept is None else kept:]:
         old.unlink(missing_ok=True)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import PortkitError
@@ -36,6 +36,9 @@ class Entry:
     rel: str          # forward slashes, relative to the common root
     kind: str | None  # "source" (C/C++/CUDA), a build/dependency kind (see kind_of), or None
     named: bool = False   # named on the command line: a symbolic link there is followed
+    # (size, st_mtime_ns) as the walk saw them (its one lstat): what the commit gate keys its
+    # tree facts on (project/pipeline.py), without a second lstat of every file at every commit
+    seen: tuple[int, int] | None = field(default=None, compare=False, repr=False)
 
     @property
     def is_source(self) -> bool:
@@ -130,10 +133,12 @@ def _walk(root: Path, top: Path, entries: dict[str, Entry], skipped: list[Skippe
             if entry.is_symlink():
                 skipped.append(Skipped(rel, "symbolic link, not followed", error=False, link=True))
                 continue
-            if not _regular_entry(entry):   # a FIFO would block the read forever; sockets, devices: nothing to port
+            st = _lstat_entry(entry)
+            if st is not None and not stat.S_ISREG(st.st_mode):   # a FIFO would block the read forever; sockets, devices: nothing to port
                 skipped.append(Skipped(rel, "not a regular file, not read", error=False))
                 continue
-            entries[rel] = Entry(Path(entry.path), rel, kind_of(name))
+            entries[rel] = Entry(Path(entry.path), rel, kind_of(name),
+                                 seen=(st.st_size, st.st_mtime_ns) if st is not None else None)
         folders.extend(reversed(subfolders))
 
 
@@ -144,11 +149,12 @@ def _is_dir(entry: os.DirEntry) -> bool:
         return False
 
 
-def _regular_entry(entry: os.DirEntry) -> bool:
+def _lstat_entry(entry: os.DirEntry) -> os.stat_result | None:
+    """The entry's own lstat; None when it vanished or cannot be read (read() says which, as an error)."""
     try:
-        return stat.S_ISREG(entry.stat(follow_symlinks=False).st_mode)
+        return entry.stat(follow_symlinks=False)
     except OSError:
-        return True     # vanished or unreadable: read() says which, as an error
+        return None
 
 
 def _regular(path: Path, follow: bool = False) -> bool:

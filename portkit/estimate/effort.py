@@ -19,6 +19,7 @@ from pathlib import Path
 from ..tables import blockers as rewrites
 from .. import rules
 from ..core.errors import MappingError, PortkitError
+from ..tables import toml_cache
 from ..core.findings import Finding
 from ..tables.records import check_keys, record
 
@@ -194,7 +195,7 @@ def _ranges(section: str, data: dict, prefix: str = "") -> dict[str, Range]:
 def load(path: Path) -> CostModel:
     """effort.toml as typed records: an unknown or missing key is a MappingError naming the file and the key."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = toml_cache.load(path)
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise PortkitError(f"{path}: cannot read the effort model: {exc}") from None
     check_keys(TABLE, data, optional=KEYS)

@@ -123,12 +123,9 @@ class Builtins:
 @lru_cache(maxsize=1)
 def builtin_selectors() -> Builtins:
     """The selector macros of mappings/platforms.toml."""
+    from ..tables import toml_cache
     from ..tables.mappings import tables_dir
-    try:
-        import tomllib
-    except ModuleNotFoundError:   # Python 3.10
-        import tomli as tomllib
-    doc = tomllib.loads((tables_dir() / "platforms.toml").read_text(encoding="utf-8"))
+    doc = toml_cache.load(tables_dir() / "platforms.toml")
     amd, nvidia = doc["amd"], doc["nvidia"]
     return Builtins(tuple(amd["defined"]), tuple(amd["valued"]), tuple(amd.get("device_pass", ())),
                     tuple(nvidia["valued"]), tuple(nvidia.get("device_pass", ())) + tuple(nvidia.get("hip_platform", ())))

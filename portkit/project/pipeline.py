@@ -142,8 +142,12 @@ def _tree_key(root: Path, entries: list[Entry], options: Options, config: Config
     # the settings a gate runs with cannot go stale the day one of them does
     parts += [f"{table.shown}\0{table.text}" for table in options.mappings] + ["\0"]
     for entry in entries:
-        st = os.lstat(entry.path)
-        parts.append(f"{entry.rel}\0{entry.kind}\0{st.st_size}\0{st.st_mtime_ns}")
+        if entry.seen is not None:   # the walk's own lstat
+            size, mtime = entry.seen
+        else:
+            st = os.lstat(entry.path)
+            size, mtime = st.st_size, st.st_mtime_ns
+        parts.append(f"{entry.rel}\0{entry.kind}\0{size}\0{mtime}")
     here = Path(__file__).resolve().parent.parent
     code = [here / "project" / "pipeline.py", here / "project" / "includes.py", here / "platform" / "facts.py",
             here / "platform" / "regions.py", here / "platform" / "ppexpr.py", here / "rewrite" / "polyfills.py",

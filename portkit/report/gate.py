@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Callable, TextIO
 
-from ..commands.results import CheckResult
+from ..commands.check_result import CheckResult
 from ..core.findings import Finding
 from ..rules.codes import Code
 from .safe_text import safe

@@ -31,6 +31,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 
 from ..core.edits import Edit, EditKind
 from ..core.errors import MappingError
+from ..tables import toml_cache
 from ..tables.mappings import Version, format_version, parse_version, tables_dir
 
 HEADER = "portkit_polyfills.h"
@@ -109,7 +110,7 @@ def _record(raw: dict, where: str) -> Polyfill:
 def load_records(path: Path) -> list[Polyfill]:
     """Every record, in the table's order; a broken table is a MappingError (one line)."""
     try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+        doc = toml_cache.load(path)
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise MappingError(f"{path}: {exc}") from None
     records = [_record(raw, f"{path.name}: polyfill {raw.get('name', i + 1)}")

@@ -15,6 +15,7 @@ from functools import lru_cache
 from tree_sitter import Node
 
 from ..core.errors import MappingError
+from ..tables import toml_cache
 from ..tables.mappings import Version, parse_version, tables_dir
 
 if sys.version_info >= (3, 11):
@@ -106,7 +107,7 @@ def _integer(words: list[str]) -> str:
 def _load() -> tuple[tuple[Version, ...], dict[str, dict[tuple[str, ...], frozenset[Version]]]]:
     path = tables_dir() / TABLE
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = toml_cache.load(path)
         releases = tuple(sorted(parse_version(r) for r in raw["releases"]))
         table: dict[str, dict[tuple[str, ...], frozenset[Version]]] = {}
         for entry in raw["function"]:

@@ -18,6 +18,7 @@ from pathlib import Path
 from . import ecosystem
 from .records import per_object
 from ..core.errors import PortkitError
+from . import toml_cache
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -138,7 +139,7 @@ def _index(cat: Catalogue):
 def load(path: Path, eco: ecosystem.Ecosystem) -> Catalogue:
     """Read and validate the catalogue; every error is one line naming the entry."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = toml_cache.load(path)
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise PortkitError(f"{path}: cannot read the rewrite catalogue: {exc}") from None
     unknown = set(data) - {"schema", "mention", "rewrite"}

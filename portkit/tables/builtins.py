@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..core.errors import MappingError
+from . import toml_cache
 from .mappings import Version, format_version, parse_version, tables_dir
 
 if sys.version_info >= (3, 11):
@@ -32,7 +33,7 @@ class Builtin:
 def _load() -> tuple[dict[bytes, Builtin], tuple[str, ...]]:
     path = tables_dir() / "builtins.toml"
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = toml_cache.load(path)
         out = {}
         for entry in raw["builtin"]:
             versions = {k: parse_version(entry[k]) for k in ("hip_deprecated", "hip_removed") if entry.get(k)}

@@ -15,6 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..core.errors import PortkitError
+from . import toml_cache
 from .records import per_object
 
 if sys.version_info >= (3, 11):
@@ -146,7 +147,7 @@ def _index(eco: Ecosystem):
 def load(path: Path) -> Ecosystem:
     """Read and validate the table: unknown fields, bad statuses and duplicates are errors."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = toml_cache.load(path)
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise PortkitError(f"{path}: cannot read the ecosystem table: {exc}") from None
     libraries, packages = [], []

@@ -299,19 +299,23 @@ def _plain(db: MappingDB) -> dict:
 def _from_plain(doc: dict) -> MappingDB:
     """The tables back from their JSON form. 10,000 records through the frozen dataclass's
     __init__ (a setattr per field) took 0.27 s of every `portkit check`; the records were
-    validated when the cache was written, so each is made as the dataclass would make it: the
-    defaults, then its own fields (JSON's lists as tuples)."""
-    def tuples(v):   # JSON has lists; every sequence field of a Mapping is a tuple
-        return tuple(tuples(x) for x in v) if type(v) is list else v
-
+    validated when the cache was written, so each is made from its own fields alone (JSON's
+    lists as tuples): a field it does not hold reads the dataclass's default, a class attribute."""
     def record(r: dict) -> Mapping:
+        for k, v in r.items():
+            if type(v) is list:   # a version, or a tuple of argument tuples
+                r[k] = tuple(map(tuple, v)) if k in _NESTED else tuple(v)
         m = object.__new__(Mapping)
-        m.__dict__.update(_DEFAULTS)
-        m.__dict__.update({k: v if type(v) is not list else tuples(v) for k, v in r.items()})
+        object.__setattr__(m, "__dict__", r)
         return m
     names = {r["cuda"]: record(r) for r in doc["names"]}
     headers = {r["cuda"]: record(r) for r in doc["headers"]}
     return MappingDB(names, headers, [Family(*f) for f in doc["families"]])
+
+
+# the fields whose values are tuples of tuples (the argument rewrites); every other list is flat
+_NESTED = frozenset(("cast_args", "arity_alias", "insert_args", "default_args", "replace_args",
+                     "move_args", "copy_args"))
 
 
 @lru_cache(maxsize=None)

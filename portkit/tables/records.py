@@ -12,6 +12,7 @@ from dataclasses import MISSING, fields
 from pathlib import Path
 
 from ..core.errors import MappingError
+from . import toml_cache
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -30,7 +31,7 @@ def shown(path: Path) -> str:
 def read(path: Path) -> dict:
     """The TOML document at `path`; an unreadable or malformed file is a MappingError naming it."""
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        return toml_cache.load(path)
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise MappingError(f"{shown(path)}: {exc}") from None
 
