@@ -94,6 +94,9 @@ def test_a_selector_counts_only_in_a_directive():
     assert not _names_a_selector(b"const char* s = \"GGML_USE_HIP\"; // GGML_USE_HIP\n", *names)
     assert not _names_a_selector(b"#include \"GGML_USE_HIP.h\"\n", *names)
     assert not _names_a_selector(b"int x;\n", *names)
+    # a '#if' inside a line that continues into a directive does not hide the directive
+    assert _names_a_selector(b'x = "#if A" \\\n#if GGML_USE_HIP\n#endif\n', *names)
+    assert not _names_a_selector(b'int a; #if GGML_USE_HIP\n', *names)
 
 
 def test_a_table_index_is_built_once_per_object_whatever_its_hash_costs():
@@ -125,3 +128,22 @@ def test_version_answers_without_importing_the_commands():
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.splitlines()[-1] == "0 False False"
     assert out.splitlines()[0].startswith("portkit ")
+
+
+def test_needles_answer_exactly_what_one_search_each_answers():
+    """core/needles.py: searched by shared prefixes, the same answer as `any(s in data ...)`."""
+    import random
+    from portkit.core.needles import Needles
+    strings = [b"GGML_USE_CUDA", b"GGML_USE_HIP", b"GGML_CUDA_F16", b"GGML_CUDA_NO_VMM", b"GGML_", b"__vadd4",
+               b"__vsub4", b"umin", b"umax", b"nvshmem_", b"nvshmemx_", b"a", b"ab", b"abc", b"zz"]
+    rng = random.Random(7)
+    alphabet = b"GML_USECDAHIPF16NOVM_vadubs4minxzh "
+    for _ in range(3000):
+        chosen = rng.sample(strings, rng.randint(1, len(strings)))
+        data = bytes(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+        if rng.random() < 0.3:
+            data += rng.choice(strings)[:-1]         # a prefix of one, not the whole
+        assert Needles(chosen).any_in(data) == any(s in data for s in chosen), (chosen, data)
+    assert Needles([b"GGML_USE_CUDA", b"GGML_USE_HIP"]).nodes == \
+        ((b"GGML_USE_", False, ((b"GGML_USE_CUDA", True, ()), (b"GGML_USE_HIP", True, ()))),)
+    assert not Needles([]).any_in(b"anything")

@@ -88,7 +88,10 @@ class Guards:
 
 
 def mentions_guard(data: bytes) -> bool:
-    return GUARD.search(data) is not None
+    # every guard name holds "CUDA": one substring search rules out most files (a host-only C
+    # file, a tree's CPU backend) before the expression, which starts with \b and so is tried
+    # at every byte (0.15 s over ggml's sources, 0.04 s with this test first)
+    return b"CUDA" in data and GUARD.search(data) is not None
 
 
 def analyse(data: bytes, worlds: Selectors) -> Guards:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 import posixpath
 
+from ..core.needles import Needles
 from ..platform import ppexpr, regions
 from . import make_switches, setup_switches
 
@@ -153,9 +154,9 @@ def _derived(files: list[tuple[str, str, bytes]], flags, defined) -> dict[str, s
     """Macros #defined inside an optional branch (mfu.h: `#if __has_include(<nvml.h>)` then
     `#define USE_NVML 1`): testing them tests that feature, whatever the #else defines."""
     out: dict[str, str] = {}
-    encoded = tuple(f.encode() for f in flags)
+    encoded = Needles(f.encode() for f in flags)
     for path, kind, data in files:
-        if kind != "source" or b"__has_include" not in data and not any(f in data for f in encoded):
+        if kind != "source" or b"__has_include" not in data and not encoded.any_in(data):
             continue
         ranges = file_ranges(data, flags, defined)
         if not ranges:

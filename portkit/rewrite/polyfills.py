@@ -30,6 +30,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 from ..core.edits import Edit, EditKind
+from ..core.needles import Needles
 from ..core.errors import MappingError
 from ..tables import toml_cache
 from ..tables.mappings import Version, format_version, parse_version, tables_dir
@@ -231,16 +232,16 @@ def _names() -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=1)
-def _encoded_names() -> tuple[bytes, ...]:
-    """_names() as bytes, the shortest first, without a name that contains another (`__vadd4`
-    has no polyfill name inside it, `portkit_umin` has none either; `umin` would cover
-    `portkit_umin`): if none of these is in a file, no polyfill name is."""
+def _encoded_names() -> Needles:
+    """_names() as bytes, without a name that contains another (`__vadd4` has no polyfill name
+    inside it, `portkit_umin` has none either; `umin` would cover `portkit_umin`): if none of
+    these is in a file, no polyfill name is. Searched together (core/needles.py)."""
     encoded = sorted({n.encode() for n in _names()}, key=len)
     kept: list[bytes] = []
     for name in encoded:
         if not any(shorter in name for shorter in kept):
             kept.append(name)
-    return tuple(kept)
+    return Needles(kept)
 
 
 @lru_cache(maxsize=32)
@@ -248,7 +249,7 @@ def _own_definitions(data: bytes) -> tuple[tuple[str, bool], ...]:
     """(name, static) for each definition in `data` that rules a polyfill of that name out, once per
     file: project_defined reads it for the tree, serve() (through defined_here) for the file being
     scanned, at every name a polyfill serves."""
-    if not any(n in data for n in _encoded_names()):   # one substring search each: an alternation steps byte by byte
+    if not _encoded_names().any_in(data):
         return ()
     names = _names()
     found = []

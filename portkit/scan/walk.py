@@ -9,10 +9,12 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from operator import attrgetter
+from types import MappingProxyType
 
 from tree_sitter import Node
 
 from ..core import findingstore, parse
+from ..core.needles import Needles
 from ..rewrite import nvidia_votes, polyfills, transitive
 from ..platform import regions
 from .. import rules
@@ -64,8 +66,11 @@ def dispatch(ctx: ScanContext, view: View, root: Node) -> None:
     shimmed = ctx.facts.shim_names   # the project's own shim maps these: already ported
     # --active-only: branches the user's -D/-U (or clang) leave out are not rewritten at all
     inactive = region_map.is_inactive if (ctx.options.active_only and region_map.inactive) else None
+    interesting = _interesting(table, qualified, legacy.table() if legacy is not None else None, rule_names)
     for node in caps.get("name", ()):
         text = node.text
+        if text not in interesting:   # most names: a variable, a type of the project's own
+            continue
         if inactive is not None and (text in table or legacy is not None) and inactive(view.start(node)):
             ctx.metrics.refs_inactive += text in table
         elif (text in shimmed or (protected is not None and (text in table or legacy is not None)
@@ -104,15 +109,34 @@ def dispatch(ctx: ScanContext, view: View, root: Node) -> None:
             check(ctx, view, node)
 
 
+_INTERESTING: dict[tuple[int, ...], tuple[tuple, frozenset[bytes]]] = {}
+
+
+def _interesting(table: dict, qualified: dict, legacy: dict | None, rule_names: dict) -> frozenset[bytes]:
+    """Every name dispatch does something with: a table's, a qualified namespace's innermost, a
+    legacy built-in, min/max, a rule's. Built once per set of tables (kept with them, so that
+    their ids name them while cached): a captured name outside it costs one set lookup."""
+    key = (id(table), id(qualified), id(legacy), id(rule_names))
+    hit = _INTERESTING.get(key)
+    if hit is not None and hit[0][0] is table and hit[0][1] is qualified and hit[0][2] is legacy \
+            and hit[0][3] is rule_names:
+        return hit[1]
+    names = frozenset(table).union(qualified, legacy or (), minmax.NAMES, rule_names)
+    if len(_INTERESTING) >= 8:
+        _INTERESTING.clear()
+    _INTERESTING[key] = ((table, qualified, legacy, rule_names), names)
+    return names
+
+
 def _captures(ctx: ScanContext, view: View, root: Node) -> tuple[dict[str, list[Node]], dict, dict]:
     """The query's captures under `root`, with the audit's rule hooks; each node's warp fix is
     recorded first (applied by --fix warp, shown by audit): the rules' findings about it carry it."""
     audit = ctx.options.audit
     fixing = audit or ctx.options.fix_warp
-    rule_nodes, rule_names = rules.tree_hooks() if audit else ({}, {})
+    rule_nodes, rule_names = rules.tree_hooks() if audit else _NO_HOOKS
     kinds = set(rule_nodes) | set(_warpfix.NODES if fixing else ())
     for kind, texts in _gates(audit, fixing).items():   # no text a check needs: no node captured
-        if not any(text in view.data for text in texts):
+        if not texts.any_in(view.data):
             kinds.discard(kind)
     wanted = _literals(audit, fixing) if "number_literal" in kinds else None
     if wanted is not None:   # most literals are 0, 1, 2 ...: only the values read, by their spellings
@@ -131,10 +155,11 @@ def _captures(ctx: ScanContext, view: View, root: Node) -> tuple[dict[str, list[
 
 
 _START = attrgetter("start_byte")
+_NO_HOOKS = (MappingProxyType({}), MappingProxyType({}))   # convert: no rule; the same objects each file (_interesting)
 
 
 @lru_cache(maxsize=4)
-def _gates(audit: bool, fixing: bool) -> dict[str, tuple[bytes, ...]]:
+def _gates(audit: bool, fixing: bool) -> dict[str, Needles]:
     """The node kinds every consumer of which declares GATES: the texts one of which a file must
     hold for its check or fix to find anything in such a node. A kind that a consumer reads
     without a gate is never left out."""
@@ -150,7 +175,7 @@ def _gates(audit: bool, fixing: bool) -> dict[str, tuple[bytes, ...]]:
                 gates[kind] = gates.get(kind, ()) + tuple(own[kind])
             else:
                 ungated.add(kind)
-    return {kind: texts for kind, texts in gates.items() if kind not in ungated}
+    return {kind: Needles(texts) for kind, texts in gates.items() if kind not in ungated}
 
 
 @lru_cache(maxsize=4)
@@ -247,7 +272,9 @@ def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB 
     votes = nvidia_votes.written(ctx)
     if votes:   # mask-less votes build through HIP's NVIDIA backend too
         nvidia_votes.add(ctx, votes, includes.insertion_point(ctx, root)[0])
-    edits = normalize(resolve(data, ctx.edits))   # moved arguments take their converted text first
+    # audit and check read findings and metrics, never the edits (the result cache keeps none
+    # either): sorting a generated file's 300,000 of them took a second of its audit
+    edits = [] if options.audit else normalize(resolve(data, ctx.edits))   # moved arguments take their converted text first
     findings = ctx.finished_findings()
     if options.audit and fixes:
         findings = _warpfix.suggest(findings, finished, source)
@@ -285,12 +312,34 @@ def _names_a_selector(data: bytes, amd_macros: tuple[str, ...], one_world: tuple
     ggml's 810 sources, whose tree teaches ~100 selector macros."""
     if b"#" not in data:
         return False
-    text = b"\n".join(_SELECTING.findall(data))
+    text = b"\n".join(_selecting(data))
     return any(name in text for name in regions.selector_names(amd_macros, one_world))
 
 
-_SELECTING = re.compile(rb"^[ \t]*#[ \t]*(?:if|elif|ifdef|ifndef|elifdef|elifndef|define|undef)\b"
-                        rb"(?:[^\n]*\\\r?\n)*[^\n]*", re.M)   # with continuation lines
+def _selecting(data: bytes):
+    """The directives _SELECTING matches where they begin their line, as `^[ \t]*` + it would
+    (a '#' inside a line is passed over without taking the lines it continues into)."""
+    pos = 0
+    while True:
+        m = _SELECTING.search(data, pos)
+        if m is None:
+            return
+        if _line_start(data, m.start()):
+            yield m.group()
+            pos = m.end()
+        else:
+            pos = m.start() + 1
+
+
+# from the '#' (a pattern that starts with `^[ \t]*` is tried at every byte; one that starts
+# with a character lets re skip to the next '#'), the line's start checked apart
+_SELECTING = re.compile(rb"#[ \t]*(?:if|elif|ifdef|ifndef|elifdef|elifndef|define|undef)\b"
+                        rb"(?:[^\n]*\\\r?\n)*[^\n]*")   # with continuation lines
+
+
+def _line_start(data: bytes, at: int) -> bool:
+    """Whether only spaces and tabs come before `at` on its line (`^[ \t]*`)."""
+    return not data[data.rfind(b"\n", 0, at) + 1:at].strip(b" \t")
 
 
 def configured_map(source: SourceFile, options: Options, facts: ProjectFacts) -> regions.RegionMap:
