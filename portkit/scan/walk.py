@@ -47,45 +47,18 @@ HANDLERS = {
 
 def dispatch(ctx: ScanContext, view: View, root: Node) -> None:
     """Send every captured node under `root` to its rewriter, and in audit mode to the rules.
-
-    Names are most of the captures and almost none of them are CUDA names, so the table
-    lookups happen here, before any call. Order does not matter: edits and findings are
-    sorted afterwards.
-    """
-    names_handler, handlers = identifiers.handle, HANDLERS
+    Order does not matter: edits and findings are sorted afterwards."""
+    handlers = HANDLERS
     caps, rule_nodes, rule_names = _captures(ctx, view, root)
     if caps.get("device"):
         _device_code(ctx, view, caps["device"])
-    table = ctx.db.names_by_bytes
-    qualified = ctx.db.qualified   # thrust::cuda: its innermost name need not be a table name
-    legacy = builtins if ctx.options.builtins == "hip" else None
     # AMD-only code and NVIDIA code with an AMD branch are not rewritten (regions.py); the rules
     # still see them (their findings are dropped or become "already ported" in ScanContext.report)
     region_map = ctx.regions
     protected = region_map.protected if (region_map.ranges or region_map.shim) else None
-    shimmed = ctx.facts.shim_names   # the project's own shim maps these: already ported
     # --active-only: branches the user's -D/-U (or clang) leave out are not rewritten at all
     inactive = region_map.is_inactive if (ctx.options.active_only and region_map.inactive) else None
-    interesting = _interesting(table, qualified, legacy.table() if legacy is not None else None, rule_names)
-    for node in caps.get("name", ()):
-        text = node.text
-        if text not in interesting:   # most names: a variable, a type of the project's own
-            continue
-        if inactive is not None and (text in table or legacy is not None) and inactive(view.start(node)):
-            ctx.metrics.refs_inactive += text in table
-        elif (text in shimmed or (protected is not None and (text in table or legacy is not None)
-                                and protected(view.start(node)))):
-            ctx.metrics.refs_already_ported += text in table
-        else:
-            if text in table or text in qualified:
-                names_handler(ctx, view, node)
-            if legacy is not None and text in legacy.table():
-                legacy.handle(ctx, view, node)
-            if text in minmax.NAMES:   # mixed-type min/max in device code (rewrite/minmax.py)
-                minmax.check(ctx, view, node)
-        if text in rule_names:
-            for check in rule_names[text]:
-                check(ctx, view, node)
+    _names(ctx, view, caps.get("name", ()), rule_names, protected, inactive)
     for node in caps.get("node", ()):
         if (protected is None or not protected(view.start(node))) and \
                 (inactive is None or not inactive(view.start(node))):
@@ -107,6 +80,36 @@ def dispatch(ctx: ScanContext, view: View, root: Node) -> None:
             checks = rule_nodes.get(node.type, ())
         for check in checks:
             check(ctx, view, node)
+
+
+def _names(ctx: ScanContext, view: View, nodes: list[Node], rule_names: dict, protected, inactive) -> None:
+    """Names are most of the captures and almost none of them are CUDA names, so the table
+    lookups happen here, before any call."""
+    table = ctx.db.names_by_bytes
+    qualified = ctx.db.qualified   # thrust::cuda: its innermost name need not be a table name
+    legacy = builtins if ctx.options.builtins == "hip" else None
+    shimmed = ctx.facts.shim_names   # the project's own shim maps these: already ported
+    interesting = _interesting(table, qualified, legacy.table() if legacy is not None else None, rule_names)
+    names_handler = identifiers.handle
+    for node in nodes:
+        text = node.text
+        if text not in interesting:   # most names: a variable, a type of the project's own
+            continue
+        if inactive is not None and (text in table or legacy is not None) and inactive(view.start(node)):
+            ctx.metrics.refs_inactive += text in table
+        elif (text in shimmed or (protected is not None and (text in table or legacy is not None)
+                                and protected(view.start(node)))):
+            ctx.metrics.refs_already_ported += text in table
+        else:
+            if text in table or text in qualified:
+                names_handler(ctx, view, node)
+            if legacy is not None and text in legacy.table():
+                legacy.handle(ctx, view, node)
+            if text in minmax.NAMES:   # mixed-type min/max in device code (rewrite/minmax.py)
+                minmax.check(ctx, view, node)
+        if text in rule_names:
+            for check in rule_names[text]:
+                check(ctx, view, node)
 
 
 _INTERESTING: dict[tuple[int, ...], tuple[tuple, frozenset[bytes]]] = {}
