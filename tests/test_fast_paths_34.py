@@ -147,3 +147,19 @@ def test_needles_answer_exactly_what_one_search_each_answers():
     assert Needles([b"GGML_USE_CUDA", b"GGML_USE_HIP"]).nodes == \
         ((b"GGML_USE_", False, ((b"GGML_USE_CUDA", True, ()), (b"GGML_USE_HIP", True, ()))),)
     assert not Needles([]).any_in(b"anything")
+
+
+def test_the_warm_up_compiles_the_query_the_files_are_scanned_with():
+    """A query costs 10 to 15 ms to compile: the warm-up scans with the run's own settings, so a
+    commit gate of a few files compiles one, not the converter's and then the audit's."""
+    from portkit.commands.workers import ordered_map
+    from portkit.core import parse
+    from portkit.core.source import SourceFile
+    from portkit.project.settings import scan_options
+    from portkit.scan.walk import scan_source
+    options = scan_options(audit=True)
+    kernel = b"__global__ void k(float* o) { o[threadIdx.x] = 1.0f; }\n"
+    parse.scan_query.cache_clear()
+    scans = list(ordered_map(lambda data, opts: scan_source(SourceFile.from_bytes("k.cu", data), opts),
+                             [kernel], options, 1, None, options))
+    assert len(scans) == 1 and parse.scan_query.cache_info().currsize == 1

@@ -61,8 +61,9 @@ def argument_list(name: Node) -> Node | None:
 
 
 def garbled(arguments: Node) -> bool:
-    """An argument list the parser's error recovery cut up (token pasting, a stray `#`)."""
-    return any(c.type == "ERROR" or c.is_missing for c in arguments.children)
+    """An argument list the parser's error recovery cut up (token pasting, a stray `#`). A list
+    with no error anywhere under it (has_error, kept by tree-sitter) has no such child."""
+    return arguments.has_error and any(c.type == "ERROR" or c.is_missing for c in arguments.children)
 
 
 def split_by_commas(arguments: Node) -> list[TextArgument] | None:
@@ -115,7 +116,23 @@ def _defaults(ctx: ScanContext, mapping: Mapping) -> tuple[tuple[int, str], ...]
 
 
 def needed(ctx: ScanContext, mapping: Mapping) -> int:
-    """The fewest arguments a call must show for every rewrite to have its place."""
+    """The fewest arguments a call must show for every rewrite to have its place (once per
+    record and target: a generated file calls the same function 60,000 times)."""
+    key = (id(mapping), ctx.target)
+    hit = _NEEDED.get(key)
+    if hit is not None and hit[0] is mapping:
+        return hit[1]
+    if len(_NEEDED) >= 4096:
+        _NEEDED.clear()
+    value = _needed(ctx, mapping)
+    _NEEDED[key] = (mapping, value)
+    return value
+
+
+_NEEDED: dict[tuple, tuple[Mapping, int]] = {}
+
+
+def _needed(ctx: ScanContext, mapping: Mapping) -> int:
     counts = [mapping.symbol_arg, *mapping.drop_args, *(i for i, _ in mapping.cast_args),
               *(i for i, _ in mapping.replace_args), *(i - 1 for i, _ in mapping.insert_args),
               *(f + c - 1 for f, _, c in mapping.move_args), *(f for f, _ in mapping.copy_args)]

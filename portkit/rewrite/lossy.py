@@ -19,9 +19,18 @@ from . import codes
 
 def check(ctx: ScanContext) -> None:
     """After the walk: every line where two CUDA names were written as one HIP name."""
-    by_line: dict[int, dict[bytes, list]] = {}
+    renames: dict[bytes, list] = {}
     for edit in ctx.edits:
         if edit.kind == EditKind.NAME and edit.what and edit.text and edit.what.encode() != edit.text:
+            renames.setdefault(edit.text, []).append(edit)
+    # a HIP text no two CUDA names become anywhere in the file is on no line twice: its edits
+    # need no line (a generated file has 300,000 renames of a few names)
+    shared = {text for text, edits in renames.items() if len({e.what for e in edits}) > 1}
+    if not shared:
+        return
+    by_line: dict[int, dict[bytes, list]] = {}
+    for edit in ctx.edits:
+        if edit.kind == EditKind.NAME and edit.text in shared and edit.what and edit.what.encode() != edit.text:
             line = ctx.source.position(edit.start)[0]
             by_line.setdefault(line, {}).setdefault(edit.text, []).append(edit)
     for targets in by_line.values():

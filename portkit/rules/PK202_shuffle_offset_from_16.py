@@ -184,6 +184,8 @@ def _unrolled_step(view: View, literal: Node, call: Node) -> WarpFix | None:
 
 
 def _shuffles_with(statement: Node, offset: int) -> bool:
+    if b"__shfl" not in statement.text:   # every SHUFFLES name holds it: no walk of a statement without one
+        return False
     stack = [statement]
     while stack:
         node = stack.pop()

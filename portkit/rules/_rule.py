@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 
 SECTIONS = ("What it finds", "Why it matters on AMD GPUs", "Example", "Instead", "Effort")
 GROUPS = {
@@ -39,9 +40,10 @@ class Rule:
                                        # "partially-parsed" (OUTCOMES)
     sections: dict[str, str] = field(default_factory=dict, compare=False)
 
-    @property
+    @cached_property
     def fix(self) -> str:
-        """The "Instead" section in one line: what a finding's `fix` says."""
+        """The "Instead" section in one line: what a finding's `fix` says (read at every finding:
+        made once)."""
         return " ".join(self.sections.get("Instead", "").split())
 
     @property
