@@ -163,3 +163,29 @@ def test_the_warm_up_compiles_the_query_the_files_are_scanned_with():
     scans = list(ordered_map(lambda data, opts: scan_source(SourceFile.from_bytes("k.cu", data), opts),
                              [kernel], options, 1, None, options))
     assert len(scans) == 1 and parse.scan_query.cache_info().currsize == 1
+
+
+def test_a_refinable_finding_is_built_only_if_kept():
+    """findingstore.Pending: a PK004 under a PK203 is dropped at the end without being built; one
+    that stays is built once, as it would have been at once."""
+    from portkit.core.findings import Finding
+    from portkit.core.findingstore import FindingStore, Pending
+    built = []
+
+    def build(code, line, column, subject):
+        built.append((line, column))
+        return Finding(code=code, name="partial-conversion", severity="info", category="conversion",
+                       path="a.cu", line=line, column=column, end_line=line, end_column=column + 5,
+                       message="m", subject=subject)
+
+    store = FindingStore(0, {"PK203": ("PK004",)})
+    for line, column in ((1, 5), (2, 5)):
+        index = store.admit("PK004", "__shfl_down_sync", (line, column), (line, column + 5), "info", "")
+        store.put(index, Pending("PK004", "a.cu", line, column, "__shfl_down_sync", "info", "", build,
+                                 ("PK004", line, column, "__shfl_down_sync")))
+    assert [f.line for f in store.findings if f.code == "PK004"] == [1, 2] and built == []   # read while scanning
+    store.add(Finding(code="PK203", name="full-warp-mask", severity="medium", category="warp", path="a.cu",
+                      line=1, column=1, end_line=1, end_column=40, message="m", subject="__shfl_down_sync"))
+    kept = store.finish()
+    assert [(f.code, f.line) for f in kept] == [("PK203", 1), ("PK004", 2)] and built == [(2, 5)]
+    assert type(kept[1]) is Finding

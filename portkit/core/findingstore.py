@@ -26,11 +26,29 @@ CAP_PER_CODE = 1000   # findings of one rule kept per file by the audit (docs/js
 Span = tuple[tuple[int, int], tuple[int, int]]
 
 
+class Pending:
+    """A finding of a code a rule may refine (PK004 ...), reported but not yet built: the store
+    keeps every one to the end, where a rule's finding over the same construct drops most of
+    them (a generated file's 60,000 "mask dropped" notes under as many PK203s). It has what
+    finish() sorts and decides by, and what a pass reads of the findings so far (code, line,
+    subject); the Finding itself is made by `build(*args)` only when finish() keeps it."""
+
+    __slots__ = ("code", "path", "line", "column", "subject", "severity", "platform", "build", "args")
+
+    def __init__(self, code: str, path: str, line: int, column: int, subject: str, severity: str, platform: str,
+                 build, args: tuple):
+        self.code, self.path, self.line, self.column, self.subject = code, path, line, column, subject
+        self.severity, self.platform, self.build, self.args = severity, platform, build, args
+
+    def finding(self) -> Finding:
+        return self.build(*self.args)
+
+
 class FindingStore:
     """Where ScanContext.report puts findings: `admit` first (built only if it says where), `put`."""
 
     def __init__(self, cap: int = 0, refines: dict[str, tuple[str, ...]] | None = None):
-        self.findings: list[Finding] = []     # ScanContext.findings: what rules see while scanning
+        self.findings: list[Finding | Pending] = []   # ScanContext.findings: what passes see while scanning
         self.cap = cap                        # 0: keep every finding (convert, check)
         self.refines = refines or {}
         self.refinable = frozenset(code for codes in self.refines.values() for code in codes)
@@ -112,7 +130,7 @@ class FindingStore:
                 self.over[(f.code, pattern(f.subject), f.severity, f.platform)] += 1
                 continue
             per_code[f.code] += 1
-            kept.append(f)
+            kept.append(f.finding() if type(f) is Pending else f)
         return kept
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Callable, TypeVar
 from tree_sitter import Node
 
 from ..core.edits import Edit, EditKind
-from ..core.findingstore import FindingStore
+from ..core.findingstore import FindingStore, Pending
 from ..core.findings import Finding, fingerprint
 from ..tables.mappings import MappingDB, Version
 from ..tables.project_tables import ProjectTable
@@ -151,7 +151,8 @@ class ScanContext:
     facts: ProjectFacts = field(default_factory=ProjectFacts)   # what the pipeline learned of the tree
     edits: list[Edit] = field(default_factory=list)
     store: FindingStore = field(default_factory=FindingStore)   # dedupes and caps what report() keeps
-    findings: list[Finding] = field(init=False)                  # the store's kept findings, as reported
+    # the store's kept findings, as reported (a code a rule may refine: a Pending, built at the end)
+    findings: list["Finding | Pending"] = field(init=False)
     metrics: Metrics = field(default_factory=Metrics)
     includes: list[IncludeSeen] = field(default_factory=list)
     uses_runtime_api: bool = False
@@ -224,14 +225,24 @@ class ScanContext:
         index = self.store.admit(code, subject, (line, col), (end_line, end_col), severity, region or "")
         if index is None:   # a duplicate on its line, or counted past the cap: nothing to build
             return
+        args = (code, name, severity, category, line, col, end_line, end_col, message, fix, subject,
+                region or "", fixed_by)
+        if code in self.store.refinable:   # kept whole to the end, where most go: built if kept
+            self.store.put(index, Pending(code, self.source.rel, line, col, subject, severity, region or "",
+                                          self._finding, args))
+        else:
+            self.store.put(index, self._finding(*args))
+
+    def _finding(self, code: str, name: str, severity: str, category: str, line: int, col: int, end_line: int,
+                 end_col: int, message: str, fix: str, subject: str, platform: str, fixed_by: object) -> Finding:
         # once per line: a generated file may put thousands of findings on one
         snippet = self.derived(_snippet, line)
-        self.store.put(index, Finding(
+        return Finding(
             code=code, name=name, severity=severity, category=category, path=self.source.rel,
             line=line, column=col, end_line=end_line, end_column=end_col, message=message,
-            snippet=snippet, fix=fix, subject=subject, platform=region or "",
-            fingerprint=fingerprint(code, self.source.rel, subject, snippet, region or ""), fixed_by=fixed_by,
-        ))
+            snippet=snippet, fix=fix, subject=subject, platform=platform,
+            fingerprint=fingerprint(code, self.source.rel, subject, snippet, platform), fixed_by=fixed_by,
+        )
 
     def finished_findings(self) -> list[Finding]:
         """The file's findings once its scan is done (FindingStore.finish); the count of those past
