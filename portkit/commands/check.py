@@ -94,6 +94,10 @@ KEPT_FILES = 2000   # results of files earlier checks saw, kept beside this run'
 def _check_files(cmp: gate_changes.Comparison, cfg: config.Config, job: ScanJob, accepted: Counter,
                  result: CheckResult, cache: "resultcache.ResultCache | None") -> None:
     """Each changed file's new findings into `result`, less those the baseline accepts."""
+    # the versions before, for the files whose untouched findings _split compares: one git
+    # process for all of them, not one per file
+    olds = git.blobs(cmp.root, {rel: cmp.old.get(rel, "") for rel in cmp.contents if not cfg.excluded(rel)}) \
+        if cmp.changed is not None else {}
     for rel in sorted(cmp.contents):
         if cfg.excluded(rel):
             continue
@@ -103,7 +107,7 @@ def _check_files(cmp: gate_changes.Comparison, cfg: config.Config, job: ScanJob,
         result.files.append(rel)   # NUL bytes or not: a hazard after a NUL is still a hazard
         try:
             with time_limit(job.scan.file_timeout):
-                on_changed, untouched = _split(cmp, rel, job, touched, result, cache)
+                on_changed, untouched = _split(cmp, rel, job, touched, result, cache, olds)
         except FileTimeout:     # never hang a commit, and never let an unchecked file through
             result.unchecked.append((rel, "took longer than the per-file time limit to check"))
             continue
@@ -142,7 +146,7 @@ def _policies(cmp: gate_changes.Comparison, opts: CheckOptions, cwd: Path):
         return enforced, (enforced, _proposed(lambda: gate_policy.from_worktree(
             root, cwd, config.find(cwd), opts.baseline), "the work tree"))
     enforced = gate_policy.from_version(root, cwd, None, opts.baseline)
-    if not git.has_head(root):
+    if not (cmp.has_head if cmp.has_head is not None else git.has_head(root)):
         return enforced, None
     head = gate_policy.from_version(root, cwd, git.commit_id(root, "HEAD", "HEAD"), opts.baseline)
     return enforced, (head, enforced)
@@ -157,7 +161,8 @@ def _proposed(read, where: str) -> gate_policy.Policy:
 
 
 def _split(cmp: gate_changes.Comparison, rel: str, job: ScanJob, touched: set[int] | None,
-           result: CheckResult, cache: "resultcache.ResultCache | None" = None) -> tuple[list[Finding], list[Finding]]:
+           result: CheckResult, cache: "resultcache.ResultCache | None" = None,
+           olds: dict[str, bytes] | None = None) -> tuple[list[Finding], list[Finding]]:
     """(findings new in this change, findings it leaves as they were). A finding on a line the
     change does not touch is still new when the file's version before held fewer findings with
     its fingerprint: the fingerprint carries the platform region, so deleting the
@@ -171,7 +176,10 @@ def _split(cmp: gate_changes.Comparison, rel: str, job: ScanJob, touched: set[in
     on_changed = [f for f in findings if _touches(f, touched)]
     untouched = [f for f in findings if not _touches(f, touched)]
     old_id = cmp.old.get(rel, "")
-    old = git.blobs(cmp.root, {rel: old_id}).get(rel) if untouched and old_id.strip("0") else None
+    if not (untouched and old_id.strip("0")):
+        old = None
+    else:
+        old = olds.get(rel) if olds is not None else git.blobs(cmp.root, {rel: old_id}).get(rel)
     if old is not None and _structure(old) != _structure(data):
         before = Counter(f.fingerprint for f in _findings(rel, old, kind, job, None, cache, "@before")[0])
         still = []

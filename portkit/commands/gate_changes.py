@@ -36,6 +36,7 @@ class Comparison:
     policy_in_index: bool = False            # policy from the index (--staged, files vs HEAD)
     unchanged: int = 0                       # files given that the change does not touch
     renamed: dict[str, str] = field(default_factory=dict)   # new path -> the path it was renamed from
+    has_head: bool | None = None             # whether the repository has a commit, when collect() asked git
 
 
 def collect(opts, cwd: Path) -> Comparison:
@@ -68,7 +69,8 @@ def collect(opts, cwd: Path) -> Comparison:
                 lines[rel] = every_line(contents[rel])
         return Comparison(root, contents, lines, f"changes against {shown}",
                           old={r: c.old for r, c in changes.items()}, policy_rev=base, renamed=_renamed(changes))
-    against = ["--cached"] + ([] if git.has_head(root) else [git.EMPTY_TREE])
+    head = git.has_head(root)
+    against = ["--cached"] + ([] if head else [git.EMPTY_TREE])
     staged = git.changed_files(root, against)
     if opts.files:
         wanted = {relative(root, p) for p in opts.files}
@@ -77,7 +79,8 @@ def collect(opts, cwd: Path) -> Comparison:
     staged = {r: c for r, c in staged.items() if scanned.scans(root / r)}
     contents = git.blobs(root, {r: c.blob for r, c in staged.items()})
     return Comparison(root, contents, added(root, against, contents, staged), "staged changes",
-                      old={r: c.old for r, c in staged.items()}, policy_in_index=True, renamed=_renamed(staged))
+                      old={r: c.old for r, c in staged.items()}, policy_in_index=True, renamed=_renamed(staged),
+                      has_head=head)
 
 
 def _given_files(root: Path, opts, base: str | None, shown: str | None) -> Comparison:
