@@ -320,8 +320,8 @@ def _names_a_selector(data: bytes, amd_macros: tuple[str, ...], one_world: tuple
 
 
 def _selecting(data: bytes):
-    """The directives _SELECTING matches where they begin their line, as `^[ \t]*` + it would
-    (a '#' inside a line is passed over without taking the lines it continues into)."""
+    """The directives _SELECTING matches that begin their line, as the same pattern anchored at
+    `^[ \t]*` found them (a '#' inside a line is passed over, not the lines it continues into)."""
     pos = 0
     while True:
         m = _SELECTING.search(data, pos)
