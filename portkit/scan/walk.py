@@ -91,10 +91,11 @@ def _names(ctx: ScanContext, view: View, nodes: list[Node], rule_names: dict, pr
     shimmed = ctx.facts.shim_names   # the project's own shim maps these: already ported
     interesting = _interesting(table, qualified, legacy.table() if legacy is not None else None, rule_names)
     names_handler = identifiers.handle
-    for node in nodes:
+    read = [node for node in nodes if node.text in interesting]   # most names: a variable, a type of the project's own
+    if ctx.options.audit:   # in source order (_captures): sorting the few read, not every name captured
+        read.sort(key=_START)
+    for node in read:
         text = node.text
-        if text not in interesting:   # most names: a variable, a type of the project's own
-            continue
         if inactive is not None and (text in table or legacy is not None) and inactive(view.start(node)):
             ctx.metrics.refs_inactive += text in table
         elif (text in shimmed or (protected is not None and (text in table or legacy is not None)
@@ -150,8 +151,9 @@ def _captures(ctx: ScanContext, view: View, root: Node) -> tuple[dict[str, list[
         if found:
             caps.setdefault("rule", []).extend(found)
     if audit:  # rules that report once per function need the first use in source order
-        for nodes in caps.values():
-            nodes.sort(key=_START)
+        for capture, nodes in caps.items():
+            if capture != "name":   # names: only those a pass reads, sorted in _names
+                nodes.sort(key=_START)
     if fixing:
         _warpfix.fix_nodes(ctx, view, caps.get("rule", ()))
     return caps, rule_nodes, rule_names
