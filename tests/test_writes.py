@@ -360,3 +360,34 @@ def test_project_files_swapped_for_fifos_never_hang(tmp_path: Path, monkeypatch,
         assert main(command) == code
     err = capsys.readouterr().err
     assert name in err and "not a regular file" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("write", ["atomic_write", "atomic_copy", "publish_new"])
+def test_an_interrupt_right_after_the_temporary_file_is_made_leaves_none(tmp_path: Path, monkeypatch, write: str):
+    """A SIGINT handled just after the temporary file's open returns (a CI runner's interrupt during
+    an in-place run landed inside mkstemp, and left an empty `.k.cu.portkit-tmp-...`) is raised
+    where the file is removed: none is left beside the file, which keeps its old bytes."""
+    from portkit.core import output
+    target = tmp_path / "k.cu"
+    target.write_bytes(b"old\n")
+    source = os.open(target, os.O_RDONLY)
+    real = os.open
+
+    def interrupted(path, flags, mode=0o777, **kwargs):
+        fd = real(path, flags, mode, **kwargs)
+        if output.TEMP_MARK in str(path):
+            raise KeyboardInterrupt   # where Python would run the handler of a signal that came meanwhile
+        return fd
+    monkeypatch.setattr(output.os, "open", interrupted)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            if write == "atomic_write":
+                output.atomic_write(target, b"new\n")
+            elif write == "atomic_copy":
+                output.atomic_copy(target, source)
+            else:
+                output.publish_new(b"new\n", tmp_path / "k.cu.orig", target)
+    finally:
+        monkeypatch.undo()
+        os.close(source)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["k.cu"] and target.read_bytes() == b"old\n"

@@ -13,8 +13,8 @@ from __future__ import annotations
 import errno
 import os
 import re
+import secrets
 import stat
-import tempfile
 import time
 from pathlib import Path
 from typing import Callable
@@ -33,9 +33,43 @@ def is_temp_name(name: str) -> bool:
     return _TEMP.match(name) is not None
 
 
-def new_temp(directory: Path, name: str) -> tuple[int, str]:
-    """An open descriptor and the path of a new temporary file for `name` in `directory`."""
-    return tempfile.mkstemp(prefix=f".{name}{TEMP_MARK}-{os.getpid()}-", suffix="", dir=directory)
+def in_temp(directory: Path, name: str, body: Callable[[int, str], None], keep: bool = False) -> None:
+    """body(fd, path) on a new temporary file for `name` in `directory` (body owns the descriptor);
+    the file is removed when body raises, an interrupt included, and always unless `keep` (body
+    renamed or linked it away).
+
+    The file is made inside the block that removes it: its name is chosen first, and only this
+    process makes names with its own PID in them, so whatever is found under that name after an
+    interrupt is its own. With mkstemp, an interrupt (Python runs a signal's handler between two
+    steps of the program, in any function) could land after the file was made and before its name
+    was known here, and left an empty `.NAME.portkit-tmp-...` beside a file converted in place; a
+    signal mask does not close that window once a process has a second thread (a worker pool's),
+    since the kernel then hands the signal to the thread that does not hold it."""
+    tmp = fd = None
+    started = False
+    try:
+        for attempt in range(100):   # as mkstemp: another name while one is taken
+            tmp = os.path.join(directory, f".{name}{TEMP_MARK}-{os.getpid()}-{secrets.token_hex(4)}")
+            try:
+                fd = os.open(tmp, _TEMP_FLAGS, 0o600)
+                break
+            except FileExistsError:   # an earlier process's with this PID: not ours to remove
+                tmp = None
+                if attempt == 99:
+                    raise
+        started = True
+        body(fd, tmp)
+    except BaseException:
+        if fd is not None and not started:
+            os.close(fd)
+        if tmp is not None:
+            _unlink_quietly(tmp)
+        raise
+    if not keep:
+        _unlink_quietly(tmp)
+
+
+_TEMP_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
 
 
 def sweep_stale(directory: Path, seen: set[Path]) -> None:
@@ -83,8 +117,7 @@ def atomic_write(target: Path, data: bytes, mode_from: Path | None = None, durab
     `before_replace` runs last before the rename and may raise to keep the old file (--in-place
     checks there that nobody changed it meanwhile).
     """
-    fd, tmp = new_temp(target.parent, target.name)
-    try:
+    def body(fd: int, tmp: str) -> None:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             if durable:
@@ -94,26 +127,21 @@ def atomic_write(target: Path, data: bytes, mode_from: Path | None = None, durab
         if before_replace is not None:
             before_replace()
         os.replace(tmp, target)
-    except BaseException:
-        _unlink_quietly(tmp)
-        raise
+    in_temp(target.parent, target.name, body, keep=True)
 
 
 def atomic_copy(target: Path, source_fd: int, mode_from: Path | None = None) -> None:
     """atomic_write of the bytes behind `source_fd` (an unchanged file mirrored to the output),
     copied by the kernel (copy_file_range: no copy through Python, a reflink where the file
     system shares blocks), else read and written; `source_fd` is read from its start, not closed."""
-    fd, tmp = new_temp(target.parent, target.name)
-    try:
+    def body(fd: int, tmp: str) -> None:
         try:
             _copy_fd(source_fd, fd)
         finally:
             os.close(fd)
         _copy_metadata(tmp, target, mode_from, keep_owner=False)
         os.replace(tmp, target)
-    except BaseException:
-        _unlink_quietly(tmp)
-        raise
+    in_temp(target.parent, target.name, body, keep=True)
 
 
 def _copy_fd(source: int, destination: int) -> None:
@@ -164,8 +192,7 @@ def _copy_metadata(tmp: str, target: Path, mode_from: Path | None, keep_owner: b
 def publish_new(data: bytes, final: Path, like: Path) -> None:
     """Create `final` with `data` (mode, owner and group of `like`), complete or not at all, and
     only if no file, link or anything else has that name: a partial copy never gets the name."""
-    fd, tmp = new_temp(final.parent, final.name)
-    try:
+    def body(fd: int, tmp: str) -> None:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
@@ -181,8 +208,7 @@ def publish_new(data: bytes, final: Path, like: Path) -> None:
             if os.path.lexists(final):   # no hard links here: check, then rename
                 raise FileExistsError(errno.EEXIST, "exists", str(final)) from None
             os.rename(tmp, final)
-    finally:
-        _unlink_quietly(tmp)
+    in_temp(final.parent, final.name, body)   # linked (the temporary name goes) or renamed
 
 
 def _unlink_quietly(path: str) -> None:
