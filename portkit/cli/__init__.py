@@ -18,4 +18,24 @@ def main(argv: list[str] | None = None) -> int:
     return run(argv)
 
 
-__all__ = ["main"]
+def run() -> None:
+    """The program (the `portkit` script, `python -m portkit`): main(), then an exit that does not
+    take the interpreter apart. Freeing every object one by one (the 10,000 mapping records, the
+    rules, the trees) took 35 ms of each 0.3 s `portkit check` at a commit, and 50-80 ms after an
+    audit of a large tree. What an exit does that matters is done first: the atexit handlers
+    (multiprocessing's, logging's, weakref.finalize) and the standard streams flushed; a stream
+    that cannot be flushed (a reader gone) ends the program with 120, as Python's own exit does.
+    main() itself never leaves this way: tests and library callers go on after it."""
+    code = main()
+    import atexit
+    import os
+    atexit._run_exitfuncs()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except Exception:   # a broken pipe or a full disk: what Python's own exit reports as 120
+        os._exit(120 if code == 0 else code)
+    os._exit(code)
+
+
+__all__ = ["main", "run"]
