@@ -161,8 +161,7 @@ def _proposed(read, where: str) -> gate_policy.Policy:
 
 
 def _split(cmp: gate_changes.Comparison, rel: str, job: ScanJob, touched: set[int] | None,
-           result: CheckResult, cache: "resultcache.ResultCache | None" = None,
-           olds: dict[str, bytes] | None = None) -> tuple[list[Finding], list[Finding]]:
+           result: CheckResult, cache: "resultcache.ResultCache | None", olds: dict[str, bytes]) -> tuple[list[Finding], list[Finding]]:
     """(findings new in this change, findings it leaves as they were). A finding on a line the
     change does not touch is still new when the file's version before held fewer findings with
     its fingerprint: the fingerprint carries the platform region, so deleting the
@@ -176,10 +175,7 @@ def _split(cmp: gate_changes.Comparison, rel: str, job: ScanJob, touched: set[in
     on_changed = [f for f in findings if _touches(f, touched)]
     untouched = [f for f in findings if not _touches(f, touched)]
     old_id = cmp.old.get(rel, "")
-    if not (untouched and old_id.strip("0")):
-        old = None
-    else:
-        old = olds.get(rel) if olds is not None else git.blobs(cmp.root, {rel: old_id}).get(rel)
+    old = olds.get(rel) if untouched and old_id.strip("0") else None   # _check_files read them in one git process
     if old is not None and _structure(old) != _structure(data):
         before = Counter(f.fingerprint for f in _findings(rel, old, kind, job, None, cache, "@before")[0])
         still = []

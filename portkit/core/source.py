@@ -32,6 +32,13 @@ def split_lines(data: bytes) -> list[bytes]:
     return LINE.findall(data)
 
 
+def begins_line(data: bytes, at: int) -> bool:
+    """Whether only spaces and tabs come before `at` on its line (`^[ \\t]*`): a directive pattern
+    that starts with its '#' is found by re's fast scan for that byte, and this checks the rest
+    (one that starts with `^[ \\t]*` is tried at every line)."""
+    return not data[data.rfind(b"\n", 0, at) + 1:at].strip(b" \t")
+
+
 @dataclass
 class SourceFile:
     """One file's bytes. Edits are byte ranges on `data`; nothing here ever decodes the whole text."""

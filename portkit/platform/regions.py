@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from . import ppexpr
+from ..core.source import begins_line
 
 AMD, PORTED, NVIDIA, FALLBACK = "amd", "ported", "nvidia", "fallback"
 PROTECTED = (AMD, PORTED)
@@ -264,9 +265,7 @@ def directives(data: bytes, errors: bool = False):
     for m in _DIRECTIVE.finditer(data):
         if not errors and m.group(1) == b"error":
             continue
-        start = m.start()
-        line = data.rfind(b"\n", 0, start) + 1
-        if line == start or not data[line:start].strip(b" \t"):
+        if begins_line(data, m.start()):
             yield m
 
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 import posixpath
 
 from ..core.needles import Needles
+from ..core.source import begins_line
 from ..platform import ppexpr, regions
 from . import make_switches, setup_switches
 
@@ -107,8 +108,7 @@ def _line(data: bytes, offset: int) -> int:
 def _directive(pattern: re.Pattern, data: bytes):
     """The matches of `pattern` (from a directive's '#') that begin their line, as `^[ \\t]*#`."""
     for m in pattern.finditer(data):
-        start = m.start()
-        if not data[data.rfind(b"\n", 0, start) + 1:start].strip(b" \t"):
+        if begins_line(data, m.start()):
             yield m
 
 

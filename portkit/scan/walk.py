@@ -29,7 +29,7 @@ from ..rewrite import (builtins, codes, guards, identifiers, includes, launches,
     strictness, strings)
 from ..rules import _tree, _warpfix
 from . import literals
-from ..core.source import SourceFile
+from ..core.source import SourceFile, begins_line
 
 # The per-file types live in context.py; they are re-exported here for the callers that take
 # the scan's options and results from the scan.
@@ -329,7 +329,7 @@ def _selecting(data: bytes):
         m = _SELECTING.search(data, pos)
         if m is None:
             return
-        if _line_start(data, m.start()):
+        if begins_line(data, m.start()):
             yield m.group()
             pos = m.end()
         else:
@@ -340,12 +340,6 @@ def _selecting(data: bytes):
 # with a character lets re skip to the next '#'), the line's start checked apart
 _SELECTING = re.compile(rb"#[ \t]*(?:if|elif|ifdef|ifndef|elifdef|elifndef|define|undef)\b"
                         rb"(?:[^\n]*\\\r?\n)*[^\n]*")   # with continuation lines
-
-
-def _line_start(data: bytes, at: int) -> bool:
-    """Whether only spaces and tabs come before `at` on its line (`^[ \t]*`)."""
-    return not data[data.rfind(b"\n", 0, at) + 1:at].strip(b" \t")
-
 
 def configured_map(source: SourceFile, options: Options, facts: ProjectFacts) -> regions.RegionMap:
     """--active-only: the platform model (unless --no-platform-model) and the branches the

@@ -88,7 +88,7 @@ class Catalogue:
 
     def call_prefixes(self) -> tuple[str, ...]:
         """Every prefix by_call knows: a file holding none of them calls no blocked API."""
-        return tuple(_index(self)[4].prefixes)
+        return _index(self)[4].prefixes
 
     def by_prefix(self, name: str) -> Entry | None:
         """An entry named by a name prefix (cute::SM90_TMA_LOAD is the Hopper model, not CuTe)."""
