@@ -367,9 +367,26 @@ def test_an_untouched_baselined_hazard_stays_known(repo: Path, capsys):
 
 # 15. check on pathological input: a clear message, never a traceback ------------------------------
 
-def test_check_of_deeply_nested_ifs_blocks_with_a_message(repo: Path, capsys):
+@pytest.mark.parametrize("include", ["", "#include <cuda_runtime.h>\n"])
+def test_check_of_deeply_nested_ifs_checks_the_file(repo: Path, capsys, include: str):
+    # 3,000 nested #ifs: the runtime header's insertion point looked for an #include inside them
+    # by recursion, and Python's limit stopped it (the file went unchecked, the commit blocked)
     depth = 3000
-    (repo / "k.cu").write_text("#if A\n" * depth + PTX + "#endif\n" * depth)
+    (repo / "k.cu").write_text("#if A\n" * depth + include + PTX + "#endif\n" * depth)
+    git(repo, "add", "k.cu")
+    code, out, err = check(capsys)
+    line = depth + 1 + bool(include)
+    assert (code, err) == (1, "")
+    assert f"k.cu:{line}:{PTX_COLUMN}: PK301 " in out
+
+
+def test_a_file_too_deep_to_check_blocks_with_a_message(repo: Path, capsys, monkeypatch):
+    import portkit.commands.check as check_command
+
+    def too_deep(*args, **kwargs):
+        raise RecursionError("maximum recursion depth exceeded")
+    monkeypatch.setattr(check_command, "_split", too_deep)
+    (repo / "k.cu").write_text(PTX)
     git(repo, "add", "k.cu")
     assert check(capsys) == (2, "", "portkit: error: k.cu: is nested too deeply to check; not checked, so the "
                                     "commit is blocked (exclude it in the configuration, or commit with "

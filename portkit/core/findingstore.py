@@ -131,6 +131,10 @@ class FindingStore:
                 continue
             per_code[f.code] += 1
             kept.append(f.finding() if type(f) is Pending else f)
+        # the store keeps what it kept: a Pending's builder is its ScanContext's method, and a
+        # context whose store held one was a reference cycle (the file's tree and text kept alive
+        # until the garbage collector's next full pass)
+        self.findings[:] = kept
         return kept
 
 

@@ -188,6 +188,8 @@ def _insertions(ctx: ScanContext, view: View, mapping: Mapping, args: list[Node]
     """Inserted, moved, copied and defaulted arguments: text placed before an argument, or after
     the last one; what lands on one spot is written as one edit, in the table's order. Moved and
     copied text is a range of the original, written with the conversions inside it (edits.py)."""
+    if not (mapping.insert_args or mapping.move_args or mapping.copy_args or mapping.default_args):
+        return   # most records (a shuffle's dropped mask): nothing to place
     at: dict[int, list] = {}
     tail: list = []
 

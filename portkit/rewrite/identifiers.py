@@ -11,6 +11,7 @@ import re
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 from tree_sitter import Node
 
@@ -77,20 +78,21 @@ def audit_notes(ctx: ScanContext, mapping: Mapping, start: int, end: int) -> Non
 
 
 def handle(ctx: ScanContext, view: View, node: Node) -> None:
-    qualified = ctx.db.qualified.get(node.text) if node.type == "namespace_identifier" else None
+    text = node.text
+    qualified = ctx.db.qualified.get(text) if node.type == "namespace_identifier" else None
     if qualified and _qualified_name(node) in qualified:
         _convert(ctx, view, node, qualified[_qualified_name(node)])
         return
-    mapping = ctx.db.names_by_bytes.get(node.text)
+    mapping = ctx.db.names_by_bytes.get(text)
     if mapping is None or not _matches_kind(node, mapping):
         return
-    if node.text == cudacc.NAME and cudacc.keeps_nvidia(ctx, view, node):
+    if text == cudacc.NAME and cudacc.keeps_nvidia(ctx, view, node):
         return   # a header's #if keeps its NVIDIA test beside the AMD one
     if mapping.family in RUNTIME_FAMILIES and _class_member(view, node):
         return   # Backend::cudaMalloc, a class's own member: not CUDA's C API
-    if mapping.kind == "type" and node.text in ctx.derived(own_types):
+    if mapping.kind == "type" and text in ctx.derived(own_types):
         return   # ggml-sycl's `struct __nv_fp8_e4m3 {...}`: the file's own type, not CUDA's
-    if mapping.kind == "macro" and node.text in ctx.derived(own_macros):
+    if mapping.kind == "macro" and text in ctx.derived(own_macros):
         return   # faiss's `#ifdef USE_AMD_ROCM #define CUDART_NAN_F ...`: the AMD build's own definition
     parent = node.parent
     if parent is not None and parent.is_error and _inside_string(view.data, node.start_byte):
@@ -167,20 +169,57 @@ def _class_names(data: bytes) -> frozenset[bytes]:
     return frozenset(_CLASS_NAME.findall(data))
 
 
-def _convert(ctx: ScanContext, view: View, node: Node, mapping: Mapping) -> None:
-    own_api = not _argument_of_other_family(ctx, node, mapping)
+class _Plan(NamedTuple):
+    """What a CUDA name becomes in this file, the same at each of its uses: worked out once per
+    file and record (a generated file names cudaMemcpy 60,000 times)."""
+
+    hip: str | None        # what is written (a polyfill's name where one serves), None: left
+    resolved: str | None   # what the tables resolved it to at the target
+    problem: str           # why it is left ("missing", "newer", "removed")
+    reason: str
+    written: bytes         # the bytes of the rename (a qualified name's innermost part)
+    rewrites_args: bool    # the record's argument rewrites go with the name written
+    note: str              # what the reader must check (PK004), "" if nothing
+
+
+def _plans(ctx: ScanContext) -> dict:
+    return {}
+
+
+def _plan(ctx: ScanContext, node: Node, mapping: Mapping, own_api: bool) -> _Plan:
     hip, problem, reason = mapping.resolve(ctx.target, ctx.options.prefer_roc, legacy=own_api)
     if ctx.options.prefer_roc and mapping.cuda in roc_datatypes():   # rocSPARSE has its own enum
         hip = roc_datatypes()[mapping.cuda].get(_callee_family(ctx, node), hip)
     resolved, hip = hip, polyfills.serve(ctx, mapping.cuda, hip)
-    if ctx.options.audit and hip is not None:
-        audit_notes(ctx, mapping, view.start(node), view.end(node))
-    if hip is not None and node.text in ffs.FIXES:   # HIP's two overloads: some arguments are ambiguous
-        ffs.check(ctx, view, node)
-    if hip is not None and node.text in atomics.NAMES:   # CUDA's 16-bit float overloads HIP lacks
-        atomics.check(ctx, view, node)
+    if hip is None or hip == mapping.cuda:
+        return _Plan(hip, resolved, problem, reason, b"", False, "")
+    # a qualified namespace (thrust::cuda -> thrust::hip) renames its innermost name only
+    written = hip.rsplit("::", 1)[-1] if "::" in mapping.cuda else hip   # roc names may be qualified
+    return _Plan(hip, resolved, problem, reason, written.encode("ascii"), arguments.applies(mapping, hip, ctx),
+                 mapping.conversion_note(hip))
+
+
+def _convert(ctx: ScanContext, view: View, node: Node, mapping: Mapping) -> None:
+    own_api = not _argument_of_other_family(ctx, node, mapping)
+    if ctx.options.prefer_roc and mapping.cuda in roc_datatypes():
+        plan = _plan(ctx, node, mapping, own_api)   # the call it is an argument of decides
+    else:
+        plans = ctx.derived(_plans)
+        key = (id(mapping), own_api)   # the records outlive the scan: their ids name them
+        plan = plans.get(key)
+        if plan is None:
+            plan = plans[key] = _plan(ctx, node, mapping, own_api)
+    hip = plan.hip
+    if hip is not None:
+        if ctx.options.audit:
+            audit_notes(ctx, mapping, view.start(node), view.end(node))
+        text = node.text
+        if text in ffs.FIXES:   # HIP's two overloads: some arguments are ambiguous
+            ffs.check(ctx, view, node)
+        if text in atomics.NAMES:   # CUDA's 16-bit float overloads HIP lacks
+            atomics.check(ctx, view, node)
     if hip == mapping.cuda:
-        if resolved is None:   # a polyfill of the same name: converted all the same (audit prices it as review)
+        if plan.resolved is None:   # a polyfill of the same name: converted all the same (audit prices it as review)
             ctx.metrics.refs_found += 1
             ctx.metrics.refs_converted += 1
             return
@@ -192,21 +231,18 @@ def _convert(ctx: ScanContext, view: View, node: Node, mapping: Mapping) -> None
     ctx.metrics.refs_found += 1
     if hip is None:
         ctx.metrics.refs_left += 1
-        ctx.flag(codes.PROBLEM_CODES[problem], start, end, reason, mapping.cuda)
+        ctx.flag(codes.PROBLEM_CODES[plan.problem], start, end, plan.reason, mapping.cuda)
         return
-    # a qualified namespace (thrust::cuda -> thrust::hip) renames its innermost name only
-    written = hip.rsplit("::", 1)[-1] if "::" in mapping.cuda else hip   # roc names may be qualified
-    ctx.edit(start, end, written.encode("ascii"), what=mapping.cuda, kind=EditKind.NAME)
+    ctx.edit(start, end, plan.written, what=mapping.cuda, kind=EditKind.NAME)
     ctx.metrics.refs_converted += 1
     if mapping.family in RUNTIME_FAMILIES:
         ctx.uses_runtime_api = True
-    if arguments.applies(mapping, hip, ctx):
+    if plan.rewrites_args:
         arguments.fix_call(ctx, view, mapping, node, hip)
     elif mapping.cuda in sparse_buffers.EXTRA_BUFFER and not ctx.options.prefer_roc:
         sparse_buffers.fix(ctx, view, mapping.cuda, node, hip)
-    note = mapping.conversion_note(hip)  # a roc function whose arguments differ, or a partial mapping
-    if note:
-        ctx.flag(codes.PARTIAL_CONVERSION, start, end, f"{mapping.cuda} -> {hip}: {note}", mapping.cuda)
+    if plan.note:   # a roc function whose arguments differ, or a partial mapping
+        ctx.flag(codes.PARTIAL_CONVERSION, start, end, f"{mapping.cuda} -> {hip}: {plan.note}", mapping.cuda)
 
 
 @dataclass(frozen=True)

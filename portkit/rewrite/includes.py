@@ -162,7 +162,13 @@ def insertion_point(ctx: ScanContext, root: Node) -> tuple[int, tuple]:
 
 def _include_guard(data: bytes, root: Node) -> Node | None:
     """The `#ifndef NAME` ... `#endif` around everything but comments (clang's controlling macro)."""
-    code = [c for c in root.children if c.type != "comment"]
+    code = []
+    for i in range(root.child_count):   # two are enough to say no (a generated file's root has 200,000)
+        child = root.child(i)
+        if child.type != "comment":
+            code.append(child)
+            if len(code) > 1:
+                return None
     if len(code) != 1 or code[0].type != "preproc_ifdef" or data[code[0].start_byte:code[0].start_byte + 7] != b"#ifndef":
         return None
     if code[0].child_by_field_name("name") is None or code[0].child_by_field_name("alternative") is not None:
@@ -171,6 +177,8 @@ def _include_guard(data: bytes, root: Node) -> Node | None:
 
 
 def _pragma_once_end(data: bytes, block: Node) -> int | None:
+    if b"pragma" not in data:   # no child to look at (a generated file's root has 200,000)
+        return None
     for child in block.children:
         if child.type == "preproc_call":
             match = _PRAGMA_ONCE.match(data, child.start_byte, child.end_byte)
@@ -186,6 +194,8 @@ def _starts_line(data: bytes, at: int) -> bool:
 
 def _before_first_include(data: bytes, root: Node) -> int | None:
     """The first #include at file level; failing that, the file-level block holding the first one."""
+    if b"include" not in data:   # none anywhere: no child to look at
+        return None
     nested = None
     for child in root.children:
         if child.type == "preproc_include" and _starts_line(data, child.start_byte):
@@ -196,6 +206,15 @@ def _before_first_include(data: bytes, root: Node) -> int | None:
 
 
 def _holds_include(node: Node) -> bool:
-    if not node.type.startswith("preproc_"):
-        return False
-    return any(child.type == "preproc_include" or _holds_include(child) for child in node.children)
+    """An #include somewhere inside this preprocessor block, however deeply its #ifs nest (a
+    walk with a stack of its own: a recursive one hit Python's limit at 3,000 levels)."""
+    stack = [node]
+    while stack:
+        block = stack.pop()
+        if not block.type.startswith("preproc_"):
+            continue
+        for child in block.children:
+            if child.type == "preproc_include":
+                return True
+            stack.append(child)
+    return False

@@ -164,11 +164,12 @@ def call_of_argument(node: Node) -> tuple[Node, int] | None:
     call = parent.parent
     if call is None or call.type != "call_expression":
         return None
-    args = [a for a in parent.named_children if a.type != "comment"]
-    for index, a in enumerate(args):
-        if a.id == arg.id:
-            return call, index
-    return None
+    index, before = 0, arg.prev_named_sibling   # its place among the arguments, comments aside
+    while before is not None:
+        if before.type != "comment":
+            index += 1
+        before = before.prev_named_sibling
+    return call, index
 
 
 def callee_name(call: Node) -> bytes:
