@@ -47,10 +47,9 @@ def call_arguments(name: Node) -> list | None:
 
 def argument_list(name: Node) -> Node | None:
     """The argument_list of the call whose callee is `name`, else None."""
-    callee = name
-    while callee.parent is not None and callee.parent.type == "qualified_identifier":
-        callee = callee.parent
-    call = callee.parent
+    callee, call = name, name.parent
+    while call is not None and call.type == "qualified_identifier":
+        callee, call = call, call.parent
     if call is None or call.type != "call_expression":
         return None
     function = call.child_by_field_name("function")

@@ -77,8 +77,9 @@ def audit_notes(ctx: ScanContext, mapping: Mapping, start: int, end: int) -> Non
                f"{mapping.cuda}: the HIP counterpart is experimental{note}", mapping.cuda)
 
 
-def handle(ctx: ScanContext, view: View, node: Node) -> None:
-    text = node.text
+def handle(ctx: ScanContext, view: View, node: Node, text: bytes | None = None) -> None:
+    """Convert or report one CUDA name (`text`: the node's, where the caller has it already)."""
+    text = node.text if text is None else text
     qualified = ctx.db.qualified.get(text) if node.type == "namespace_identifier" else None
     if qualified and _qualified_name(node) in qualified:
         _convert(ctx, view, node, qualified[_qualified_name(node)])
@@ -88,18 +89,18 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
         return
     if text == cudacc.NAME and cudacc.keeps_nvidia(ctx, view, node):
         return   # a header's #if keeps its NVIDIA test beside the AMD one
-    if mapping.family in RUNTIME_FAMILIES and _class_member(view, node):
+    parent = node.parent
+    if mapping.family in RUNTIME_FAMILIES and _class_member(view, node, parent):
         return   # Backend::cudaMalloc, a class's own member: not CUDA's C API
     if mapping.kind == "type" and text in ctx.derived(own_types):
         return   # ggml-sycl's `struct __nv_fp8_e4m3 {...}`: the file's own type, not CUDA's
     if mapping.kind == "macro" and text in ctx.derived(own_macros):
         return   # faiss's `#ifdef USE_AMD_ROCM #define CUDART_NAN_F ...`: the AMD build's own definition
-    parent = node.parent
     if parent is not None and parent.is_error and _inside_string(view.data, node.start_byte):
         return   # error recovery split a string literal: "cudaMalloc failed" is text, not code
     if mapping.arity_alias:
         mapping = _by_arity(ctx, node, mapping)
-    _convert(ctx, view, node, mapping)
+    _convert(ctx, view, node, mapping, text)
 
 
 _OWN_TYPE = re.compile(rb"\b(?:struct|class|union)\s+(?:alignas\s*\([^)]*\)\s*)?(\w+)\s*(?:final\s*)?[{:]"
@@ -145,12 +146,12 @@ def own_macros(ctx: ScanContext) -> frozenset[bytes]:
     return frozenset(found)
 
 
-def _class_member(view: View, node: Node) -> bool:
+def _class_member(view: View, node: Node, parent: Node | None) -> bool:
     """`Backend::cudaMalloc` where the file defines `struct Backend`/`class Backend`: the class's
     own static member (whose declaration, a field, is never renamed), not CUDA's C API. Renaming
     the call made it call another member, silently (issue 31). A namespace's look-alike
-    (`fake::cudaDeviceSynchronize`) is renamed with its definition, as hipify-clang does."""
-    parent = node.parent
+    (`fake::cudaDeviceSynchronize`) is renamed with its definition, as hipify-clang does.
+    `parent`: the node's."""
     if parent is None or parent.type != "qualified_identifier" or parent.child_by_field_name("name") != node:
         return False
     scope = parent.child_by_field_name("scope")
@@ -177,9 +178,13 @@ class _Plan(NamedTuple):
     resolved: str | None   # what the tables resolved it to at the target
     problem: str           # why it is left ("missing", "newer", "removed")
     reason: str
+    same: bool             # hip is the CUDA name itself (nothing to rename)
     written: bytes         # the bytes of the rename (a qualified name's innermost part)
     rewrites_args: bool    # the record's argument rewrites go with the name written
-    note: str              # what the reader must check (PK004), "" if nothing
+    note: str              # PK004's message: what the reader must check ("" if nothing)
+    notes: bool            # the record has an audit note (PK101/PK102: audit_notes)
+    runtime: bool          # a runtime API name: the file needs the HIP runtime header
+    sparse: bool           # a cuSPARSE call that needs its extra buffer (sparse_buffers)
 
 
 def _plans(ctx: ScanContext) -> dict:
@@ -187,20 +192,25 @@ def _plans(ctx: ScanContext) -> dict:
 
 
 def _plan(ctx: ScanContext, node: Node, mapping: Mapping, own_api: bool) -> _Plan:
-    hip, problem, reason = mapping.resolve(ctx.target, ctx.options.prefer_roc, legacy=own_api)
-    if ctx.options.prefer_roc and mapping.cuda in roc_datatypes():   # rocSPARSE has its own enum
+    prefer_roc = ctx.options.prefer_roc
+    hip, problem, reason = mapping.resolve(ctx.target, prefer_roc, legacy=own_api)
+    if prefer_roc and mapping.cuda in roc_datatypes():   # rocSPARSE has its own enum
         hip = roc_datatypes()[mapping.cuda].get(_callee_family(ctx, node), hip)
     resolved, hip = hip, polyfills.serve(ctx, mapping.cuda, hip)
+    notes = bool(mapping.cuda_deprecated or mapping.cuda_removed or mapping.status == "experimental")
     if hip is None or hip == mapping.cuda:
-        return _Plan(hip, resolved, problem, reason, b"", False, "")
+        return _Plan(hip, resolved, problem, reason, hip is not None, b"", False, "", notes, False, False)
     # a qualified namespace (thrust::cuda -> thrust::hip) renames its innermost name only
     written = hip.rsplit("::", 1)[-1] if "::" in mapping.cuda else hip   # roc names may be qualified
-    return _Plan(hip, resolved, problem, reason, written.encode("ascii"), arguments.applies(mapping, hip, ctx),
-                 mapping.conversion_note(hip))
+    note = mapping.conversion_note(hip)   # a roc function whose arguments differ, or a partial mapping
+    return _Plan(hip, resolved, problem, reason, False, written.encode("ascii"), arguments.applies(mapping, hip, ctx),
+                 f"{mapping.cuda} -> {hip}: {note}" if note else "", notes, mapping.family in RUNTIME_FAMILIES,
+                 mapping.cuda in sparse_buffers.EXTRA_BUFFER and not prefer_roc)
 
 
-def _convert(ctx: ScanContext, view: View, node: Node, mapping: Mapping) -> None:
-    own_api = not _argument_of_other_family(ctx, node, mapping)
+def _convert(ctx: ScanContext, view: View, node: Node, mapping: Mapping, text: bytes | None = None) -> None:
+    """Rename one use of a CUDA name (`text`: the node's), or report why it stays."""
+    own_api = not mapping.legacy or not _argument_of_other_family(ctx, node, mapping)
     if ctx.options.prefer_roc and mapping.cuda in roc_datatypes():
         plan = _plan(ctx, node, mapping, own_api)   # the call it is an argument of decides
     else:
@@ -211,38 +221,39 @@ def _convert(ctx: ScanContext, view: View, node: Node, mapping: Mapping) -> None
             plan = plans[key] = _plan(ctx, node, mapping, own_api)
     hip = plan.hip
     if hip is not None:
-        if ctx.options.audit:
+        if plan.notes and ctx.options.audit:
             audit_notes(ctx, mapping, view.start(node), view.end(node))
-        text = node.text
+        text = node.text if text is None else text
         if text in ffs.FIXES:   # HIP's two overloads: some arguments are ambiguous
             ffs.check(ctx, view, node)
         if text in atomics.NAMES:   # CUDA's 16-bit float overloads HIP lacks
             atomics.check(ctx, view, node)
-    if hip == mapping.cuda:
-        if plan.resolved is None:   # a polyfill of the same name: converted all the same (audit prices it as review)
-            ctx.metrics.refs_found += 1
-            ctx.metrics.refs_converted += 1
+        if plan.same:
+            if plan.resolved is None:   # a polyfill of the same name: converted all the same (audit prices it as review)
+                ctx.metrics.refs_found += 1
+                ctx.metrics.refs_converted += 1
+                return
+            if mapping.status == "partial":  # same name, different behaviour: say so, change nothing
+                ctx.flag(codes.PARTIAL_CONVERSION, view.start(node), view.end(node),
+                         f"{mapping.cuda}: {mapping.note}", mapping.cuda)
             return
-        if mapping.status == "partial":  # same name, different behaviour: say so, change nothing
-            ctx.flag(codes.PARTIAL_CONVERSION, view.start(node), view.end(node),
-                   f"{mapping.cuda}: {mapping.note}", mapping.cuda)
-        return
-    start, end = view.start(node), view.end(node)
-    ctx.metrics.refs_found += 1
+    start, end = view.base + node.start_byte, view.base + node.end_byte
+    metrics = ctx.metrics
+    metrics.refs_found += 1
     if hip is None:
-        ctx.metrics.refs_left += 1
+        metrics.refs_left += 1
         ctx.flag(codes.PROBLEM_CODES[plan.problem], start, end, plan.reason, mapping.cuda)
         return
-    ctx.edit(start, end, plan.written, what=mapping.cuda, kind=EditKind.NAME)
-    ctx.metrics.refs_converted += 1
-    if mapping.family in RUNTIME_FAMILIES:
+    ctx.edit(start, end, plan.written, mapping.cuda, False, (), EditKind.NAME)
+    metrics.refs_converted += 1
+    if plan.runtime:
         ctx.uses_runtime_api = True
     if plan.rewrites_args:
         arguments.fix_call(ctx, view, mapping, node, hip)
-    elif mapping.cuda in sparse_buffers.EXTRA_BUFFER and not ctx.options.prefer_roc:
+    elif plan.sparse:
         sparse_buffers.fix(ctx, view, mapping.cuda, node, hip)
-    if plan.note:   # a roc function whose arguments differ, or a partial mapping
-        ctx.flag(codes.PARTIAL_CONVERSION, start, end, f"{mapping.cuda} -> {hip}: {plan.note}", mapping.cuda)
+    if plan.note:
+        ctx.flag(codes.PARTIAL_CONVERSION, start, end, plan.note, mapping.cuda)
 
 
 @dataclass(frozen=True)

@@ -19,13 +19,14 @@ from . import codes
 
 def check(ctx: ScanContext) -> None:
     """After the walk: every line where two CUDA names were written as one HIP name."""
-    renames: dict[bytes, list] = {}
-    for edit in ctx.edits:
-        if edit.kind == EditKind.NAME and edit.what and edit.text and edit.what.encode() != edit.text:
-            renames.setdefault(edit.text, []).append(edit)
+    name = EditKind.NAME
+    written: dict[bytes, set[str]] = {}   # HIP text -> the CUDA names that became it
+    for text, what in {(e.text, e.what) for e in ctx.edits if e.kind == name}:   # the distinct renames
+        if what and text and what.encode() != text:
+            written.setdefault(text, set()).add(what)
     # a HIP text no two CUDA names become anywhere in the file is on no line twice: its edits
     # need no line (a generated file has 300,000 renames of a few names)
-    shared = {text for text, edits in renames.items() if len({e.what for e in edits}) > 1}
+    shared = {text for text, whats in written.items() if len(whats) > 1}
     if not shared:
         return
     by_line: dict[int, dict[bytes, list]] = {}

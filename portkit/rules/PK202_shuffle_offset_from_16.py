@@ -40,13 +40,13 @@ _HALVING = (b"/= 2", b">>= 1", b"/=2", b">>=1")
 
 def check(ctx: ScanContext, view: View, node: Node) -> None:
     """Each finding carries the node's fix where it has one (rules/_warpfix.py: `--fix warp`)."""
-    fixed_by = attached(ctx, view, node, RULE.code, view.start(node))
-    if scan_loop_bound(node):
+    value = _tree.int_value(node)
+    if value == 32 and scan_loop_bound(node):
         ctx.flag(RULE, view.start(node), view.end(node),
                  "shuffle scan loop runs to 32: it scans 32 lanes, an AMD wavefront has 64", subject="scan-to-32",
-                 fixed_by=fixed_by)
+                 fixed_by=attached(ctx, view, node, RULE.code, view.start(node)))
         return
-    if _tree.int_value(node) != 16:
+    if value != 16:
         return
     parent = _tree.up(node)
     if parent is None:
@@ -55,7 +55,7 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
         if starts_shuffle_loop(parent):
             ctx.flag(RULE, view.start(node), view.end(node),
                      "shuffle loop starts at offset 16: it reduces 32 lanes, an AMD wavefront has 64",
-                     subject="loop-from-16", fixed_by=fixed_by)
+                     subject="loop-from-16", fixed_by=attached(ctx, view, node, RULE.code, view.start(node)))
         return
     found = _tree.call_of_argument(node)
     if found is None:
@@ -65,7 +65,7 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
     if name.startswith(SHUFFLES) and index == (2 if name.endswith(b"_sync") else 1):
         ctx.flag(RULE, view.start(node), view.end(node),
                  f"{name.decode()} with offset 16 covers 32 lanes; an AMD wavefront has 64",
-                 subject=name.decode(), fixed_by=fixed_by)
+                 subject=name.decode(), fixed_by=attached(ctx, view, node, RULE.code, view.start(node)))
 
 
 def starts_shuffle_loop(part: Node) -> bool:
@@ -166,9 +166,10 @@ def _unrolled_step(view: View, literal: Node, call: Node) -> WarpFix | None:
         statement = statement.parent
     if statement is None or statement.type != "expression_statement":
         return None
-    following, before = statement.next_named_sibling, statement.prev_named_sibling
+    following = statement.next_named_sibling
     if following is None or not _shuffles_with(following, 8):
         return None   # a lone 16: not the start of a sequence
+    before = statement.prev_named_sibling
     if before is not None and before.type == "if_statement" and _shuffles_with(before, 32):
         return None   # fixed already
     line_start = view.data.rfind(b"\n", 0, view.start(statement)) + 1

@@ -155,11 +155,12 @@ def in_device_code(node: Node) -> bool:
 
 def call_of_argument(node: Node) -> tuple[Node, int] | None:
     """(call_expression, 0-based index) when `node` is directly one argument of a call."""
-    arg = node
-    parent = arg.parent
-    while parent is not None and parent.type in ("parenthesized_expression", "cast_expression"):
+    arg, parent = node, node.parent
+    kind = parent.type if parent is not None else ""
+    while kind in ("parenthesized_expression", "cast_expression"):
         arg, parent = parent, parent.parent
-    if parent is None or parent.type != "argument_list":
+        kind = parent.type if parent is not None else ""
+    if kind != "argument_list":
         return None
     call = parent.parent
     if call is None or call.type != "call_expression":

@@ -103,7 +103,7 @@ def _names(ctx: ScanContext, view: View, nodes: list[Node], rule_names: dict, pr
             ctx.metrics.refs_already_ported += text in table
         else:
             if text in table or text in qualified:
-                names_handler(ctx, view, node)
+                names_handler(ctx, view, node, text)
             if legacy is not None and text in legacy.table():
                 legacy.handle(ctx, view, node)
             if text in minmax.NAMES:   # mixed-type min/max in device code (rewrite/minmax.py)
