@@ -154,6 +154,8 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
     if opts.output is not None and not to_stdout:
         _refuse_overwriting_inputs(entries, opts.output, project.facts.rename, opts.output_name)
     swept: set[Path] = set()
+    # the output root as the OS resolves it, once: each file's own path is resolved in _mirror
+    base = opts.output.absolute().resolve() if opts.output is not None and not to_stdout else None
     for outcome in _outcomes(entries, job, opts.jobs, progress):
         result.outcomes.append(outcome)
         if to_stdout:
@@ -163,7 +165,7 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
                 except OSError as exc:
                     result.skipped.append(Skipped(outcome.entry.rel, f"cannot read: {exc.strerror or exc}", True))
         elif opts.output is not None:
-            _mirror(outcome, opts.output, result, swept, opts.output_name)
+            _mirror(outcome, opts.output, result, swept, opts.output_name, base)
         elif opts.in_place and (outcome.changed or outcome.renamed):
             rewrite(outcome, opts.backup, opts.force, result, _converter(job), swept)
         if opts.diff and (outcome.changed or outcome.renamed):
@@ -285,9 +287,11 @@ def _refuse_overwriting_inputs(entries: list[Entry], out_root: Path, plan: "Rena
 
 
 def _mirror(outcome: FileOutcome, out_root: Path, result: ConvertResult, swept: set[Path],
-            name: str | None = None) -> None:
+            name: str | None = None, base: Path | None = None) -> None:
+    """Write one file's output under `out_root` (`base`: the root resolved, by the caller once per
+    run), never outside it whatever links the tree or the output holds."""
     target = (out_root / (name or outcome.target_rel)).absolute()
-    base = out_root.absolute().resolve()
+    base = out_root.absolute().resolve() if base is None else base
     if base not in target.resolve().parents:
         raise PortkitError(f"{outcome.entry.rel}: would be written outside {out_root}; stopped")
     try:   # an unchanged file is copied by the kernel, never through a FIFO or a new link
