@@ -362,7 +362,7 @@ def test_project_files_swapped_for_fifos_never_hang(tmp_path: Path, monkeypatch,
     assert name in err and "not a regular file" in err and len(err.strip().splitlines()) == 1
 
 
-@pytest.mark.parametrize("write", ["atomic_write", "atomic_copy", "publish_new"])
+@pytest.mark.parametrize("write", ["atomic_write", "atomic_copy", "publish_new", "cache"])
 def test_an_interrupt_right_after_the_temporary_file_is_made_leaves_none(tmp_path: Path, monkeypatch, write: str):
     """A SIGINT handled just after the temporary file's open returns (a CI runner's interrupt during
     an in-place run landed inside mkstemp, and left an empty `.k.cu.portkit-tmp-...`) is raised
@@ -385,8 +385,11 @@ def test_an_interrupt_right_after_the_temporary_file_is_made_leaves_none(tmp_pat
                 output.atomic_write(target, b"new\n")
             elif write == "atomic_copy":
                 output.atomic_copy(target, source)
-            else:
+            elif write == "publish_new":
                 output.publish_new(b"new\n", tmp_path / "k.cu.orig", target)
+            else:   # the user's cache (core/datacache.py), which used mkstemp
+                from portkit.core import datacache
+                datacache._write(target, {"tables": []})
     finally:
         monkeypatch.undo()
         os.close(source)

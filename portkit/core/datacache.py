@@ -14,9 +14,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Callable, Iterable, TypeVar
+
+from .output import in_temp
 
 T = TypeVar("T")
 FORMAT = 1   # bump when the plain-data layout changes (the key covers the code too)
@@ -136,14 +137,11 @@ def _read(path: Path) -> object:
 def _write(path: Path, plain: object) -> None:
     payload = json.dumps(plain, separators=(",", ":"), ensure_ascii=True).encode("ascii")
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
+
+    def body(fd: int, tmp: str) -> None:
         with os.fdopen(fd, "wb") as handle:
             handle.write(hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload)
         os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    # made inside the block that removes it (core/output.in_temp): with mkstemp, an interrupt
+    # right after the file was made left a stray temporary file in the cache folder
+    in_temp(path.parent, path.name, body, keep=True)
