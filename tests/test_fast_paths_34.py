@@ -205,3 +205,98 @@ def test_the_program_leaves_at_once_after_exit_handlers_and_flushed_streams():
     failing = subprocess.run([sys.executable, "-m", "portkit", "audit", "/nonexistent/portkit-test"],
                              capture_output=True, text=True)
     assert failing.returncode == 2 and failing.stderr.startswith("portkit: error: /nonexistent/portkit-test")
+
+
+# Issue 34, fourth session ------------------------------------------------------------------------
+
+def test_a_plain_console_gets_the_bytes_rich_would_write():
+    """report/plain.say writes a line itself for a console that is not a terminal: the same text
+    rich renders (no wrap at the width, styles dropped, unsafe characters shown), a line at a time."""
+    import io
+    from rich.console import Console
+    from portkit.report import plain
+    parts = ("  a/b.cu:12:3: ", ("PK203", "bold red"), " " + "x" * 150 + " [bold]not markup[/] :100: \x1b[2J\ttab")
+    fast = Console(file=io.StringIO(), width=40, highlight=False, soft_wrap=True)
+    slow = Console(file=io.StringIO(), width=40, highlight=False, soft_wrap=True, record=True)   # rich's own path
+    assert plain._plain_stream(fast) is fast.file and plain._plain_stream(slow) is None
+    for console in (fast, slow):
+        plain.say(console, *parts)
+        plain.say(console, "second")
+    assert fast.file.getvalue() == slow.file.getvalue()
+    assert fast.file.getvalue().endswith("\\x1b[2J\\x09tab\nsecond\n")
+    terminal = Console(file=io.StringIO(), force_terminal=True, color_system="standard")
+    assert plain._plain_stream(terminal) is None   # colours: rich renders them
+    with fast:   # rich buffers inside `with console`: the line must wait in its buffer too
+        assert plain._plain_stream(fast) is None
+
+
+def test_a_finished_store_holds_no_pending_finding():
+    """FindingStore.finish leaves only the findings it kept: a Pending's builder is its ScanContext's
+    method, so a store that kept one made every such context a reference cycle (its tree and text
+    alive until the collector's next full pass)."""
+    import gc
+    import weakref
+    from portkit.core.source import SourceFile
+    from portkit.scan.walk import Options, scan_source
+    import portkit.scan.walk as walk
+    contexts = []
+    real = walk.ScanContext
+
+    def kept(*args, **kwargs):
+        ctx = real(*args, **kwargs)
+        contexts.append(weakref.ref(ctx))
+        return ctx
+    source = SourceFile.from_bytes("k.cu", b"__global__ void k(float* x) { x[0] = __shfl_down_sync(0xffffffff, x[0], 16); }\n")
+    gc.disable()
+    try:
+        walk.ScanContext = kept
+        scan = scan_source(source, Options(audit=True))
+    finally:
+        walk.ScanContext = real
+        gc.enable()
+    assert "PK203" in {f.code for f in scan.findings}   # the PK004 under it was a Pending, dropped
+    assert contexts and all(ref() is None for ref in contexts)   # freed without the collector
+
+
+def test_the_program_collects_cycles_less_often():
+    script = ("import gc, portkit.cli as cli; cli.main = lambda: (print(gc.get_threshold()), 0)[1]; cli.run()")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert (done.returncode, done.stdout) == (0, "(20000, 10, 10)\n")
+
+
+def test_an_arguments_index_skips_comments_and_sees_through_parentheses_and_casts():
+    from portkit.core import parse
+    from portkit.rules import _tree
+    data = b"void f() { g(a, /* c */ b, ((int)16), 0xffffffff); }\n"
+    root = parse.parse(data).root_node
+    index = {}
+    for value in (b"16", b"0xffffffff", b"a"):
+        at = data.index(value)
+        node = root.descendant_for_byte_range(at, at + len(value))
+        call, index[value] = _tree.call_of_argument(node)
+        assert _tree.callee_name(call) == b"g"
+    assert index == {b"a": 0, b"16": 2, b"0xffffffff": 3}
+    for token in (b"(a", b"/* c */"):   # the list's `(`, a comment: not arguments
+        at = data.index(token)
+        node = root.descendant_for_byte_range(at, at + (1 if token == b"(a" else len(token)))
+        assert node.type in ("(", "comment") and _tree.call_of_argument(node) is None
+
+
+def test_a_names_plan_is_per_file_and_record_and_the_roc_datatype_still_per_call(tmp_path):
+    """identifiers._plan is worked out once per file and record; under --roc a data type's name
+    depends on the call it is passed to, so it is worked out at each use."""
+    from portkit.commands.convert import convert_paths
+    from portkit.commands.results import ConvertOptions
+    from portkit.scan.walk import Options
+    (tmp_path / "a.cu").write_text(
+        "#include <cusparse.h>\n#include <cublas_v2.h>\n"
+        "void f(cusparseHandle_t h, cublasHandle_t b, void* p) {\n"
+        "  cudaDataType t = CUDA_R_32F;\n"
+        "  cusparseCreateDnVec(0, 4, p, CUDA_R_32F);\n"
+        "  cudaMalloc(&p, 4); cudaMalloc(&p, 8);\n}\n")
+    plain = convert_paths([tmp_path / "a.cu"], ConvertOptions(output=tmp_path / "out"))
+    roc = convert_paths([tmp_path / "a.cu"], ConvertOptions(output=tmp_path / "roc", scan=Options(prefer_roc=True)))
+    text = (tmp_path / "out" / "a.cu").read_text()
+    assert text.count("hipMalloc(&p") == 2 and plain.total("refs_converted") >= 4
+    roc_text = (tmp_path / "roc" / "a.cu").read_text()
+    assert "rocsparse_datatype_f32_r" in roc_text, roc_text

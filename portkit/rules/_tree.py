@@ -165,6 +165,8 @@ def call_of_argument(node: Node) -> tuple[Node, int] | None:
     call = parent.parent
     if call is None or call.type != "call_expression":
         return None
+    if not arg.is_named or arg.type == "comment":   # a `(` or `,` of the list, a comment: no argument
+        return None
     index, before = 0, arg.prev_named_sibling   # its place among the arguments, comments aside
     while before is not None:
         if before.type != "comment":
