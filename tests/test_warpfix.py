@@ -290,3 +290,30 @@ def test_the_helper_gives_each_gpu_familys_own_wavefront_size(arch: str, tmp_pat
     run = subprocess.run([clang, "-x", "hip", f"--offload-arch={arch}", "-nogpulib", "-nogpuinc", "--cuda-device-only",
                           "-fsyntax-only", str(source)], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
+
+
+def test_shared_arrays_of_32_that_are_not_per_lane_are_left():
+    """--fix warp widens a `__shared__ T s[32]` only where PK205 reports it (indexed by lane or
+    warp). A transpose tile, a 32-tap table, llm.c's [128][32] matmul tiles and apex's
+    `extern __shared__ float s[32][32]` rows (one per thread of a 32-thread block, a typed view of
+    the dynamic allocation, which a wider row would overrun) are the program's own shapes."""
+    clean = (Path(__file__).resolve().parent.parent / "fixtures" / "rules" / "PK205" / "clean.cu").read_bytes()
+    out = _convert(clean)
+    shared = lambda text: [line for line in text.splitlines() if b"__shared__" in line]  # noqa: E731
+    assert shared(out) == shared(clean) and b"PORTKIT_WAVEFRONT_SIZE" not in out
+    rows = (b"#include <cuda_runtime.h>\n__global__ void rows(const float* in, float* out, int n)\n{\n"
+            b"    extern __shared__ float s[32][32];\n"
+            b"    float* mine = (float*)&s[threadIdx.x];\n"
+            b"    for (int i = 0; i < n; ++i) mine[i] = in[threadIdx.x * n + i];\n"
+            b"    out[threadIdx.x] = mine[0];\n}\n")
+    assert _convert(rows) == rows.replace(b"<cuda_runtime.h>", b"<hip/hip_runtime.h>")
+
+
+def test_shared_arrays_of_32_the_rule_reports_are_all_sized_per_target():
+    flagged = (Path(__file__).resolve().parent.parent / "fixtures" / "rules" / "PK205" / "flagged.cu").read_bytes()
+    out = _convert(flagged)
+    expected = [line for line in flagged.splitlines() if b"__shared__" in line and b"expect: PK205" in line
+                and b"[32]" in line]
+    assert len(expected) == 3
+    for line in expected:
+        assert line.replace(b"[32]", b"[PORTKIT_WAVEFRONT_SIZE]") in out.splitlines()

@@ -57,12 +57,18 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
         return
     if _warps_per_block(size) and not _ARITH_32.search(scope.text.replace(size.text, b"")):
         return   # kBlock / 32 slots are enough for any wavefront of 32 lanes or more once the reads use warpSize
-    uses = re.finditer(rb"\b" + re.escape(name) + rb"\s*\[\s*([^\]]*)\]", scope.text)
-    if any(_LANE_OR_WARP.search(m.group(1)) for m in uses):
+    if _indexed_by_lane_or_warp(scope, name):
         ctx.flag(RULE, view.start(node), view.end(node),
                  f"__shared__ {name.decode(errors='replace')}[{size.text.decode(errors='replace')}] is "
                  "indexed by lane or warp: sized for 32-lane warps, an AMD wavefront has 64 lanes",
                  subject=name.decode(errors="replace"), fixed_by=attached(ctx, view, node, RULE.code, view.start(node)))
+
+
+def _indexed_by_lane_or_warp(scope: Node, name: bytes) -> bool:
+    """The function indexes array `name` with a lane or warp index (`s[lane]`, `s[warp_id]`,
+    `s[threadIdx.x % 32]`), not as a tile or a table (`tile[threadIdx.y][threadIdx.x]`, `taps[k]`)."""
+    uses = re.finditer(rb"\b" + re.escape(name) + rb"\s*\[\s*([^\]]*)\]", scope.text)
+    return any(_LANE_OR_WARP.search(m.group(1)) for m in uses)
 
 
 def warp_size_definition(data: bytes, name: bytes) -> re.Match | None:
@@ -93,6 +99,9 @@ def fix_shared_array(view: View, node: Node) -> WarpFix | None:
                        suggest_only=True)
     if size.text.strip() != b"32":
         return None
+    name, scope = _tree.declared_name(node), _tree.enclosing(node, "function_definition")
+    if not name or scope is None or not _indexed_by_lane_or_warp(scope, name):
+        return None   # a tile or a table of 32 (the rule reports none): its size is not the warp's
     # per target, not the largest (64) everywhere: a [128][32] tile widened to [128][64] made 64 KiB
     # of static shared memory, which NVIDIA's 48 KiB refuses (llm.c's matmul_forward through HIP's
     # NVIDIA backend, benchmarks/results/gpu_llmc_check.txt); slots per warp need no more than 32
