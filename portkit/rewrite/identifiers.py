@@ -188,10 +188,12 @@ class _Plan(NamedTuple):
 
 
 def _plans(ctx: ScanContext) -> dict:
+    """This file's plans by (id of the record, own_api): a ScanContext.derived fact."""
     return {}
 
 
 def _plan(ctx: ScanContext, node: Node, mapping: Mapping, own_api: bool) -> _Plan:
+    """The name's plan at the target (`node`: a use, read only under --roc for the call around it)."""
     prefer_roc = ctx.options.prefer_roc
     hip, problem, reason = mapping.resolve(ctx.target, prefer_roc, legacy=own_api)
     if prefer_roc and mapping.cuda in roc_datatypes():   # rocSPARSE has its own enum
