@@ -44,8 +44,8 @@ _PLAIN: "weakref.WeakKeyDictionary[Console, bool]" = weakref.WeakKeyDictionary()
 def _plain_stream(console: Console) -> TextIO | None:
     """The console's file when rich would write a line of parts as their bare text: not a terminal
     (no colour, no styles), nothing recording, capturing or buffering it. A summary of thousands
-    of findings (convert's, audit's) is printed this way in a hundredth of rich's time: rich
-    renders each line through segments and styles (0.28 s for 5,000 lines, 6% of a convert)."""
+    of findings (convert's, audit's) is printed this way in a twentieth of rich's time: rich
+    renders each line through segments and styles (5,000 lines: 0.29 s, 6% of a convert; 0.014 s here)."""
     plain = _PLAIN.get(console)
     if plain is None:
         plain = _PLAIN[console] = not (console.is_terminal or console.is_jupyter or console.record

@@ -102,9 +102,10 @@ def fix_shared_array(view: View, node: Node) -> WarpFix | None:
     name, scope = _tree.declared_name(node), _tree.enclosing(node, "function_definition")
     if not name or scope is None or not _indexed_by_lane_or_warp(scope, name):
         return None   # a tile or a table of 32 (the rule reports none): its size is not the warp's
-    # per target, not the largest (64) everywhere: a [128][32] tile widened to [128][64] made 64 KiB
-    # of static shared memory, which NVIDIA's 48 KiB refuses (llm.c's matmul_forward through HIP's
-    # NVIDIA backend, benchmarks/results/gpu_llmc_check.txt); slots per warp need no more than 32
+    # per target, not the largest (64) everywhere: a fixed 64 doubles the array on NVIDIA too, and
+    # llm.c's [128][32] tiles, when this fixer still widened them, made 64 KiB of static shared
+    # memory there, which NVIDIA's 48 KiB refuses (benchmarks/results/gpu_llmc_check.txt; tiles are
+    # no longer touched, the lane test above); slots per warp need no more than 32
     return WarpFix("PK205", view.start(node), (Edit(view.start(size), view.end(size), CONSTANT, "warp"),),
                    constant=True,
                    note="sized per target, PORTKIT_WAVEFRONT_SIZE slots: 64 on gfx9 (twice the original's shared "

@@ -341,6 +341,7 @@ def _selecting(data: bytes):
 _SELECTING = re.compile(rb"#[ \t]*(?:if|elif|ifdef|ifndef|elifdef|elifndef|define|undef)\b"
                         rb"(?:[^\n]*\\\r?\n)*[^\n]*")   # with continuation lines
 
+
 def configured_map(source: SourceFile, options: Options, facts: ProjectFacts) -> regions.RegionMap:
     """--active-only: the platform model (unless --no-platform-model) and the branches the
     configuration leaves out: clang's skipped lines for a file it preprocessed, otherwise
