@@ -47,7 +47,7 @@ FAILED_LINE = re.compile(r"^(Mismatch of .*|.*\bFAIL.*|\[CUDA ERROR\].*|\[cuBLAS
 VARIANTS = {"original": None, "hip": ["--fix", "warp"], "hip_plain": []}
 RUNNER = {"compile_timeout": 90, "run_timeout": 60, "run_workers": 2, "deadline": 320}
 MAX_KERNELS = 10
-UNJUDGED = ("skipped", "built (not run)", "not run", "not built")   # neither ok nor a failure
+UNJUDGED = ("skipped", "built (not run)", "not run", "not built", "no result")   # neither ok nor a failure
 BF16_HEADER = """// Written by benchmarks/gpu_tree_check.py: ROCm 5.2's HIP has no hip_bf16.h; this is what
 // ROCm/hipother's NVIDIA backend (hipnv/include/hip/nvidia_detail/nvidia_hip_bf16.h) defines.
 #pragma once
@@ -249,12 +249,33 @@ def verdict(got: dict | None, run: str) -> tuple[str, str]:
     return f"{kind} rc={res['run_rc']}" + (f": {bad[0][:120]}" if bad else ""), outtail
 
 
-def compare_tree(bundle: Path, results_file: Path) -> str:
+def merged(results_files: list[Path]) -> dict:
+    """Several device runs of one bundle as one: a later run's build and each of its runs replace
+    the earlier ones where the later run got that far (a run cut by its deadline keeps the earlier
+    result), so a second, narrower run (--only) completes the first."""
+    data: dict = {"cases": {}, "environments": []}
+    for path in results_files:
+        part = json.loads(path.read_text(encoding="utf-8"))
+        data["environments"].append(part.get("environment", {}))
+        data["compile_only"] = data.get("compile_only") or part.get("compile_only")
+        for case, variants in part.get("cases", {}).items():
+            for variant, got in variants.items():
+                old = data["cases"].setdefault(case, {}).get(variant)
+                if old is None or got.get("compile_rc") is not None:
+                    runs = dict((old or {}).get("runs", {}))
+                    runs.update((n, r) for n, r in got.get("runs", {}).items()
+                                if r.get("run_rc") is not None or n not in runs)
+                    data["cases"][case][variant] = {**got, "runs": runs} if runs else got
+    return data
+
+
+def compare_tree(bundle: Path, results_files: list[Path]) -> str:
     manifest = json.loads((bundle / "manifest.json").read_text(encoding="utf-8"))
-    data = json.loads(results_file.read_text(encoding="utf-8"))
-    env = data.get("environment", {})
-    out = [f"llm.c {manifest.get('commit', '?')[:12]} {manifest['tree']}", f"GPU: {env.get('nvidia_smi', '?')}",
-           f"nvcc: {(env.get('nvcc_version') or '?').splitlines()[-1]}",
+    data = merged(results_files)
+    envs = data["environments"]
+    out = [f"llm.c {manifest.get('commit', '?')[:12]} {manifest['tree']}",
+           *(f"GPU: {env.get('nvidia_smi', '?')}" for env in envs),
+           f"nvcc: {(envs[0].get('nvcc_version') or '?').splitlines()[-1]}",
            "compile only: nothing was run" if data.get("compile_only") else "",
            "shims: hip/hip_bf16.h (hipother's NVIDIA typedefs); hipBLAS names forwarded to cuBLAS: "
            + ", ".join(n for n, t in manifest.get("blas_shim", {}).items() if t), ""]
@@ -301,7 +322,8 @@ def main(argv: list[str] | None = None) -> int:
     prep.add_argument("--bundle", type=Path, required=True)
     comp = sub.add_parser("compare-tree", help="judge the GPU machine's gpu_results.json")
     comp.add_argument("--bundle", type=Path, required=True)
-    comp.add_argument("--results", type=Path, required=True)
+    comp.add_argument("--results", type=Path, required=True, action="append",
+                      help="gpu_results.json of a device run; repeat to merge a later, narrower run")
     comp.add_argument("--write", type=Path, help="also write the table to this file")
     args = parser.parse_args(argv)
     if args.command == "prepare-tree":
