@@ -317,3 +317,76 @@ def test_shared_arrays_of_32_the_rule_reports_are_all_sized_per_target():
     assert len(expected) == 3
     for line in expected:
         assert line.replace(b"[32]", b"[PORTKIT_WAVEFRONT_SIZE]") in out.splitlines()
+
+
+_LEFT_FIRST = (b"#include <cuda_runtime.h>\n"
+               b"#ifdef __HIP_PLATFORM_AMD__\n"
+               b"constexpr int kWarpSize = 64;\n"
+               b"#else\n"
+               b"constexpr int kWarpSize = 32;\n"
+               b"#endif\n"
+               b"\n"
+               b"__global__ void sums(const float *in, float *out) {\n"
+               b"    __shared__ float partial[32];\n"
+               b"    int lane = threadIdx.x % 32;\n"
+               b"    partial[lane] = in[threadIdx.x];\n"
+               b"    __syncthreads();\n"
+               b"    if (threadIdx.x == 0) {\n"
+               b"        float s = 0;\n"
+               b"        for (int i = 0; i < kWarpSize; ++i) s += partial[i];\n"
+               b"        out[blockIdx.x] = s;\n"
+               b"    }\n"
+               b"}\n")
+
+
+def test_the_constant_is_defined_with_the_first_fix_applied_when_the_first_use_is_left():
+    """faiss's DeviceDefs.cuh has this shape: the file's first compile-time warp size is in the NVIDIA
+    branch of an `#ifdef` with an AMD branch, which --fix warp leaves alone. PORTKIT_WAVEFRONT_SIZE's
+    definition went with that fix, so it was never written, and the shared array sized with the
+    constant did not compile for AMD (`use of undeclared identifier`). Audit shows the definition with
+    the first fix it shows."""
+    from portkit.rules._warpfix import HELPER
+    helper = b"\n".join(HELPER) + b"\n"
+    out = _convert(_LEFT_FIRST)
+    assert out == (_LEFT_FIRST.replace(b"<cuda_runtime.h>", b"<hip/hip_runtime.h>")
+                   .replace(b"    __shared__ float partial[32];\n",
+                            helper + b"    __shared__ float partial[PORTKIT_WAVEFRONT_SIZE];\n")
+                   .replace(b"threadIdx.x % 32", b"threadIdx.x % warpSize"))
+    assert _convert(out) == out
+    scan, _ = convert_bytes("k.cu", _LEFT_FIRST, replace(FIX, fix_warp=False, audit=True))
+    shown = [(f.code, f.line, [(a[0], a[4]) for a in f.autofix]) for f in scan.findings if f.autofix]
+    assert shown == [("PK201", 5, [(5, helper.decode()), (5, "PORTKIT_WAVEFRONT_SIZE")]),
+                     ("PK205", 9, [(9, "PORTKIT_WAVEFRONT_SIZE")]),
+                     ("PK201", 10, [(10, "warpSize")])]
+
+
+@pytest.mark.compile
+def test_the_constant_defined_with_the_first_fix_applied_compiles_for_amd(tmp_path):
+    from conftest import require_tool
+    hipcc = require_tool("hipcc", "hipcc (ROCm)")
+    source = tmp_path / "k.hip"
+    source.write_bytes(_convert(_LEFT_FIRST))
+    run = subprocess.run([hipcc, "-x", "hip", "--offload-arch=gfx90a", "-fsyntax-only", str(source)],
+                         capture_output=True, text=True, env={**__import__("os").environ, "HIP_PLATFORM": "amd"})
+    assert run.returncode == 0, run.stderr
+
+
+def test_an_audit_finds_the_fixes_of_the_findings_it_keeps_only(monkeypatch):
+    """A generated line repeats a shuffle thousands of times; audit keeps one finding per line and
+    rule, so it asks for the fixes of those alone (before: every literal's, 0.5 s of a 5 MB line)."""
+    from portkit.rules import _warpfix
+    asked = []
+    fixer = _warpfix._FIXERS["number_literal"]
+    monkeypatch.setitem(_warpfix._FIXERS, "number_literal", lambda view, node: asked.append(node.start_byte)
+                        or fixer(view, node))
+    body = b"".join(b"    " + b" ".join([b"v += __shfl_down_sync(0xffffffff, v, 16);"] * 200) + b"\n"
+                    for _ in range(3))
+    data = b"__global__ void k(float* o) {\n    float v = o[0];\n" + body + b"    o[0] = v;\n}\n"
+    scan, _ = convert_bytes("k.cu", data, replace(FIX, fix_warp=False, audit=True))
+    kept = [f for f in scan.findings if f.code == "PK202"]
+    lines = data.split(b"\n")
+    firsts = [sum(len(x) + 1 for x in lines[:n - 1]) + lines[n - 1].index(b"16") for n in (3, 4, 5)]
+    assert [f.line for f in kept] == [3, 4, 5] and sorted(asked) == firsts   # each line's first 16
+    asked.clear()
+    scan, out = convert_bytes("k.cu", data, FIX)   # --fix warp: every literal's fix, to apply it
+    assert len(asked) == 600

@@ -170,6 +170,9 @@ class ScanContext:
     # The fixes the rules' fixers found in this walk, by the node they fix (rules/_warpfix.py):
     # the findings of the rules that own them carry them; a fix option applies a family's.
     fixes: dict = field(default_factory=dict)
+    # An audit without a fix option finds a node's fix only when a finding it keeps carries it
+    # (rules/_warpfix.py, `on_demand`): a generated line's 61,000 duplicate shuffles ask for none.
+    fix_of: "Callable[[View, Node], object] | None" = None
 
     def __post_init__(self) -> None:
         self.findings = self.store.findings
@@ -243,6 +246,8 @@ class ScanContext:
                  end_col: int, message: str, fix: str, subject: str, platform: str, fixed_by: object) -> Finding:
         # once per line: a generated file may put thousands of findings on one
         snippet = self.derived(_snippet, line)
+        if callable(fixed_by):   # a fix found on demand, now that the finding is kept (fix_of)
+            fixed_by = fixed_by()
         return Finding(
             code=code, name=name, severity=severity, category=category, path=self.source.rel,
             line=line, column=col, end_line=end_line, end_column=end_col, message=message,

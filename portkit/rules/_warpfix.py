@@ -78,6 +78,21 @@ def fix_nodes(ctx: ScanContext, view: View, nodes: list[Node]) -> None:
                 ctx.fixes[node_key(node)] = fix
 
 
+def on_demand(view: View):
+    """ScanContext.fix_of for an audit: one node's fix, asked for by a finding the audit keeps;
+    none in a file with no word a fixer reads (as fix_nodes)."""
+    return fix_of if any(word in view.data for word in _WORDS) else _no_fix
+
+
+def fix_of(view: View, node: Node) -> WarpFix | None:
+    fixer = _FIXERS.get(node.type)
+    return fixer(view, node) if fixer is not None else None
+
+
+def _no_fix(view: View, node: Node) -> None:
+    return None
+
+
 def _number(view: View, node: Node) -> WarpFix | None:
     """A literal's fix: the first of its rules' fixes that applies, in this order."""
     value = _tree.int_value(node)
@@ -125,8 +140,17 @@ def _with_helper(data: bytes, fixes: list[WarpFix]) -> list[WarpFix]:
 
 def apply(ctx: ScanContext, fixes: list[WarpFix]) -> None:
     """Add the fixes' edits to the conversion, each fix whole or not at all (never over the
-    converter's, unless the fix renames a call whole), with a PK008 note for a deliberate choice."""
+    converter's, unless the fix renames a call whole), with a PK008 note for a deliberate choice.
+    PORTKIT_WAVEFRONT_SIZE is defined with the first fix applied that uses it: the first fix that
+    uses it (which carries the definition, as audit shows it) may be one left alone."""
+    helper = next((e for f in fixes if f.constant for e in f.edits if e.text.startswith(HELPER[0])), None)
     for fix in fixes:
+        if helper is not None and fix.constant:
+            edits = tuple(e for e in fix.edits if e is not helper)
+            if edits:   # the definition goes with this fix's edits, if they are applied
+                at = ctx.source.parse_bytes.rfind(b"\n", 0, fix.anchor) + 1
+                edits += (Edit(at, at, helper.text, helper.what),)
+            fix = replace(fix, edits=edits)
         if fix.suggest_only or ctx.regions.ranges and ctx.regions.kind_at(fix.anchor) in PROTECTED:
             continue   # AMD-only code, or NVIDIA code with an AMD branch: not this build's code
         if ctx.facts.amd_shim and fix.edits:   # ggml: its AMD build runs this code as it is
@@ -138,6 +162,8 @@ def apply(ctx: ScanContext, fixes: list[WarpFix]) -> None:
             continue
         for e in fix.edits:
             ctx.edit(e.start, e.end, e.text, what="warp", kind=EditKind.WARP)
+            if e.text.startswith(HELPER[0]):
+                helper = None   # defined: later fixes use it
         if fix.edits:
             ctx.metrics.warp_fixes += 1   # a note alone (a shape left by design) fixes nothing
         if fix.note:

@@ -133,8 +133,9 @@ def _interesting(table: dict, qualified: dict, legacy: dict | None, rule_names: 
 
 
 def _captures(ctx: ScanContext, view: View, root: Node) -> tuple[dict[str, list[Node]], dict, dict]:
-    """The query's captures under `root`, with the audit's rule hooks; each node's warp fix is
-    recorded first (applied by --fix warp, shown by audit): the rules' findings about it carry it."""
+    """The query's captures under `root`, with the audit's rule hooks. Under --fix warp each node's
+    warp fix is recorded first (the rules' findings about it carry it); an audit finds the fix of
+    a finding it keeps when it keeps it (rules/_warpfix_model.attached)."""
     audit = ctx.options.audit
     fixing = audit or ctx.options.fix_warp
     rule_nodes, rule_names = rules.tree_hooks() if audit else _NO_HOOKS
@@ -154,8 +155,10 @@ def _captures(ctx: ScanContext, view: View, root: Node) -> tuple[dict[str, list[
         for capture, nodes in caps.items():
             if capture != "name":   # names: only those a pass reads, sorted in _names
                 nodes.sort(key=_START)
-    if fixing:
+    if ctx.options.fix_warp:   # every fix, applied (and shown, if auditing too)
         _warpfix.fix_nodes(ctx, view, caps.get("rule", ()))
+    elif fixing and not view.base:   # audit: a fix only for a finding kept (_warpfix_model.attached)
+        ctx.fix_of = _warpfix.on_demand(view)
     return caps, rule_nodes, rule_names
 
 
