@@ -113,7 +113,9 @@ def test_thrust_cuda_policies_become_thrust_hip_but_other_cuda_namespaces_stay()
            b"  auto a = thrust::cuda::par.on(s);\n  auto b = ::thrust::cuda::par_nosync;\n"
            b"  auto c = at::cuda::getCurrentCUDAStream();\n}\n")
     out = convert_text(src, rocm="5.2").output
-    assert out == (b"\n#include <hip/hip_runtime.h>\n#include <thrust/execution_policy.h>\nvoid f(hipStream_t s) {\n"
+    from portkit.rewrite.nvidia_thrust import helper   # thrust::hip on HIP's NVIDIA platform (test_nvidia_thrust.py)
+    assert out == (b"\n#include <hip/hip_runtime.h>\n" + helper(b"\n", include=False)
+                   + b"#include <thrust/execution_policy.h>\nvoid f(hipStream_t s) {\n"
                    b"  auto a = thrust::hip::par.on(s);\n  auto b = ::thrust::hip::par_nosync;\n"
                    b"  auto c = at::cuda::getCurrentCUDAStream();\n}\n")
 

@@ -164,8 +164,8 @@ def _take(edit: Edit, source: SourceFile, spelled: str, result: FileCompat,
     if edit.kind in (EditKind.DUPLICATE_INCLUDE, EditKind.INCLUDE):   # a CUDA header (maybe one HIP header twice)
         result.headers.add(edit.what if edit.kind == EditKind.DUPLICATE_INCLUDE else text[1:-1])
         return _guard_line(data, edit.start, spelled, source.newline)
-    if edit.kind == EditKind.NVIDIA_VOTES:   # the NVIDIA build keeps CUDA's own _sync votes in this mode
-        return None
+    if edit.kind in (EditKind.NVIDIA_VOTES, EditKind.NVIDIA_THRUST, EditKind.PLATFORM_INCLUDE):
+        return None   # the NVIDIA build keeps CUDA's own code in this mode
     if edit.kind == EditKind.TRANSITIVE_INCLUDE:   # what CUDA's headers gave: the AMD build includes it itself
         newline = source.newline
         lines = edit.text.strip(b"\r\n")

@@ -31,6 +31,8 @@ class EditKind:
     WARP = "warp"                              # --fix warp (ScanContext.edit's default, see there)
     BUILD = "build"                            # a build file migrated (buildfiles/)
     NVIDIA_VOTES = "nvidia votes"              # the mask-less votes' NVIDIA helper (rewrite/nvidia_votes.py)
+    NVIDIA_THRUST = "nvidia thrust"            # thrust::hip through HIP's NVIDIA backend (rewrite/nvidia_thrust.py)
+    PLATFORM_INCLUDE = "platform include"      # an include written for both platforms (rewrite/nvidia_thrust.py)
     TRANSITIVE_INCLUDE = "transitive include"  # a header CUDA's headers included (rewrite/transitive.py)
     OTHER = "other"                            # an edit nothing treats apart (Edit's default)
 
@@ -67,7 +69,7 @@ WRAPPERS = frozenset({EditKind.CAST, EditKind.SYMBOL})
 # Whole lines several rewriters may insert at the same place (the top of a file): written one
 # after the other in this order instead of being rejected as overlapping.
 BLOCKS = {EditKind.HIP_RUNTIME_HEADER: 0, EditKind.POLYFILL_HEADER: 1, EditKind.WARP: 2, EditKind.NVIDIA_VOTES: 3,
-          EditKind.TRANSITIVE_INCLUDE: 4}
+          EditKind.NVIDIA_THRUST: 4, EditKind.TRANSITIVE_INCLUDE: 5, EditKind.PLATFORM_INCLUDE: 6}
 
 
 class OverlappingEdits(Exception):

@@ -71,11 +71,17 @@ def written(ctx: ScanContext) -> list[bytes]:
 
 
 def add(ctx: ScanContext, names: list[bytes], fallback: int) -> None:
-    """After the scan: the helper for `names` (written()), at the HIP runtime header the converter
-    adds (the same insertion, ordered by edits.BLOCKS), else after the file's own, else at
-    `fallback` (after the leading comments and include guard), where it includes the header itself."""
+    """After the scan: the helper for `names` (written()), after the HIP runtime header."""
     if MARK in ctx.source.data:
         return
+    after_runtime_header(ctx, fallback, lambda include: helper(names, ctx.source.newline, include),
+                         "nvidia votes", EditKind.NVIDIA_VOTES)
+
+
+def after_runtime_header(ctx: ScanContext, fallback: int, block, what: str, kind: str) -> None:
+    """Insert `block(include)`, whole lines, at the HIP runtime header the converter adds (the same
+    insertion, ordered by edits.BLOCKS), else after the file's own, else at `fallback` (after the
+    leading comments and include guard), where `include` is true: the block includes it itself."""
     added = [e for e in ctx.edits if e.kind == EditKind.HIP_RUNTIME_HEADER]
     runtime = [s for s in ctx.includes if s.header == RUNTIME_HEADER]
     if added:
@@ -84,9 +90,9 @@ def add(ctx: ScanContext, names: list[bytes], fallback: int) -> None:
         at = line_end(ctx.source.data, min(s.node_end for s in runtime))
     else:
         at = fallback
-    text = helper(names, ctx.source.newline, include=not (added or runtime))
+    text = block(not (added or runtime))
     before = added[0].text if added else ctx.source.data[:at]
     if at > 0 and before[-1:] not in (b"\n", b"\r"):
         text = ctx.source.newline + text[:-len(ctx.source.newline)]   # at the end of a line, before its newline
-    ctx.edits.append(Edit(at, at, text, "nvidia votes", kind=EditKind.NVIDIA_VOTES))
+    ctx.edits.append(Edit(at, at, text, what, kind=kind))
 

@@ -15,7 +15,7 @@ from tree_sitter import Node
 
 from ..core import findingstore, parse
 from ..core.needles import Needles
-from ..rewrite import nvidia_votes, polyfills, transitive
+from ..rewrite import nvidia_thrust, nvidia_votes, polyfills, transitive
 from ..platform import regions
 from .. import rules
 from ..engine.context import FileScan, Metrics, Options, ScanContext, View, line_snippet
@@ -280,6 +280,9 @@ def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB 
     votes = nvidia_votes.written(ctx)
     if votes:   # mask-less votes build through HIP's NVIDIA backend too
         nvidia_votes.add(ctx, votes, includes.insertion_point(ctx, root)[0])
+    if not options.audit and b"thrust" in data:   # rocThrust's names build with CUDA's Thrust there too
+        nvidia_thrust.keep(ctx)
+        nvidia_thrust.add(ctx, lambda: includes.insertion_point(ctx, root)[0])
     # audit and check read findings and metrics, never the edits (the result cache keeps none
     # either): sorting a generated file's 300,000 of them took a second of its audit
     edits = [] if options.audit else normalize(resolve(data, ctx.edits))   # moved arguments take their converted text first

@@ -1,0 +1,81 @@
+"""rocThrust's names, made to build through HIP's NVIDIA backend too.
+
+The conversion writes Thrust's CUDA backend as rocThrust's (`thrust::cuda::par` becomes
+`thrust::hip::par`, `<thrust/system/cuda/...>` becomes `<thrust/system/hip/...>`): on AMD that is
+rocThrust. Through HIP's NVIDIA backend the same source is compiled by nvcc with CUDA's own
+Thrust (CCCL), which has neither `thrust::hip` ("name followed by "::" must be a class or
+namespace name") nor the `thrust/system/hip/` headers.
+
+So a file where the conversion wrote `thrust::hip` gets a block after its HIP runtime header,
+active only on HIP's NVIDIA platform, that names CUDA's backend `thrust::hip` (a namespace alias:
+`namespace thrust { namespace hip = cuda; }`, which in CCCL finds `thrust::cuda` inside Thrust's
+inline ABI namespace; an alias may be declared again for the same namespace, so two converted
+headers in one translation unit are fine). And each converted `thrust/system/cuda/` include is
+written for both platforms: CUDA's header on the NVIDIA platform, rocThrust's otherwise.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..core.edits import Edit, EditKind
+from ..engine.context import ScanContext
+from .nvidia_votes import PLATFORM, after_runtime_header
+
+MARK = b"// rocThrust's thrust::hip through HIP's NVIDIA backend"
+_QUALIFIER = re.compile(rb"\bthrust\s*::\s*$")
+_BACKEND = b"thrust/system/cuda/"
+
+
+def helper(newline: bytes, include: bool) -> bytes:
+    lines = [PLATFORM, MARK + b", which builds with CUDA's Thrust: its CUDA backend under rocThrust's name"]
+    if include:
+        lines.append(b"#include <hip/hip_runtime.h>")
+    lines += [b"#include <thrust/system/cuda/execution_policy.h>",
+              b"namespace thrust { namespace hip = cuda; }",
+              b"#endif"]
+    return newline.join(lines) + newline
+
+
+def keep(ctx: ScanContext) -> None:
+    """A re-run over converted code leaves the block as it is (its `cuda` names are CUDA's Thrust's
+    on the NVIDIA platform), as nvidia_votes.keep does for its helper."""
+    data = ctx.source.data
+    mark = data.find(MARK)
+    if mark < 0:
+        return
+    start = data.rfind(PLATFORM, 0, mark)
+    end = data.find(b"#endif", mark)
+    if start < 0 or end < 0:
+        return
+    ctx.edits[:] = [e for e in ctx.edits if not (start <= e.start < end + len(b"#endif"))]
+
+
+def written(ctx: ScanContext) -> bool:
+    """Whether this conversion wrote `thrust::hip` in place of `thrust::cuda`."""
+    data = ctx.source.data
+    return any(e.kind == EditKind.NAME and e.text == b"hip" and data[e.start:e.end] == b"cuda"
+               and _QUALIFIER.search(data, max(0, e.start - 40), e.start) for e in ctx.edits)
+
+
+def add(ctx: ScanContext, fallback) -> None:
+    """After the scan: the alias block, if the conversion wrote thrust::hip; each converted
+    thrust/system/cuda/ include guarded by platform. `fallback()`: where a file without the HIP
+    runtime header gets the block (includes.insertion_point), worked out only if needed."""
+    data, newline = ctx.source.data, ctx.source.newline
+    for e in [e for e in ctx.edits if e.kind == EditKind.INCLUDE and _BACKEND in data[e.start:e.end]]:
+        line_start = data.rfind(b"\n", 0, e.start) + 1
+        line_end = data.find(b"\n", e.end)
+        line_end = len(data) if line_end < 0 else line_end
+        if data[line_end - 1:line_end] == b"\r":
+            line_end -= 1
+        if line_start == line_end or data[line_start:line_end].lstrip()[:1] != b"#":
+            continue   # not a directive line of its own
+        original = data[line_start:line_end]
+        ctx.edits.append(Edit(line_start, line_start, PLATFORM + newline + original + newline + b"#else" + newline,
+                              "nvidia thrust", kind=EditKind.PLATFORM_INCLUDE))
+        ctx.edits.append(Edit(line_end, line_end, newline + b"#endif", "nvidia thrust",
+                              kind=EditKind.PLATFORM_INCLUDE))
+    if MARK not in data and written(ctx):
+        after_runtime_header(ctx, fallback(), lambda include: helper(newline, include), "nvidia thrust",
+                             EditKind.NVIDIA_THRUST)
