@@ -53,21 +53,33 @@ def convert_paths(paths: list[str | Path], *, output: str | Path | None = None, 
                   jobs: int = 1, launch_syntax: str = "cuda", rocm: str | None = None, prefer_roc: bool = False,
                   offload_arch: str | list[str] | None = None, build_files: bool = True,
                   builtins: str = "cuda", rename: bool | str = False, polyfills: bool = True,
-                  fix_warp: bool = False) -> ConvertResult:
+                  fix_warp: bool = False, config: bool | str | Path = True) -> ConvertResult:
     """Convert files and trees on disk, as `portkit convert` does (without printing). `rename`:
     True for --rename, or a suffix map such as ".cu=.hip,.cuh=.hpp"; `polyfills`: False for
     --no-polyfills; `fix_warp`: True for --fix warp; `force`: True for --force (rewrite read-only
-    files in place too)."""
+    files in place too). `config`, as for audit_paths: True applies the project configuration
+    `portkit convert` would apply here (its exclude, amd-macros and mappings, and its rocm where
+    `rocm` is unset); a directory: the configuration found from there; False: none."""
     from dataclasses import replace
 
+    from .project import mapping_files
     from .project.rename import parse_map
-    scan = replace(scan_options(launch_syntax, rocm, prefer_roc, offload_arch, build_files, builtins),
+    cfg = _config(config)
+    scan = replace(scan_options(launch_syntax, rocm or cfg.rocm, prefer_roc, offload_arch, build_files, builtins,
+                                mappings=mapping_files.read(cfg, ())),
                    polyfills=polyfills, fix_warp=fix_warp)
     opts = ConvertOptions(output=Path(output) if output is not None else None, in_place=in_place,
                           backup=backup, force=force, diff=diff, check=check, jobs=jobs,
                           rename=(parse_map(rename if isinstance(rename, str) else None) if rename else None),
-                          scan=scan)
+                          scan=scan, config=cfg)
     return _convert_paths([Path(p) for p in paths], opts)
+
+
+def _config(config: bool | str | Path):
+    """The project configuration an API call applies (`config` as audit_paths and convert_paths take it)."""
+    from .project import config as project_config
+    from .project.config import Config
+    return Config() if config is False else project_config.find(None if config is True else Path(config))
 
 
 def audit_paths(paths: list[str | Path], *, rocm: str | None = None, select: tuple[str, ...] = (),
@@ -85,14 +97,9 @@ def audit_paths(paths: list[str | Path], *, rocm: str | None = None, select: tup
 
     from .commands.audit import audit_paths as _audit_paths
     from .commands.audit import configured
-    from .project import config as project_config
-    from .project.config import Config
     from .report.model import audit_document
 
-    if config is False:
-        cfg = Config()
-    else:
-        cfg = project_config.find(None if config is True else Path(config))
+    cfg = _config(config)
     opts = configured(cfg, rocm=rocm, select=tuple(select), ignore=tuple(ignore), fail_on=fail_on,
                       scan={"polyfills": polyfills}, team_size=team_size, focus_hours=focus_hours, jobs=jobs)
     return cast(AuditDocument, audit_document(_audit_paths([Path(p) for p in paths], opts)))

@@ -120,3 +120,21 @@ def test_a_known_release_or_a_later_one_of_the_newest_major_is_accepted(release:
     write_tree(tmp_path, {"a.cu": CUDA})
     assert main(["convert", str(tmp_path / "a.cu"), "-o", "-", "--rocm", release]) == 0
     assert capsys.readouterr().out == HIP
+
+
+def test_convert_targets_the_configurations_rocm_as_audit_does(tmp_path: Path, capsys, monkeypatch):
+    """`rocm = "5.2"` in portkit.toml: convert ignored it (it wrote ROCm 7.2's conversion, while
+    audit priced 5.2's); now the flag wins, else the configuration, for the CLI and the API alike."""
+    from portkit.api import convert_paths
+    root = write_tree(tmp_path / "proj", {
+        "portkit.toml": 'rocm = "5.2"\n',
+        "v.cu": "#include <cuda_runtime.h>\n__global__ void k(unsigned *o, unsigned a, unsigned b) "
+                "{ o[0] = __vadd4(a, b); }\n"})
+    monkeypatch.chdir(root)
+    assert main(["convert", ".", "-o", str(tmp_path / "out")]) == 0
+    assert "Polyfills for ROCm 5.2: 1 name defined in portkit_polyfills.h" in capsys.readouterr().out
+    assert main(["convert", ".", "-o", str(tmp_path / "out72"), "--rocm", "7.2"]) == 0
+    assert "Polyfills for ROCm 7.2: 1 name defined in portkit_polyfills.h" in capsys.readouterr().out
+    assert convert_paths(["."], output=tmp_path / "api").polyfills.rocm == "5.2"
+    assert convert_paths(["."], output=tmp_path / "api2", config=False).polyfills.rocm == "7.2"
+    assert convert_paths(["."], output=tmp_path / "api3", rocm="6.2").polyfills.rocm == "6.2"

@@ -133,7 +133,7 @@ def _builtins_help() -> str:
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from ..project import config, mapping_files
+    from ..project import mapping_files
     from ..commands.convert import ConvertOptions, convert_paths
     from ..project.settings import scan_options
     from ..report.terminal import render_convert
@@ -143,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
     if args.rename_map is not None and not args.rename:
         raise PortkitError("--rename-map needs --rename")
     defines, undefines = _configuration(args)
-    cfg = file_set(config.find(), args)
+    cfg = _project_configuration(args)
     opts = ConvertOptions(
         output=args.output, in_place=args.in_place, backup=args.backup, force=args.force, diff=args.diff,
         check=args.check, jobs=args.jobs, rename=parse_map(args.rename_map) if args.rename else None,
@@ -192,6 +192,15 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _project_configuration(args: argparse.Namespace):
+    """The configuration with the command line's file-set flags; its `rocm` becomes the target
+    where --rocm is not given (as for audit and check), --verify's too."""
+    from ..project import config
+    cfg = file_set(config.find(), args)
+    args.rocm = args.rocm or cfg.rocm
+    return cfg
+
+
 def _configuration(args: argparse.Namespace) -> tuple[tuple, tuple]:
     """--active-only's -D/-U (the configured world of the platform model); without it -D only
     reaches --verify's compiler and --engine clang, and -U only the latter."""
@@ -210,7 +219,7 @@ def _run_compat(args: argparse.Namespace) -> int:
     """convert --compat-header: the generated header and the guarded includes (portkit/commands/compat.py)."""
     from rich.console import Console
 
-    from ..project import config, mapping_files
+    from ..project import mapping_files
     from ..commands.compat import compat_paths
     from ..project.settings import scan_options
     from ..commands.convert import diff_bytes, write_compat
@@ -228,7 +237,7 @@ def _run_compat(args: argparse.Namespace) -> int:
         raise PortkitError(f"--jobs must be at least 1, not {args.jobs}")
     if args.force and not args.in_place:
         raise PortkitError("--force only applies with --in-place")
-    cfg = file_set(config.find(), args)
+    cfg = _project_configuration(args)
     options = scan_options(rocm=args.rocm, prefer_roc=args.prefer_roc, mappings=mapping_files.read(cfg, args.mappings))
     result = compat_paths(args.paths, args.compat_header, options, args.jobs, config=cfg)
     if args.diff:
