@@ -26,7 +26,7 @@ from .findings import Finding, pattern
 # Finding.sort_key's fields, read in C (a Pending has them too): 60,000 Python calls per sort saved
 _SORT_KEY = attrgetter("path", "line", "column", "code", "subject")
 CAP_PER_CODE = 1000   # findings of one rule kept per file by the audit (docs/json-schema.md)
-Span = tuple[tuple[int, int], tuple[int, int]]
+Span = tuple[int, int]   # (start, end), each a position as line << 32 | column: one int compares faster than a pair
 
 
 class Pending:
@@ -76,7 +76,7 @@ class FindingStore:
         later on its line than the one kept, or a finding past the cap (then counted)."""
         line, column = start
         for refined in self.refines.get(code, ()):   # every report's span counts, kept or not
-            self.spans.setdefault(refined, set()).add((start, (end[0], max(end[1], column + 1))))
+            self.spans.setdefault(refined, set()).add((line << 32 | column, end[0] << 32 | max(end[1], column + 1)))
         if code in self.refinable:
             return len(self.findings)
         key = (line, code, subject)
@@ -113,22 +113,23 @@ class FindingStore:
         reach: dict[str, tuple[list, list]] = {}
         for code, found in self.spans.items():
             ordered = sorted(found)
-            ends, furthest = [], None
+            ends, furthest = [], -1
             for _start, end in ordered:
-                furthest = end if furthest is None or end > furthest else furthest
+                furthest = end if end > furthest else furthest
                 ends.append(furthest)
             reach[code] = ([start for start, _end in ordered], ends)
-
-        def refined(f: Finding) -> bool:
-            starts, ends = reach.get(f.code, ((), ()))
-            index = bisect_right(starts, (f.line, f.column))
-            return index > 0 and ends[index - 1] > (f.line, f.column)
 
         kept, seen, per_code = [], set(), Counter()
         for f in sorted(self.findings, key=_SORT_KEY):
             key = (f.line, f.code, f.subject)   # the same construct twice on a line is one finding
-            if key in seen or refined(f):
+            if key in seen:
                 continue
+            spans = reach.get(f.code)
+            if spans is not None:   # inside a span of a finding that refines it: dropped
+                at = f.line << 32 | f.column
+                index = bisect_right(spans[0], at)
+                if index and spans[1][index - 1] > at:
+                    continue
             seen.add(key)
             if self.cap and f.code in self.refinable and per_code[f.code] >= self.cap:
                 self.over[(f.code, pattern(f.subject), f.severity, f.platform)] += 1
