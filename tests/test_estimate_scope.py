@@ -102,6 +102,21 @@ def test_cutlass_and_cute_kernels_without_an_amd_port_are_one_decision(tmp_path:
     assert not [i for i in doc["estimate"]["items"] if i["key"] in ("cute", "PK402")]
 
 
+def test_a_decision_is_an_item_with_blockers_of_its_own(tmp_path: Path):
+    """A libcu++ name (PK001, high) on the line of a thread-block cluster (PK306, a blocker) was a
+    decision of its own, with the cluster's alternative and blocker; likewise a CMake target (PK504)
+    on the line that links NPP (PK402). Only the cluster is decided here, with both its sites."""
+    doc = audit_paths([write_tree(tmp_path, {"k.cu": (
+        "#include <cooperative_groups.h>\n#include <cuda_runtime.h>\nnamespace cg = cooperative_groups;\n\n"
+        "__global__ void __cluster_dims__(2, 1, 1) k(float *out) {\n"
+        "    auto rank = cuda::std::min(cg::this_cluster().block_rank(), 4u);\n"
+        "    out[threadIdx.x] = rank;\n}\n")})], config=False)
+    assert [(f["code"], f["line"], f["severity"]) for f in doc["findings"]] == [
+        ("PK306", 5, "blocker"), ("PK001", 6, "high"), ("PK306", 6, "blocker")]
+    assert [(d["id"], d["sites"], d["blocker_sites"], d["alternative"][:22]) for d in doc["estimate"]["decisions"]] == [
+        ("PK306", 2, 2, "Re-tile the kernel for")]
+
+
 def test_a_second_distribution_is_priced_apart(tmp_path: Path):
     """flash-attention's hopper/ (FlashAttention-3) has its own setup.py: installed apart."""
     doc = audit_paths([write_tree(tmp_path, {

@@ -23,7 +23,7 @@ CUTLASS/CuTe kernels are rewritten on composable_kernel: N kernels, M files".
 from __future__ import annotations
 
 from .. import rules
-from ..core.findings import Finding
+from ..core.findings import Finding, pattern
 from ..tables import blockers as rewrites
 from ..tables.ecosystem import Ecosystem
 from ..tables.mappings import default_db
@@ -120,13 +120,18 @@ def _kernels(sites: tuple[str, ...], findings: list[Finding]) -> int:
                and "/kernel" in f.subject)
 
 
-def decisions(work: list[Item], findings: list[Finding]) -> list[dict]:
-    """One entry per item that holds a blocker finding: the decisions a manager reads first."""
-    blockers = {f"{f.path}:{f.line}": f for f in findings if f.severity == "blocker"}
+def decisions(work: list[Item], findings: list[Finding], eco: Ecosystem) -> list[dict]:
+    """One entry per item that holds a blocker finding of its own: the decisions a manager reads
+    first. A blocker of another rule on one of its lines is not its own (a libcu++ name on the line
+    of a thread-block cluster made the libcu++ item a decision with the cluster's alternative)."""
+    blockers: dict[str, list[Finding]] = {}
+    for f in findings:
+        if f.severity == "blocker":
+            blockers.setdefault(f"{f.path}:{f.line}", []).append(f)
     cat = rewrites.default()
     out = []
     for item in work:
-        held = [blockers[s] for s in item.findings if s in blockers]
+        held = [f for s in item.findings for f in blockers.get(s, ()) if _covers(item, f, eco)]
         if not held:
             continue
         entry = cat.by_id(item.family) if item.family else None
@@ -142,3 +147,13 @@ def decisions(work: list[Item], findings: list[Finding]) -> list[dict]:
             "optional": item.optional,
         })
     return sorted(out, key=lambda d: (d["optional"], -d["hours"]["p50"], d["id"]))
+
+
+def _covers(item: Item, f: Finding, eco: Ecosystem) -> bool:
+    """Whether finding `f`, at one of the item's sites, is the item's own work: of its family
+    (a rewrite decision or a library), else of its rule and CUDA name (workitems.patterns' key)."""
+    family = item.family or (library_family(item.key, eco) if item.kind == "dependency" else "")
+    if family:
+        return family_of(f, eco) == family
+    code, _, subject = item.key.partition(":")
+    return f.code == code and pattern(f.subject) == subject

@@ -283,4 +283,4 @@ def estimate(files: list[tuple[str, Metrics]], findings: list[Finding], eco: Eco
     calendar = {k: round(v / team_size, 2) for k, v in weeks.items()}
     return Estimate(archetype(present, model), sorted(present), hours, weeks, calendar, team_size, focus,
                     sum(1 for f in findings if f.severity == "blocker"), work, optional_totals(work, focus),
-                    decisions.decisions(work, findings))
+                    decisions.decisions(work, findings, eco))
