@@ -77,6 +77,18 @@ def test_optional_features_are_priced_apart(tmp_path: Path):
     assert "cudnn" in items(with_cudnn) and [o["feature"] for o in with_cudnn["estimate"]["optional"]] == ["nvml.h"]
 
 
+def test_libcuxx_names_are_the_libcuxx_items_sites(tmp_path: Path):
+    """`cuda::std::atomic_ref` is a PK001 on the `cuda` namespace record (table family "libcu"), and
+    the include a PK401 of the library libcudacxx: one library, one item (it was two, the uses
+    priced again beside the adoption that already counts them: mamba's P50 59.2 -> 53.1 h)."""
+    (tmp_path / "k.cu").write_text("#include <cuda/std/atomic>\n#include <cuda_runtime.h>\n"
+                                   "__global__ void k(int *o) { cuda::std::atomic_ref<int> a(*o); a.fetch_add(1); }\n")
+    doc = audit(tmp_path)
+    assert [(f["code"], f["line"]) for f in doc["findings"]] == [("PK401", 1), ("PK001", 3)]
+    assert [(i["key"], i["kind"], i["findings"]) for i in doc["estimate"]["items"] if i["findings"]] == [
+        ("libcudacxx", "dependency", ["k.cu:1", "k.cu:3"]), ("cuda-runtime", "dependency", ["k.cu:2"])]
+
+
 def test_a_dependency_used_only_in_benchmarks_is_optional(tmp_path: Path):
     (tmp_path / "benchmarks").mkdir()
     (tmp_path / "benchmarks" / "bench_tf.py").write_text("import tensorflow as tf\n")

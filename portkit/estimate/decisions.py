@@ -40,7 +40,9 @@ def family_of(f: Finding, eco: Ecosystem) -> str:
     library = eco.by_id.get(head)
     if library is None:
         mapping = default_db().names.get(f.subject)
-        library = eco.by_id.get(mapping.family) if mapping is not None else None
+        if mapping is not None:   # a namespace record is its owner's (`cuda`: libcu++, table family "libcu")
+            library = eco.by_id.get(mapping.family) or (eco.namespace(mapping.cuda) if mapping.kind == "namespace"
+                                                          else None)
     return library_family(library.id, eco) if library is not None else ""
 
 

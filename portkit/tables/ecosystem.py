@@ -105,6 +105,10 @@ class Ecosystem:
     def link(self, name: str) -> Library | None:
         return _index(self)[3].get(name)
 
+    def namespace(self, name: str) -> Library | None:
+        """The library whose C++ namespace `name` is (`cuda`: libcu++)."""
+        return _index(self)[7].get(name)
+
     def package(self, distribution: str) -> Package | None:
         exact, prefixes = _index(self)[4:6]
         key = normalize(distribution)
@@ -141,7 +145,8 @@ def _index(eco: Ecosystem):
         for m in pkg.imports:
             modules.setdefault(m, pkg)
     pkg_prefixes.sort(key=lambda p: -len(p[0]))
-    return by_id, headers, prefixes, links, exact, pkg_prefixes, modules
+    namespaces = {ns: lib for lib in eco.libraries for ns in lib.namespaces}
+    return by_id, headers, prefixes, links, exact, pkg_prefixes, modules, namespaces
 
 
 def load(path: Path) -> Ecosystem:
