@@ -98,6 +98,26 @@ def test_verify_at_a_release_not_installed_uses_clang_and_the_pack(pack62: Path,
 
 
 @pytest.mark.compile
+def test_convert_verify_compiles_against_the_conversions_target(pack62: Path, tmp_path: Path, monkeypatch, capsys):
+    """`convert --rocm 6.2 --verify` compiled the 6.2 conversion with the ROCm 5.2 installed here
+    (it always asked for the compiler's own release): bf16 code failed on hip_bf16.h, which 5.2
+    lacks. It now compiles against the target's pack where there is one; without one, the
+    installed release compiles and explains, as before, with the note saying so."""
+    _clang()
+    require_tool("hipcc", "hipcc (apt-get install hipcc libamdhip64-dev rocm-device-libs)")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv(packs.ENV, raising=False)
+    assert main(["convert", str(BF16), "-o", str(tmp_path / "a"), "--rocm", "6.2", "--verify",
+                 "--rocm-headers", str(pack62.parent), "-q"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("portkit verify: 1/1 compiled")
+    assert main(["convert", str(BF16), "-o", str(tmp_path / "b"), "--rocm", "6.2", "--verify"]) == 1
+    text = capsys.readouterr().out
+    assert "Note: no ROCm 6.2 header pack found (not downloaded: $PORTKIT_OFFLINE is set), so the ROCm 5.2 " \
+           "headers installed here were used" in text
+    assert "1 translation unit: 0 compiled, 1 failed (1 explained by findings, 0 unexplained, 0 not reached)" in text
+
+
+@pytest.mark.compile
 def test_without_a_pack_the_installed_release_is_used_and_said(tmp_path: Path, monkeypatch, capsys):
     require_tool("hipcc", "hipcc (apt-get install hipcc libamdhip64-dev rocm-device-libs)")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))

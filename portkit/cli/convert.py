@@ -270,8 +270,9 @@ def _verify_converted(result, args: argparse.Namespace, verify_opts, console) ->
     from ..report import verify as report
     from ..commands.verify import verify_tree
     only = frozenset(o.entry.rel for o in result.outcomes if o.skipped is None)
-    # explained against the compiler's own release: --rocm was the conversion's target
-    opts = replace(verify_opts, source=result.root, only=only, rocm=None)
+    # compiled against the conversion's target release where its headers are here (installed, a
+    # header pack); else with the installed compiler, explained against its own release
+    opts = replace(verify_opts, source=result.root, only=only, explain_as_compiled=True)
     verified = verify_tree(args.output, opts, progress_factory=progress_factory(Console(stderr=True), "compiling"))
     if args.quiet:
         print(report.quiet_line(verified))

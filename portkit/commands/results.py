@@ -209,6 +209,9 @@ class VerifyOptions:
     build_config: bool = True                # read the build's standard, -I and -D (CMake, Makefile)
     rocm_headers: str | None = None          # --rocm-headers: a ROCm header pack (or a folder of packs)
     download: bool = True                    # a pinned pack not found may be downloaded (not --offline)
+    # convert --verify: `rocm` is the conversion's target, compiled against where its headers are
+    # (installed, a pack); where they are not, the installed release compiles and explains
+    explain_as_compiled: bool = False
 
 
 @dataclass

@@ -51,7 +51,8 @@ def verify_tree(out: Path, opts: VerifyOptions,
     if opts.std is not None and not STD.match(opts.std):
         raise PortkitError(f"--std: {opts.std!r} is not a C++ standard (c++17, gnu++20, ...)")
     compiler = compilers.select(opts.compiler, opts.rocm_path, opts.rocm, opts.rocm_headers, opts.download)
-    target = target_release(opts.rocm or compiler.rocm)
+    fell_back = opts.explain_as_compiled and compiler.note and compiler.rocm is not None
+    target = target_release(compiler.rocm if fell_back else opts.rocm or compiler.rocm)
     scan = scan_options(rocm=target, audit=True)
     project = pipeline.prepare([out], scan)
     root, entries, skipped = project.root, project.entries, project.skipped
