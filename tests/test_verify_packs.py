@@ -117,6 +117,22 @@ def test_convert_verify_compiles_against_the_conversions_target(pack62: Path, tm
     assert "1 translation unit: 0 compiled, 1 failed (1 explained by findings, 0 unexplained, 0 not reached)" in text
 
 
+def test_a_folder_of_packs_without_rocm_takes_its_one_pack(pack62: Path, tmp_path: Path):
+    """--rocm-headers names "a ROCm header pack (or a folder of packs by release)"; without --rocm a
+    folder of packs was refused as "not a ROCm header pack". Its one pack is taken; of several,
+    --rocm chooses, in one line."""
+    assert packs.load_given(pack62.parent).root == pack62
+    two = tmp_path / "two"
+    two.mkdir()
+    for name in ("6.2.0", "6.2.1"):
+        (two / name).symlink_to(pack62, target_is_directory=True)
+    with pytest.raises(PortkitError) as raised:
+        packs.load_given(two)
+    assert str(raised.value) == f"--rocm-headers {two}: a folder of 2 header packs (6.2.0, 6.2.1): choose one with --rocm X.Y"
+    with pytest.raises(PortkitError, match="not a ROCm header pack"):
+        packs.load_given(tmp_path / "none")
+
+
 @pytest.mark.compile
 def test_without_a_pack_the_installed_release_is_used_and_said(tmp_path: Path, monkeypatch, capsys):
     require_tool("hipcc", "hipcc (apt-get install hipcc libamdhip64-dev rocm-device-libs)")

@@ -105,7 +105,7 @@ def select(name: str, rocm_path: str | None, wanted: Version | None, headers: st
     matches = wanted is not None and installed is not None and installed.rocm is not None \
         and packs.same_release(installed.rocm, wanted)
     if wanted is None:
-        pack = packs.install(Path(headers)) if headers.endswith(packs.ARCHIVES) else packs.load(Path(headers))
+        pack = packs.install(Path(headers)) if headers.endswith(packs.ARCHIVES) else packs.load_given(Path(headers))
     else:
         pack = packs.locate(wanted, headers, required=not matches)
     if matches and (pack is None or headers is None):

@@ -162,6 +162,19 @@ def _subfolders(place: Path) -> list[Path]:
         return []
 
 
+def load_given(place: Path) -> Pack:
+    """--rocm-headers without --rocm: the pack at `place`, or the one pack in a folder of packs
+    (its help says either); several there need --rocm to choose."""
+    if not (place / MANIFEST).is_file():
+        held = sorted(p for p in _subfolders(place) if (p / MANIFEST).is_file())
+        if len(held) == 1:
+            return load(held[0])
+        if held:
+            raise PortkitError(f"--rocm-headers {place}: a folder of {len(held)} header packs "
+                               f"({', '.join(p.name for p in held)}): choose one with --rocm X.Y")
+    return load(place)
+
+
 def locate(wanted: Version, explicit: str | None = None, required: bool = True) -> Pack | None:
     """The first pack of release `wanted` (major.minor) among the candidates; None when there is
     none. An explicit --rocm-headers that holds no pack of that release is an error when
