@@ -24,7 +24,7 @@ from ...project import compdb
 from ...project.buildconfig import STD, TreeConfig
 from ...core.errors import PortkitError
 from ...core.files import read
-from ...tables.mappings import default_db, target_release
+from ...tables.mappings import Version, default_db, target_release
 from ...project import pipeline
 from ...project.settings import scan_options
 from ..results import DEFAULT_VERIFY_TIMEOUT, ErrorReport, UnitReport, VerifyOptions, VerifyResult
@@ -36,6 +36,13 @@ from ...project.units import Unit, configured, database_config, database_units, 
 from ...rules.codes import Code
 
 DEFAULT_TIMEOUT = DEFAULT_VERIFY_TIMEOUT
+
+
+def _explained_release(opts: VerifyOptions, compiler) -> Version:
+    """The release the errors are explained against: the one asked for (--rocm), else the
+    compiler's; convert --verify's target only when it was compiled against (explain_as_compiled)."""
+    fell_back = opts.explain_as_compiled and compiler.note and compiler.rocm is not None
+    return target_release(compiler.rocm if fell_back else opts.rocm or compiler.rocm)
 
 
 def verify_tree(out: Path, opts: VerifyOptions,
@@ -51,8 +58,7 @@ def verify_tree(out: Path, opts: VerifyOptions,
     if opts.std is not None and not STD.match(opts.std):
         raise PortkitError(f"--std: {opts.std!r} is not a C++ standard (c++17, gnu++20, ...)")
     compiler = compilers.select(opts.compiler, opts.rocm_path, opts.rocm, opts.rocm_headers, opts.download)
-    fell_back = opts.explain_as_compiled and compiler.note and compiler.rocm is not None
-    target = target_release(compiler.rocm if fell_back else opts.rocm or compiler.rocm)
+    target = _explained_release(opts, compiler)
     scan = scan_options(rocm=target, audit=True)
     project = pipeline.prepare([out], scan)
     root, entries, skipped = project.root, project.entries, project.skipped
