@@ -133,7 +133,11 @@ def decisions(work: list[Item], findings: list[Finding], eco: Ecosystem) -> list
     cat = rewrites.default()
     out = []
     for item in work:
-        held = [f for s in item.findings for f in blockers.get(s, ()) if _covers(item, f, eco)]
+        held = []   # per site (a line) of the item, its first blocker there
+        for site in item.findings:
+            own = next((f for f in blockers.get(site, ()) if _covers(item, f, eco)), None)
+            if own is not None:
+                held.append(own)
         if not held:
             continue
         entry = cat.by_id(item.family) if item.family else None
