@@ -117,6 +117,22 @@ def test_a_decision_is_an_item_with_blockers_of_its_own(tmp_path: Path):
         ("PK306", 2, 2, "Re-tile the kernel for")]
 
 
+def test_a_decisions_blocker_sites_are_lines():
+    """Two blockers of one item on one line are one site (a commit of this session counted each
+    finding: apex's group_norm clusters read 7 blocker sites for 5 lines)."""
+    from portkit.core.findings import Finding
+    from portkit.estimate.decisions import decisions
+    from portkit.estimate.effort import Item
+    from portkit.tables.ecosystem import default
+    found = [Finding("PK306", "hopper-features", "blocker", "kernel", "k.cu", line, column, line, column + 5,
+                     "clusters", subject=subject)
+             for line, column, subject in ((5, 1, "__cluster_dims__"), (7, 9, "this_cluster"), (7, 30, "this_cluster"))]
+    item = Item("pattern", "PK306:this_cluster", "hopper-features", "kernel", ".", 2, (1.0, 2.0, 3.0),
+                findings=("k.cu:5", "k.cu:7"))
+    [made] = decisions([item], found, default())
+    assert (made["id"], made["sites"], made["blocker_sites"]) == ("PK306:this_cluster", 2, 1)
+
+
 def test_a_second_distribution_is_priced_apart(tmp_path: Path):
     """flash-attention's hopper/ (FlashAttention-3) has its own setup.py: installed apart."""
     doc = audit_paths([write_tree(tmp_path, {
