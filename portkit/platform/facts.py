@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from . import ppexpr
+from . import amd_headers, ppexpr
 from .regions import (AMD, CUDA_NAME, DEFINE_LINE, NVIDIA, VENDOR_BODY, builtin_selectors, classify, condition,
                       directive_text, directives, is_shim, selectors)
 
@@ -125,7 +125,8 @@ def project_platforms(entries: list, facts, contents=None):
     sources: list[bytes] = []
     where: dict[str, set[str]] = {}
     amd_shim = False
-    for entry, data in (contents if contents is not None else read_sources(entries)):
+    contents = contents if contents is not None else read_sources(entries)
+    for entry, data in contents:
         if b"#" not in data:
             continue
         if is_shim(data):
@@ -158,5 +159,8 @@ def project_platforms(entries: list, facts, contents=None):
                              if len(kinds) == 1 and next(iter(kinds)) in (AMD, NVIDIA) and name not in builtin
                              and name not in amd_macros and not name.startswith("__")   # reserved: the compiler's
                              and not CUDA_NAME.match(name.encode())))
+    amd_files = amd_headers.amd_only(contents, worlds)
+    provided, maps_cuda = amd_headers.provided(contents, amd_files, amd_shim_names)   # with CUDA names: a shim
+    mapped, amd_shim = mapped | provided, amd_shim or maps_cuda
     return replace(facts, amd_macros=amd_macros, shim_names=frozenset(mapped), one_world=one_world,
-                   amd_shim=amd_shim)
+                   amd_shim=amd_shim, amd_files=amd_files)

@@ -150,7 +150,8 @@ def _tree_key(root: Path, entries: list[Entry], options: Options, config: Config
         parts.append(f"{entry.rel}\0{entry.kind}\0{size}\0{mtime}")
     here = Path(__file__).resolve().parent.parent
     code = [here / "project" / "pipeline.py", here / "project" / "includes.py", here / "platform" / "facts.py",
-            here / "platform" / "regions.py", here / "platform" / "ppexpr.py", here / "rewrite" / "polyfills.py",
+            here / "platform" / "regions.py", here / "platform" / "ppexpr.py", here / "platform" / "amd_headers.py",
+            here / "rewrite" / "polyfills.py",
             here / "project" / "packages.py"]
     return datacache.digest(parts, code)
 
@@ -158,6 +159,7 @@ def _tree_key(root: Path, entries: list[Entry], options: Options, config: Config
 def _facts_to_plain(facts: ProjectFacts) -> dict:
     return {"amd_macros": list(facts.amd_macros), "shim_names": sorted(n.decode("latin-1") for n in facts.shim_names),
             "one_world": [list(p) for p in facts.one_world], "amd_shim": facts.amd_shim,
+            "amd_files": sorted(facts.amd_files),
             "project_defined": sorted(facts.project_defined), "own_packages": sorted(facts.own_packages),
             "requirements": None if facts.requirements is None else sorted(facts.requirements),
             "extras": [[extra, sorted(names)] for extra, names in facts.extras]}
@@ -167,6 +169,7 @@ def _facts_from_plain(plain: dict) -> ProjectFacts:
     return ProjectFacts(amd_macros=tuple(plain["amd_macros"]),
                         shim_names=frozenset(n.encode("latin-1") for n in plain["shim_names"]),
                         one_world=tuple((a, b) for a, b in plain["one_world"]), amd_shim=bool(plain["amd_shim"]),
+                        amd_files=frozenset(plain.get("amd_files", ())),
                         project_defined=frozenset(plain["project_defined"]),
                         own_packages=frozenset(plain["own_packages"]),
                         requirements=None if plain.get("requirements") is None else frozenset(plain["requirements"]),

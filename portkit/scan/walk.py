@@ -305,6 +305,8 @@ def warm_up(options: Options = Options()) -> None:
 
 def platform_map(source: SourceFile, options: Options, facts: ProjectFacts) -> regions.RegionMap:
     """The file's platform model under the built-in selectors and the project's AMD macros."""
+    if options.platform_model and source.rel in facts.amd_files:   # only AMD branches include it
+        return regions.RegionMap(ranges=[(0, len(source.data), regions.AMD)])
     if options.active_only:
         return configured_map(source, options, facts)
     if not options.platform_model:
