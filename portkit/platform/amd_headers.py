@@ -3,9 +3,9 @@
 A port often keeps its AMD side in a header of its own, included from an AMD branch only:
 anthonix/llm.c's `llmc/amd_common.cuh` (from `#ifdef BUILD_AMD` in cuda_common.h) defines
 `__stcs`, `__shfl_xor_sync` and `__float2bfloat16_rn` for AMD over HIP. The header itself tests
-no selector, so the platform model read it as shared code: audit priced its AMD definitions as
-CUDA left to port (PK001 `__stcs` on the port's own `__stcs`), about a quarter of that tree's
-estimate.
+no selector, so the platform model read it as shared code: audit priced its AMD definitions, and
+every use of them in shared code, as CUDA left to port (PK001 on 16 uses of the port's own
+`__stcs`): 22.6 of that tree's 53.4 hours.
 
 A header is AMD-only when it includes HIP or ROCm headers and no CUDA one, and every `#include`
 of it in the tree sits in an AMD branch of its includer (under the AMD selectors the tree
