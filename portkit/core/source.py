@@ -16,6 +16,7 @@ MASKED_ATTRIBUTES = re.compile(rb"\b(__cluster_dims__|__maxnreg__)\s*\([^()]*\)"
 LINE_BREAK = re.compile(rb"\r\n?|\n")
 LONE_CR = re.compile(rb"\r(?!\n)")
 LINE = re.compile(rb"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+\Z")
+INCLUDE_LINE = re.compile(rb"^[ \t]*#[ \t]*include[ \t]*[<\"]([^>\"\n]+)[>\"]", re.M)   # group 1: the path as spelled
 
 
 def detect_newline(data: bytes) -> bytes:

@@ -13,13 +13,12 @@ import re
 from dataclasses import dataclass, field
 
 from . import amd_headers, ppexpr
-from .regions import (AMD, CUDA_NAME, DEFINE_LINE, NVIDIA, VENDOR_BODY, builtin_selectors, classify, condition,
+from .regions import (AMD, CUDA_NAME, DEFINE_LINE, HIP_INCLUDE, NVIDIA, VENDOR_BODY, builtin_selectors, classify, condition,
                       directive_text, directives, is_shim, selectors)
 
 # Each pattern starts with a literal, which the regex engine seeks fast (one alternation of them
 # all scans byte by byte: 0.2 s on tiny-cuda-nn's large guarded headers).
-_HIP_EVIDENCE = tuple(re.compile(p) for p in (
-    rb"#[ \t]*include[ \t]*[<\"](?:[^>\"\n]*/)?(?:hip|rocm|rocblas|hipblas|rocprim|hipcub|rccl)[/._\w]*[>\"]",
+_HIP_EVIDENCE = (HIP_INCLUDE,) + tuple(re.compile(p) for p in (
     rb"hip[A-Z]\w+", rb"__builtin_amdgcn_\w+", rb"HIP_DYNAMIC_SHARED\b", rb"__hip_\w+",
     rb"asm\b[^;\"]{0,40}\"\s*(?:v|s|ds|buffer|global|flat)_[a-z0-9_]+\s",
 ))

@@ -43,6 +43,10 @@ DEFINE_LINE = re.compile(rb"#[ \t]*define[ \t]+(\w+)([^\n]*)")   # from the '#':
 CUDA_NAME = re.compile(rb"(?:cu|CU|nccl|NCCL|__nv|nv|__shfl|__ballot|__all_sync|__any_sync|__syncwarp)")
 VENDOR_BODY = re.compile(rb"\b(?:hip|HIP|roc|ROC|rccl|musa|MUSA|mublas|MUBLAS|__hip|__shfl|__ballot|__all|__any)")
 _HIP_NAME = re.compile(rb"(?:hip|HIP)")
+# an #include of a HIP or ROCm header (<hip/hip_runtime.h>, <hipblaslt/hipblaslt.h>, <rccl/rccl.h>,
+# ggml's "vendors/hip.h"): a branch with one uses HIP (facts.py), a header with one is AMD's (amd_headers.py)
+HIP_INCLUDE = re.compile(rb"#[ \t]*include[ \t]*[<\"](?:[^>\"\n]*/)?(?:hip|rocm|rocblas|hipblas|rocprim|hipcub|rccl)"
+                         rb"[/._\w]*[>\"]")
 _CUDA_BODY = re.compile(rb"\b(?:cu|CU)[a-zA-Z]")
 SHIM_MIN_DEFINES = 8
 # `#ifdef __CUDA_ARCH__`, `#if !defined(__CUDACC__)`: the #else is host code, not an AMD path; so

@@ -20,11 +20,12 @@ import re
 
 from ..core.edits import Edit, EditKind
 from ..engine.context import ScanContext
-from .nvidia_votes import PLATFORM, after_runtime_header
+from .nvidia_votes import PLATFORM, after_runtime_header, keep_block
 
 MARK = b"// rocThrust's thrust::hip through HIP's NVIDIA backend"
 _QUALIFIER = re.compile(rb"\bthrust\s*::\s*$")
 _BACKEND = b"thrust/system/cuda/"
+_END = re.compile(rb"#endif")   # the block's one #endif
 
 
 def helper(newline: bytes, include: bool) -> bytes:
@@ -40,15 +41,7 @@ def helper(newline: bytes, include: bool) -> bytes:
 def keep(ctx: ScanContext) -> None:
     """A re-run over converted code leaves the block as it is (its `cuda` names are CUDA's Thrust's
     on the NVIDIA platform), as nvidia_votes.keep does for its helper."""
-    data = ctx.source.data
-    mark = data.find(MARK)
-    if mark < 0:
-        return
-    start = data.rfind(PLATFORM, 0, mark)
-    end = data.find(b"#endif", mark)
-    if start < 0 or end < 0:
-        return
-    ctx.edits[:] = [e for e in ctx.edits if not (start <= e.start < end + len(b"#endif"))]
+    keep_block(ctx, MARK, _END)
 
 
 def written(ctx: ScanContext) -> bool:

@@ -51,15 +51,20 @@ def keep(ctx: ScanContext) -> None:
     """A re-run over converted code leaves the helper as it is. The platform model already reads it
     as HIP's NVIDIA branch (ported code); this also holds where it cannot read the lines (a file
     with old Mac line ends, where no directive starts a line of its own)."""
+    keep_block(ctx, MARK, _END)
+
+
+def keep_block(ctx: ScanContext, mark: bytes, end: re.Pattern[bytes]) -> None:
+    """Drop this run's edits inside the PLATFORM block an earlier run wrote around `mark`, which
+    ends with the first match of `end` after it."""
     data = ctx.source.data
-    mark = data.find(MARK)
-    if mark < 0:
+    at = data.find(mark)
+    if at < 0:
         return
-    start = data.rfind(PLATFORM, 0, mark)
-    end = _END.search(data, mark)
-    if start < 0 or end is None:
+    start, last = data.rfind(PLATFORM, 0, at), end.search(data, at)
+    if start < 0 or last is None:
         return
-    ctx.edits[:] = [e for e in ctx.edits if not (start <= e.start < end.end())]
+    ctx.edits[:] = [e for e in ctx.edits if not (start <= e.start < last.end())]
 
 
 def written(ctx: ScanContext) -> list[bytes]:

@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 
 from ..core.edits import Edit, EditKind
+from ..core.source import INCLUDE_LINE
 from ..engine.context import ScanContext
 from ..platform.regions import PROTECTED
 from ..tables.mappings import Version
@@ -39,7 +40,6 @@ RULES = (
     Transitive(("cuda_runtime.h",), "math.h", None, re.compile(rb"\b(?:isfinite|isnan|isinf)\s*\("),
                ("math.h", "cmath"), host_only=True),
 )
-_INCLUDE = re.compile(rb"^[ \t]*#[ \t]*include[ \t]*[<\"]([^>\"\n]+)[>\"]", re.M)
 _VIA = tuple({name.encode() for rule in RULES for name in rule.via})   # a file naming none needs no pass
 
 
@@ -48,7 +48,7 @@ def add(ctx: ScanContext) -> None:
     data = ctx.source.data
     if not any(name in data for name in _VIA):
         return
-    included = [(m.group(1).decode("utf-8", "replace"), m) for m in _INCLUDE.finditer(data)]
+    included = [(m.group(1).decode("utf-8", "replace"), m) for m in INCLUDE_LINE.finditer(data)]
     names = {name for name, _ in included}
     for rule in RULES:
         if rule.since is not None and ctx.target < rule.since or names & set(rule.has):
