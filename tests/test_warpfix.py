@@ -361,14 +361,17 @@ def test_the_constant_is_defined_with_the_first_fix_applied_when_the_first_use_i
 
 
 @pytest.mark.compile
-def test_the_constant_defined_with_the_first_fix_applied_compiles_for_amd(tmp_path):
+def test_the_constant_defined_with_the_first_fix_applied_compiles_for_amd_and_nvidia(tmp_path):
     from conftest import require_tool
+    from hip_nvidia import compile_for_nvidia, patched_include_dir
     hipcc = require_tool("hipcc", "hipcc (ROCm)")
     source = tmp_path / "k.hip"
     source.write_bytes(_convert(_LEFT_FIRST))
     run = subprocess.run([hipcc, "-x", "hip", "--offload-arch=gfx90a", "-fsyntax-only", str(source)],
                          capture_output=True, text=True, env={**__import__("os").environ, "HIP_PLATFORM": "amd"})
     assert run.returncode == 0, run.stderr
+    nvidia = compile_for_nvidia(source, [patched_include_dir(tmp_path / "hip")])   # 32 there, as the original
+    assert nvidia.returncode == 0, nvidia.stderr[-4000:]
 
 
 def test_an_audit_finds_the_fixes_of_the_findings_it_keeps_only(monkeypatch):
