@@ -149,6 +149,25 @@ def test_needles_answer_exactly_what_one_search_each_answers():
     assert not Needles([]).any_in(b"anything")
 
 
+def test_a_pattern_tried_where_its_words_start_finds_what_finditer_finds():
+    """core/needles.finditer_from: the same matches, spans and groups as `finditer`, for the
+    patterns it serves (identifiers.py's own types and class names), on text built to trip it:
+    keywords inside words (`mystruct`), one match inside another's span, `\\b` read before the
+    offset, a typedef over 200 bytes."""
+    import random
+    from portkit.core.needles import finditer_from
+    from portkit.rewrite import identifiers
+    pieces = [b"struct ", b"class ", b"union ", b"using ", b"typedef ", b"mystruct ", b"xclass", b"X", b"cudaStream_t",
+              b" {", b" : ", b";", b" = ", b"final ", b"alignas(16) ", b"\n", b"_", b"typedef struct A B;", b"a" * 210]
+    cases = ((identifiers._OWN_TYPE, identifiers._TYPE_WORDS), (identifiers._CLASS_NAME, (b"class", b"struct")))
+    rng = random.Random(11)
+    for _ in range(4000):
+        data = b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 14)))
+        for pattern, words in cases:
+            want = [(m.span(), m.groups()) for m in pattern.finditer(data)]
+            assert [(m.span(), m.groups()) for m in finditer_from(pattern, data, words)] == want, data
+
+
 def test_the_warm_up_compiles_the_query_the_files_are_scanned_with():
     """A query costs 10 to 15 ms to compile: the warm-up scans with the run's own settings, so a
     commit gate of a few files compiles one, not the converter's and then the audit's."""

@@ -53,3 +53,30 @@ def _any(nodes: tuple[Node, ...], data: bytes) -> bool:
         if prefix in data and (leaf or _any(children, data)):
             return True
     return False
+
+
+def finditer_from(pattern, data: bytes, words: tuple[bytes, ...]):
+    """`pattern.finditer(data)` for a pattern each match of which starts where one of `words`
+    does (after a zero-width `\\b` at most): the words are found with bytes.find, at memchr's
+    speed, and the pattern is tried there only. A pattern that opens with `\\b(?:struct|class)`
+    is otherwise tried at every byte of the file (re skips ahead only to a literal, or to one
+    character of a set that here holds 's', 'c', 'u', 't'). The matches are the same, in the same
+    order: the leftmost match at or after where the last one ended, as finditer finds them
+    (`re.match` at an offset still reads the byte before it for `\\b`); tests/test_fast_paths_34.py."""
+    starts: list[int] = []
+    find = data.find
+    for word in words:
+        at = find(word)
+        while at >= 0:
+            starts.append(at)
+            at = find(word, at + 1)
+    starts.sort()
+    match = pattern.match
+    end = 0
+    for at in starts:
+        if at < end:
+            continue
+        m = match(data, at)
+        if m is not None and m.end() > at:   # none of these patterns matches empty text
+            end = m.end()
+            yield m

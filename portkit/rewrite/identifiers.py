@@ -18,6 +18,8 @@ from tree_sitter import Node
 from . import cudacc, polyfills
 from ..engine.context import ScanContext, View
 from ..core.edits import EditKind
+from ..core.needles import finditer_from
+from ..core.source import begins_line
 from ..platform import regions
 from ..tables.mappings import Mapping, format_version, tables_dir
 from ..tables.records import table
@@ -103,6 +105,7 @@ def handle(ctx: ScanContext, view: View, node: Node, text: bytes | None = None) 
     _convert(ctx, view, node, mapping, text)
 
 
+_TYPE_WORDS = (b"struct", b"class", b"union", b"using", b"typedef")   # where an _OWN_TYPE match starts
 _OWN_TYPE = re.compile(rb"\b(?:struct|class|union)\s+(?:alignas\s*\([^)]*\)\s*)?(\w+)\s*(?:final\s*)?[{:]"
                        rb"|\busing\s+(\w+)\s*=|\btypedef\b[^;{}]{0,200}?\b(\w+)\s*;")
 
@@ -112,14 +115,14 @@ def own_types(ctx: ScanContext) -> frozenset[bytes]:
     stand-in for CUDA's type; `using X = ...;`, `typedef ... X;`): renaming the definition and its uses to HIP's name made another
     vendor's file include HIP (issue 31, ggml's ggml-sycl/type.hpp)."""
     data = ctx.source.data
-    if not any(word in data for word in (b"struct", b"class", b"union", b"using", b"typedef")):
+    if not any(word in data for word in _TYPE_WORDS):
         return frozenset()
     names = ctx.db.names_by_bytes
-    found = (m.group(1) or m.group(2) or m.group(3) for m in _OWN_TYPE.finditer(data))
+    found = (m.group(1) or m.group(2) or m.group(3) for m in finditer_from(_OWN_TYPE, data, _TYPE_WORDS))
     return frozenset(n for n in found if n in names and names[n].kind == "type")
 
 
-_DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)", re.M)
+_DEFINE = re.compile(rb"#[ \t]*define[ \t]+(\w+)")   # from the '#' (core/source.begins_line)
 
 
 def own_macros(ctx: ScanContext) -> frozenset[bytes]:
@@ -136,11 +139,14 @@ def own_macros(ctx: ScanContext) -> frozenset[bytes]:
     region_map = ctx.regions
     found = set()
     for match in _DEFINE.finditer(data):
+        if not begins_line(data, match.start()):
+            continue
         name = match.group(1)
         mapping = names.get(name)
         if mapping is None or mapping.kind != "macro":
             continue
-        kind = region_map.kind_at(match.start()) if (region_map.ranges or region_map.shim) else None
+        line_start = data.rfind(b"\n", 0, match.start()) + 1
+        kind = region_map.kind_at(line_start) if (region_map.ranges or region_map.shim) else None
         if kind is None or kind == regions.AMD:
             found.add(name)
     return frozenset(found)
@@ -167,7 +173,7 @@ _CLASS_NAME = re.compile(rb"\b(?:class|struct)\s+(\w+)\b")
 def _class_names(data: bytes) -> frozenset[bytes]:
     """Every name the file writes after `class` or `struct`, found once per file: a search per
     qualified call (a new pattern each, over the whole file) took 3.6 s of an audit of ggml."""
-    return frozenset(_CLASS_NAME.findall(data))
+    return frozenset(m.group(1) for m in finditer_from(_CLASS_NAME, data, (b"class", b"struct")))
 
 
 class _Plan(NamedTuple):
