@@ -159,13 +159,34 @@ def test_a_pattern_tried_where_its_words_start_finds_what_finditer_finds():
     from portkit.rewrite import identifiers
     pieces = [b"struct ", b"class ", b"union ", b"using ", b"typedef ", b"mystruct ", b"xclass", b"X", b"cudaStream_t",
               b" {", b" : ", b";", b" = ", b"final ", b"alignas(16) ", b"\n", b"_", b"typedef struct A B;", b"a" * 210]
-    cases = ((identifiers._OWN_TYPE, identifiers._TYPE_WORDS), (identifiers._CLASS_NAME, (b"class", b"struct")))
+    from portkit.rewrite import transitive
+    pieces += [b"__nv_bfloat162 ", b"nv_bfloat16", b"__float2bfloat16_rn(", b"isnan (", b"_isinf(", b"isfinite("]
+    from portkit.rewrite import polyfills
+    names = polyfills._names()
+    pieces += [b"#define ", b"# define umin", b"__ldcs", b"umin", b"portkit_umin", b"(int a)", b" const ", b"#"]
+    cases = ((identifiers._OWN_TYPE, identifiers._TYPE_WORDS), (identifiers._CLASS_NAME, (b"class", b"struct")),
+             *((rule.uses, rule.starts) for rule in transitive.RULES),
+             (polyfills._definition(names), polyfills._definition_starts(names)))
     rng = random.Random(11)
     for _ in range(4000):
         data = b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 14)))
         for pattern, words in cases:
             want = [(m.span(), m.groups()) for m in pattern.finditer(data)]
             assert [(m.span(), m.groups()) for m in finditer_from(pattern, data, words)] == want, data
+
+
+def test_include_lines_tried_where_a_line_holds_a_hash_are_finditers():
+    """core/source.include_matches: INCLUDE_LINE.finditer's matches, spans and groups, whatever the
+    '#'s, line endings and indentation around them."""
+    import random
+    from portkit.core.source import INCLUDE_LINE, include_matches
+    pieces = [b"#include <a.h>", b"#  include \"b.h\"", b" \t#include<c>", b"x #include <d.h>", b"#", b"##",
+              b"#define X", b"\n", b"\r\n", b"\r", b" ", b"include <e.h>", b"// #include <f.h>"]
+    rng = random.Random(5)
+    for _ in range(4000):
+        data = b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
+        want = [(m.span(), m.groups()) for m in INCLUDE_LINE.finditer(data)]
+        assert [(m.span(), m.groups()) for m in include_matches(data)] == want, data
 
 
 def test_the_warm_up_compiles_the_query_the_files_are_scanned_with():

@@ -19,6 +19,23 @@ LINE = re.compile(rb"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+\Z")
 INCLUDE_LINE = re.compile(rb"^[ \t]*#[ \t]*include[ \t]*[<\"]([^>\"\n]+)[>\"]", re.M)   # group 1: the path as spelled
 
 
+def include_matches(data: bytes):
+    """INCLUDE_LINE.finditer(data), the same matches, tried only at the start of each line that
+    holds a '#' (a pattern that starts with `^[ \t]*` is tried at every line: 0.08 s of the 349k
+    lines of issue 34's corpus, against 0.015 s). A match starts at its line's start and ends on
+    that line, so the matches at distinct lines are finditer's (tests/test_fast_paths_34.py)."""
+    find, rfind, match = data.find, data.rfind, INCLUDE_LINE.match
+    at = find(b"#")
+    while at >= 0:
+        m = match(data, rfind(b"\n", 0, at) + 1)   # re.M's `^` matches after the byte before it
+        if m is not None:
+            yield m
+        newline = find(b"\n", at)
+        if newline < 0:
+            return
+        at = find(b"#", newline)
+
+
 def detect_newline(data: bytes) -> bytes:
     """The file's own line ending, so that inserted lines match it (CRLF files stay CRLF)."""
     i = data.find(b"\n")

@@ -18,7 +18,7 @@ from __future__ import annotations
 import posixpath
 import re
 
-from ..core.source import INCLUDE_LINE
+from ..core.source import include_matches
 from .regions import AMD, CUDA_NAME, HIP_INCLUDE, Selectors, classify, is_shim
 
 # a CUDA header (<cuda_runtime.h>, <cublas_v2.h>, <nvtx3/...>, <cub/...>, <thrust/...> ...)
@@ -44,7 +44,7 @@ def amd_only(sources: list, worlds: Selectors) -> frozenset[str]:
         if b"include" not in data:
             continue
         regions = None
-        for m in INCLUDE_LINE.finditer(data):
+        for m in include_matches(data):
             for rel in _resolved(entry.rel, m.group(1).decode("utf-8", "replace"), by_name):
                 if regions is None:
                     regions = classify(data, worlds)

@@ -30,7 +30,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 from ..core.edits import Edit, EditKind
-from ..core.needles import Needles
+from ..core.needles import Needles, finditer_from
 from ..core.errors import MappingError
 from ..tables import toml_cache
 from ..tables.mappings import Version, format_version, parse_version, tables_dir
@@ -204,6 +204,12 @@ def _definition(names: tuple[str, ...]) -> re.Pattern[bytes]:
                       rb")[ \t]*\([^;(){}]*\)[ \t\r\n]*(?:const[ \t\r\n]*)?\{")
 
 
+@lru_cache(maxsize=4)
+def _definition_starts(names: tuple[str, ...]) -> tuple[bytes, ...]:
+    """Where a match of _definition(names) starts: its '#', or a name (core/needles.finditer_from)."""
+    return (b"#", *(n.encode() for n in names))
+
+
 # What starts a declaration: the end of the one before it, or of a directive line.
 _DECLARATION_START = re.compile(rb"[;{}]|\n[ \t]*#[^\n]*")
 
@@ -253,7 +259,7 @@ def _own_definitions(data: bytes) -> tuple[tuple[str, bool], ...]:
         return ()
     names = _names()
     found = []
-    for m in _definition(names).finditer(data):
+    for m in finditer_from(_definition(names), data, _definition_starts(names)):
         name = (m.group(1) or m.group(2)).decode()
         function = m.group(2) is not None
         if _blocks(name, function and _is_typed_overload(data, m.start(2))):

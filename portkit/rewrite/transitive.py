@@ -17,7 +17,8 @@ import re
 from dataclasses import dataclass
 
 from ..core.edits import Edit, EditKind
-from ..core.source import INCLUDE_LINE
+from ..core.needles import finditer_from
+from ..core.source import include_matches
 from ..engine.context import ScanContext
 from ..platform.regions import PROTECTED
 from ..tables.mappings import Version
@@ -29,6 +30,7 @@ class Transitive:
     header: str                   # what the HIP side needs included
     since: Version | None         # the first ROCm release that has it
     uses: re.Pattern[bytes]       # the CUDA code's use of what it declares
+    starts: tuple[bytes, ...]     # what each match of `uses` starts with (core/needles.finditer_from)
     has: tuple[str, ...]          # includes that already provide it
     host_only: bool = False       # only a use in host code needs it (device code has HIP's overloads)
 
@@ -36,8 +38,10 @@ class Transitive:
 RULES = (
     Transitive(("cublas_v2.h", "cublas.h", "cublas_api.h", "cublasLt.h", "cublasXt.h"), "hip/hip_bf16.h", (5, 7, 0),
                re.compile(rb"\b(?:__nv_bfloat162?|nv_bfloat162?|__float2bfloat16\w*|__bfloat162float)\b"),
+               (b"__nv_bfloat16", b"nv_bfloat16", b"__float2bfloat16", b"__bfloat162float"),
                ("cuda_bf16.h", "hip/hip_bf16.h")),
     Transitive(("cuda_runtime.h",), "math.h", None, re.compile(rb"\b(?:isfinite|isnan|isinf)\s*\("),
+               (b"isfinite", b"isnan", b"isinf"),
                ("math.h", "cmath"), host_only=True),
 )
 _VIA = tuple({name.encode() for rule in RULES for name in rule.via})   # a file naming none needs no pass
@@ -48,7 +52,7 @@ def add(ctx: ScanContext) -> None:
     data = ctx.source.data
     if not any(name in data for name in _VIA):
         return
-    included = [(m.group(1).decode("utf-8", "replace"), m) for m in INCLUDE_LINE.finditer(data)]
+    included = [(m.group(1).decode("utf-8", "replace"), m) for m in include_matches(data)]
     names = {name for name, _ in included}
     for rule in RULES:
         if rule.since is not None and ctx.target < rule.since or names & set(rule.has):
@@ -57,7 +61,7 @@ def add(ctx: ScanContext) -> None:
         if via is None or ctx.regions.ranges and ctx.regions.kind_at(via.start()) in PROTECTED:
             continue
         parsed = ctx.source.parse_bytes   # the tree's offsets (a BOM is not part of it)
-        if not any(not rule.host_only or _in_host_code(ctx, m.start()) for m in rule.uses.finditer(parsed)):
+        if not any(not rule.host_only or _in_host_code(ctx, m.start()) for m in finditer_from(rule.uses, parsed, rule.starts)):
             continue
         end = data.find(b"\n", via.end())
         at = len(data) if end < 0 else end + 1
