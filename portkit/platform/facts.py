@@ -40,33 +40,86 @@ class FileMacros:
 _NAME = re.compile(r"[A-Za-z_]\w*")
 
 
+@dataclass
+class _Group:
+    """An open #if group of the directive walk: where it opened, and its current branch."""
+
+    opened: int                 # the offset of its #if
+    name: str | None            # the positive macro of the current branch (`#ifdef X`, `#elif defined(X)`)
+    start: int                  # where the current branch's text starts
+    nested: list[tuple[int, int]] = field(default_factory=list)   # selecting groups inside the branch
+    selects: bool = False       # a branch of it taught a selector
+
+
 def learn(data: bytes) -> FileMacros:
     """A directive walk without evaluation: the AMD selectors a file reveals (X of `#ifdef X` /
-    `#if defined(X)` when the branch it guards uses HIP), and the macros it tests and defines."""
+    `#if defined(X)` when the branch it guards uses HIP), and the macros it tests and defines.
+
+    HIP in a nested group that chooses the platform itself is that group's evidence, not the
+    enclosing branch's: anthonix/llm.c's zero.cuh has `#ifdef MULTI_GPU` / `#ifdef BUILD_AMD` /
+    `#include <rccl/rccl.h>` / `#else` / `#include <nccl.h>`, which makes BUILD_AMD a selector and
+    not MULTI_GPU, a feature both builds have (read as a selector, the shared multi-GPU code under
+    it was AMD's, and not priced)."""
     found = FileMacros()
     if b"#" not in data:
         return found   # (a shim's branches all use HIP: project_platforms does not ask it)
-    stack: list[tuple[str | None, int]] = []   # (positive macro of the open branch, its start)
+    stack: list[_Group] = []
     for m in directives(data):
         kind = m.group(1)
         if kind in (b"define", b"undef"):
             if kind == b"define" and (name := _NAME.match(m.group(2).decode("latin-1").strip())):
                 found.defined.add(name.group())
             continue
+        group = None
         if kind not in (b"if", b"ifdef", b"ifndef"):
             if not stack:
                 continue
-            name, start = stack.pop()
-            if name and _uses_hip(data, start, m.start()):
-                found.learned.add(name)
+            group = stack[-1]
+            if group.name and _uses_hip_outside(data, group.start, m.start(), group.nested):
+                found.learned.add(group.name)
+                group.selects = True
             if kind == b"endif":
+                stack.pop()
+                if group.selects and stack:   # its HIP is its own: not the enclosing branch's
+                    stack[-1].nested.append((group.opened, m.end()))
                 continue
         raw, after = directive_text(data, m)
         text = raw.decode("utf-8", "replace")
         found.tested.update(_NAME.findall(text))
         positive = condition(kind.decode(), text)[1] if kind in (b"if", b"ifdef", b"elif", b"elifdef") else None
-        stack.append((positive, after))
+        if group is None:
+            stack.append(_Group(m.start(), positive, after))
+        else:   # #elif / #else: the group's next branch
+            group.name, group.start, group.nested = positive, after, []
     return found
+
+
+def _uses_hip_outside(data: bytes, start: int, end: int, nested: list[tuple[int, int]]) -> bool:
+    """_uses_hip of [start, end) less the `nested` spans (in order, inside it)."""
+    for a, b in nested:
+        if _uses_hip(data, start, a):
+            return True
+        start = max(start, b)
+    return _uses_hip(data, start, end)
+
+
+def _selectors(contents: list, taught: list[tuple[str, set[str]]],
+               configured: tuple[str, ...]) -> tuple[tuple[str, ...], frozenset[str]]:
+    """The AMD selectors (the configured ones first) and the headers only AMD branches include.
+    Such a header is AMD's code whole: its #ifs choose nothing between the platforms, and what
+    they guard teaches no selector (anthonix/llm.c's amd_common.cuh has `#ifdef MULTI_GPU` around
+    rccl's include). `taught`: (file, the selectors its branches reveal)."""
+    known = set(builtin_selectors().amd_defined) | set(configured)
+
+    def selecting(left_out: frozenset[str]) -> tuple[str, ...]:
+        learned = set().union(*(names for rel, names in taught if rel not in left_out))
+        return configured + tuple(sorted(learned - known))
+    amd_macros = selecting(frozenset())
+    amd_files = amd_headers.amd_only(contents, selectors(amd_macros))
+    if amd_files and selecting(amd_files) != amd_macros:
+        amd_macros = selecting(amd_files)
+        amd_files = amd_headers.amd_only(contents, selectors(amd_macros))
+    return amd_macros, amd_files
 
 
 def parse_defines(defines: list[str], undefines: list[str]) -> tuple[tuple, tuple]:
@@ -107,7 +160,8 @@ def project_platforms(entries: list, facts, contents=None):
     """The tree's platform facts, from directive-only passes over its sources before the scan:
 
     - the AMD selectors: configured, plus those any file reveals (`#if defined(GGML_USE_HIP)`
-      around `#include "vendors/hip.h"` makes GGML_USE_HIP one in every file);
+      around `#include "vendors/hip.h"` makes GGML_USE_HIP one in every file), a header only
+      AMD branches include (amd_headers.py) aside: all of it is AMD's;
     - the macros the tree defines only in one world's code (ggml's TURING_MMA_AVAILABLE, defined
       in common.cuh under `!defined(GGML_USE_HIP) && __CUDA_ARCH__ >= ...`, tested in mma.cuh);
     - the CUDA names the project's own shim headers map to HIP (and, in an AMD shim, the macros
@@ -119,7 +173,7 @@ def project_platforms(entries: list, facts, contents=None):
     from dataclasses import replace
 
     from ..core.files import read_sources
-    learned: set[str] = set()
+    taught: list[tuple[str, set[str]]] = []   # (file, the selectors its branches reveal)
     mapped: set[bytes] = set()
     sources: list[bytes] = []
     where: dict[str, set[str]] = {}
@@ -137,12 +191,10 @@ def project_platforms(entries: list, facts, contents=None):
                     where.setdefault(m.group(1).decode("latin-1"), set()).add(AMD)
         else:
             macros = learn(data)
-            learned |= macros.learned
+            taught.append((entry.rel, macros.learned))
             if macros.defined:
                 sources.append((data, macros))
-    configured = tuple(facts.amd_macros)
-    known = set(builtin_selectors().amd_defined) | set(configured)
-    amd_macros = configured + tuple(sorted(learned - known))
+    amd_macros, amd_files = _selectors(contents, taught, tuple(facts.amd_macros))
     # only a file that defines a macro another file tests can tell the tree anything (the scan
     # already follows a file's own #defines): evaluate just those
     tested: dict[str, int] = {}
@@ -158,7 +210,6 @@ def project_platforms(entries: list, facts, contents=None):
                              if len(kinds) == 1 and next(iter(kinds)) in (AMD, NVIDIA) and name not in builtin
                              and name not in amd_macros and not name.startswith("__")   # reserved: the compiler's
                              and not CUDA_NAME.match(name.encode())))
-    amd_files = amd_headers.amd_only(contents, worlds)
     provided, maps_cuda = amd_headers.provided(contents, amd_files, amd_shim_names)   # with CUDA names: a shim
     mapped, amd_shim = mapped | provided, amd_shim or maps_cuda
     return replace(facts, amd_macros=amd_macros, shim_names=frozenset(mapped), one_world=one_world,
