@@ -151,7 +151,7 @@ def _tree_key(root: Path, entries: list[Entry], options: Options, config: Config
     here = Path(__file__).resolve().parent.parent
     code = [here / "project" / "pipeline.py", here / "project" / "includes.py", here / "platform" / "facts.py",
             here / "platform" / "regions.py", here / "platform" / "ppexpr.py", here / "platform" / "amd_headers.py",
-            here / "rewrite" / "polyfills.py",
+            here / "rewrite" / "polyfills.py", here / "core" / "needles.py", here / "core" / "source.py",
             here / "project" / "packages.py"]
     return datacache.digest(parts, code)
 
