@@ -238,12 +238,18 @@ def test_first_commit_of_a_repository(tmp_path: Path, capsys, monkeypatch):
 def test_a_second_check_of_the_same_change_reuses_the_scans(repo: Path, capsys, monkeypatch, tmp_path):
     """The result cache (scan/resultcache.py): the same bytes are not scanned twice, the verdict
     is the same, and a new edit is scanned."""
-    from portkit.commands import check as check_command
+    from portkit.commands import audit   # noqa: F401  (imported first: it keeps the real scan_source)
+    from portkit.scan import walk   # check imports its scanner when a change has sources to scan
     monkeypatch.delenv("PORTKIT_NO_CACHE", raising=False)
     monkeypatch.setenv("PORTKIT_CACHE_DIR", str(tmp_path / "cache"))
     scanned: list[str] = []
-    real = check_command.scan_source
-    monkeypatch.setattr(check_command, "scan_source", lambda source, *a, **k: scanned.append(source.rel) or real(source, *a, **k))
+    real = walk.scan_source
+
+    def counted(source, *args, **kwargs):   # the change's files (walk.warm_up scans a kernel of its own)
+        if source.rel != "warm-up.cu":
+            scanned.append(source.rel)
+        return real(source, *args, **kwargs)
+    monkeypatch.setattr(walk, "scan_source", counted)
     accept(repo, capsys)
     (repo / "src" / "reduce.cu").write_text(LEGACY + NEW_HAZARD)
     git(repo, "add", "src/reduce.cu")
@@ -257,3 +263,24 @@ def test_a_second_check_of_the_same_change_reuses_the_scans(repo: Path, capsys, 
     assert check(capsys)[0] == 1 and scanned == ["src/reduce.cu"]
     scanned.clear()
     assert check(capsys, "--no-cache")[0] == 1 and scanned == ["src/reduce.cu"]
+
+
+SCANNER = ("portkit.scan.walk", "portkit.project.pipeline", "portkit.rules.PK201_hardcoded_warp_size")
+IMPORTED = ("import sys; from portkit.cli.app import main; code = main(['check', '--staged']); "
+            f"print(code, [m for m in {SCANNER!r} if m in sys.modules])")
+
+
+def test_a_change_without_sources_is_checked_without_loading_the_scanner(repo: Path):
+    """Most commits touch no CUDA source: their check loads no rewriter, rule or tree-sitter
+    pass (issue 34: the commit gate's start-up). A staged source loads them, as it must."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))   # this checkout's portkit, run in the repository
+    (repo / "README.md").write_text("project\nmore\n")
+    git(repo, "add", "README.md")
+    run = subprocess.run([sys.executable, "-c", IMPORTED], cwd=repo, env=env, capture_output=True, text=True,
+                         check=True)
+    assert run.stdout.splitlines()[-1] == "0 []"
+    assert "0 files checked (staged changes)" in run.stdout
+    (repo / "src" / "reduce.cu").write_text(LEGACY + NEW_HAZARD)
+    git(repo, "add", "src/reduce.cu")
+    run = subprocess.run([sys.executable, "-c", IMPORTED], cwd=repo, env=env, capture_output=True, text=True)
+    assert run.stdout.splitlines()[-1] == f"1 {list(SCANNER)!r}"
