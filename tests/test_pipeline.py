@@ -117,6 +117,36 @@ def test_the_gate_reads_the_trees_facts_from_the_cache_until_a_file_changes(tmp_
     assert len(list((tmp_path / "cache").glob("facts-*.json"))) == 1      # one slot per tree, overwritten
 
 
+def test_the_gate_knows_which_unknown_names_sources_include_from_the_cache_until_a_file_changes(
+        tmp_path: Path, monkeypatch):
+    """A commit of a README asks whether a source includes it (project/includes.py): the answer
+    for an unchanged tree comes from the cache, the same as reading it; an edit reads it again."""
+    from portkit.project import includes
+    monkeypatch.setenv("PORTKIT_CACHE_DIR", str(tmp_path / "cache"))
+    tree = tmp_path / "p"
+    tree.mkdir()
+    (tree / "k.cu").write_text('#include "ops.def"\n__global__ void k() {}\n')
+    (tree / "ops.def").write_text("OP(add)\n")
+    (tree / "README.md").write_text("read me\n")
+    asked = ("k.cu", "ops.def", "README.md", "gone.def")
+    first = [includes.TreeSources(tree).scans(tree / name) for name in asked]
+    assert first == [True, True, False, False]
+
+    def unread(*args):
+        raise AssertionError("the tree was read again")
+    monkeypatch.setattr(includes, "follow", unread)
+    assert [includes.TreeSources(tree).scans(tree / name) for name in asked] == first   # from the cache
+    (tree / "k.cu").write_text("__global__ void k() {}\n")     # includes it no more
+    with pytest.raises(AssertionError, match="read again"):
+        includes.TreeSources(tree).scans(tree / "ops.def")
+    monkeypatch.undo()
+    monkeypatch.setenv("PORTKIT_CACHE_DIR", str(tmp_path / "cache"))
+    assert includes.TreeSources(tree).scans(tree / "ops.def") is False
+    slot, = (tmp_path / "cache").glob("included-*.json")    # one slot per tree, overwritten
+    slot.write_text('{"key": "x", "value": ["ops.def"]}')    # a cache file not written by portkit
+    assert includes.TreeSources(tree).scans(tree / "ops.def") is False
+
+
 def test_the_cache_keeps_a_bounded_number_of_project_slots(tmp_path: Path, monkeypatch):
     from portkit.core import datacache
     monkeypatch.setenv("PORTKIT_CACHE_DIR", str(tmp_path))

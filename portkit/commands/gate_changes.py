@@ -62,7 +62,7 @@ def collect(opts, cwd: Path) -> Comparison:
         scanned = TreeSources(root)
         rels = [r for r in changes if scanned.scans(root / r)]
         fresh = [r for r in git.untracked(root) if scanned.scans(root / r)]
-        contents = read_files(root, [root / r for r in rels + fresh])
+        contents = read_files(root, [root / r for r in rels + fresh], scanned)
         lines = added(root, [base], contents, changes)
         for rel in fresh:
             if rel in contents:
@@ -147,9 +147,11 @@ def every_line(data: bytes) -> set[int]:
     return set(range(1, SourceFile.from_bytes("", data).line_count + 1))
 
 
-def read_files(root: Path, paths) -> dict[str, bytes]:
+def read_files(root: Path, paths, scanned: TreeSources | None = None) -> dict[str, bytes]:
+    """The files of `paths` check scans, by root-relative name (`scanned`: the tree's answer to
+    which those are, when the caller has one already)."""
     out = {}
-    scanned = TreeSources(root)
+    scanned = scanned or TreeSources(root)
     for path in paths:
         path = Path(path)
         if not path.is_file():

@@ -68,6 +68,21 @@ class Skipped:
     link: bool = False   # a symbolic link the walk did not follow (includes.py names who includes it)
 
 
+def walk_stamp(entries: list[Entry]) -> list[str]:
+    """Each file's name, kind, size and modification time as the walk saw them (its own lstat):
+    what a cache of facts about a whole tree is keyed on, as ruff and black key theirs (an edit
+    changes its file's size or time)."""
+    parts = []
+    for entry in entries:
+        if entry.seen is not None:
+            size, mtime = entry.seen
+        else:
+            st = os.lstat(entry.path)
+            size, mtime = st.st_size, st.st_mtime_ns
+        parts.append(f"{entry.rel}\0{entry.kind}\0{size}\0{mtime}")
+    return parts
+
+
 def common_root(paths: list[Path]) -> Path:
     """The directory every input lies in: a directory argument is its own root."""
     bases = [p if p.is_dir() else p.parent for p in paths]

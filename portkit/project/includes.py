@@ -19,7 +19,8 @@ from collections import deque
 from dataclasses import replace
 from pathlib import Path
 
-from ..core.files import Entry, Skipped, discover, kind_of, read
+from ..core import datacache
+from ..core.files import Entry, Skipped, discover, kind_of, read, walk_stamp
 from ..core.source import begins_line
 
 # `#include "x"` or `#include <x>` (the delimiters must pair). No `^` anchor: a pattern that starts
@@ -139,11 +140,15 @@ def _link_note(link: Skipped, includer: str) -> Skipped:
 class TreeSources:
     """Whether check scans a file: by its name, or, for a name kind_of does not know, when a source
     of the tree at `root` includes it, as audit would. The tree is walked once, and only when such
-    a file is asked about: a commit of .cu files reads nothing more."""
+    a file is asked about: a commit of .cu files reads nothing more. A commit of a README is asked
+    about at every commit: which such names the sources include is kept in the user's cache for
+    the tree as it is (every file's name, size and time, as pipeline.tree_facts keeps the facts),
+    so an unchanged tree is walked, not read (NVIDIA/cccl: its 8,500 sources' include lines took
+    0.84 s of a README commit's 1.3 s)."""
 
     def __init__(self, root: Path):
         self.root = root
-        self._sources: frozenset[str] | None = None
+        self._included: frozenset[str] | None = None   # files a source includes, kind_of not knowing their names
 
     def scans(self, path: Path) -> bool:
         if kind_of(path.name) is not None:
@@ -152,8 +157,34 @@ class TreeSources:
             rel = path.absolute().relative_to(self.root).as_posix()
         except ValueError:
             return False                  # outside the tree: never a file of it
-        if self._sources is None:
-            _, entries, skipped = discover([self.root])
-            entries, _ = follow(entries, skipped)
-            self._sources = frozenset(e.rel for e in entries if e.kind == "source")
-        return rel in self._sources
+        if self._included is None:
+            self._included = _included(self.root)
+        return rel in self._included
+
+
+def _included(root: Path) -> frozenset[str]:
+    """The files of the tree at `root` that follow() makes sources though kind_of does not know
+    their names, from the cache when the tree is as it was."""
+    _, entries, skipped = discover([root])
+
+    def build() -> frozenset[str]:
+        followed, _ = follow(entries, skipped)
+        return frozenset(e.rel for e in followed if e.kind == "source" and kind_of(e.rel.rsplit("/", 1)[-1]) is None)
+    try:
+        key = datacache.digest(walk_stamp(entries) + [f"{s.rel}\0{s.link}" for s in skipped], _CODE)
+    except OSError:   # a file vanished while we looked: follow the tree as it is now
+        return build()
+    slot = "included-" + datacache.digest([str(root.absolute())])[:24]
+    return datacache.cached_slot(slot, key, build, sorted, _names)
+
+
+def _names(plain: object) -> frozenset[str]:
+    """The cached list back, or an error (which rebuilds it) when it is not a list of names."""
+    if not isinstance(plain, list) or not all(isinstance(name, str) for name in plain):
+        raise ValueError("not a list of names")
+    return frozenset(plain)
+
+
+# the code whose reading of the tree the cached answer is (its key covers their bytes)
+_HERE = Path(__file__).resolve().parent.parent
+_CODE = (_HERE / "project" / "includes.py", _HERE / "core" / "files.py", _HERE / "core" / "source.py")

@@ -11,13 +11,12 @@ the gate and its baseline classify every region alike.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core import datacache
-from ..core.files import Entry, Skipped, discover, read, read_sources
+from ..core.files import Entry, Skipped, discover, read, read_sources, walk_stamp
 from ..engine.context import Options
 from ..engine.facts import ProjectFacts
 from ..platform import facts as platform_facts
@@ -141,13 +140,7 @@ def _tree_key(root: Path, entries: list[Entry], options: Options, config: Config
     # the project's mapping files, by content: the facts read no table today, but a key over all
     # the settings a gate runs with cannot go stale the day one of them does
     parts += [f"{table.shown}\0{table.text}" for table in options.mappings] + ["\0"]
-    for entry in entries:
-        if entry.seen is not None:   # the walk's own lstat
-            size, mtime = entry.seen
-        else:
-            st = os.lstat(entry.path)
-            size, mtime = st.st_size, st.st_mtime_ns
-        parts.append(f"{entry.rel}\0{entry.kind}\0{size}\0{mtime}")
+    parts += walk_stamp(entries)
     here = Path(__file__).resolve().parent.parent
     code = [here / "project" / "pipeline.py", here / "project" / "includes.py", here / "platform" / "facts.py",
             here / "platform" / "regions.py", here / "platform" / "ppexpr.py", here / "platform" / "amd_headers.py",
