@@ -12,7 +12,8 @@ in this process with tree-sitter's parse counted, whole files apart from macro-b
 --ggml/--faiss: `portkit audit TREE --jobs 2 --format json` (wall, median of --runs) with every
 file scanned, then re-run with the result cache a first run filled; for ggml `portkit check` with
 five changed files staged in a scratch git copy, the facts cache warm and the five files scanned,
-then the same change checked again from the result cache. Then two generated 5 MB single-line
+then the same change checked again from the result cache, then a commit of the README alone (no
+source to scan: the gate's start-up), and `portkit --version`. Then two generated 5 MB single-line
 files: a CUDA call and a shuffle every 85 bytes, and a table of integers. Every run but the
 cached ones has PORTKIT_NO_CACHE=1; the cache lives in a scratch folder.
 
@@ -191,8 +192,17 @@ def check_five_files(tree: Path, work: Path, runs: int) -> str:
     timed(portkit("check", "--staged"), cwd=copy, cache=True)      # fills the facts cache (and results)
     fresh = [timed(portkit("check", "--staged"), cwd=copy) for _ in range(runs)]   # the 5 files scanned
     again = [timed(portkit("check", "--staged"), cwd=copy, cache=True) for _ in range(runs)]
+    # then a commit of no source at all (most commits of a mixed repository): the README alone
+    subprocess.run(["git", "commit", "-q", "-m", "five"], cwd=copy, env=env, check=True, capture_output=True)
+    with (copy / "README.md").open("ab") as handle:
+        handle.write(b"\nA line of documentation.\n")
+    subprocess.run(["git", "add", "README.md"], cwd=copy, env=env, check=True)
+    no_source = [timed(portkit("check", "--staged"), cwd=copy) for _ in range(runs)]
+    version = [timed(portkit("--version")) for _ in range(runs)]
     return (f"check --staged, 5 changed files in ggml, facts cache warm, the 5 files scanned: {_runs(fresh)}; "
-            f"the same change checked again (result cache): {_runs(again)}")
+            f"the same change checked again (result cache): {_runs(again)}\n"
+            f"check --staged, README.md alone staged in ggml (no source to scan): {_runs(no_source)}; "
+            f"portkit --version: {_runs(version)}")
 
 
 def single_line_file(work: Path) -> str:
