@@ -1,5 +1,5 @@
-"""The per-file types every pass shares: what the user asked for (Options), what a scan
-produces (FileScan, Metrics), and the context rewriters and rules write into (ScanContext, View).
+"""The per-file types every pass shares: what the user asked for (Options, from options.py), what
+a scan produces (FileScan, Metrics), and the context rewriters and rules write into (ScanContext, View).
 
 This module sits below scan.py, rewrite/, rules/ and buildfiles/ so that all of them import it
 and none of them imports scan.py: the imports run one way (scan -> rewrite -> context,
@@ -18,8 +18,8 @@ from ..core.edits import Edit, EditKind
 from ..core.findingstore import FindingStore, Pending
 from ..core.findings import Finding, fingerprint
 from ..tables.mappings import MappingDB, Version
-from ..tables.project_tables import ProjectTable
 from .facts import ProjectFacts
+from .options import Options
 from ..platform.regions import FALLBACK, PORTED, RegionMap
 from ..core.source import SourceFile
 
@@ -39,32 +39,6 @@ def line_snippet(source: SourceFile, line: int) -> str:
 
 def _snippet(ctx: "ScanContext", line: int) -> str:
     return line_snippet(ctx.source, line)
-
-
-@dataclass(frozen=True)
-class Options:
-    """What the user asked for; the same options drive convert, audit, check and verify. What the
-    project pipeline learns from the tree is apart, in ProjectFacts (project/facts.py)."""
-
-    launch_syntax: str = "cuda"          # "cuda" keeps <<<>>>, "hip" writes hipLaunchKernelGGL
-    rocm: Version | None = None          # target ROCm release; None = newest in the tables
-    prefer_roc: bool = False             # prefer rocBLAS-style names where the tables have them
-    audit: bool = False                  # also run the audit rules (portkit/rules/), not only the converter
-    offload_arch: tuple[str, ...] = ("gfx90a",)   # AMD GPU targets for build files (never from sm_XX)
-    build_files: bool = True             # migrate CMake/Make/setup.py files (portkit/buildfiles/)
-    builtins: str = "cuda"               # "cuda" keeps threadIdx.x, "hip" writes hipThreadIdx_x
-    file_timeout: float = 60.0           # seconds one file may take (--file-timeout; 0: no limit)
-    platform_model: bool = True          # False (--no-platform-model): every byte is CUDA for every build
-    defines: tuple[tuple[str, int | None], ...] = ()   # -D NAME[=VALUE] (None: a value we cannot read)
-    undefines: tuple[str, ...] = ()      # -U NAME: with -D, branches false under them are left out
-    rewrite_guards: bool = False         # --rewrite-guards: CUDA version guards get the AMD selector (rewrite/guards.py)
-    polyfills: bool = False              # names the target lacks become polyfills (polyfills.py): convert, audit
-    polyfill_header: str = "portkit_polyfills.h"    # where the header is, relative to the root
-    fix_warp: bool = False               # --fix warp: 32-lane idioms made wavefront-size generic (rules/_warpfix.py)
-    active_only: bool = False            # --active-only: branches false under -D/-U are not converted
-    finding_cap: int = 0                 # audit: findings of one rule kept per file (findingstore.py); 0: all
-    # the project's own mapping files, as read (tables/project_tables.py: db_for merges them)
-    mappings: tuple[ProjectTable, ...] = ()
 
 
 @dataclass

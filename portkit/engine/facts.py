@@ -1,6 +1,6 @@
 """What portkit learns about a project before the scan, kept apart from what the user asked for.
 
-`Options` (context.py) holds the user's flags and settings; `ProjectFacts` holds what the
+`Options` (options.py) holds the user's flags and settings; `ProjectFacts` holds what the
 project pipeline (pipeline.py) learned from the tree: the AMD selector macros and the names the
 project's own shim headers map, the polyfill names it defines itself, the files --rename moves,
 and, in deep mode, the lines clang's preprocessor skipped. Every file of a run is scanned with

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from ..engine.context import Options
+from ..engine.options import Options
 from ..core.errors import PortkitError
 from ..tables.mappings import Version, parse_version
 from ..tables.project_tables import merged

@@ -31,7 +31,7 @@ class ProjectTable:
 
 
 class WithMappings(Protocol):
-    """What db_for reads of a scan's Options (engine/context.py, which imports this module)."""
+    """What db_for reads of a scan's Options (engine/options.py, which imports this module)."""
 
     @property
     def mappings(self) -> tuple[ProjectTable, ...]: ...
