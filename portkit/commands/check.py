@@ -31,7 +31,7 @@ from ..rules.codes import Code
 # _scan_changes, when the change holds a file to scan: most commits of a repository touch no
 # CUDA source, and loading it was most of such a commit's check (0.2-0.35 s of 0.3-0.4 s here).
 if TYPE_CHECKING:
-    from ..engine.context import Options
+    from ..engine.options import Options
     from ..scan import resultcache
     from ..scan.job import ScanJob
     from ..scan.suppress import Suppression
@@ -158,9 +158,10 @@ def _policies(cmp: gate_changes.Comparison, opts: CheckOptions, cwd: Path):
         return enforced, (enforced, _proposed(lambda: gate_policy.from_worktree(
             root, cwd, config.find(cwd), opts.baseline), "the work tree"))
     enforced = gate_policy.from_version(root, cwd, None, opts.baseline)
-    if not (cmp.has_head if cmp.has_head is not None else git.has_head(root)):
+    head_id = cmp.head if cmp.head is not None else git.head_commit(root)
+    if not head_id:
         return enforced, None
-    head = gate_policy.from_version(root, cwd, git.commit_id(root, "HEAD", "HEAD"), opts.baseline)
+    head = gate_policy.from_version(root, cwd, head_id, opts.baseline)
     return enforced, (head, enforced)
 
 

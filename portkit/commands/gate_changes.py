@@ -36,7 +36,7 @@ class Comparison:
     policy_in_index: bool = False            # policy from the index (--staged, files vs HEAD)
     unchanged: int = 0                       # files given that the change does not touch
     renamed: dict[str, str] = field(default_factory=dict)   # new path -> the path it was renamed from
-    has_head: bool | None = None             # whether the repository has a commit, when collect() asked git
+    head: str | None = None                  # HEAD's commit id when collect() asked git ("": no commit yet)
 
 
 def collect(opts, cwd: Path) -> Comparison:
@@ -69,7 +69,7 @@ def collect(opts, cwd: Path) -> Comparison:
                 lines[rel] = every_line(contents[rel])
         return Comparison(root, contents, lines, f"changes against {shown}",
                           old={r: c.old for r, c in changes.items()}, policy_rev=base, renamed=_renamed(changes))
-    head = git.has_head(root)
+    head = git.head_commit(root) or ""
     against = ["--cached"] + ([] if head else [git.EMPTY_TREE])
     staged = git.changed_files(root, against)
     if opts.files:
@@ -80,7 +80,7 @@ def collect(opts, cwd: Path) -> Comparison:
     contents = git.blobs(root, {r: c.blob for r, c in staged.items()})
     return Comparison(root, contents, added(root, against, contents, staged), "staged changes",
                       old={r: c.old for r, c in staged.items()}, policy_in_index=True, renamed=_renamed(staged),
-                      has_head=head)
+                      head=head)
 
 
 def _given_files(root: Path, opts, base: str | None, shown: str | None) -> Comparison:

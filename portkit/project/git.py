@@ -63,8 +63,15 @@ def toplevel(cwd: Path) -> Path | None:
 
 
 def has_head(root: Path) -> bool:
-    return subprocess.run(_GIT + ["rev-parse", "--verify", "-q", "HEAD"], cwd=root,
-                          capture_output=True, env=_env()).returncode == 0
+    return head_commit(root) is not None
+
+
+def head_commit(root: Path) -> str | None:
+    """HEAD's commit id, or None in a repository with no commit yet: one git process for both
+    questions the commit gate asks of HEAD (is there one, which)."""
+    out = run(["rev-parse", "--verify", "-q", "--end-of-options", "HEAD^{commit}"], root, check=False)
+    sha = out.decode("ascii", "replace").strip()
+    return sha if re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", sha) else None
 
 
 def merge_base(root: Path, a: str, b: str) -> str | None:
