@@ -265,7 +265,8 @@ def test_a_second_check_of_the_same_change_reuses_the_scans(repo: Path, capsys, 
     assert check(capsys, "--no-cache")[0] == 1 and scanned == ["src/reduce.cu"]
 
 
-SCANNER = ("portkit.scan.walk", "portkit.project.pipeline", "portkit.rules.PK201_hardcoded_warp_size")
+SCANNER = ("portkit.scan.walk", "portkit.project.pipeline", "portkit.rules.PK201_hardcoded_warp_size",
+           "tree_sitter")
 IMPORTED = ("import sys; from portkit.cli.app import main; code = main(['check', '--staged']); "
             f"print(code, [m for m in {SCANNER!r} if m in sys.modules])")
 
