@@ -69,9 +69,10 @@ def has_head(root: Path) -> bool:
 def head_commit(root: Path) -> str | None:
     """HEAD's commit id, or None in a repository with no commit yet: one git process for both
     questions the commit gate asks of HEAD (is there one, which)."""
-    out = run(["rev-parse", "--verify", "-q", "--end-of-options", "HEAD^{commit}"], root, check=False)
-    sha = out.decode("ascii", "replace").strip()
-    return sha if re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", sha) else None
+    try:
+        return commit_id(root, "HEAD", "HEAD")
+    except PortkitError:
+        return None
 
 
 def merge_base(root: Path, a: str, b: str) -> str | None:
