@@ -249,6 +249,45 @@ def test_an_output_directory_is_refused(tmp_path: Path, capsys):
     assert err_lines(capsys) == [f"portkit: error: {tmp_path}: is a directory; not written"]
 
 
+def test_a_mistyped_device_name_becomes_no_file_in_dev(capsys):
+    """`-o /dev/nul` (one l): /dev's own file system gets no stray file, even when run as root."""
+    name = Path(f"/dev/portkit-test-{os.getpid()}-nul")
+    try:
+        assert main(["mappings", "--format", "json", "-o", str(name)]) == 2
+        assert err_lines(capsys) == [f"portkit: error: {name}: no such device; portkit creates no files there"]
+        assert not os.path.lexists(name)
+    finally:
+        if os.path.lexists(name):
+            name.unlink()
+
+
+def _scratch_under_dev() -> Path | None:
+    """/dev/shm when it is a folder on a file system of its own (a tmpfs), as on Linux and in containers."""
+    shm = Path("/dev/shm")
+    try:
+        if shm.is_dir() and os.stat(shm).st_dev != os.stat("/dev").st_dev and os.access(shm, os.W_OK):
+            return shm
+    except OSError:
+        pass
+    return None
+
+
+@pytest.mark.skipif(_scratch_under_dev() is None, reason="no writable /dev/shm on a file system of its own here")
+@pytest.mark.parametrize("name", COMMANDS)
+def test_an_output_in_dev_shm_is_written_as_in_any_folder(tmp_path: Path, src: Path, name: str):
+    """/dev/shm is a tmpfs where CI and containers keep scratch files: reports go there, in new
+    folders too, written atomically as anywhere else (not refused as a missing device)."""
+    folder = _scratch_under_dev() / f"portkit-test-{os.getpid()}-{tmp_path.name}"
+    out = folder / "new" / "report.out"
+    try:
+        assert main(_commands(tmp_path, src, out)[name]) == 0
+        assert stat.S_ISREG(os.lstat(out).st_mode)
+        _looks_right(name, out.read_bytes())
+        assert sorted(p.name for p in out.parent.iterdir()) == ["report.out"]   # no temporary file left
+    finally:
+        subprocess.run(["rm", "-rf", "--", str(folder)], check=False)
+
+
 # --- reading never blocks ---------------------------------------------------------------------------
 
 def _swap_after_discovery(monkeypatch, module, swap) -> None:

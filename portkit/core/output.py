@@ -25,7 +25,7 @@ TEMP_MARK = ".portkit-tmp"
 # ours: `.a.cu.portkit-tmp-1234-k3j4h5gd`; older releases wrote `.a.cu.k3j4h5gd.portkit-tmp`
 _TEMP = re.compile(r"^\..+\.portkit-tmp-(?P<pid>\d+)-[A-Za-z0-9_]+$|^\..+\.[A-Za-z0-9_]{8}\.portkit-tmp$")
 READER_WAIT_S = 5.0     # how long a FIFO may take to get its reader (`cat fifo & portkit ... -o fifo`)
-_DESCRIPTOR_DIRS = ("/dev/", "/proc/")   # names of devices and of descriptors the caller opened
+_DESCRIPTOR_DIRS = ("/dev", "/proc")   # the file systems of devices and of descriptors the caller opened
 
 
 def is_temp_name(name: str) -> bool:
@@ -252,8 +252,27 @@ def refuse_unless_regular(target: Path, hint: str) -> None:
     raise PortkitError(f"{target}: is {kind}; a generated file is never written through or over one ({hint})")
 
 
+def _names_a_device(target: Path) -> bool:
+    """Whether `target` lies in /dev's or /proc's own file system, where names are devices and
+    descriptors and a mistyped one (`-o /dev/nul`) must not become a stray file. Folders mounted
+    under /dev with a file system of their own take files as any folder does: /dev/shm, the
+    tmpfs where containers and CI keep scratch files."""
+    path = os.path.abspath(target)
+    if not any(path.startswith(root + "/") for root in _DESCRIPTOR_DIRS):
+        return False
+    folder = os.path.dirname(path)
+    while (found := _stat(Path(folder), follow=True)) is None:   # the folders -o would create
+        folder = os.path.dirname(folder)
+    return any(_same_file_system(found, root) for root in _DESCRIPTOR_DIRS)
+
+
+def _same_file_system(st: os.stat_result, root: str) -> bool:
+    other = _stat(Path(root), follow=True)
+    return other is not None and other.st_dev == st.st_dev
+
+
 def _write_output(target: Path, data: bytes, durable: bool) -> None:
-    if os.path.abspath(target).startswith(_DESCRIPTOR_DIRS):
+    if _names_a_device(target):
         st = _stat(target, follow=True)
         if st is None:
             raise PortkitError(f"{target}: no such device; portkit creates no files there")
