@@ -137,12 +137,13 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
     paths = [Path(p) for p in paths]
     opts = _file_output(paths, opts)
     check_options(paths, opts)
-    project = pipeline.prepare(paths, opts.scan, opts.config, opts.rename, leave_amd_built=opts.leave_amd_built)
+    project = pipeline.prepare(paths, opts.scan, opts.config, opts.rename, leave_amd_built=opts.leave_amd_built,
+                               leave_carried=True)
     root, entries = project.root, project.entries
     if opts.scan.polyfills:   # a file of the header's name that portkit did not write stops the run here
         _polyfill_guard(root, opts)
     result = ConvertResult(root=root, skipped=project.skipped, active_only=opts.scan.active_only,
-                           amd_built=project.amd_built)
+                           amd_built=project.amd_built, carried=project.carried)
     if opts.deep is not None:   # libclang's facts, before the scan that they refine
         from ..deep import engine
         result.deep = engine.collect(root, entries, opts.deep, progress_factory)

@@ -101,6 +101,7 @@ class ConvertResult:
     polyfills: PolyfillHeader | None = None   # the header, when the converted files use a polyfill
     active_only: bool = False   # --active-only: branches not compiled under -D/-U were left as they are
     amd_built: dict[str, str] = field(default_factory=dict)   # files left as they are: the tree builds them for AMD
+    carried: dict[str, str] = field(default_factory=dict)     # files left as they are: a carried library's copy
 
     @property
     def scans(self) -> list[FileScan]:

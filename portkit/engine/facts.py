@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..tables import ecosystem
+
 if TYPE_CHECKING:
     from ..project.rename import RenamePlan
 
@@ -35,3 +37,26 @@ class ProjectFacts:
     # --active-only --engine clang: (rel, inactive line runs) of every file clang preprocessed;
     # for these its preprocessor decides, for the others ppexpr under -D/-U does
     clang_inactive: tuple[tuple[str, tuple[tuple[int, int], ...]], ...] = ()
+    # (library id, directory) of the vendor-neutral libraries the tree carries as source
+    # (project/carried.py): their names are the project's own
+    carried: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def carried_libraries(self) -> frozenset[str]:
+        return frozenset(library for library, _ in self.carried)
+
+    def carries_name(self, family: str, name: str) -> bool:
+        """Whether `name`, of the mapping family `family` (a library's id: nvtx), is declared for
+        AMD builds too by a library copy the tree carries: the project's own name, not CUDA's."""
+        if not self.carried or family not in self.carried_libraries:
+            return False
+        copy = ecosystem.default().by_id[family].copy
+        return copy is not None and copy.keeps(name)
+
+    def carries_header(self, include: str) -> bool:
+        """Whether the header `include` names is one of a carried copy's that needs no CUDA."""
+        if not self.carried:
+            return False
+        library = ecosystem.default().header(include)
+        return library is not None and library.id in self.carried_libraries and library.copy is not None \
+            and library.copy.keeps_header(include)

@@ -15,7 +15,8 @@ belongs to the headline ("") or to one named part that is priced apart, as a "No
   feature to AMD is a decision of its own (ggml's WMMA indexer under `!defined(GGML_USE_HIP)`);
 - not priced at all: AMD code (a parallel AMD implementation's own directory) and the CUDA
   directory such an implementation replaces (flash-attention's csrc/flash_attn beside
-  csrc/flash_attn_ck): project/amd_paths.py.
+  csrc/flash_attn_ck): project/amd_paths.py; and the copy of a vendor-neutral library the tree
+  carries (nccl's src/include/nvtx3): project/carried.py.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from ..engine.context import Metrics
-from ..project import product
+from ..project import carried as carried_copies, product
 from ..project.amd_paths import AmdPaths
 from ..project.packages import package_dir
 from ..tables.ecosystem import normalize
@@ -54,15 +55,17 @@ class Scope:
     split_product: bool = False              # product code beside benchmarks/tests/examples
     own_packages: frozenset[str] | None = None   # project/packages.py; None: not known
     cuda_sources: bool = False               # the project has CUDA C/C++ sources
+    carried: tuple[tuple[str, str], ...] = ()   # (library, directory): copies of vendor-neutral libraries
 
     @classmethod
     def of(cls, files: Iterable[tuple[str, Metrics]], optional=None, amd: AmdPaths | None = None,
-           components: tuple[str, ...] = (), own_packages: frozenset[str] | None = None) -> "Scope":
+           components: tuple[str, ...] = (), own_packages: frozenset[str] | None = None,
+           carried: tuple[tuple[str, str], ...] = ()) -> "Scope":
         files = list(files)
         amd = amd or AmdPaths()
         scope = cls(optional, amd, components,
                     {path: m.nvidia_lines for path, m in files if m.nvidia_lines}, own_packages=own_packages,
-                    cuda_sources=any(has_cuda(m) for _, m in files))
+                    cuda_sources=any(has_cuda(m) for _, m in files), carried=carried)
         scope.split_product = any((has_cuda(m) or m.kind == "python") and not product.non_product(path)
                                   and scope.priced(path) for path, m in files)
         return scope
@@ -81,8 +84,10 @@ class Scope:
         return self.amd.builds
 
     def priced(self, path: str) -> bool:
-        """False for AMD code and for CUDA code a parallel AMD implementation replaces."""
-        return not self.amd.is_amd(path) and not self.amd.replaced_by(path)
+        """False for AMD code, for CUDA code a parallel AMD implementation replaces, and for a
+        carried library's copy."""
+        return not self.amd.is_amd(path) and not self.amd.replaced_by(path) \
+            and not (self.carried and carried_copies.library_of(path, self.carried))
 
     def whole(self, path: str) -> str:
         """The part a whole file belongs to ("" = the headline), before any line of it is asked."""

@@ -21,7 +21,8 @@ from ..engine.context import Options
 from ..engine.facts import ProjectFacts
 from ..platform import facts as platform_facts
 from ..rewrite import polyfills
-from . import includes
+from ..tables.mappings import tables_dir
+from . import carried, includes
 from .config import Config
 from .packages import own_packages, requirements
 
@@ -48,6 +49,7 @@ class Project:
     amd: "AmdPaths | None" = None
     components: tuple[str, ...] = ()
     amd_built: dict[str, str] = field(default_factory=dict)   # left as they are: their AMD build's evidence
+    carried: dict[str, str] = field(default_factory=dict)     # left as they are: a carried library's copy (carried.py)
 
     @property
     def scanned(self) -> list[Entry]:
@@ -57,10 +59,11 @@ class Project:
 
 def prepare(paths: list[Path], options: Options, config: Config = Config(),
             rename: tuple[tuple[str, str], ...] | None = None, optional: bool = False,
-            leave_amd_built: bool = False) -> Project:
+            leave_amd_built: bool = False, leave_carried: bool = False) -> Project:
     """The project under `paths`: its file set and the facts learned from it (with `optional`, also
     the code its default build leaves out; with `leave_amd_built`, convert's default, the files the
-    tree's own AMD build compiles are left as they are, like excluded ones: amd_paths.covered)."""
+    tree's own AMD build compiles are left as they are, like excluded ones: amd_paths.covered; with
+    `leave_carried`, convert's too, the copies of vendor-neutral libraries the tree carries)."""
     root, entries, skipped = discover([Path(p) for p in paths], git_ignored([Path(p) for p in paths], config))
     entries, left = _split_excluded(entries, config)
     entries, skipped = includes.follow(entries, skipped)
@@ -75,6 +78,11 @@ def prepare(paths: list[Path], options: Options, config: Config = Config(),
     # the sources, read once for every project-level pass (the facts, and with `optional` the defaults)
     sources = read_sources(entries) if (options.platform_model or options.polyfills or optional) else []
     facts = learn(entries, options, config, sources)
+    kept_copies: dict[str, str] = {}
+    if leave_carried and facts.carried:   # after the facts: the copy's marker is what says it is one
+        kept_copies = {e.rel: lib for e in entries if (lib := carried.library_of(e.rel, facts.carried))}
+        left += [replace(e, kind=None) for e in entries if e.rel in kept_copies]
+        entries = [e for e in entries if e.rel not in kept_copies]
     if rename is not None:
         from .rename import plan
         renamed, clashes = plan(entries, rename)
@@ -87,8 +95,8 @@ def prepare(paths: list[Path], options: Options, config: Config = Config(),
         amd, components = amd_paths.learn(entries), product.distributions(entries)
     if left:   # mirrored byte for byte by convert, read by nothing else
         entries = sorted(entries + left, key=lambda e: e.rel)
-    return Project(root, entries, skipped, facts, excluded=len(left) - len(amd_built), optional=left_out, amd=amd,
-                   components=components, amd_built=amd_built)
+    return Project(root, entries, skipped, facts, excluded=len(left) - len(amd_built) - len(kept_copies),
+                   optional=left_out, amd=amd, components=components, amd_built=amd_built, carried=kept_copies)
 
 
 def git_ignored(paths: list[Path], config: Config) -> "Kept | None":
@@ -106,7 +114,7 @@ def learn(entries: list[Entry], options: Options, config: Config = Config(),
     caller has read them already."""
     required, extras = requirements(entries)
     facts = ProjectFacts(amd_macros=tuple(config.amd_macros), own_packages=own_packages(entries),
-                         requirements=required, extras=extras)
+                         requirements=required, extras=extras, carried=carried.learn(entries))
     if sources is None and (options.platform_model or options.polyfills):
         sources = read_sources(entries)   # once for both passes
     if options.platform_model:   # the tree's AMD selectors, learned before the scan (regions.py)
@@ -145,7 +153,7 @@ def _tree_key(root: Path, entries: list[Entry], options: Options, config: Config
     code = [here / "project" / "pipeline.py", here / "project" / "includes.py", here / "platform" / "facts.py",
             here / "platform" / "regions.py", here / "platform" / "ppexpr.py", here / "platform" / "amd_headers.py",
             here / "rewrite" / "polyfills.py", here / "core" / "needles.py", here / "core" / "source.py",
-            here / "project" / "packages.py"]
+            here / "project" / "packages.py", here / "project" / "carried.py", tables_dir() / "ecosystem.toml"]
     return datacache.digest(parts, code)
 
 
@@ -155,7 +163,8 @@ def _facts_to_plain(facts: ProjectFacts) -> dict:
             "amd_files": sorted(facts.amd_files),
             "project_defined": sorted(facts.project_defined), "own_packages": sorted(facts.own_packages),
             "requirements": None if facts.requirements is None else sorted(facts.requirements),
-            "extras": [[extra, sorted(names)] for extra, names in facts.extras]}
+            "extras": [[extra, sorted(names)] for extra, names in facts.extras],
+            "carried": [list(pair) for pair in facts.carried]}
 
 
 def _facts_from_plain(plain: dict) -> ProjectFacts:
@@ -166,7 +175,8 @@ def _facts_from_plain(plain: dict) -> ProjectFacts:
                         project_defined=frozenset(plain["project_defined"]),
                         own_packages=frozenset(plain["own_packages"]),
                         requirements=None if plain.get("requirements") is None else frozenset(plain["requirements"]),
-                        extras=tuple((extra, frozenset(names)) for extra, names in plain.get("extras", ())))
+                        extras=tuple((extra, frozenset(names)) for extra, names in plain.get("extras", ())),
+                        carried=tuple((library, directory) for library, directory in plain.get("carried", ())))
 
 
 def with_clang_lines(project: Project, deep) -> None:

@@ -26,6 +26,14 @@ def _amd_built(amd_built: dict[str, str], console: Console) -> None:
                  f"new code portable; --convert-amd-built converts them anyway.")
 
 
+def _carried(carried: dict[str, str], console: Console) -> None:
+    """Library copies left as they are (project/carried.py): which, and why."""
+    from ..tables import ecosystem
+    names = sorted({ecosystem.default().by_id[library].name for library in carried.values()})
+    say(console, f"{_plural(len(carried), 'file')} of the tree's own copy of {', '.join(names)} left as "
+                 f"they are: vendor-neutral source that builds for AMD as it is.")
+
+
 def render_convert(result: ConvertResult, console: Console, mode: str) -> None:
     """Summary: counts first, then every reference left unconverted with file:line and reason."""
     scans = result.scans
@@ -34,6 +42,8 @@ def render_convert(result: ConvertResult, console: Console, mode: str) -> None:
     notes = [s for s in result.all_skipped if not s.error]
     if result.amd_built:   # first: it changes how everything below reads
         _amd_built(result.amd_built, console)
+    if result.carried:
+        _carried(result.carried, console)
     console.print(
         f"[bold]portkit convert[/]: {_plural(len(scans), 'file')} scanned ({lines:,} lines), "
         f"{len(result.changed):,} {'would change' if mode in ('check', 'diff') else 'changed'}, "

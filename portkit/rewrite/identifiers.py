@@ -89,6 +89,8 @@ def handle(ctx: ScanContext, view: View, node: Node, text: bytes | None = None) 
     mapping = ctx.db.names_by_bytes.get(text)
     if mapping is None or not _matches_kind(node, mapping):
         return
+    if ctx.facts.carried and ctx.facts.carries_name(mapping.family, mapping.cuda):
+        return   # declared by the tree's own copy of the library (project/carried.py)
     if text == cudacc.NAME and cudacc.keeps_nvidia(ctx, view, node):
         return   # a header's #if keeps its NVIDIA test beside the AMD one
     parent = node.parent

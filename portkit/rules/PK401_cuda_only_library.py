@@ -49,7 +49,7 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
         return
     name = path.text[1:-1].decode("utf-8", "replace").strip()
     library = ecosystem.default().header(name)
-    if library is not None:
+    if library is not None and not ctx.facts.carries_header(name):   # a carried copy is the project's
         _use(ctx, library, view.start(path), view.end(path), f"#include <{name}>")
 
 

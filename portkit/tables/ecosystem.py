@@ -28,7 +28,8 @@ SEVERITY = {"none": "high", "different-api": "high", "partial": "medium", "drop-
 PHRASE = {"none": "has no ROCm counterpart", "different-api": "has a ROCm counterpart with a different API",
           "partial": "is only partly supported on ROCm", "drop-in": "has a drop-in ROCm counterpart"}
 LIBRARY_FIELDS = {"id", "name", "status", "rocm", "headers", "namespaces", "link", "python", "note", "source",
-                  "blocker"}
+                  "blocker", "copy"}
+COPY_FIELDS = {"marker", "needs_cuda", "names_needing_cuda"}
 PACKAGE_FIELDS = {"name", "match", "imports", "status", "rocm", "note", "source", "blocker"}
 
 
@@ -53,6 +54,25 @@ class _Status:
 
 
 @dataclass(frozen=True)
+class Copy:
+    """How a tree carries a vendor-neutral library as source (NVTX3: header-only C and C++ that
+    hipcc compiles as it is): the file that marks a copy (`nvtx3/nvToolsExt.h`: the copy is the
+    directory `.../nvtx3`), the copy's headers that still include CUDA's (naming CUDA objects),
+    and the pattern of the library's names that belong to those headers."""
+
+    marker: str
+    needs_cuda: tuple[str, ...] = ()
+    names_needing_cuda: str = ""
+
+    def keeps(self, name: str) -> bool:
+        """Whether a carried copy provides `name` for an AMD build (not one naming CUDA objects)."""
+        return not (self.names_needing_cuda and re.search(self.names_needing_cuda, name))
+
+    def keeps_header(self, include: str) -> bool:
+        return include.rsplit("/", 1)[-1] not in self.needs_cuda
+
+
+@dataclass(frozen=True)
 class Library(_Status):
     id: str
     name: str
@@ -65,6 +85,7 @@ class Library(_Status):
     note: str
     source: str
     blocker: bool = False
+    copy: Copy | None = None   # a vendor-neutral library a tree may carry (project/carried.py)
 
 
 @dataclass(frozen=True)
@@ -163,7 +184,7 @@ def load(path: Path) -> Ecosystem:
             headers=tuple(record.get("headers", ())), namespaces=tuple(record.get("namespaces", ())),
             link=tuple(record.get("link", ())), python=tuple(record.get("python", ())),
             note=record.get("note", ""), source=record.get("source", ""),
-            blocker=bool(record.get("blocker", False))))
+            blocker=bool(record.get("blocker", False)), copy=_copy(path, record)))
     for record in data.get("package", []):
         _check(path, record, PACKAGE_FIELDS, "name")
         if record.get("match", "exact") not in ("exact", "prefix"):
@@ -177,6 +198,21 @@ def load(path: Path) -> Ecosystem:
         if dupes:
             raise PortkitError(f"{path}: duplicate {kind} {', '.join(dupes)}")
     return Ecosystem(tuple(libraries), tuple(packages))
+
+
+def _copy(path: Path, record: dict) -> Copy | None:
+    copy = record.get("copy")
+    if copy is None:
+        return None
+    if not isinstance(copy, dict) or set(copy) - COPY_FIELDS or not isinstance(copy.get("marker"), str) \
+            or "/" not in copy["marker"]:
+        raise PortkitError(f"{path}: {record['id']}: copy must be a table with a `marker` (a header under the "
+                           f"library's own directory) and optionally {', '.join(sorted(COPY_FIELDS - {'marker'}))}")
+    try:
+        re.compile(copy.get("names_needing_cuda", ""))
+    except re.error as exc:
+        raise PortkitError(f"{path}: {record['id']}: copy.names_needing_cuda: {exc}") from None
+    return Copy(copy["marker"], tuple(copy.get("needs_cuda", ())), copy.get("names_needing_cuda", ""))
 
 
 def _check(path: Path, record: dict, allowed: set[str], key: str) -> None:
