@@ -84,3 +84,20 @@ def test_the_packages_a_tree_provides(tmp_path: Path, files: dict, expected: set
         (tmp_path / rel).write_text(text)
     _, entries, _ = discover([tmp_path])
     assert own_packages(entries) == expected
+
+
+SETUP_WITH_ENV = ('import os\nfrom setuptools import setup\n'
+                  'if os.environ.get("NVIDIA_PRODUCT_NAME", "") == "PyTorch":\n    print("NGC")\n'
+                  'setup(name="ssm", packages=["ssm"], install_requires=["torch", "einops"],\n'
+                  '      extras_require={"monitor": ["pynvml>=11"]})\n')
+
+
+def test_a_setup_py_string_outside_its_requirements_is_not_a_package(tmp_path: Path):
+    """mamba's setup.py reads the NVIDIA_PRODUCT_NAME variable: that is not the nvidia-* wheels'
+    package (a high PK601 and an item of its own), while its declared extra pynvml still is."""
+    (tmp_path / "ssm").mkdir()
+    (tmp_path / "ssm" / "__init__.py").write_text("import torch\n")
+    (tmp_path / "setup.py").write_text(SETUP_WITH_ENV)
+    doc = audit_paths([tmp_path])
+    assert [(f["path"], f["line"], f["code"], f["snippet"]) for f in doc["findings"]] == [
+        ("setup.py", 6, "PK601", 'extras_require={"monitor": ["pynvml>=11"]})')]
