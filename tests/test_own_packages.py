@@ -101,3 +101,38 @@ def test_a_setup_py_string_outside_its_requirements_is_not_a_package(tmp_path: P
     doc = audit_paths([tmp_path])
     assert [(f["path"], f["line"], f["code"], f["snippet"]) for f in doc["findings"]] == [
         ("setup.py", 6, "PK601", 'extras_require={"monitor": ["pynvml>=11"]})')]
+
+
+GUARDED = ("import torch\ntry:\n    from flash_attn import flash_attn_with_kvcache\nexcept ImportError:\n"
+           "    flash_attn_with_kvcache = None\n")
+
+
+def test_an_import_the_code_runs_without_is_priced_apart(tmp_path: Path):
+    """mamba's mha.py falls back when flash_attn is missing: not the headline's 30 h."""
+    (tmp_path / "ssm").mkdir()
+    (tmp_path / "ssm" / "__init__.py").write_text("")
+    (tmp_path / "ssm" / "mha.py").write_text(GUARDED)
+    (tmp_path / "ssm" / "monitor.py").write_text("import pynvml\n")
+    doc = audit_paths([tmp_path])
+    assert [(f["path"], f["line"], f["code"]) for f in doc["findings"]] == [("ssm/mha.py", 3, "PK601"),
+                                                                          ("ssm/monitor.py", 1, "PK601")]
+    optional = {i["key"]: i["optional"] for i in doc["estimate"]["items"] if i["kind"] == "dependency"}
+    assert optional == {"flash-attn": "Python imports the code runs without (try/except ImportError)",
+                        "nvml": ""}
+    assert [o["feature"] for o in doc["estimate"]["optional"]] == [
+        "Python imports the code runs without (try/except ImportError)"]
+
+
+@pytest.mark.parametrize("handler, guarded", [
+    ("except ImportError:", ((2, 2),)), ("except (OSError, ModuleNotFoundError):", ((2, 2),)),
+    ("except:", ((2, 2),)), ("except Exception as exc:", ((2, 2),)), ("except builtins.ImportError:", ((2, 2),)),
+    ("except ValueError:", ()), ("finally:", ()),
+])
+def test_which_try_blocks_let_the_code_run_without_an_import(handler: str, guarded: tuple):
+    from portkit.engine.optional_imports import guarded_lines
+    assert guarded_lines(f"try:\n    import pynvml\n{handler}\n    pass\n".encode()) == guarded
+
+
+def test_a_file_that_does_not_parse_guards_nothing():
+    from portkit.engine.optional_imports import guarded_lines
+    assert guarded_lines(b"try:\n    import pynvml\nexcept ImportError, e:\n    pass\n") == ()

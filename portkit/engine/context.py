@@ -60,6 +60,7 @@ class Metrics:
     # The platform model (regions.py): bytes by region kind, and what it kept the passes from.
     region_bytes: dict[str, int] = field(default_factory=dict)   # amd, ported, nvidia, shared
     nvidia_lines: tuple[tuple[int, int], ...] = ()   # (first, last) lines of NVIDIA-only code (no AMD branch)
+    optional_imports: tuple[tuple[int, int], ...] = ()   # (first, last) lines of `try:` bodies catching ImportError
     shim: bool = False             # a vendor shim header: left byte-identical
     refs_already_ported: int = 0   # CUDA names in AMD-only or ported code: left as they are
     findings_left_amd: int = 0     # findings dropped because their code is AMD-only

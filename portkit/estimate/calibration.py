@@ -36,7 +36,8 @@ def snapshot(files: list[tuple[str, Metrics]], findings: list[Finding], scope: S
     paths = {p for p, _ in kept} | {f.path for f in findings}
     out: dict = {
         "files": [[p, {**{k: getattr(m, k) for k in METRICS}, **{k: sorted(getattr(m, k)) for k in SETS},
-                       **({"nvidia_lines": [list(r) for r in m.nvidia_lines]} if m.nvidia_lines else {})}]
+                       **({"nvidia_lines": [list(r) for r in m.nvidia_lines]} if m.nvidia_lines else {}),
+                       **({"optional_imports": [list(r) for r in m.optional_imports]} if m.optional_imports else {})}]
                   for p, m in kept],
         "findings": [[getattr(f, k) for k in FINDING] + [bool(f.autofix)] for f in findings],
     }
@@ -46,6 +47,8 @@ def snapshot(files: list[tuple[str, Metrics]], findings: list[Finding], scope: S
                       "amd_dirs": list(scope.amd.amd_dirs)}
     if scope is not None and scope.components:
         out["components"] = list(scope.components)
+    if scope is not None and scope.carried:
+        out["carried"] = [list(pair) for pair in scope.carried]
     if found is not None:
         out["optional"] = {
             "ranges": {p: [list(r) for r in v] for p, v in sorted(found.ranges.items()) if p in paths},
@@ -61,7 +64,8 @@ def restore(data: dict) -> tuple[list[tuple[str, Metrics]], list[Finding], Scope
     """The inverse of snapshot(): the arguments workitems.estimate takes."""
     files = [(p, Metrics(**{k: v for k, v in m.items() if k in METRICS},
                          **{k: set(m.get(k, ())) for k in SETS},
-                         nvidia_lines=tuple(tuple(r) for r in m.get("nvidia_lines", ()))))
+                         nvidia_lines=tuple(tuple(r) for r in m.get("nvidia_lines", ())),
+                         optional_imports=tuple(tuple(r) for r in m.get("optional_imports", ()))))
              for p, m in data["files"]]
     findings = []
     for row in data["findings"]:
@@ -78,7 +82,8 @@ def restore(data: dict) -> tuple[list[tuple[str, Metrics]], list[Finding], Scope
     amd = data.get("amd", {})
     paths = AmdPaths(tuple(AmdImplementation(**i) for i in amd.get("implementations", ())),
                      tuple(amd.get("amd_dirs", ())))
-    return files, findings, Scope.of(files, found, paths, tuple(data.get("components", ())))
+    return files, findings, Scope.of(files, found, paths, tuple(data.get("components", ())),
+                                     carried=tuple((lib, where) for lib, where in data.get("carried", ())))
 
 
 def _ranks(values: list[float]) -> list[float]:

@@ -13,6 +13,8 @@ belongs to the headline ("") or to one named part that is priced apart, as a "No
 - NVIDIA-only code: what the project's own `#if` keeps out of its AMD build (the platform
   model's "nvidia" regions, Metrics.nvidia_lines). The port builds without it; bringing that
   feature to AMD is a decision of its own (ggml's WMMA indexer under `!defined(GGML_USE_HIP)`);
+- Python imports the code runs without: those in a `try:` that catches ImportError
+  (engine/optional_imports.py, Metrics.optional_imports: mamba's flash_attn);
 - not priced at all: AMD code (a parallel AMD implementation's own directory) and the CUDA
   directory such an implementation replaces (flash-attention's csrc/flash_attn beside
   csrc/flash_attn_ck): project/amd_paths.py; and the copy of a vendor-neutral library the tree
@@ -31,6 +33,7 @@ from ..project.packages import package_dir
 from ..tables.ecosystem import normalize
 
 NVIDIA_ONLY = "NVIDIA-only code paths (the project's AMD build leaves them out)"
+OPTIONAL_IMPORTS = "Python imports the code runs without (try/except ImportError)"
 NOT_PRODUCT = product.NOT_PRODUCT
 _COMPONENT = " (a distribution installed apart)"
 
@@ -41,7 +44,7 @@ def component_label(directory: str) -> str:
 
 def is_part(feature: str) -> bool:
     """A part of the tree (not product, NVIDIA-only, another distribution), not a build option."""
-    return feature in (NVIDIA_ONLY, NOT_PRODUCT) or feature.endswith(_COMPONENT)
+    return feature in (NVIDIA_ONLY, NOT_PRODUCT, OPTIONAL_IMPORTS) or feature.endswith(_COMPONENT)
 
 
 @dataclass
@@ -52,6 +55,7 @@ class Scope:
     amd: AmdPaths = field(default_factory=AmdPaths)
     components: tuple[str, ...] = ()
     nvidia: dict[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
+    guarded: dict[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)   # optional Python imports
     split_product: bool = False              # product code beside benchmarks/tests/examples
     own_packages: frozenset[str] | None = None   # project/packages.py; None: not known
     cuda_sources: bool = False               # the project has CUDA C/C++ sources
@@ -65,7 +69,8 @@ class Scope:
         amd = amd or AmdPaths()
         scope = cls(optional, amd, components,
                     {path: m.nvidia_lines for path, m in files if m.nvidia_lines}, own_packages=own_packages,
-                    cuda_sources=any(has_cuda(m) for _, m in files), carried=carried)
+                    cuda_sources=any(has_cuda(m) for _, m in files), carried=carried,
+                    guarded={path: m.optional_imports for path, m in files if m.optional_imports})
         scope.split_product = any((has_cuda(m) or m.kind == "python") and not product.non_product(path)
                                   and scope.priced(path) for path, m in files)
         return scope
@@ -121,6 +126,8 @@ class Scope:
                 return feature
         if any(first <= line <= last for first, last in self.nvidia.get(path, ())):
             return NVIDIA_ONLY
+        if any(first <= line <= last for first, last in self.guarded.get(path, ())):
+            return OPTIONAL_IMPORTS
         return ""
 
 

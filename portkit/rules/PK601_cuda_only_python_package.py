@@ -26,6 +26,7 @@ Effort:
 import re
 
 from ..tables import ecosystem, blockers as rewrites
+from ..engine import optional_imports
 from ..engine.context import ScanContext
 from ..engine.textlines import Line, lines
 from ._rule import define
@@ -44,6 +45,8 @@ def check_text(ctx: ScanContext) -> None:
     eco = ecosystem.default()
     kind = ctx.metrics.kind
     setup = ctx.source.rel.rsplit("/", 1)[-1] == "setup.py"
+    if kind == "python":   # imports the code runs without: priced apart (estimate/scope.py)
+        ctx.metrics.optional_imports = optional_imports.guarded_lines(ctx.source.data)
     for line in lines(ctx):
         if kind == "python":
             _imports(ctx, eco, line)
