@@ -50,9 +50,9 @@ def test_a_name_an_amd_shim_defines_is_already_ported(tmp_path: Path):
     assert (platforms["builds_for_amd"], platforms["amd_build_share"], platforms["amd_implementations"]) == (
         True, 1.0, [{"path": "CMakeLists.txt", "kind": "build", "evidence": "CMakeLists.txt:4: enable_language(HIP)",
                      "replaces": "", "compiles": ""}])
-    # the residue: no review, kernel checks, toolchain or CI (the AMD build exists); the tests still run
-    assert _items(doc) == [("dependency", "cuda-runtime", 2.0, "", ["src/common.cuh:5"]),
-                           ("fixed", "project_tests", 0.25, "", [])]
+    # the residue: no review, kernel checks, toolchain or CI (the AMD build exists), and no CUDA
+    # runtime to adopt (common.cuh includes it only in the #else of its HIP shim); the tests still run
+    assert _items(doc) == [("fixed", "project_tests", 0.25, "", [])]
 
 
 def test_nvidia_only_code_is_its_own_not_included_line(tmp_path: Path):
@@ -60,8 +60,7 @@ def test_nvidia_only_code_is_its_own_not_included_line(tmp_path: Path):
     doc = audit_paths([write_tree(tmp_path, {"src/vendors/hip.h": SHIM, "src/common.cuh": COMMON, "CMakeLists.txt": CMAKE_HIP,
                                         "src/w.cu": "#include \"common.cuh\"\n#if !defined(MY_USE_HIP)\n" + WMMA + "#endif\n"})])
     assert [(o["feature"], o["items"]) for o in doc["estimate"]["optional"]] == [(NVIDIA_ONLY, 1)]
-    assert _items(doc) == [("dependency", "cuda-runtime", 2.0, "", ["src/common.cuh:5"]),
-                           ("fixed", "project_tests", 0.25, "", []),
+    assert _items(doc) == [("fixed", "project_tests", 0.25, "", []),
                            ("dependency", "wmma", 90.0, NVIDIA_ONLY, ["src/w.cu:3", "src/w.cu:6", "src/w.cu:7"])]
 
 
@@ -155,3 +154,36 @@ def test_kernel_redesigns_are_priced_per_file_not_per_site(tmp_path: Path):
     assert sites == [("a.cu", 4), ("a.cu", 5), ("b.cu", 4), ("b.cu", 5)]
     # first site 80 h, the second file x0.5, each further site in a file x0.1: 80 x (1 + 0.5 + 2 x 0.1)
     assert pk306 == [(4, 136.0)]
+
+
+LIBCUXX_AMD_ALIAS = ("#pragma once\n#include <utility>\n#ifndef USE_ROCM\n#include <cuda/std/type_traits>\n#else\n"
+                     "#include <hip/hip_runtime.h>\nnamespace cuda { namespace std = ::std; }\n#endif\n"
+                     "template <typename T, typename U>\n__device__ void put(T *p, U &&v) { *p = ::cuda::std::forward<U>(v); }\n")
+
+
+def test_a_namespace_the_amd_branch_defines_is_the_amd_builds_own(tmp_path: Path):
+    """mamba's uninitialized_copy.cuh: libcu++ under `#ifndef USE_ROCM`, and in the #else
+    `namespace cuda { namespace std = ::std; }`. Its `::cuda::std::forward` is already ported, and
+    the include in the NVIDIA branch is no dependency of the AMD build."""
+    doc = audit_paths([write_tree(tmp_path, {"copy.cuh": LIBCUXX_AMD_ALIAS})])
+    assert [(f["line"], f["code"], f["severity"]) for f in doc["findings"]] == [(4, "PK401", "info")]
+    assert [i["key"] for i in doc["estimate"]["items"] if i["kind"] in ("dependency", "pattern")] == []
+
+
+def test_the_same_namespace_in_shared_code_is_no_port(tmp_path: Path):
+    """The alias where both builds compile it proves nothing about the AMD build: cuda::std still reports."""
+    shared = LIBCUXX_AMD_ALIAS.replace("#else\n#include <hip/hip_runtime.h>\nnamespace cuda { namespace std = ::std; }\n#endif\n",
+                                       "#endif\nnamespace cuda { namespace std = ::std; }\n")
+    doc = audit_paths([write_tree(tmp_path, {"copy.cuh": shared})])
+    assert [(f["line"], f["code"]) for f in doc["findings"]] == [(4, "PK401"), (6, "PK001"), (8, "PK001")]
+
+
+def test_a_library_only_the_nvidia_branch_includes_is_no_dependency(tmp_path: Path):
+    """ggml's softmax.cu includes <cooperative_groups.h> in the #else of GGML_USE_HIP's
+    <hip/hip_cooperative_groups.h>: the AMD build has its counterpart already."""
+    code = ("#ifdef USE_ROCM\n#include <hip/hip_cooperative_groups.h>\n#else\n#include <cooperative_groups.h>\n#endif\n"
+            "__global__ void k(float *o) { o[threadIdx.x] = 1.0f; }\n")
+    doc = audit_paths([write_tree(tmp_path, {"k.cu": code})])
+    assert "cooperative-groups" not in {i["key"] for i in doc["estimate"]["items"]}
+    plain = audit_paths([write_tree(tmp_path / "plain", {"k.cu": "#include <cooperative_groups.h>\n" + code.split("#endif\n")[1]})])
+    assert "cooperative-groups" in {i["key"] for i in plain["estimate"]["items"]}

@@ -152,6 +152,16 @@ class ScanContext:
     def __post_init__(self) -> None:
         self.findings = self.store.findings
 
+    def uses_library(self, library: str, start: int) -> None:
+        """A use of an ecosystem library at byte `start` (Metrics.libraries: the estimate's dependency
+        items). Not the NVIDIA branch of an #if with an AMD branch, nor AMD code: the AMD build
+        does not compile it (mamba's libcu++ include under `#ifndef USE_ROCM`, already ported,
+        was "adopt the ROCm counterpart of libcu++", 30.6 h)."""
+        regions = self.regions
+        if (regions.ranges or regions.shim) and regions.kind_at(start) in ("amd", PORTED, FALLBACK):
+            return
+        self.metrics.libraries.add(library)
+
     def first(self, key: object) -> bool:
         """True the first time `key` is seen in this file (rules that report once per function)."""
         if key in self.seen:

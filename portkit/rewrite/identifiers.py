@@ -100,6 +100,8 @@ def handle(ctx: ScanContext, view: View, node: Node, text: bytes | None = None) 
         return   # ggml-sycl's `struct __nv_fp8_e4m3 {...}`: the file's own type, not CUDA's
     if mapping.kind == "macro" and text in ctx.derived(own_macros):
         return   # faiss's `#ifdef USE_AMD_ROCM #define CUDART_NAN_F ...`: the AMD build's own definition
+    if mapping.kind == "namespace" and text in ctx.derived(own_namespaces):
+        return   # mamba's `#else namespace cuda { namespace std = ::std; }`: the AMD build's own cuda::std
     if parent is not None and parent.is_error and _inside_string(view.data, node.start_byte):
         return   # error recovery split a string literal: "cudaMalloc failed" is text, not code
     if mapping.arity_alias:
@@ -151,6 +153,28 @@ def own_macros(ctx: ScanContext) -> frozenset[bytes]:
         kind = region_map.kind_at(line_start) if (region_map.ranges or region_map.shim) else None
         if kind is None or kind == regions.AMD:
             found.add(name)
+    return frozenset(found)
+
+
+_NAMESPACE = re.compile(rb"\bnamespace\s+(\w+)\s*[{=]")
+
+
+def own_namespaces(ctx: ScanContext) -> frozenset[bytes]:
+    """CUDA namespaces (libcu++'s `cuda`) the file defines itself in a branch only the AMD build
+    takes: mamba's uninitialized_copy.cuh includes <cuda/std/type_traits> under `#ifndef
+    USE_ROCM` and, in the #else, maps `namespace cuda { namespace std = ::std; }`; its shared
+    `::cuda::std::forward` is then the AMD build's own, not "no HIP equivalent" (7 high findings
+    and libcu++'s 30.6 h). A definition in shared code is not a port: the name still reports."""
+    data = ctx.source.data
+    region_map = ctx.regions
+    if not (region_map.ranges or region_map.shim):
+        return frozenset()
+    names = ctx.db.names_by_bytes
+    found = set()
+    for match in finditer_from(_NAMESPACE, data, (b"namespace",)):
+        mapping = names.get(match.group(1))
+        if mapping is not None and mapping.kind == "namespace" and region_map.kind_at(match.start()) == regions.AMD:
+            found.add(match.group(1))
     return frozenset(found)
 
 

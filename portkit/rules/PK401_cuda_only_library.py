@@ -67,7 +67,7 @@ def check_text(ctx: ScanContext) -> None:
 
 
 def _use(ctx: ScanContext, library: ecosystem.Library, start: int, end: int, what: str) -> None:
-    ctx.metrics.libraries.add(library.id)
+    ctx.uses_library(library.id, start)
     if library.status == "drop-in" or rewrites.default().by_library(library.id) is not None:
         return   # rewrite blockers are PK402's (mappings/rewrites.toml)
     instead = f"; ROCm: {library.rocm}" if library.rocm else ""

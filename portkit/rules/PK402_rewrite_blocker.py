@@ -118,7 +118,7 @@ def check_text(ctx: ScanContext) -> None:
                 entry = cat.by_library(library.id) if library is not None else cat.by_cmake(name.strip('"'))
                 if entry is not None and ctx.first(("PK402", entry.id, line.number)):
                     if entry.library:
-                        ctx.metrics.libraries.add(entry.library)
+                        ctx.uses_library(entry.library, line.offset(match.start()))
                     _mention(ctx, entry, line.offset(match.start()), line.offset(match.end()), f"links {name}")
 
 
@@ -130,7 +130,7 @@ def _include(ctx: ScanContext, view: View, node: Node) -> None:
     library = ecosystem.default().header(name)
     entry = rewrites.default().by_library(library.id) if library is not None else None
     if entry is not None:
-        ctx.metrics.libraries.add(library.id)
+        ctx.uses_library(library.id, view.start(path))
         _mention(ctx, entry, view.start(path), view.end(path), f"#include <{name}>")
 
 
