@@ -187,3 +187,30 @@ def test_a_library_only_the_nvidia_branch_includes_is_no_dependency(tmp_path: Pa
     assert "cooperative-groups" not in {i["key"] for i in doc["estimate"]["items"]}
     plain = audit_paths([write_tree(tmp_path / "plain", {"k.cu": "#include <cooperative_groups.h>\n" + code.split("#endif\n")[1]})])
     assert "cooperative-groups" in {i["key"] for i in plain["estimate"]["items"]}
+
+
+HIP_OPS = ("#include <hip/hip_runtime.h>\n__global__ void k(float *o) { o[threadIdx.x] = 1.0f; }\n"
+           "void run(float *o) { hipLaunchKernelGGL(k, dim3(1), dim3(64), 0, 0, o); }\n")
+
+
+def test_a_parallel_amd_file_replaces_its_cuda_twin(tmp_path: Path):
+    """bitsandbytes' csrc/ops.hip beside csrc/ops.cu (and ops_hip.cuh beside ops.cuh): the AMD build
+    compiles the .hip files, so the CUDA twins' WMMA and cuBLAS are nothing to port."""
+    doc = audit_paths([write_tree(tmp_path, {
+        "CMakeLists.txt": CMAKE_HIP, "csrc/ops.cu": "#include \"ops.cuh\"\n" + WMMA, "csrc/ops.cuh": "#include <cublas_v2.h>\n",
+        "csrc/ops.hip": "#include \"ops_hip.cuh\"\n" + HIP_OPS, "csrc/ops_hip.cuh": "#include <hipblas/hipblas.h>\n"})])
+    twins = [(i["path"], i["kind"], i["replaces"]) for i in doc["summary"]["platforms"]["amd_implementations"]]
+    assert twins == [("csrc/ops.hip", "file", "csrc/ops.cu"), ("csrc/ops_hip.cuh", "file", "csrc/ops.cuh"),
+                     ("CMakeLists.txt", "build", "")]
+    assert _items(doc) == [("fixed", "project_tests", 0.25, "", [])]
+
+
+def test_a_file_that_includes_its_amd_namesake_is_shared_code(tmp_path: Path):
+    """anthonix/llm.c's cuda_common.h includes amd_common.cuh under BUILD_AMD: both builds compile
+    it, so amd_common.cuh replaces nothing (nor does a HIP file that includes its CUDA twin)."""
+    doc = audit_paths([write_tree(tmp_path, {
+        "llmc/cuda_common.h": "#ifdef USE_ROCM\n#include \"amd_common.cuh\"\n#else\n#include <cuda_runtime.h>\n#endif\n",
+        "llmc/amd_common.cuh": "#include <hip/hip_runtime.h>\n",
+        "k.cu": WMMA, "k.hip": "#include \"k.cu\"\n"})])
+    assert doc["summary"]["platforms"]["amd_implementations"] == []
+    assert "wmma" in {i["key"] for i in doc["estimate"]["items"]}

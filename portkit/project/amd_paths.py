@@ -11,6 +11,11 @@ Read from file names and build files, never run:
   for AMD (the CUDA code is the AMD code, hipified as it is built); otherwise it replaces them
   (flash_attn_ck is a new implementation on composable_kernel): the CUDA directory costs nothing
   to port.
+- **A parallel AMD file** is the same beside a CUDA file of the same directory: `X.hip` beside
+  `X.cu`, or a name with an AMD word beside the name without it (or with `cuda` for it):
+  bitsandbytes' `kernels.hip`/`kernels_hip.cuh` beside `kernels.cu`/`kernels.cuh`, ROCm/apex's
+  `conv_bias_relu_rocm.cpp` beside `conv_bias_relu.cpp`. Unless it includes the CUDA file (then it
+  compiles it), it replaces it: the CUDA file costs nothing to port, and the AMD one is AMD code.
 - **A build that compiles for AMD**: CMake `enable_language(HIP)`, `LANGUAGES ... HIP`,
   `find_package(hip)`, `LANGUAGE HIP`; a setup.py that branches on `IS_HIP_EXTENSION`,
   `torch.version.hip` or a `rocm` build target; a Makefile that calls `hipcc`. The tree then
@@ -45,8 +50,8 @@ _SOURCE_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".
 class AmdImplementation:
     """One AMD path of the tree: a directory (a parallel implementation) or a build file."""
 
-    path: str                    # the AMD directory, or the build file
-    kind: str                    # "directory" or "build"
+    path: str                    # the AMD directory or file, or the build file
+    kind: str                    # "directory", "file" or "build"
     evidence: str                # what says so, in the tree's own words
     replaces: str = ""           # the CUDA directory a parallel implementation stands in for
     compiles: str = ""           # the CUDA directory an AMD directory's build compiles for AMD
@@ -62,6 +67,7 @@ class AmdPaths:
 
     implementations: tuple[AmdImplementation, ...] = ()
     amd_dirs: tuple[str, ...] = field(default=())        # directories of AMD code: not CUDA to port
+    amd_files: tuple[str, ...] = field(default=())       # parallel AMD files: AMD code too
 
     @property
     def builds(self) -> bool:
@@ -74,12 +80,12 @@ class AmdPaths:
     def replaced_by(self, path: str) -> str:
         """The AMD directory that replaces the CUDA directory `path` lies in, or ""."""
         for i in self.implementations:
-            if i.replaces and path.startswith(i.replaces + "/"):
+            if i.replaces and (path == i.replaces if i.kind == "file" else path.startswith(i.replaces + "/")):
                 return i.path
         return ""
 
     def is_amd(self, path: str) -> bool:
-        return any(path.startswith(d + "/") for d in self.amd_dirs)
+        return path in self.amd_files or any(path.startswith(d + "/") for d in self.amd_dirs)
 
 
 def learn(entries: list[Entry]) -> AmdPaths:
@@ -102,8 +108,60 @@ def learn(entries: list[Entry]) -> AmdPaths:
             f"{directory} builds {counterpart}'s sources for AMD" if compiled else
             f"{directory} is an AMD implementation beside {counterpart}",
             replaces="" if compiled else counterpart, compiles=counterpart if compiled else ""))
+    twins = _file_twins(entries)
+    found += twins
     found += _builds(entries)
-    return AmdPaths(tuple(found), tuple(amd_dirs))
+    return AmdPaths(tuple(found), tuple(amd_dirs), tuple(sorted(i.path for i in twins)))
+
+
+_CUDA_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".h", ".hpp")
+
+
+def _file_twins(entries: list[Entry]) -> list[AmdImplementation]:
+    """Parallel AMD files (the module docstring): each with the CUDA file it replaces."""
+    sources = {e.rel: e for e in entries if e.kind == "source"}
+    found = []
+    for rel, entry in sorted(sources.items()):
+        counterpart = _file_counterpart(rel, sources)
+        if not counterpart:
+            continue
+        if _includes(entry, counterpart) or _includes(sources[counterpart], rel):
+            continue   # one compiles the other: anthonix/llm.c's cuda_common.h includes amd_common.cuh
+        found.append(AmdImplementation(rel, "file", f"{rel} is an AMD implementation beside {counterpart}",
+                                       replaces=counterpart))
+    return found
+
+
+def _includes(entry: Entry, target: str) -> bool:
+    """Whether `entry` includes a file named as `target` is (or cannot be read: then no claim)."""
+    data, skipped = read(entry)
+    name = target.rsplit("/", 1)[-1]
+    return data is None or skipped is not None or any(spelled.rsplit("/", 1)[-1] == name
+                                                      for _, spelled in include_lines(data))
+
+
+def _file_counterpart(rel: str, sources: dict[str, Entry]) -> str:
+    """The CUDA sibling of an AMD file: `X.cu` for `X.hip`; the name without its AMD word, or with
+    `cuda` for it, and a C/C++/CUDA suffix (the file's own first)."""
+    folder, _, name = rel.rpartition("/")
+    prefix = folder + "/" if folder else ""
+    stem, dot, suffix = name.rpartition(".")
+    if not dot or not stem:
+        return ""
+    if suffix == "hip":
+        return next((prefix + stem + s for s in (".cu", ".cpp") if prefix + stem + s in sources), "")
+    words = re.split(r"([-_.])", stem)
+    for i, word in enumerate(words):
+        if word.lower() not in AMD_TOKENS:
+            continue
+        for candidate in (words[:i] + ["cuda"] + words[i + 1:], words[:max(i - 1, 0)] + words[i + 1:],
+                          words[:i] + words[i + 2:]):
+            base = "".join(candidate).strip("-_.")
+            for s in ("." + suffix, *_CUDA_SUFFIXES):
+                sibling = prefix + base + s
+                if base and sibling != rel and sibling in sources:
+                    return sibling
+    return ""
 
 
 def _directories(entries: list[Entry]) -> set[str]:
