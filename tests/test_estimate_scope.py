@@ -86,6 +86,17 @@ def test_a_parallel_amd_implementation_replaces_its_cuda_twin(tmp_path: Path):
     assert doc["estimate"]["decisions"] == []
 
 
+def test_an_amd_directory_beside_a_cuda_folder_of_its_name_replaces_it(tmp_path: Path):
+    """ROCm/xformers: attention/hip_fmha (composable_kernel) beside attention/cuda/fmha (CUTLASS)."""
+    doc = audit_paths([write_tree(tmp_path, {
+        "csrc/attention/cuda/fmha/fwd.cu": CUTLASS, "attn/__init__.py": "import torch\n",
+        "setup.py": SETUP.format(branch=BOTH),
+        "csrc/attention/hip_fmha/fwd.cpp": "#include <hip/hip_runtime.h>\nvoid fwd_ck(float *o) { hipMemset(o, 0, 4); }\n"})])
+    assert [(i["path"], i["replaces"]) for i in doc["summary"]["platforms"]["amd_implementations"]] == [
+        ("csrc/attention/hip_fmha", "csrc/attention/cuda/fmha"), ("setup.py", "")]
+    assert doc["estimate"]["decisions"] == []
+
+
 def test_cutlass_and_cute_kernels_without_an_amd_port_are_one_decision(tmp_path: Path):
     """flash-attention's csrc without its CK port: one rewrite decision, not a blocker per site
     plus 'adopt CUTLASS' plus 'adopt CuTe'."""

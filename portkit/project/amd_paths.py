@@ -177,16 +177,18 @@ def _directories(entries: list[Entry]) -> set[str]:
 
 
 def _counterpart(directory: str, dirs: set[str]) -> str:
-    """The CUDA sibling of an AMD directory: its name without the AMD word, or with `cuda` for it."""
+    """The CUDA sibling of an AMD directory: its name without the AMD word, or with `cuda` for it,
+    or without it under a `cuda/` sibling (xformers' attention/hip_fmha beside attention/cuda/fmha)."""
     parent, _, name = directory.rpartition("/")
     prefix = parent + "/" if parent else ""
     words = re.split(r"([-_.])", name)   # keep the separators
     for i, word in enumerate(words):
         if word.lower() not in AMD_TOKENS:
             continue
-        for candidate in (words[:i] + ["cuda"] + words[i + 1:], words[:max(i - 1, 0)] + words[i + 1:],
-                          words[:i] + words[i + 2:]):
-            sibling = prefix + "".join(candidate).strip("-_.")
+        without = ("".join(words[:max(i - 1, 0)] + words[i + 1:]).strip("-_."),
+                   "".join(words[:i] + words[i + 2:]).strip("-_."))
+        for sibling in (prefix + "".join(words[:i] + ["cuda"] + words[i + 1:]).strip("-_."),
+                        *(prefix + rest for rest in without if rest), *(prefix + "cuda/" + rest for rest in without if rest)):
             if sibling != directory and sibling in dirs:
                 return sibling
     return ""
