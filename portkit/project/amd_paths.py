@@ -5,7 +5,8 @@ Read from file names and build files, never run:
 
 - **A parallel AMD implementation** is a directory whose name carries an AMD token (`hip`,
   `rocm`, `amd`, `ck` as one of its `-`/`_`/`.`-separated words) beside a CUDA directory of the
-  same name without it, or with `cuda` in its place: flash-attention's `csrc/flash_attn_ck`
+  same name without it (also under a `cuda/` sibling: xformers' attention/hip_fmha beside
+  attention/cuda/fmha), or with `cuda` in its place: flash-attention's `csrc/flash_attn_ck`
   beside `csrc/flash_attn`, ggml's `src/ggml-hip` beside `src/ggml-cuda`. When the AMD
   directory's build files name the CUDA directory's files (`../ggml-cuda/*.cu`), it compiles them
   for AMD (the CUDA code is the AMD code, hipified as it is built); otherwise it replaces them
