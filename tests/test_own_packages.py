@@ -136,3 +136,46 @@ def test_which_try_blocks_let_the_code_run_without_an_import(handler: str, guard
 def test_a_file_that_does_not_parse_guards_nothing():
     from portkit.engine.optional_imports import guarded_lines
     assert guarded_lines(b"try:\n    import pynvml\nexcept ImportError, e:\n    pass\n") == ()
+
+
+NCCL_TEMPLATE = ("#ifndef NCCL_H_\n#define NCCL_H_\n#include <cuda_runtime.h>\n#define NCCL_MAJOR ${nccl:Major}\n"
+                 "typedef struct ncclComm* ncclComm_t;\ntypedef enum { ncclSuccess = 0 } ncclResult_t;\n"
+                 "ncclResult_t ncclCommRevoke(ncclComm_t comm, int revokeFlags);\n"
+                 "ncclResult_t ncclCommStream(ncclComm_t comm, cudaStream_t stream);\n#endif\n")
+NCCL_SOURCE = ('#include "nccl.h"\nncclResult_t ncclCommRevoke(ncclComm_t comm, int revokeFlags) {\n'
+               '  cudaDeviceSynchronize();\n  return ncclSuccess;\n}\n')
+
+
+def _nccl(root: Path, template: bool) -> Path:
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "init.cc").write_text(NCCL_SOURCE)
+    if template:
+        (root / "src" / "nccl.h.in").write_text(NCCL_TEMPLATE)
+    return root
+
+
+def test_a_tree_that_generates_a_librarys_header_is_that_library(tmp_path: Path):
+    """NCCL writes its own nccl.h from src/nccl.h.in: `#include "nccl.h"` stays (it was RCCL's
+    rccl/rccl.h), the template is the code the include reaches (converted like any header), and
+    NCCL's names are its own API, not "no HIP equivalent" in RCCL."""
+    from portkit.cli.app import main
+    root = _nccl(tmp_path / "nccl", template=True)
+    assert main(["convert", str(root), "-o", str(tmp_path / "out"), "-q"]) == 0
+    # the HIP runtime header comes first: init.cc calls the runtime, and nccl.h is not read for it
+    assert (tmp_path / "out" / "src" / "init.cc").read_text() == "\n#include <hip/hip_runtime.h>\n" + NCCL_SOURCE.replace(
+        "cudaDeviceSynchronize", "hipDeviceSynchronize")
+    assert (tmp_path / "out" / "src" / "nccl.h.in").read_text() == NCCL_TEMPLATE.replace(
+        "<cuda_runtime.h>", "<hip/hip_runtime.h>").replace("cudaStream_t", "hipStream_t")
+    doc = audit_paths([root])
+    assert doc["findings"] == []
+    assert "nccl" not in {i["key"] for i in doc["estimate"]["items"]}
+
+
+def test_a_tree_that_only_uses_the_library_keeps_depending_on_it(tmp_path: Path):
+    from portkit.cli.app import main
+    root = _nccl(tmp_path / "user", template=False)
+    assert main(["convert", str(root), "-o", str(tmp_path / "out"), "-q"]) == 0
+    assert (tmp_path / "out" / "src" / "init.cc").read_text() == "\n#include <hip/hip_runtime.h>\n" + NCCL_SOURCE.replace(
+        "cudaDeviceSynchronize", "hipDeviceSynchronize").replace('"nccl.h"', '"rccl/rccl.h"')
+    doc = audit_paths([root])
+    assert [(f["path"], f["line"], f["code"]) for f in doc["findings"]] == [("src/init.cc", 2, "PK001")]

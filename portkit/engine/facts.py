@@ -40,6 +40,9 @@ class ProjectFacts:
     # (library id, directory) of the vendor-neutral libraries the tree carries as source
     # (project/carried.py): their names are the project's own
     carried: tuple[tuple[str, str], ...] = ()
+    # headers the tree generates from a template (src/nccl.h.in -> src/nccl.h): NCCL's own API
+    # header, which its 80 sources include as "nccl.h", is never RCCL's
+    generated_headers: frozenset[str] = frozenset()
 
     @property
     def carried_libraries(self) -> frozenset[str]:
@@ -52,6 +55,20 @@ class ProjectFacts:
             return False
         copy = ecosystem.default().by_id[family].copy
         return copy is not None and copy.keeps(name)
+
+    def generates(self, include: str) -> bool:
+        """Whether the header an include names is one the tree generates from a template."""
+        return any(rel == include or rel.endswith("/" + include) for rel in self.generated_headers)
+
+    @property
+    def own_libraries(self) -> frozenset[str]:
+        """The ecosystem libraries whose header the tree generates: the project is that library
+        (NCCL's src/nccl.h.in), and the library's names (a mapping family of its id) are its own."""
+        if not self.generated_headers:
+            return frozenset()
+        eco = ecosystem.default()
+        return frozenset(library.id for rel in self.generated_headers
+                         if (library := eco.header(rel.rsplit("/", 1)[-1])) is not None)
 
     def carries_header(self, include: str) -> bool:
         """Whether the header `include` names is one of a carried copy's that needs no CUDA."""

@@ -26,6 +26,7 @@ from ..core.source import begins_line
 # `#include "x"` or `#include <x>` (the delimiters must pair). No `^` anchor: a pattern that starts
 # with a literal is found by a fast scan, four times faster on large trees; begins_line checks
 # the rest.
+HEADER_TEMPLATES = (".h.in", ".hpp.in", ".hxx.in", ".cuh.in")   # what CMake's configure_file makes headers of
 INCLUDE = re.compile(rb'#[ \t]*include[ \t]*(?:"([^"\n]+)"|<([^>\n]+)>)')
 
 
@@ -60,12 +61,22 @@ class _Index:
         self.links = links
         self.names = {rel.rsplit("/", 1)[-1] for rel in links}
         self.names |= {e.rel.rsplit("/", 1)[-1] for e in entries if e.kind is None}
+        # a header template (`src/nccl.h.in`) is what `#include "nccl.h"` reaches: the build
+        # writes the header from it (NCCL's own API header), so the template is the code to read
+        templates = {e.rel[:-3]: e.rel for e in entries if e.kind is None and e.rel.endswith(HEADER_TEMPLATES)}
+        self.names |= {made.rsplit("/", 1)[-1] for made in templates}
         self.by_suffix: dict[str, list[str]] = {}
         for rel in sorted(self.files | links):
             if rel.rsplit("/", 1)[-1] in self.names:
-                parts = rel.split("/")
-                for i in range(len(parts)):
-                    self.by_suffix.setdefault("/".join(parts[i:]), []).append(rel)
+                self._index(rel, rel)
+        for made, template in sorted(templates.items()):
+            if made not in self.files:   # a header of that name beside its template is the one reached
+                self._index(made, template)
+
+    def _index(self, path: str, rel: str) -> None:
+        parts = path.split("/")
+        for i in range(len(parts)):
+            self.by_suffix.setdefault("/".join(parts[i:]), []).append(rel)
 
     def resolve(self, quoted: bool, spelled: str, includer: str) -> str | None:
         """The file set's (or a refused link's) name for an include: next to the including file

@@ -114,7 +114,8 @@ def learn(entries: list[Entry], options: Options, config: Config = Config(),
     caller has read them already."""
     required, extras = requirements(entries)
     facts = ProjectFacts(amd_macros=tuple(config.amd_macros), own_packages=own_packages(entries),
-                         requirements=required, extras=extras, carried=carried.learn(entries))
+                         requirements=required, extras=extras, carried=carried.learn(entries),
+                         generated_headers=generated_headers(entries))
     if sources is None and (options.platform_model or options.polyfills):
         sources = read_sources(entries)   # once for both passes
     if options.platform_model:   # the tree's AMD selectors, learned before the scan (regions.py)
@@ -122,6 +123,12 @@ def learn(entries: list[Entry], options: Options, config: Config = Config(),
     if options.polyfills:   # its own definitions win over a polyfill
         facts = replace(facts, project_defined=polyfills.project_defined(entries, sources))
     return facts
+
+
+def generated_headers(entries: list[Entry]) -> frozenset[str]:
+    """The headers the tree makes from templates (`src/nccl.h.in` -> `src/nccl.h`, as CMake's
+    configure_file or a Makefile's sed writes them): the project's own, whatever their names."""
+    return frozenset(e.rel[:-3] for e in entries if e.rel.endswith(includes.HEADER_TEMPLATES))
 
 
 def tree_facts(root: Path, options: Options, config: Config) -> ProjectFacts:
@@ -164,7 +171,7 @@ def _facts_to_plain(facts: ProjectFacts) -> dict:
             "project_defined": sorted(facts.project_defined), "own_packages": sorted(facts.own_packages),
             "requirements": None if facts.requirements is None else sorted(facts.requirements),
             "extras": [[extra, sorted(names)] for extra, names in facts.extras],
-            "carried": [list(pair) for pair in facts.carried]}
+            "carried": [list(pair) for pair in facts.carried], "generated_headers": sorted(facts.generated_headers)}
 
 
 def _facts_from_plain(plain: dict) -> ProjectFacts:
@@ -176,7 +183,8 @@ def _facts_from_plain(plain: dict) -> ProjectFacts:
                         own_packages=frozenset(plain["own_packages"]),
                         requirements=None if plain.get("requirements") is None else frozenset(plain["requirements"]),
                         extras=tuple((extra, frozenset(names)) for extra, names in plain.get("extras", ())),
-                        carried=tuple((library, directory) for library, directory in plain.get("carried", ())))
+                        carried=tuple((library, directory) for library, directory in plain.get("carried", ())),
+                        generated_headers=frozenset(plain.get("generated_headers", ())))
 
 
 def with_clang_lines(project: Project, deep) -> None:

@@ -91,6 +91,8 @@ def handle(ctx: ScanContext, view: View, node: Node, text: bytes | None = None) 
         return
     if ctx.facts.carried and ctx.facts.carries_name(mapping.family, mapping.cuda):
         return   # declared by the tree's own copy of the library (project/carried.py)
+    if ctx.facts.generated_headers and mapping.family in ctx.facts.own_libraries:
+        return   # the tree is the library (NCCL, whose nccl.h it generates): its own API
     if text == cudacc.NAME and cudacc.keeps_nvidia(ctx, view, node):
         return   # a header's #if keeps its NVIDIA test beside the AMD one
     parent = node.parent

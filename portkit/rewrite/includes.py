@@ -41,7 +41,7 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
         if ctx.facts.rename is not None:
             _renamed_project_header(ctx, view, path, raw, name)
         return
-    if ctx.facts.carries_header(name):   # the tree's own copy of NVTX3 (project/carried.py)
+    if ctx.facts.carries_header(name) or ctx.facts.generates(name):   # the tree's own (carried.py, a template)
         return
     hip, problem, reason = mapping.resolve(ctx.target, ctx.options.prefer_roc)
     if hip == name:

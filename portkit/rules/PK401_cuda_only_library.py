@@ -49,7 +49,8 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
         return
     name = path.text[1:-1].decode("utf-8", "replace").strip()
     library = ecosystem.default().header(name)
-    if library is not None and not ctx.facts.carries_header(name):   # a carried copy is the project's
+    # a carried copy, or a header the tree generates (NCCL's own nccl.h), is the project's
+    if library is not None and not ctx.facts.carries_header(name) and not ctx.facts.generates(name):
         _use(ctx, library, view.start(path), view.end(path), f"#include <{name}>")
 
 
