@@ -179,3 +179,35 @@ def test_a_tree_that_only_uses_the_library_keeps_depending_on_it(tmp_path: Path)
         "cudaDeviceSynchronize", "hipDeviceSynchronize").replace('"nccl.h"', '"rccl/rccl.h"')
     doc = audit_paths([root])
     assert [(f["path"], f["line"], f["code"]) for f in doc["findings"]] == [("src/init.cc", 2, "PK001")]
+
+
+TE_SETUP = ('from setuptools import setup\nsetup(name="transformer_engine", packages=["transformer_engine"],\n'
+            '      extras_require={"pytorch": ["transformer_engine_torch==2.4"]})\n')
+TE_TEST = ("#include <transformer_engine/activation.h>\n"
+           "__global__ void gelu(float *o) { o[threadIdx.x] = 0.5f; }\n")
+
+
+def _te(root: Path, own: bool) -> Path:
+    files = {"tests/cpp/test_act.cu": TE_TEST,
+             "transformer_engine/common/include/transformer_engine/activation.h": "#pragma once\nvoid nvte_gelu();\n"}
+    if own:
+        files |= {"transformer_engine/__init__.py": "", "setup.py": TE_SETUP}
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+def test_transformer_engine_is_not_its_own_dependency(tmp_path: Path):
+    """ROCm's Transformer Engine fork: its tests include <transformer_engine/...> (its own headers)
+    and its setup.py's extras name its own transformer_engine_torch; neither is "adopt the ROCm
+    counterpart of Transformer Engine" (30.6 h on the fork, 2026-11-28)."""
+    doc = audit_paths([_te(tmp_path / "te", own=True)])
+    assert [f["code"] for f in doc["findings"] if f["code"] in ("PK401", "PK601")] == []
+    assert "transformer-engine" not in {i["key"] for i in doc["estimate"]["items"]}
+
+
+def test_a_project_using_transformer_engine_still_depends_on_it(tmp_path: Path):
+    doc = audit_paths([_te(tmp_path / "user", own=False)])
+    assert [(f["path"], f["line"], f["code"]) for f in doc["findings"] if f["code"] == "PK401"] == [
+        ("tests/cpp/test_act.cu", 1, "PK401")]

@@ -70,6 +70,14 @@ class ProjectFacts:
         return frozenset(library.id for rel in self.generated_headers
                          if (library := eco.header(rel.rsplit("/", 1)[-1])) is not None)
 
+    def owns(self, library: "ecosystem.Library") -> bool:
+        """Whether the project is the library itself: one of its own Python packages carries the
+        library's name (Transformer Engine's transformer_engine/, whose C++ headers its sources
+        include as <transformer_engine/...>), or it generates the library's header (NCCL)."""
+        own = self.own_packages
+        return (library.id in self.own_libraries or ecosystem.normalize(library.id) in own
+                or any(ecosystem.normalize(name) in own for name in library.python))
+
     def carries_header(self, include: str) -> bool:
         """Whether the header `include` names is one of a carried copy's that needs no CUDA."""
         if not self.carried:

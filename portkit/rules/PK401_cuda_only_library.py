@@ -68,6 +68,8 @@ def check_text(ctx: ScanContext) -> None:
 
 
 def _use(ctx: ScanContext, library: ecosystem.Library, start: int, end: int, what: str) -> None:
+    if ctx.facts.owns(library):
+        return   # the project is the library (Transformer Engine's own headers): no dependency
     ctx.uses_library(library.id, start)
     if library.status == "drop-in" or rewrites.default().by_library(library.id) is not None:
         return   # rewrite blockers are PK402's (mappings/rewrites.toml)

@@ -81,6 +81,8 @@ def _requirement(ctx: ScanContext, eco: ecosystem.Ecosystem, line: Line, match: 
     if ecosystem.normalize(name) in ctx.facts.own_packages:
         return   # the project's own name (setup.py's name="apex" in apex): not a dependency
     package = eco.package(name)
+    if package is not None and ecosystem.normalize(package.name) in ctx.facts.own_packages:
+        return   # a distribution of the project's own family (Transformer Engine's transformer_engine_torch)
     rest = line.code[match.start():]
     build = _CUDA_BUILD.search(match.group(0)) or (_CUDA_BUILD.search(rest) if "+cu" in rest else None)
     if package is not None and package.status != "drop-in":
