@@ -225,3 +225,16 @@ def test_a_file_that_includes_its_amd_namesake_is_shared_code(tmp_path: Path):
         "k.cu": WMMA, "k.hip": "#include \"k.cu\"\n"})])
     assert doc["summary"]["platforms"]["amd_implementations"] == []
     assert "wmma" in {i["key"] for i in doc["estimate"]["items"]}
+
+
+def test_a_test_that_imports_tensorrt_does_not_make_a_tensorrt_pipeline(tmp_path: Path):
+    """NVIDIA/TransformerEngine: one ONNX-export test imports tensorrt; the library was labelled
+    "TensorRT-based inference pipeline, not currently feasible". Only the headline's code decides."""
+    kernel = "__global__ void k(float *o) { o[threadIdx.x] = 1.0f; }\n"
+    doc = audit_paths([write_tree(tmp_path / "lib", {"csrc/k.cu": kernel,
+                                                     "tests/test_onnx_export.py": "import tensorrt\n"})])
+    assert doc["estimate"]["archetype"]["id"] != "tensorrt-inference"
+    assert "tensorrt" not in doc["estimate"]["signals"]
+    served = audit_paths([write_tree(tmp_path / "serve", {"csrc/k.cu": kernel, "serve/__init__.py": "",
+                                                          "serve/engine.py": "import tensorrt\n"})])
+    assert served["estimate"]["archetype"]["id"] == "tensorrt-inference"

@@ -31,7 +31,8 @@ from . import decisions
 from .scope import Scope, has_cuda
 
 def signals(files: Iterable[tuple[str, Metrics]], findings: list[Finding],
-            own_packages: frozenset[str] | None = None, requirements: frozenset[str] | None = None) -> set[str]:
+            own_packages: frozenset[str] | None = None, requirements: frozenset[str] | None = None,
+            headline: Scope | None = None) -> set[str]:
     """What kind of project this is: the facts the fixed costs and archetypes are chosen by.
 
     A PyTorch or JAX project is one whose product imports the framework: a Python project (no
@@ -40,7 +41,12 @@ def signals(files: Iterable[tuple[str, Metrics]], findings: list[Finding],
     C++/CUDA project (llm.c's train_gpt2.py, ggml's scripts) does not make it one. `own_packages`
     None (not known): every import counts, as before. An import in the project's own package of a
     framework the project does not require (`requirements`, packages.requirements; None: it
-    declares none, and every such import counts) is optional interop: faiss's contrib/torch_utils.py."""
+    declares none, and every such import counts) is optional interop: faiss's contrib/torch_utils.py.
+    TensorRT makes a "TensorRT-based inference pipeline, not feasible" only where the headline prices
+    it (`headline`: the scope): NVIDIA/TransformerEngine's one ONNX-export test importing tensorrt
+    made the whole library infeasible."""
+    def priced(path: str, line: int) -> bool:
+        return headline is None or (headline.feature(path, line) == "" and headline.priced(path))
     files = list(files)
     found: set[str] = {"cuda-sources"} if any(has_cuda(m) for _, m in files) else set()
     for path, m in files:
@@ -53,13 +59,13 @@ def signals(files: Iterable[tuple[str, Metrics]], findings: list[Finding],
             found.add("triton")
         if m.cuda_extension:
             found.add("cuda-extension")
-        if "tensorrt" in m.libraries or "tensorrt" in m.imports:
+        if ("tensorrt" in m.libraries or "tensorrt" in m.imports) and priced(path, 0):
             found.add("tensorrt")
     for f in findings:
         rule = rules.of(f.code)
         if rule.build_file:
             found.add("build-files")
-        if rule.package and f.subject.startswith("tensorrt"):
+        if rule.package and f.subject.startswith("tensorrt") and priced(f.path, f.line):
             found.add("tensorrt")
     return found
 
@@ -274,7 +280,7 @@ def estimate(files: list[tuple[str, Metrics]], findings: list[Finding], eco: Eco
     if focus <= 0 or focus > 80:
         raise PortkitError(f"--focus-hours must be between 1 and 80, not {focus}")
     found = found if found is not None else Scope.of(files)
-    present = signals(files, findings, own_packages, requirements)
+    present = signals(files, findings, own_packages, requirements, found)
     if found.builds_for_amd:
         present.add("builds-for-amd")
     work = items(files, findings, present, model, eco, found)
