@@ -238,3 +238,13 @@ def test_a_test_that_imports_tensorrt_does_not_make_a_tensorrt_pipeline(tmp_path
     served = audit_paths([write_tree(tmp_path / "serve", {"csrc/k.cu": kernel, "serve/__init__.py": "",
                                                           "serve/engine.py": "import tensorrt\n"})])
     assert served["estimate"]["archetype"]["id"] == "tensorrt-inference"
+
+
+def test_a_hip_files_thrust_is_rocthrust(tmp_path: Path):
+    """ROCm/rocm-examples: Libraries/rocThrust/device_ptr/main.hip includes <thrust/device_ptr.h>,
+    which rocThrust provides under Thrust's name: nothing to adopt. The same include in a .cu is."""
+    code = "#include <thrust/device_vector.h>\nint count() { thrust::device_vector<int> v(4); return (int)v.size(); }\n"
+    hip = audit_paths([write_tree(tmp_path / "hip", {"main.hip": code})])
+    cuda = audit_paths([write_tree(tmp_path / "cuda", {"main.cu": code})])
+    assert "thrust" not in {i["key"] for i in hip["estimate"]["items"]}
+    assert "thrust" in {i["key"] for i in cuda["estimate"]["items"]}

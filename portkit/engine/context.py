@@ -156,9 +156,12 @@ class ScanContext:
         """A use of an ecosystem library at byte `start` (Metrics.libraries: the estimate's dependency
         items). Not the NVIDIA branch of an #if with an AMD branch, nor AMD code: the AMD build
         does not compile it (mamba's libcu++ include under `#ifndef USE_ROCM`, already ported,
-        was "adopt the ROCm counterpart of libcu++", 30.6 h)."""
+        was "adopt the ROCm counterpart of libcu++", 30.6 h). Nor a `.hip` file: HIP code, whose
+        includes are the ROCm libraries' (rocThrust keeps Thrust's <thrust/...> names)."""
         regions = self.regions
         if (regions.ranges or regions.shim) and regions.kind_at(start) in ("amd", PORTED, FALLBACK):
+            return
+        if self.source.rel.endswith(".hip"):   # a HIP source's <thrust/...> is rocThrust's (rocm-examples)
             return
         self.metrics.libraries.add(library)
 
