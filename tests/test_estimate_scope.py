@@ -248,3 +248,15 @@ def test_a_hip_files_thrust_is_rocthrust(tmp_path: Path):
     cuda = audit_paths([write_tree(tmp_path / "cuda", {"main.cu": code})])
     assert "thrust" not in {i["key"] for i in hip["estimate"]["items"]}
     assert "thrust" in {i["key"] for i in cuda["estimate"]["items"]}
+
+
+def test_a_setup_py_branching_on_a_rocm_name_builds_for_amd(tmp_path: Path):
+    """ROCm's Transformer Engine: `if rocm_build():` in setup.py (apex's fork: IS_ROCM_PYTORCH);
+    a word that only contains the letters (`procmon`) says nothing."""
+    setup = "from setuptools import setup\nif rocm_build():\n    flags = ['-DUSE_ROCM']\nsetup(name='te')\n"
+    doc = audit_paths([write_tree(tmp_path / "te", {"setup.py": setup, "csrc/k.cu": "__global__ void k() {}\n"})])
+    assert [(i["path"], i["evidence"]) for i in doc["summary"]["platforms"]["amd_implementations"]] == [
+        ("setup.py", "setup.py:2: if rocm_build():")]
+    other = audit_paths([write_tree(tmp_path / "other", {"setup.py": setup.replace("rocm_build", "procmon"),
+                                                         "csrc/k.cu": "__global__ void k() {}\n"})])
+    assert other["summary"]["platforms"]["amd_implementations"] == []

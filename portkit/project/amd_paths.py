@@ -19,7 +19,8 @@ Read from file names and build files, never run:
   compiles it), it replaces it: the CUDA file costs nothing to port, and the AMD one is AMD code.
 - **A build that compiles for AMD**: CMake `enable_language(HIP)`, `LANGUAGES ... HIP`,
   `find_package(hip)`, `LANGUAGE HIP`; a setup.py that branches on `IS_HIP_EXTENSION`,
-  `torch.version.hip` or a `rocm` build target; a Makefile that calls `hipcc`. The tree then
+  `torch.version.hip`, a `rocm` build target or a name with a `rocm` word (Transformer Engine's
+  `if rocm_build():`, apex's `IS_ROCM_PYTORCH`); a Makefile that calls `hipcc`. The tree then
   "already builds for AMD": the estimate prices its residue, not a conversion.
 
 `covered()` says which files such builds compile: those under the build file's directory, under
@@ -42,7 +43,8 @@ _WORD = re.compile(r"[-_.]")
 _CMAKE_HIP = re.compile(rb"\benable_language\s*\(\s*HIP\b|\bLANGUAGES?\b[^)\n]*\bHIP\b|\bfind_package\s*\(\s*hip\b",
                         re.I)
 # a setup.py that branches on it: `if IS_HIP_EXTENSION:`, `if torch.version.hip`, `BUILD_TARGET == "rocm"`
-_SETUP_HIP = re.compile(rb"^[ \t]*(?:el)?if\b[^\n]*(?:\bIS_HIP_EXTENSION\b|\btorch\.version\.hip\b|[\"']rocm[\"'])", re.M)
+_SETUP_HIP = re.compile(rb"^[ \t]*(?:el)?if\b[^\n]*(?:\bIS_HIP_EXTENSION\b|\btorch\.version\.hip\b|[\"']rocm[\"']"
+                        rb"|\b(?:[A-Za-z]+_)*(?:rocm|ROCM|ROCm)(?:_\w+)?\b)", re.M)
 _MAKE_HIP = re.compile(rb"\bhipcc\b")
 _SOURCE_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hip", ".py")
 
