@@ -260,3 +260,9 @@ def test_a_setup_py_branching_on_a_rocm_name_builds_for_amd(tmp_path: Path):
     other = audit_paths([write_tree(tmp_path / "other", {"setup.py": setup.replace("rocm_build", "procmon"),
                                                          "csrc/k.cu": "__global__ void k() {}\n"})])
     assert other["summary"]["platforms"]["amd_implementations"] == []
+
+
+def test_a_hip_files_cudnn_is_still_a_dependency(tmp_path: Path):
+    """Only a drop-in library keeps its name under ROCm: cuDNN in a .hip file still needs MIOpen."""
+    doc = audit_paths([write_tree(tmp_path, {"conv.hip": "#include <cudnn.h>\nint handle() { return 0; }\n"})])
+    assert "cudnn" in {i["key"] for i in doc["estimate"]["items"]}

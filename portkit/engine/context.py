@@ -18,6 +18,7 @@ from ..core.edits import Edit, EditKind
 from ..core.findingstore import FindingStore, Pending
 from ..core.findings import Finding, fingerprint
 from ..tables.mappings import MappingDB, Version
+from ..tables import ecosystem
 from .facts import ProjectFacts
 from .options import Options
 from ..platform.regions import FALLBACK, PORTED, RegionMap
@@ -156,12 +157,13 @@ class ScanContext:
         """A use of an ecosystem library at byte `start` (Metrics.libraries: the estimate's dependency
         items). Not the NVIDIA branch of an #if with an AMD branch, nor AMD code: the AMD build
         does not compile it (mamba's libcu++ include under `#ifndef USE_ROCM`, already ported,
-        was "adopt the ROCm counterpart of libcu++", 30.6 h). Nor a `.hip` file: HIP code, whose
-        includes are the ROCm libraries' (rocThrust keeps Thrust's <thrust/...> names)."""
+        was "adopt the ROCm counterpart of libcu++", 30.6 h). Nor a drop-in library a `.hip` file
+        includes: HIP code, whose includes are the ROCm libraries' (rocThrust keeps Thrust's
+        <thrust/...> names); one without a drop-in counterpart (cuDNN) is still a dependency there."""
         regions = self.regions
         if (regions.ranges or regions.shim) and regions.kind_at(start) in ("amd", PORTED, FALLBACK):
             return
-        if self.source.rel.endswith(".hip"):   # a HIP source's <thrust/...> is rocThrust's (rocm-examples)
+        if self.source.rel.endswith(".hip") and _drop_in(library):   # a HIP source's <thrust/...> is rocThrust's
             return
         self.metrics.libraries.add(library)
 
@@ -249,3 +251,8 @@ class ScanContext:
         findings = self.store.finish()
         self.metrics.findings_not_stored = dict(self.store.over)
         return findings
+
+
+def _drop_in(library: str) -> bool:
+    found = ecosystem.default().by_id.get(library)
+    return found is not None and found.status == "drop-in"
