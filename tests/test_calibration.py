@@ -98,3 +98,20 @@ def test_the_audit_json_states_the_calibration_error():
     assert doc["estimate"]["confidence"]["calibration"] == {
         "projects": 15, "spearman": 0.8, "error_factor": 2.06, "heldout_error_factor": 2.14,
         "source": "docs/estimate.md (Calibration)"}
+
+
+def test_a_snapshot_prices_what_the_audit_it_was_taken_from_priced(tmp_path: Path):
+    """benchmarks/calibration/run.py stops when the snapshot's estimate differs from the audit's.
+    A parallel AMD file (csrc/ops.hip beside csrc/ops.cu) must be AMD code after the round trip too."""
+    from portkit.commands.audit import audit_paths
+    from portkit.commands.results import AuditOptions
+    kernel = "__global__ void k(float *o) { o[threadIdx.x] = 1.0f; }\n"
+    files = {"csrc/ops.cu": "#include <mma.h>\n" + kernel,
+             "csrc/ops.hip": "#include <hip/hip_runtime.h>\n" + kernel + "__global__ void k2(float *o) { o[0] = 2.0f; }\n",
+             "csrc/main.cu": kernel.replace("k(", "m(")}
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    result = audit_paths([tmp_path], AuditOptions())
+    facts = calibration.snapshot([(s.rel, s.metrics) for s in result.scans], result.findings, result.scope)
+    assert calibration.estimate(facts).hours == result.estimate.hours

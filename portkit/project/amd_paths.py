@@ -70,7 +70,6 @@ class AmdPaths:
 
     implementations: tuple[AmdImplementation, ...] = ()
     amd_dirs: tuple[str, ...] = field(default=())        # directories of AMD code: not CUDA to port
-    amd_files: tuple[str, ...] = field(default=())       # parallel AMD files: AMD code too
 
     @property
     def builds(self) -> bool:
@@ -88,7 +87,10 @@ class AmdPaths:
         return ""
 
     def is_amd(self, path: str) -> bool:
-        return path in self.amd_files or any(path.startswith(d + "/") for d in self.amd_dirs)
+        """AMD code: a file under an AMD directory, or a parallel AMD file (an implementation of its own,
+        so that a calibration snapshot, which keeps the implementations, keeps it too)."""
+        return any(path.startswith(d + "/") for d in self.amd_dirs) or \
+            any(i.kind == "file" and i.path == path for i in self.implementations)
 
 
 def learn(entries: list[Entry]) -> AmdPaths:
@@ -111,10 +113,9 @@ def learn(entries: list[Entry]) -> AmdPaths:
             f"{directory} builds {counterpart}'s sources for AMD" if compiled else
             f"{directory} is an AMD implementation beside {counterpart}",
             replaces="" if compiled else counterpart, compiles=counterpart if compiled else ""))
-    twins = _file_twins(entries)
-    found += twins
+    found += _file_twins(entries)
     found += _builds(entries)
-    return AmdPaths(tuple(found), tuple(amd_dirs), tuple(sorted(i.path for i in twins)))
+    return AmdPaths(tuple(found), tuple(amd_dirs))
 
 
 _CUDA_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".h", ".hpp")
