@@ -233,7 +233,7 @@ def test_a_test_that_imports_tensorrt_does_not_make_a_tensorrt_pipeline(tmp_path
     kernel = "__global__ void k(float *o) { o[threadIdx.x] = 1.0f; }\n"
     doc = audit_paths([write_tree(tmp_path / "lib", {"csrc/k.cu": kernel,
                                                      "tests/test_onnx_export.py": "import tensorrt\n"})])
-    assert doc["estimate"]["archetype"]["id"] != "tensorrt-inference"
+    assert doc["estimate"]["archetype"]["id"] == "cuda-cpp"
     assert "tensorrt" not in doc["estimate"]["signals"]
     served = audit_paths([write_tree(tmp_path / "serve", {"csrc/k.cu": kernel, "serve/__init__.py": "",
                                                           "serve/engine.py": "import tensorrt\n"})])

@@ -10,6 +10,7 @@ the same facts, whichever command runs it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from ..tables import ecosystem
@@ -44,7 +45,7 @@ class ProjectFacts:
     # header, which its 80 sources include as "nccl.h", is never RCCL's
     generated_headers: frozenset[str] = frozenset()
 
-    @property
+    @cached_property   # asked for each CUDA name a file holds: computed once per facts
     def carried_libraries(self) -> frozenset[str]:
         return frozenset(library for library, _ in self.carried)
 
@@ -60,7 +61,7 @@ class ProjectFacts:
         """Whether the header an include names is one the tree generates from a template."""
         return any(rel == include or rel.endswith("/" + include) for rel in self.generated_headers)
 
-    @property
+    @cached_property
     def own_libraries(self) -> frozenset[str]:
         """The ecosystem libraries whose header the tree generates: the project is that library
         (NCCL's src/nccl.h.in), and the library's names (a mapping family of its id) are its own."""

@@ -16,9 +16,10 @@ belongs to the headline ("") or to one named part that is priced apart, as a "No
 - Python imports the code runs without: those in a `try:` that catches ImportError
   (engine/optional_imports.py, Metrics.optional_imports: mamba's flash_attn);
 - not priced at all: AMD code (a parallel AMD implementation's own directory or file) and the
-  CUDA directory or file such an implementation replaces (flash-attention's csrc/flash_attn beside
-  csrc/flash_attn_ck, bitsandbytes' ops.cu beside ops.hip): project/amd_paths.py; and the copy of a vendor-neutral library the tree
-  carries (nccl's src/include/nvtx3): project/carried.py.
+  CUDA directory or file such an implementation replaces (flash-attention's csrc/flash_attn
+  beside csrc/flash_attn_ck, bitsandbytes' ops.cu beside ops.hip): project/amd_paths.py; and
+  the copy of a vendor-neutral library the tree carries (nccl's src/include/nvtx3):
+  project/carried.py.
 """
 
 from __future__ import annotations

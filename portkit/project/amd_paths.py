@@ -154,18 +154,22 @@ def _file_counterpart(rel: str, sources: dict[str, Entry]) -> str:
         return ""
     if suffix == "hip":
         return next((prefix + stem + s for s in (".cu", ".cpp") if prefix + stem + s in sources), "")
-    words = re.split(r"([-_.])", stem)
-    for i, word in enumerate(words):
-        if word.lower() not in AMD_TOKENS:
-            continue
-        for candidate in (words[:i] + ["cuda"] + words[i + 1:], words[:max(i - 1, 0)] + words[i + 1:],
-                          words[:i] + words[i + 2:]):
-            base = "".join(candidate).strip("-_.")
+    for with_cuda, without in _namesakes(stem):
+        for base in (with_cuda, *without):
             for s in ("." + suffix, *_CUDA_SUFFIXES):
                 sibling = prefix + base + s
                 if base and sibling != rel and sibling in sources:
                     return sibling
     return ""
+
+
+def _namesakes(name: str) -> list[tuple[str, tuple[str, str]]]:
+    """For each AMD word of `name` (its `-`/`_`/`.`-separated words): the name with `cuda` in its
+    place, and the name without it (the separator before it dropped, or the one after)."""
+    words = re.split(r"([-_.])", name)   # keep the separators
+    return [("".join(words[:i] + ["cuda"] + words[i + 1:]).strip("-_."),
+             ("".join(words[:max(i - 1, 0)] + words[i + 1:]).strip("-_."), "".join(words[:i] + words[i + 2:]).strip("-_.")))
+            for i, word in enumerate(words) if word.lower() in AMD_TOKENS]
 
 
 def _directories(entries: list[Entry]) -> set[str]:
@@ -185,14 +189,9 @@ def _counterpart(directory: str, dirs: set[str]) -> str:
     or without it under a `cuda/` sibling (xformers' attention/hip_fmha beside attention/cuda/fmha)."""
     parent, _, name = directory.rpartition("/")
     prefix = parent + "/" if parent else ""
-    words = re.split(r"([-_.])", name)   # keep the separators
-    for i, word in enumerate(words):
-        if word.lower() not in AMD_TOKENS:
-            continue
-        without = ("".join(words[:max(i - 1, 0)] + words[i + 1:]).strip("-_."),
-                   "".join(words[:i] + words[i + 2:]).strip("-_."))
-        for sibling in (prefix + "".join(words[:i] + ["cuda"] + words[i + 1:]).strip("-_."),
-                        *(prefix + rest for rest in without if rest), *(prefix + "cuda/" + rest for rest in without if rest)):
+    for with_cuda, without in _namesakes(name):
+        for sibling in (prefix + with_cuda, *(prefix + rest for rest in without if rest),
+                        *(prefix + "cuda/" + rest for rest in without if rest)):
             if sibling != directory and sibling in dirs:
                 return sibling
     return ""

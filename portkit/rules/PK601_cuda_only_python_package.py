@@ -47,6 +47,7 @@ def check_text(ctx: ScanContext) -> None:
     setup = ctx.source.rel.rsplit("/", 1)[-1] == "setup.py"
     if kind == "python":   # imports the code runs without: priced apart (estimate/scope.py)
         ctx.metrics.optional_imports = optional_imports.guarded_lines(ctx.source.data)
+    declared = _declared(ctx) if setup else None
     for line in lines(ctx):
         if kind == "python":
             _imports(ctx, eco, line)
@@ -54,7 +55,6 @@ def check_text(ctx: ScanContext) -> None:
                 continue
         found = _QUOTED.finditer(line.code) if kind in ("pyproject", "python") else \
             [m for m in [_REQUIREMENT.match(line.code)] if m]
-        declared = _declared(ctx) if setup else None
         for match in found:
             if declared is None or ecosystem.normalize(match.group(1)) in declared:
                 _requirement(ctx, eco, line, match)

@@ -24,13 +24,10 @@ def flag_matches(ctx: ScanContext, rule: Rule, pattern: re.Pattern[str], message
         found = list(pattern.finditer(line.code))
         if not found:
             continue
-        # in the order they stand, by where each match starts: `line.code.find` put CMAKE_CUDA_FLAGS at
-        # CMAKE_CUDA_FLAGS_DEBUG's place, and the tie fell to the set's order, which differs from run
-        # to run with Python's string hashing: the message and the fingerprint changed with it
-        first: dict[str, int] = {}
-        for m in found:
-            first.setdefault(" ".join(m.group(0).split()), m.start())
-        names = sorted(first, key=lambda n: (first[n], n))
+        # each once, in the order the matches stand: sorting a set by `line.code.find` put
+        # CMAKE_CUDA_FLAGS at CMAKE_CUDA_FLAGS_DEBUG's place, and the tie fell to the set's order,
+        # which differs from run to run with Python's string hashing (and the fingerprint with it)
+        names = list(dict.fromkeys(" ".join(m.group(0).split()) for m in found))
         ctx.flag(rule, line.offset(found[0].start()), line.offset(found[-1].end()),
                  message.format(", ".join(f"`{n}`" for n in names)), subject=" ".join(names),
                  severity=severity, fix=fix(line.code) if fix is not None else None)
