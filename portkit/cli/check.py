@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shlex
 import stat
 import sys
@@ -23,6 +24,7 @@ HOOK = """#!/bin/sh
 # Remove this file (or run `portkit hook uninstall`) to stop it; `git commit --no-verify` skips it once.
 exec {command} check --staged
 """
+BACKUP = "pre-commit.portkit-backup"   # a foreign hook that --force replaced; later ones get .1, .2 ...
 
 
 def add_parsers(sub: argparse._SubParsersAction, codes) -> None:
@@ -60,7 +62,7 @@ def add_parsers(sub: argparse._SubParsersAction, codes) -> None:
                        description="Manage a plain .git/hooks/pre-commit that runs `portkit check --staged` "
                                    "(for repositories that do not use the pre-commit framework).")
     h.add_argument("action", choices=("install", "uninstall"))
-    h.add_argument("--force", action="store_true", help="replace an existing hook (kept as pre-commit.portkit-backup)")
+    h.add_argument("--force", action="store_true", help="replace an existing hook (kept as pre-commit.portkit-backup, or .1, .2 ... when that is taken)")
 
 
 def _common(p: argparse.ArgumentParser, codes) -> None:
@@ -128,38 +130,93 @@ def _baseline(args: argparse.Namespace) -> int:
 
 
 def _hook(args: argparse.Namespace) -> int:
+    from ..core.output import atomic_write
     from ..project import git
 
     root = git.toplevel(Path.cwd())
     if root is None:
         raise PortkitError("not in a git repository")
     hook = git.hooks_dir(root) / "pre-commit"
-    backup = hook.with_name("pre-commit.portkit-backup")
-    ours = hook.is_file() and "portkit hook install" in hook.read_text(encoding="utf-8", errors="replace")
+    ours = _is_ours(hook)
     if args.action == "uninstall":
-        if not ours:
-            raise PortkitError(f"{hook}: not installed by portkit; left as it is")
-        hook.unlink()
-        if backup.exists():
-            backup.rename(hook)
-            print(f"portkit hook: removed; restored the previous hook from {safe(backup.name)}")
-        else:
-            print(f"portkit hook: removed {safe(str(hook))}")
-        return 0
-    if hook.exists() and not ours:
+        return _uninstall(hook, ours)
+    if os.path.lexists(hook) and not ours:
         if not args.force:
             raise PortkitError(f"{hook} exists and is not portkit's; use --force to replace it "
-                               f"(it is kept as {backup.name})")
-        os.replace(hook, backup)
-        print(f"portkit hook: kept the existing hook as {safe(str(backup))}")
+                               f"(it is kept as {_free_backup(hook).name})")
+        print(f"portkit hook: {_keep(hook)}")
     hook.parent.mkdir(parents=True, exist_ok=True)
     # git runs the hook at the top of the work tree: the interpreter must not import a `portkit.py`
     # or `portkit/` the repository holds (pylaunch). Single quotes: whatever the interpreter's path
     # holds ($, `, ", $(...)), sh runs that very file (fsencode: a path that is not UTF-8 is
-    # written as the bytes it is on disk)
+    # written as the bytes it is on disk). Replaced by a rename: a link there is not written through
     command = " ".join(shlex.quote(part) for part in module_command("portkit"))
-    hook.write_bytes(os.fsencode(HOOK.format(command=command)))
+    atomic_write(hook, os.fsencode(HOOK.format(command=command)))
     hook.chmod(hook.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     print(f"portkit hook: {'updated' if ours else 'installed'} {safe(str(hook))} (runs `portkit check --staged` "
           f"before each commit)")
+    return 0
+
+
+_OWN_HOOK = re.compile(re.escape(HOOK.split("exec ")[0]) + r"exec [^\n]+ check --staged\n\Z")
+
+
+def _is_ours(hook: Path) -> bool:
+    """The hook is one `portkit hook install` wrote (any release: only its interpreter path
+    differs), not a user's that merely mentions portkit: only ours is replaced without a backup."""
+    data = _bytes(hook)
+    return data is not None and _OWN_HOOK.match(data.decode("utf-8", "surrogateescape")) is not None
+
+
+def _backups(hook: Path) -> list[Path]:
+    """The hooks kept by earlier installs, oldest first: pre-commit.portkit-backup, then .1, .2 ..."""
+    names = [hook.with_name(BACKUP)] + [hook.with_name(f"{BACKUP}.{n}") for n in range(1, _free_number(hook))]
+    return [name for name in names if os.path.lexists(name)]
+
+
+def _free_number(hook: Path) -> int:
+    number = 1
+    while os.path.lexists(hook.with_name(f"{BACKUP}.{number}")):
+        number += 1
+    return number
+
+
+def _free_backup(hook: Path) -> Path:
+    """The name the next foreign hook is kept under: one that no entry (a link included) has."""
+    first = hook.with_name(BACKUP)
+    return hook.with_name(f"{BACKUP}.{_free_number(hook)}") if os.path.lexists(first) else first
+
+
+def _keep(hook: Path) -> str:
+    """Move a foreign hook aside under a name no backup has: a second --force must never replace
+    the user's original hook, kept by the first, with what stood there since."""
+    current = _bytes(hook)
+    for old in _backups(hook):
+        if current is not None and _bytes(old) == current:   # already kept, byte for byte
+            return f"the existing hook is already kept as {safe(str(old))}"
+    backup = _free_backup(hook)
+    os.rename(hook, backup)   # the entry itself (a link stays a link); the name was free
+    return f"kept the existing hook as {safe(str(backup))}"
+
+
+def _bytes(path: Path) -> bytes | None:
+    """A hook's bytes; None for a link, a FIFO or anything else that is not a regular file."""
+    from ..core.files import read_regular
+    try:
+        return read_regular(path, follow=False)
+    except OSError:
+        return None
+
+
+def _uninstall(hook: Path, ours: bool) -> int:
+    """Remove portkit's hook and put back the one it replaced last (the newest backup)."""
+    if not ours:
+        raise PortkitError(f"{hook}: not installed by portkit; left as it is")
+    hook.unlink()
+    kept = _backups(hook)
+    if kept:
+        os.rename(kept[-1], hook)
+        print(f"portkit hook: removed; restored the previous hook from {safe(kept[-1].name)}")
+    else:
+        print(f"portkit hook: removed {safe(str(hook))}")
     return 0
