@@ -220,9 +220,9 @@ def _run_compat(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from ..project import mapping_files
-    from ..commands.compat import compat_paths
+    from ..commands.compat import compat_paths, write_compat
     from ..project.settings import scan_options
-    from ..commands.convert import diff_bytes, write_compat
+    from ..commands.convert import diff_bytes
     from ..core.files import read_regular
     from ..report.terminal import render_compat
     if args.output is not None or not (args.in_place or args.diff or args.check):

@@ -11,15 +11,16 @@ import difflib
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import Callable, Iterable
 
 from ..rewrite import polyfill_header, polyfills
 from ..buildfiles import FORMATS as BUILD_FORMATS
 from ..core.edits import apply_edits
 from ..core.errors import PortkitError
 from ..core.files import SOURCE_SUFFIXES, Entry, Skipped, open_regular, read, read_regular
-from .inplace import READ_ONLY, digest, in_place_path, links_note, read_only, replace_unchanged, rewrite
-from ..core.output import atomic_copy, atomic_write, refuse_unless_regular, sweep_stale, write_generated, write_output
+from .inplace import digest, rewrite
+from . import renaming
+from ..core.output import atomic_copy, atomic_write, confined, refuse_unless_regular, sweep_stale, write_generated
 from ..project.rename import RenamePlan, rename_in_build_file
 from ..tables.mappings import format_version, target_release
 from ..project import pipeline
@@ -30,8 +31,6 @@ from ..core.source import SourceFile, split_lines
 from ..scan.text import scan_text
 from .workers import FileTimeout, ordered_map, time_limit
 
-if TYPE_CHECKING:
-    from .compat import CompatResult
 
 
 @dataclass(frozen=True)
@@ -150,27 +149,17 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
         if opts.scan.active_only:   # clang's preprocessor decides the files it saw
             pipeline.with_clang_lines(project, result.deep)
     job = ConvertJob(opts.scan, project.facts)
+    why: dict[str, Skipped] = {}
+    if job.facts.rename is not None:   # what is known not to be written keeps its name from the start
+        plan, why = renaming.before_scan(project, job.facts.rename, opts.in_place, opts.force)
+        job = renaming.with_plan(job, plan)
     progress = progress_factory(len(entries)) if progress_factory else None
-    to_stdout = opts.output is not None and str(opts.output) == "-"
-    if opts.output is not None and not to_stdout:
-        _refuse_overwriting_inputs(entries, opts.output, project.facts.rename, opts.output_name)
-    swept: set[Path] = set()
-    # the output root as the OS resolves it, once: each file's own path is resolved in _mirror
-    base = opts.output.absolute().resolve() if opts.output is not None and not to_stdout else None
-    for outcome in _outcomes(entries, job, opts.jobs, progress):
-        result.outcomes.append(outcome)
-        if to_stdout:
-            if outcome.skipped is None or not outcome.skipped.error:
-                try:
-                    stdout.write(_output_bytes(outcome))  # type: ignore[union-attr]
-                except OSError as exc:
-                    result.skipped.append(Skipped(outcome.entry.rel, f"cannot read: {exc.strerror or exc}", True))
-        elif opts.output is not None:
-            _mirror(outcome, opts.output, result, swept, opts.output_name, base)
-        elif opts.in_place and (outcome.changed or outcome.renamed):
-            rewrite(outcome, opts.backup, opts.force, result, _converter(job), swept)
-        if opts.diff and (outcome.changed or outcome.renamed):
-            result.diff_text.append(unified_diff(outcome))
+    if opts.output is not None and str(opts.output) != "-":
+        _refuse_overwriting_inputs(entries, opts.output, job.facts.rename, opts.output_name)
+    outcomes: Iterable[FileOutcome] = _outcomes(entries, job, opts.jobs, progress)
+    if job.facts.rename is not None:   # a renamed file the scan skipped keeps its name (never with -o -)
+        outcomes, job = renaming.settle(list(outcomes), job, why, result.skipped, _many(opts.jobs))
+    _write(outcomes, job, opts, result, stdout)
     if opts.scan.polyfills:
         result.polyfills = _polyfill_header(result, opts)
         if result.polyfills is not None:
@@ -183,6 +172,43 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
         converter_codes = frozenset(r.code for r in rules.all_rules() if r.group == "conversion")
         refine({s.rel: s for s in result.scans}, result.deep, root, converter_codes, hours=False)
     return result
+
+
+def _write(outcomes: Iterable[FileOutcome], job: ConvertJob, opts: ConvertOptions, result: ConvertResult,
+           stdout: "object | None") -> None:
+    """Each outcome where the user asked for it, as the outcomes come (in place with --rename, the
+    renamed files first: renaming.py); a diff is taken before the write replaces the old bytes."""
+    swept: set[Path] = set()
+    handled: list[str] = []
+    before: dict[str, bytes] = {}
+
+    def write_one(outcome: FileOutcome) -> bytes | None:
+        return rewrite(outcome, opts.backup, opts.force, result, _converter(job), swept)
+    if opts.in_place and job.facts.rename is not None:
+        outcomes, job, handled, before = renaming.write_renamed(
+            list(outcomes), job, write_one, lambda e, d, j: _convert_data(e, d, j)[1], _many(opts.jobs),
+            result.skipped)
+    to_stdout = opts.output is not None and str(opts.output) == "-"
+    # the output root as the OS resolves it, once: each file's own path is resolved in _mirror
+    base = opts.output.absolute().resolve() if opts.output is not None and not to_stdout else None
+    for outcome in outcomes:
+        result.outcomes.append(outcome)
+        if opts.diff and (outcome.changed or outcome.renamed):
+            result.diff_text.append(unified_diff(outcome, before.get(outcome.entry.rel)))
+        if to_stdout:
+            if outcome.skipped is None or not outcome.skipped.error:
+                try:
+                    stdout.write(_output_bytes(outcome))  # type: ignore[union-attr]
+                except OSError as exc:
+                    result.skipped.append(Skipped(outcome.entry.rel, f"cannot read: {exc.strerror or exc}", True))
+        elif opts.output is not None:
+            _mirror(outcome, opts.output, result, swept, opts.output_name, base)
+        elif opts.in_place and (outcome.changed or outcome.renamed) and outcome.entry.rel not in handled:
+            write_one(outcome)
+
+
+def _many(jobs: int) -> "renaming.ConvertMany":
+    return lambda entries, job: list(_outcomes(entries, job, jobs, None))
 
 
 _HEADER_HINT = "remove it, or convert with --no-polyfills"
@@ -291,10 +317,8 @@ def _mirror(outcome: FileOutcome, out_root: Path, result: ConvertResult, swept: 
             name: str | None = None, base: Path | None = None) -> None:
     """Write one file's output under `out_root` (`base`: the root resolved, by the caller once per
     run), never outside it whatever links the tree or the output holds."""
-    target = (out_root / (name or outcome.target_rel)).absolute()
-    base = out_root.absolute().resolve() if base is None else base
-    if base not in target.resolve().parents:
-        raise PortkitError(f"{outcome.entry.rel}: would be written outside {out_root}; stopped")
+    target = confined(out_root / (name or outcome.target_rel), out_root if base is None else base,
+                      "stopped: choose an output directory without links out of it")
     try:   # an unchanged file is copied by the kernel, never through a FIFO or a new link
         source = None if outcome.changed else open_regular(outcome.entry.path, follow=outcome.entry.named)
     except OSError:
@@ -338,9 +362,10 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def unified_diff(outcome: FileOutcome) -> bytes:
-    """A unified diff of one file (a rename without a change says so)."""
-    old = read_regular(outcome.entry.path, follow=outcome.entry.named)
+def unified_diff(outcome: FileOutcome, old: bytes | None = None) -> bytes:
+    """A unified diff of one file (a rename without a change says so); `old`: its bytes before,
+    when the file is no longer there to read them (renamed in place)."""
+    old = read_regular(outcome.entry.path, follow=outcome.entry.named) if old is None else old
     new = outcome.output if outcome.changed else old
     if outcome.renamed and old == new:
         return f"rename from {outcome.entry.rel}\nrename to {outcome.target_rel}\n".encode("utf-8", "surrogateescape")
@@ -359,33 +384,3 @@ def diff_bytes(old: bytes, new: bytes, old_rel: str, new_rel: str) -> bytes:
 
     text = "".join(difflib.unified_diff(lines(old), lines(new), f"a/{old_rel}", f"b/{new_rel}"))
     return text.encode("utf-8", "surrogateescape")
-
-
-def write_compat(result: "CompatResult", force: bool = False) -> int:
-    """--compat-header --in-place: each source with its guarded includes, then the header, each
-    atomically (durable, as --in-place is); the number of sources written. As for convert
-    --in-place (inplace.py), a source that changed since it was read is left (an error), a
-    read-only one is left unless `force`, and other hard links are noted."""
-    written = 0
-    swept: set[Path] = set()
-    for f in result.changed:
-        try:
-            path = in_place_path(f.entry)
-            st = os.stat(path)
-            if not force and read_only(path, st):
-                result.notes.append(Skipped(f.entry.rel, READ_ONLY, False))
-                continue
-            sweep_stale(path.parent, swept)
-            replace_unchanged(path, f.output or b"", path, f.input_digest)
-        except OSError as exc:
-            if exc.errno != 0:
-                raise PortkitError(f"{f.entry.rel}: cannot write: {exc.strerror or exc}") from None
-            result.skipped.append(Skipped(f.entry.rel, exc.strerror, True))   # a refusal of ours
-            continue
-        written += 1
-        if st.st_nlink > 1:
-            result.notes.append(Skipped(f.entry.rel, links_note(st.st_nlink - 1), False))
-    result.written = written
-    if result.header_changed:   # compat_paths refused a header that portkit did not generate
-        write_output(result.header, result.header_text, durable=True)
-    return written

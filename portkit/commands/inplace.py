@@ -32,10 +32,12 @@ def digest(data: bytes) -> bytes:
 
 
 def rewrite(outcome: FileOutcome, backup: bool, force: bool, result: ConvertResult, converter: Converter,
-            swept: set[Path]) -> None:
+            swept: set[Path]) -> bytes | None:
     """Rewrite one file where it is (through a symbolic link named on the command line); with
     --rename, write the new name first, then remove the old one, so that an interruption leaves
-    both rather than neither. A refusal is recorded in `result`, never raised."""
+    both rather than neither. A refusal is recorded in `result`, never raised. Returns the bytes
+    the file had when it was written (renaming.py converts them again if a reference must change),
+    None when it was not."""
     try:
         path = in_place_path(outcome.entry)
         if outcome.renamed and path != outcome.entry.path:
@@ -44,7 +46,7 @@ def rewrite(outcome: FileOutcome, backup: bool, force: bool, result: ConvertResu
         st = os.stat(path)
         if not force and read_only(path, st):
             result.skipped.append(Skipped(outcome.entry.rel, READ_ONLY, False))
-            return
+            return None
         sweep_stale(path.parent, swept)
         original = read_regular(path)
         unchanged(outcome.input_digest, original)
@@ -58,10 +60,11 @@ def rewrite(outcome: FileOutcome, backup: bool, force: bool, result: ConvertResu
     except OSError as exc:   # errno 0: a refusal of ours, which says why itself
         reason = exc.strerror if exc.errno == 0 else f"cannot write: {exc.strerror or exc}"
         result.skipped.append(Skipped(outcome.entry.rel, reason, True))
-        return
+        return None
     result.written += 1
     if st.st_nlink > 1:
         result.notes.append(Skipped(outcome.entry.rel, links_note(st.st_nlink - 1), False))
+    return original
 
 
 def _write(target: Path, data: bytes, path: Path, outcome: FileOutcome, made: Path | None) -> None:

@@ -23,7 +23,9 @@ from .errors import PortkitError
 
 TEMP_MARK = ".portkit-tmp"
 # ours: `.a.cu.portkit-tmp-1234-k3j4h5gd`; older releases wrote `.a.cu.k3j4h5gd.portkit-tmp`
-_TEMP = re.compile(r"^\..+\.portkit-tmp-(?P<pid>\d+)-[A-Za-z0-9_]+$|^\..+\.[A-Za-z0-9_]{8}\.portkit-tmp$")
+# (temp_name cuts a long NAME; NAME may hold any character, a line break too: DOTALL, and \Z, not
+# $, which also matches before a final line break)
+_TEMP = re.compile(r"\..+\.portkit-tmp-(?P<pid>\d+)-[A-Za-z0-9_]+\Z|\..+\.[A-Za-z0-9_]{8}\.portkit-tmp\Z", re.DOTALL)
 READER_WAIT_S = 5.0     # how long a FIFO may take to get its reader (`cat fifo & portkit ... -o fifo`)
 _DESCRIPTOR_DIRS = ("/dev", "/proc")   # the file systems of devices and of descriptors the caller opened
 
@@ -49,7 +51,7 @@ def in_temp(directory: Path, name: str, body: Callable[[int, str], None], keep: 
     started = False
     try:
         for attempt in range(100):   # as mkstemp: another name while one is taken
-            tmp = os.path.join(directory, f".{name}{TEMP_MARK}-{os.getpid()}-{secrets.token_hex(4)}")
+            tmp = os.path.join(directory, temp_name(name, secrets.token_hex(4)))
             try:
                 fd = os.open(tmp, _TEMP_FLAGS, 0o600)
                 break
@@ -69,6 +71,19 @@ def in_temp(directory: Path, name: str, body: Callable[[int, str], None], keep: 
         _unlink_quietly(tmp)
 
 
+def temp_name(name: str, token: str) -> str:
+    """`.NAME.portkit-tmp-PID-TOKEN`, within the 255 bytes a file name may have: a long NAME (a
+    legal 253-byte one leaves no room for the mark) is cut to the bytes that fit, which keeps the
+    name recognisable to `_TEMP` (any NAME matches) and still says which file it is for."""
+    tail = f"{TEMP_MARK}-{os.getpid()}-{token}"
+    room = NAME_MAX - 1 - len(tail.encode())
+    raw = os.fsencode(name)
+    if len(raw) > room:   # a cut inside a UTF-8 sequence is kept as its bytes (surrogateescape)
+        name = os.fsdecode(raw[:room])
+    return f".{name}{tail}"
+
+
+NAME_MAX = 255   # bytes in one file name: ext4, XFS, btrfs, tmpfs, APFS, NTFS (in UTF-16 units)
 _TEMP_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
 
 
@@ -229,16 +244,35 @@ def write_output(target: Path, data: bytes, durable: bool = False) -> None:
         raise PortkitError(f"{target}: cannot write: {exc.strerror or exc}") from None
 
 
-def write_generated(target: Path, data: bytes, durable: bool, hint: str) -> None:
+def write_generated(target: Path, data: bytes, durable: bool, hint: str, root: Path | None = None) -> None:
     """Write a file portkit generates under a name in a tree or an output root (the polyfill
-    header). Nobody named it, and the tree is not trusted: only a regular file is replaced, never
-    through a symbolic link (dangling or not), and a link that appears meanwhile is replaced by the
-    rename, not followed, so nothing is ever created outside the root."""
+    header, the compatibility header). Nobody named it, and the tree is not trusted: it lands in
+    `root` once every link is resolved (confined), only a regular file is replaced, never through a
+    symbolic link (dangling or not), and a link that appears meanwhile is replaced by the rename,
+    not followed, so nothing is ever created outside the root."""
+    where = confined(target, root, hint) if root is not None else target
     refuse_unless_regular(target, hint)
     try:
-        atomic_write(target, data, durable=durable)
+        atomic_write(where, data, durable=durable)
     except OSError as exc:
         raise PortkitError(f"{target}: cannot write: {exc.strerror or exc}") from None
+
+
+def confined(target: Path, root: Path, hint: str) -> Path:
+    """Where a write to `target` lands, checked to stay in `root`: the folder it lands in, with
+    every symbolic link resolved, is `root` (resolved too) or lies below it, and its own name is not
+    a link (the text of a path says nothing of the links in it: `tree/inc/x.h` with `inc -> /etc`
+    is /etc/x.h). Returns the path through the resolved folder, so that the write goes where it
+    was checked; a folder that does not exist yet resolves as what `mkdir -p` would make."""
+    base = os.path.realpath(root)
+    folder = os.path.realpath(os.path.dirname(os.path.abspath(target)))
+    if folder != base and not folder.startswith(base.rstrip(os.sep) + os.sep):
+        raise PortkitError(f"{target}: would be written outside {root} (its folder is {folder}, through a "
+                           f"symbolic link); not written ({hint})")
+    if os.path.islink(target):
+        raise PortkitError(f"{target}: is a symbolic link; a generated file is never written through or over one "
+                           f"({hint})")
+    return Path(folder) / os.path.basename(target)
 
 
 def refuse_unless_regular(target: Path, hint: str) -> None:

@@ -5,7 +5,9 @@ get a new name, and which keep theirs because the new name is taken (a.cu beside
 names that differ only in case on a case-insensitive disk). It then travels with the scan
 options, so that each file's scan can rewrite the project's own `#include "x.cuh"` lines
 (rewrite/includes.py), and convert writes each file under its new name. Build files (CMake,
-Make) get the new names of the sources they list (`rename_in_build_file`).
+Make) get the new names of the sources they list (`rename_in_build_file`). A file that turns out
+not to be written under its new name keeps its old one, and so do the references to it
+(`keeping`; commands/renaming.py decides which).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import dataclass
 
 from ..core.errors import PortkitError
 from ..core.files import Entry, Skipped
+from ..core.output import NAME_MAX
 
 DEFAULT_MAP = ((".cu", ".hip"), (".cuh", ".hip.h"))
 _SUFFIX = re.compile(r"\.[A-Za-z0-9_+]+(\.[A-Za-z0-9_+]+)*")
@@ -49,7 +52,13 @@ def renamed(rel: str, mapping: tuple[tuple[str, str], ...]) -> str | None:
 class RenamePlan:
     mapping: tuple[tuple[str, str], ...]
     files: frozenset[str]                  # old root-relative names of the files that are renamed
-    kept: frozenset[str] = frozenset()     # files with a renamed suffix that keep their names (clashes)
+    kept: frozenset[str] = frozenset()     # files with a renamed suffix that keep their names (clashes, skips)
+
+    def keeping(self, rels: "frozenset[str] | set[str]") -> "RenamePlan":
+        """The plan with `rels` keeping their names: files that will not be written under the new
+        one (skipped, refused, left as they are), which no reference may then name."""
+        return RenamePlan(self.mapping, self.files - rels,
+                          self.kept | {r for r in rels if renamed(r, self.mapping) is not None})
 
     def target(self, rel: str) -> str:
         """The name a file is written under."""
@@ -68,6 +77,8 @@ class RenamePlan:
         local = os.path.normpath(os.path.join(here, spelled)).replace(os.sep, "/")
         if local in self.files:
             return new
+        if local in self.kept:   # the file beside the includer is the one it gets, and keeps its name
+            return None
         parts = os.path.normpath(spelled).replace(os.sep, "/").split("/")
         tail = "/" + "/".join(p for p in parts if p not in (".", ".."))   # keeps .hidden/ as it is
         if any(("/" + f).endswith(tail) for f in self.files):
@@ -90,6 +101,10 @@ def plan(entries: list[Entry], mapping: tuple[tuple[str, str], ...]) -> tuple[Re
         if other is not None:
             clashes.append(Skipped(entry.rel, f"not renamed to {new}: {other} exists (the file keeps its name; "
                                               f"rename one of them by hand)", error=False))
+            continue
+        if len(os.fsencode(new.rsplit("/", 1)[-1])) > NAME_MAX:   # a legal name, too long once renamed
+            clashes.append(Skipped(entry.rel, f"not renamed to {new}: a file name has at most {NAME_MAX} bytes "
+                                              f"(the file keeps its name)", error=False))
             continue
         chosen[new.lower()] = entry.rel
     return RenamePlan(mapping, frozenset(chosen.values()), frozenset(c.rel for c in clashes)), clashes
