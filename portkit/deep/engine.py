@@ -29,6 +29,7 @@ from ..core.files import Entry, read_regular
 from ..core.pylaunch import module_command
 from ..project.units import Unit, database_units, tree_units
 from .toolchain import Toolchain
+from .worker import OUT_OF_MEMORY
 from .worker_unit import line_runs
 
 SOURCE_SUFFIXES = (".cu", ".cpp", ".cc", ".cxx", ".c++", ".c")
@@ -60,6 +61,7 @@ class DeepResult:
     parsed: set[str] = field(default_factory=set)          # files some unit saw through clang
     units: int = 0
     failed: list[tuple[str, str]] = field(default_factory=list)   # (unit, why) -> tree-sitter only
+    blocked: list[str] = field(default_factory=list)   # "FILE:LINE: #include ... names X, a FIFO, ..."
     clang_errors: list[str] = field(default_factory=list)
     seconds: float = 0.0
     dropped_inactive: int = 0      # findings left out because their lines are not compiled
@@ -69,6 +71,7 @@ class DeepResult:
 
     def notes(self) -> list[str]:
         out = [f"{rel}: {why}; tree-sitter only for it" for rel, why in self.failed]
+        out += [f"{line}; clang read it as empty" for line in self.blocked]
         if not self.units:
             out.append("no translation unit to parse (no .cu file, no C++ file that uses CUDA, nothing "
                        "in -p): tree-sitter findings only")
@@ -132,6 +135,9 @@ def collect(root: Path, entries: list[Entry], opts: DeepOptions,
                 lines = {n for a, b in answer.get("inactive", {}).get(rel, ()) for n in range(a, b + 1)}
                 before = seen_inactive.get(rel)
                 seen_inactive[rel] = lines if before is None else before & lines
+            for line in answer.get("blocked", ()):
+                if line not in result.blocked:      # a header's, once for all the units that include it
+                    result.blocked.append(line)
             for error in answer.get("errors", ()):
                 if error not in result.clang_errors:
                     result.clang_errors.append(error)
@@ -165,6 +171,8 @@ def _parse(root: Path, unit: Unit, opts: DeepOptions) -> tuple[dict | None, str]
                 name = str(-done.returncode)
             return None, f"libclang crashed ({name})"
         last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        if done.returncode == OUT_OF_MEMORY:
+            return None, last[:200]
         return None, f"the clang worker failed ({last[:200]})"
     try:
         return json.loads(done.stdout), ""

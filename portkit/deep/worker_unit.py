@@ -13,6 +13,8 @@ from __future__ import annotations
 import ctypes
 import os
 
+from .worker_includes import read_regular, scan
+
 SHIM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "shim")
 
 
@@ -81,12 +83,10 @@ class ClangUnit:
         return self.file_rel(loc), loc.line, loc.column
 
     def text(self, rel: str) -> bytes:
+        """A project file's bytes; b"" for one that is not a regular file (clang saw its empty
+        stand-in: a FIFO's open would block here as it did in clang)."""
         if rel not in self._text:
-            try:
-                with open(os.path.join(self.root, rel), "rb") as fh:
-                    self._text[rel] = fh.read()
-            except OSError:
-                self._text[rel] = b""
+            self._text[rel] = read_regular(os.path.join(self.root, rel))
         return self._text[rel]
 
     def add(self, kind: str, rel: str, line: int, column: int, **extra) -> None:
@@ -113,10 +113,13 @@ class ClangUnit:
     def run(self) -> dict:
         index = self.ci.Index.create()
         options = self.ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
+        # devices, FIFOs and /proc files the directives name are read as empty (worker_includes.py)
+        blocked = scan(self.request["file"], self.args("host"), self.request["root"])
+        unsaved = [(name, "") for name in blocked.stand_ins]
         for side in ("host", "device"):
             if side == "device" and not any(b"__CUDA_ARCH" in self.text(rel) for rel in self.seen_files):
                 break   # only __CUDA_ARCH__ tells the passes apart: without it the device pass sees the same
-            tu = index.parse(self.request["file"], args=self.args(side), options=options)
+            tu = index.parse(self.request["file"], args=self.args(side), unsaved_files=unsaved, options=options)
             for diag in tu.diagnostics if side == "host" else ():   # the device pass repeats them
                 name = diag.location.file.name if diag.location.file else None
                 rel = self.rel(name)
@@ -129,7 +132,8 @@ class ClangUnit:
             self.skipped(tu)
         inactive = {rel: line_runs(lines) for rel, lines in (self.inactive or {}).items() if lines}
         return {"facts": sorted(self.facts.values(), key=lambda f: (f["path"], f["line"], f["column"], f["kind"])),
-                "inactive": inactive, "errors": self.errors[:20], "files": sorted(self.seen_files)}
+                "inactive": inactive, "errors": self.errors[:20], "files": sorted(self.seen_files),
+                "blocked": blocked.notes}
 
     def skipped(self, tu) -> None:
         """The lines of inactive #if branches, per project file seen in this pass."""
