@@ -24,6 +24,7 @@ from ...project import compdb
 from ...project.buildconfig import STD, TreeConfig
 from ...core.errors import PortkitError
 from ...core.files import read
+from ...deep import worker_includes
 from ...tables.mappings import Version, default_db, target_release
 from ...project import pipeline
 from ...project.settings import scan_options
@@ -78,7 +79,7 @@ def verify_tree(out: Path, opts: VerifyOptions,
         extra += (f"-std={opts.std}",)
     result.std = opts.std
     result.default_std = next((f[5:] for f in compiler.hip_before if f.startswith("-std=")), None)
-    commands = {unit.rel: _command(compiler, unit, opts, extra) for unit in units}
+    commands = {unit.rel: _refuse_non_regular(root, unit, _command(compiler, unit, opts, extra)) for unit in units}
     progress = progress_factory(len(units)) if progress_factory else None
 
     missing: dict[str, list[str]] = {}
@@ -152,6 +153,17 @@ def _command(compiler: compilers.Compiler, unit: Unit, opts: VerifyOptions, extr
         raise PortkitError(f"{unit.path}: not compiled: {compiler.path} would pass the argument {bad!r} to a shell, "
                            f"which could run part of it as a command; use Debian's or ROCm's hipcc, or "
                            f"--compiler clang++ --rocm-path DIR")
+    return cmd
+
+
+def _refuse_non_regular(root: Path, unit: Unit, cmd: list[str]) -> list[str]:
+    """The command, unless the unit's directives name a device, FIFO or /proc file: the compiler
+    would read `/dev/zero` until memory runs out and wait on a FIFO forever, so the run stops
+    before any compile starts, as for an argument a shell would see (worker_includes.py)."""
+    blocked = worker_includes.scan(str(unit.path), cmd, str(root))
+    if blocked.notes:
+        raise PortkitError(f"{unit.path}: not compiled: {blocked.notes[0]}; a compiler reads a device or a /proc "
+                           f"file to its end and waits on a FIFO forever")
     return cmd
 
 
