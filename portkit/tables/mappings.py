@@ -9,31 +9,29 @@ wrong conversion.
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import astuple, dataclass, fields
 from functools import lru_cache
 from pathlib import Path
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
-
 from ..core.errors import MappingError
-from .entry_checks import VERSION_FIELDS, check_entry
+from .toml_text import untrusted
+from .entry_checks import TEXT_RE, VERSION_FIELDS, check_entry
 
 NOT_TABLES = {"effort", "ecosystem", "rewrites", "build", "builtins", "platforms", "polyfills", "hip_device_functions",
               "roc_datatypes", "hopper_features", "targets"}
 FILE_KEYS = {"schema", "family", "title", "source", "prefer_roc", "roc_library", "entries"}
-_VERSION_RE = re.compile(r"^\d+\.\d+(\.\d+)?$")
+# a family is a name (`team`, `cuda_wrappers`): listed, compared, and marked `team *` by `portkit mappings`
+_FAMILY_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")
+# full-matched, ASCII digits, a few of each: "6.2\n" or "6.²" is no version, nor one int() refuses
+_VERSION_RE = re.compile(r"[0-9]{1,6}\.[0-9]{1,6}(\.[0-9]{1,6})?")
 
 Version = tuple[int, int, int]
 
 
 def parse_version(text: str) -> Version:
     """'5.2' -> (5, 2, 0); raises ValueError on anything else."""
-    if not _VERSION_RE.match(text):
-        raise ValueError(f"not a version: {text!r} (expected X.Y or X.Y.Z)")
+    if not isinstance(text, str) or not _VERSION_RE.fullmatch(text):
+        raise ValueError(f"not a version: {text!r:.40} (expected X.Y or X.Y.Z)")
     parts = [int(p) for p in text.split(".")]
     return (parts[0], parts[1], parts[2] if len(parts) > 2 else 0)
 
@@ -197,8 +195,8 @@ def parse_table(shown: str, text: str, stem: str | None = None) -> tuple[Family,
     `shown` and the entry. `stem`: the family must equal it (shipped tables; a project's own
     mapping file names its family freely, project_tables.py)."""
     try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        doc = untrusted(text)
+    except ValueError as exc:
         raise MappingError(f"{shown}: {exc}") from None
     unknown = set(doc) - FILE_KEYS
     if unknown:
@@ -206,25 +204,33 @@ def parse_table(shown: str, text: str, stem: str | None = None) -> tuple[Family,
     for key in ("schema", "family", "title", "source", "entries"):
         if key not in doc:
             raise MappingError(f"{shown}: missing top-level key {key!r}")
-    if doc["schema"] != 1:
-        raise MappingError(f"{shown}: unsupported schema {doc['schema']!r} (this portkit reads 1)")
-    for key in ("family", "title", "source"):
-        if not isinstance(doc[key], str):
-            raise MappingError(f"{shown}: {key!r} must be a string")
-    if stem is not None and doc["family"] != stem:
-        raise MappingError(f"{shown}: family {doc['family']!r} must equal the file name {stem!r}")
-    if not isinstance(doc["entries"], list):
-        raise MappingError(f"{shown}: 'entries' must be a list of records")
-    if not isinstance(doc.get("roc_library", ""), str):
-        raise MappingError(f"{shown}: 'roc_library' must be a string")
+    _check_file_keys(shown, doc, stem)
     entries = []
     for index, raw in enumerate(doc["entries"], start=1):
         if not isinstance(raw, dict):
             raise MappingError(f"{shown}: entry {index}: not a record")
-        where = f"{shown}: entry {index} ({raw.get('cuda', '?')})"
+        cuda = raw.get("cuda")
+        where = f"{shown}: entry {index} ({cuda if isinstance(cuda, str) else '?'})"
         entries.append(_make_mapping(where, doc["family"], raw, doc.get("roc_library", "")))
     family = Family(doc["family"], doc["title"], doc["source"], shown, len(entries))
     return family, entries
+
+
+def _check_file_keys(shown: str, doc: dict, stem: str | None) -> None:
+    """The keys of a table besides its entries, each of its type and pattern."""
+    if type(doc["schema"]) is not int or doc["schema"] != 1:   # a TOML `true` or 1.0 equals 1
+        raise MappingError(f"{shown}: unsupported schema {doc['schema']!r:.40} (this portkit reads 1)")
+    for key in ("family", "title", "source", "roc_library"):
+        if not isinstance(doc.get(key, ""), str) or not TEXT_RE.fullmatch(doc.get(key, "")):
+            raise MappingError(f"{shown}: {key!r} must be a string (one line of text)")
+    if not _FAMILY_RE.fullmatch(doc["family"]):
+        raise MappingError(f"{shown}: family {doc['family']!r:.80} is not a name (letters, digits, '_.+-')")
+    if stem is not None and doc["family"] != stem:
+        raise MappingError(f"{shown}: family {doc['family']!r} must equal the file name {stem!r}")
+    if not isinstance(doc.get("prefer_roc", False), bool):
+        raise MappingError(f"{shown}: 'prefer_roc' must be true or false")
+    if not isinstance(doc["entries"], list):
+        raise MappingError(f"{shown}: 'entries' must be a list of records")
 
 
 def load_tables(directory: Path) -> MappingDB:
