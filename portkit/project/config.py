@@ -20,20 +20,20 @@ An unknown key or a wrong type is an error (exit 2), so a typo never silently di
 from __future__ import annotations
 
 import fnmatch
-import sys
+import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Callable
 
 from ..core.errors import PortkitError
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 DEFAULT_BASELINE = ".portkit-baseline.json"
 SEVERITY_NAMES = ("blocker", "high", "medium", "low", "info")
+KNOWN = ("amd-macros", "baseline", "exclude", "fail-on", "ignore", "mappings", "respect-gitignore", "rocm", "select")
+# Every value is full-matched (never `^...$`, which takes a trailing newline), at its type.
+_MACRO_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_CODE_RE = re.compile(r"[A-Za-z0-9]+")            # a rule code or prefix (PK3, PK301) or `all`
+_PATH_RE = re.compile(r"[^\x00-\x1f\x7f]+")     # a path or pattern: one line, no control characters
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,7 @@ def find(start: Path | None = None) -> Config:
         if portkit_toml.is_file():
             return _parse(directory, portkit_toml, _read(portkit_toml), "portkit.toml")
         if pyproject.is_file():
-            table = _read(pyproject).get("tool", {}).get("portkit")
+            table = _portkit_table(pyproject, _read(pyproject))
             if table is not None:
                 return _parse(directory, pyproject, table, "pyproject.toml [tool.portkit]")
         if (directory / ".git").exists():
@@ -107,7 +107,7 @@ def find_in(root: Path, start: Path, read: Callable[[str], bytes | None], where:
         shown = Path(f"{path} ({where})")
         table = _loads(shown, data)
         if name == "pyproject.toml":
-            table = table.get("tool", {}).get("portkit")
+            table = _portkit_table(shown, table)
             if table is None:
                 continue
         return _parse(root / directory, shown, table,
@@ -125,48 +125,87 @@ def _read(path: Path) -> dict:
 
 
 def _loads(path: Path, data: bytes) -> dict:
+    from ..tables.toml_text import untrusted
     try:
-        return tomllib.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        return untrusted(data.decode("utf-8"))
+    except ValueError as exc:   # not UTF-8, not TOML, too deep, too long a number
         raise PortkitError(f"{path}: cannot read the configuration: {exc}") from None
 
 
+def _portkit_table(path: Path, doc: dict) -> dict | None:
+    """The [tool.portkit] table of a pyproject.toml, None when it has none; a `tool` or a
+    `tool.portkit` that is not a table is an error, never a silent "no configuration"."""
+    tool = doc.get("tool")
+    if tool is None:
+        return None
+    if not isinstance(tool, dict):
+        raise PortkitError(f"{path}: `tool` must be a table ([tool]), not {_toml_type(tool)}")
+    table = tool.get("portkit")
+    if table is not None and not isinstance(table, dict):
+        raise PortkitError(f"{path}: `tool.portkit` must be a table ([tool.portkit]), not {_toml_type(table)}")
+    return table
+
+
+def _toml_type(value: object) -> str:
+    """A TOML value's type as TOML names it."""
+    names = {bool: "a boolean", int: "an integer", float: "a float", str: "a string", list: "an array",
+             dict: "a table"}
+    return names.get(type(value), "a date or time")
+
+
 def _parse(root: Path, path: Path, table: dict, source: str) -> Config:
-    known = {"fail-on", "select", "ignore", "baseline", "exclude", "rocm", "amd-macros", "mappings",
-             "respect-gitignore"}
-    unknown = sorted(set(table) - known)
+    unknown = sorted(set(table) - set(KNOWN))
     if unknown:
         raise PortkitError(f"{path}: unknown portkit setting {', '.join(unknown)} "
-                           f"(known: {', '.join(sorted(known))})")
-
-    def strings(key: str) -> tuple[str, ...]:
-        value = table.get(key, [])
-        if isinstance(value, str):
-            value = [value]
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise PortkitError(f"{path}: `{key}` must be a list of strings")
-        return tuple(value)
-
-    for macro in strings("amd-macros"):
-        if not macro.isidentifier() or not macro.isascii():
-            raise PortkitError(f"{path}: `amd-macros`: {macro!r} is not a macro name")
-    for rel in strings("mappings"):
-        if not inside_relative(rel):
+                           f"(known: {', '.join(KNOWN)})")
+    lists = {key: _strings(path, table, key) for key in ("select", "ignore", "exclude", "amd-macros", "mappings")}
+    for macro in lists["amd-macros"]:
+        if not _MACRO_RE.fullmatch(macro):
+            raise PortkitError(f"{path}: `amd-macros`: {macro!r:.80} is not a macro name")
+    for key in ("select", "ignore"):
+        for code in lists[key]:
+            _check_code(path, key, code)
+    for rel in lists["mappings"]:
+        if not inside_relative(rel) or not _PATH_RE.fullmatch(rel):
             raise PortkitError(f"{path}: `mappings`: {rel!r:.200} must be a relative path inside the project "
                                f"(no `..`, not absolute)")
     respect_gitignore = table.get("respect-gitignore", True)
     if not isinstance(respect_gitignore, bool):
         raise PortkitError(f"{path}: `respect-gitignore` must be true or false")
     fail_on = table.get("fail-on")
-    if fail_on is not None and fail_on not in SEVERITY_NAMES:
+    if fail_on is not None and (not isinstance(fail_on, str) or fail_on not in SEVERITY_NAMES):
         raise PortkitError(f"{path}: `fail-on` must be one of {', '.join(SEVERITY_NAMES)}")
     for key in ("baseline", "rocm"):
         if key in table and not isinstance(table[key], str):
             raise PortkitError(f"{path}: `{key}` must be a string")
-    if "baseline" in table and not inside_relative(table["baseline"]):
+    if "baseline" in table and (not inside_relative(table["baseline"]) or not _PATH_RE.fullmatch(table["baseline"])):
         raise PortkitError(f"{path}: `baseline` must be a relative path inside the project "
                            f"(no `..`, not absolute), got {table['baseline']!r:.200}")
-    return Config(root=root, source=source, fail_on=fail_on, select=strings("select"),
-                  ignore=strings("ignore"), baseline=table.get("baseline", DEFAULT_BASELINE),
-                  exclude=strings("exclude"), rocm=table.get("rocm"), amd_macros=strings("amd-macros"),
-                  mappings=strings("mappings"), respect_gitignore=respect_gitignore)
+    if "rocm" in table:
+        from .settings import rocm_release   # the tables decide which releases there are
+        rocm_release(table["rocm"], f"{path}: `rocm`")
+    return Config(root=root, source=source, fail_on=fail_on, select=lists["select"], ignore=lists["ignore"],
+                  baseline=table.get("baseline", DEFAULT_BASELINE), exclude=lists["exclude"],
+                  rocm=table.get("rocm"), amd_macros=lists["amd-macros"], mappings=lists["mappings"],
+                  respect_gitignore=respect_gitignore)
+
+
+def _strings(path: Path, table: dict, key: str) -> tuple[str, ...]:
+    """A list of strings (one string is a list of one), none empty and none with a control character."""
+    value = table.get(key, [])
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) and _PATH_RE.fullmatch(v) for v in value):
+        raise PortkitError(f"{path}: `{key}` must be a list of strings, each a non-empty line of text")
+    return tuple(value)
+
+
+def _check_code(path: Path, key: str, code: str) -> None:
+    """A rule code or prefix that names at least one rule, as --select and --ignore take them."""
+    from ..rules import expand   # the codes, without importing the rule modules
+    if not _CODE_RE.fullmatch(code):
+        raise PortkitError(f"{path}: `{key}`: {code!r:.80} is not a rule code or prefix (PK3, PK301, all)")
+    try:
+        expand([code])
+    except PortkitError as exc:
+        raise PortkitError(f"{path}: `{key}`: {exc}") from None

@@ -48,23 +48,24 @@ def known_releases() -> list[tuple[int, int]]:
     return sorted(v for v in seen if v >= OLDEST_TARGET)
 
 
-def rocm_release(rocm: str | Version | None) -> Version | None:
+def rocm_release(rocm: str | Version | None, given: str = "--rocm") -> Version | None:
     """--rocm X.Y (or a release already parsed); None: the newest the tables know. A release the
     tables do not know (3.0, 6.9, 99.1) is refused with the list of those they do: targeting one
     would silently convert for a release nobody ships. A later release of the newest major (7.3
-    when the tables end at 7.2) is accepted: ROCm ships them more often than portkit's tables."""
+    when the tables end at 7.2) is accepted: ROCm ships them more often than portkit's tables.
+    `given` names where the value comes from in messages (the configuration: "FILE: `rocm`")."""
     if rocm is None or isinstance(rocm, tuple):
         return rocm
     try:
         version = parse_version(rocm) if rocm else None
     except ValueError as exc:
-        raise PortkitError(f"--rocm: {exc}") from None
+        raise PortkitError(f"{given}: {exc}") from None
     if version is not None:
         known = known_releases()
         newest = known[-1]
         # a newer release of the newest major is one the tables predate: converted as of the newest
         if version[:2] not in known and not (version[0] == newest[0] and version[:2] > newest):
-            raise PortkitError(f"--rocm {rocm}: not a ROCm release portkit knows (known: "
+            raise PortkitError(f"{given} {rocm}: not a ROCm release portkit knows (known: "
                                f"{', '.join(f'{a}.{b}' for a, b in known)}, or a {newest[0]}.x after "
                                f"{newest[0]}.{newest[1]})")
     return version
