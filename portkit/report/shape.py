@@ -13,6 +13,7 @@ negative one would draw bars backwards. Every field the report reads is listed h
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 
 NUMBER = "number"
@@ -31,16 +32,28 @@ class MapOf:
     value: object
 
 
+@dataclass(frozen=True)
+class Opt:
+    """A field a document may lack (saved before it existed); when present, it has `shape`."""
+    shape: object
+
+
 HOURS3 = {"low": NUMBER, "likely": NUMBER, "high": NUMBER}
 PERCENTILES = {"p10": NUMBER, "p50": NUMBER, "p90": NUMBER}
 NAMED_HOURS = [{"name": str, "hours": NUMBER}]
+POLYFILLS = [{"name": str, "serves": [str], "files": [str], "note": str}]
+DECISIONS = [{"label": str, "alternative": str, "rocm_since": str, "kernels": int, "files": int, "sites": int,
+              "blocker_sites": int, "hours": PERCENTILES, "optional": str}]
+# model.amd_build_line reads the last two only when `builds_for_amd` is true (audit_problem)
+PLATFORMS = {"builds_for_amd": Opt(bool), "amd_build_share": Opt(NUMBER), "amd_implementations": Opt([{"evidence": str}])}
+AMD_BUILD = {"amd_build_share": NUMBER, "amd_implementations": [{"evidence": str}]}
 AUDIT = {
     "version": int, "generated": str, "root": str,
     "tool": {"version": str, "mappings": {"names": int, "newest_rocm": str}},
     "options": {"rocm": (str, type(None))},
     "summary": {"files": int, "lines": int, "findings": int, "blockers": int, "cuda_refs": int,
                 "refs_converted": int, "refs_left": int, "converted_share": NUMBER, "by_severity": MapOf(int),
-                "headline": str},
+                "headline": str, "platforms": Opt(PLATFORMS), "polyfills": Opt(POLYFILLS)},
     "estimate": {
         "hours": PERCENTILES, "person_weeks": PERCENTILES, "calendar_weeks": {"p50": NUMBER, "p90": NUMBER},
         "team_size": int, "focus_hours_per_week": NUMBER,
@@ -52,6 +65,7 @@ AUDIT = {
         "optional": [{"feature": str, "person_weeks": PERCENTILES}],
         "scope": str, "changes": [str],
         "model": {"method": str, "source": str},
+        "decisions": Opt(DECISIONS),
     },
     "dependencies": [{"kind": str, "name": str, "rocm": (str, type(None)), "status": OneOf(STATUSES)}],
     "files": [{"path": str, "kind": (str, type(None)), "lines": int, "cuda_refs": int, "refs_converted": int,
@@ -61,21 +75,15 @@ AUDIT = {
                   "effort_hours": {"low": NUMBER, "high": NUMBER}}],
 }
 
-
-POLYFILLS = [{"name": str, "serves": [str], "files": [str], "note": str}]
-DECISIONS = [{"label": str, "alternative": str, "rocm_since": str, "kernels": int, "files": int, "sites": int,
-              "blocker_sites": int, "hours": PERCENTILES, "optional": str}]
 ENGINE = {"units": int, "added": int, "left_out_inactive": int, "fell_back": [object]}
 
 
 def audit_problem(doc: object) -> str | None:
     """What keeps `doc` from being rendered as the HTML report, or None."""
     found = problem(doc, AUDIT)
-    if found is None and "polyfills" in doc["summary"]:   # absent from documents saved before it existed
-        found = problem(doc["summary"]["polyfills"], POLYFILLS, "summary.polyfills")
-    if found is None and "decisions" in doc["estimate"]:   # absent from documents saved before it existed
-        found = problem(doc["estimate"]["decisions"], DECISIONS, "estimate.decisions")
-    if found is None and doc.get("engine"):   # deep mode only
+    if found is None and doc["summary"].get("platforms", {}).get("builds_for_amd"):
+        found = problem(doc["summary"]["platforms"], AMD_BUILD, "summary.platforms")
+    if found is None and doc.get("engine"):   # deep mode only (the template tests it the same way)
         found = problem(doc["engine"], ENGINE, "engine")
     return found
 
@@ -86,6 +94,8 @@ def problem(doc: object, shape: object = AUDIT, where: str = "") -> str | None:
         if not isinstance(doc, dict):
             return _wrong(where, "an object", doc)
         for key, inner in shape.items():
+            if key not in doc and isinstance(inner, Opt):
+                continue
             if key not in doc:
                 return f"{where or 'the document'}: missing field {key!r}"
             found = problem(doc[key], inner, f"{where}.{key}" if where else key)
@@ -104,14 +114,17 @@ def problem(doc: object, shape: object = AUDIT, where: str = "") -> str | None:
         if not isinstance(doc, dict):
             return _wrong(where, "an object", doc)
         return next((p for k, v in doc.items() if (p := problem(v, shape.value, f"{where}.{k}"))), None)
+    if isinstance(shape, Opt):
+        return problem(doc, shape.shape, where)
     if isinstance(shape, OneOf):
         return None if doc in shape.values else _wrong(where, "one of " + ", ".join(shape.values), doc)
     return _scalar(doc, shape, where)
 
 
 def _scalar(doc: object, shape: object, where: str) -> str | None:
-    if shape == NUMBER:
-        ok = isinstance(doc, (int, float)) and not isinstance(doc, bool) and math.isfinite(doc)
+    if shape == NUMBER:   # an integer past float's range (10**400) is no finite number to draw
+        ok = isinstance(doc, (int, float)) and not isinstance(doc, bool) and abs(doc) <= _LARGEST \
+            and math.isfinite(doc)
         return _negative(doc, where) if ok else _wrong(where, "a finite number", doc)
     types = shape if isinstance(shape, tuple) else (shape,)
     if isinstance(doc, bool) and bool not in types:
@@ -125,6 +138,7 @@ def _negative(value: float, where: str) -> str | None:
     return _wrong(where, "a number >= 0", value) if value < 0 else None
 
 
+_LARGEST = sys.float_info.max
 _NAMES = {int: "an integer", str: "a string", bool: "true or false"}
 
 
