@@ -9,6 +9,7 @@ its fingerprint, so a copy of an accepted hazard in the same file is still new.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -16,6 +17,11 @@ from ..core.errors import PortkitError
 from ..core.findings import Finding
 
 VERSION = 1
+# What `document` writes, full-matched: findings.fingerprint's 16 hex digits, a rule code.
+_FINGERPRINT = re.compile(r"[0-9a-f]{16}")
+_CODE = re.compile(r"PK[0-9]{3}")
+_TOP_KEYS = {"tool", "version", "findings"}
+_ENTRY_KEYS = {"path", "code", "fingerprint", "count", "snippet"}
 
 
 def document(findings: list[Finding]) -> dict:
@@ -59,11 +65,14 @@ def loads(data: bytes, shown: str) -> Counter:
 
 
 def _counts(data: object) -> Counter:
-    """Fingerprint -> count from a parsed baseline; ValueError naming what is wrong."""
+    """Fingerprint -> count from a parsed baseline; ValueError naming what is wrong. Every field
+    `document` writes is checked, and no other is taken: a typo (`cont`) is not a silent 1."""
     if not isinstance(data, dict):
         raise ValueError(f"expected an object, got {type(data).__name__}")
-    if data.get("version") != VERSION:
+    if type(data.get("version")) is not int or data["version"] != VERSION:   # JSON's true and 1.0 equal 1
         raise ValueError(f"version {data.get('version')!r:.20}, expected {VERSION}")
+    if data.get("tool", "portkit") != "portkit" or set(data) - _TOP_KEYS:
+        raise ValueError(f"expected the keys {', '.join(sorted(_TOP_KEYS))}, with `tool` \"portkit\"")
     entries = data.get("findings")
     if not isinstance(entries, list):
         raise ValueError("`findings` must be a list")
@@ -74,5 +83,20 @@ def _counts(data: object) -> Counter:
             raise ValueError(f"findings[{k}]: expected an object with a string `fingerprint`")
         if not isinstance(count, int) or isinstance(count, bool) or count < 1:
             raise ValueError(f"findings[{k}].count: expected a positive integer, got {count!r:.20}")
+        _check_entry(k, e)
         counts[e["fingerprint"]] = count
     return counts
+
+
+def _check_entry(k: int, entry: dict) -> None:
+    """The fields of one entry besides its count: each of its type, and of its form where it has one."""
+    unknown = sorted(set(entry) - _ENTRY_KEYS)
+    if unknown:
+        raise ValueError(f"findings[{k}]: unknown key {unknown[0]!r:.40}")
+    if not _FINGERPRINT.fullmatch(entry["fingerprint"]):
+        raise ValueError(f"findings[{k}].fingerprint: expected 16 hexadecimal digits, got {entry['fingerprint']!r:.40}")
+    for key in ("path", "snippet", "code"):
+        if key in entry and not isinstance(entry[key], str):
+            raise ValueError(f"findings[{k}].{key}: expected a string, got {entry[key]!r:.20}")
+    if "code" in entry and not _CODE.fullmatch(entry["code"]):
+        raise ValueError(f"findings[{k}].code: expected a rule code (PK301), got {entry['code']!r:.20}")
