@@ -58,6 +58,8 @@ def load(path: Path) -> list[CompileEntry]:
         raw = json.loads(db.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise PortkitError(f"{db}: cannot read the compilation database: {exc}") from None
+    except RecursionError:
+        raise PortkitError(f"{db}: cannot read the compilation database: nested too deeply") from None
     if not isinstance(raw, list):
         raise PortkitError(f"{db}: not a compilation database (expected a JSON list of entries)")
     entries = []

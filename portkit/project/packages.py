@@ -64,7 +64,7 @@ def _declared_name(entry: Entry) -> str | None:
         return match.group(1).decode("ascii") if match else None
     try:
         name = tomllib.loads(data.decode("utf-8")).get("project", {}).get("name")
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
+    except (ValueError, RecursionError, AttributeError):   # not TOML, 4300+ digits, nested 1000 deep
         return None   # a pyproject.toml that does not read names nothing (its own findings say why)
     return name if isinstance(name, str) else None
 
@@ -125,7 +125,7 @@ def _names(values) -> set[str]:
 def _pyproject_requires(data: bytes):
     try:
         doc = tomllib.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+    except (ValueError, RecursionError):   # not UTF-8, not TOML, 4300+ digits, nested 1000 deep
         return None
     project = doc.get("project") if isinstance(doc.get("project"), dict) else {}
     poetry = doc.get("tool", {}).get("poetry", {}) if isinstance(doc.get("tool"), dict) else {}
