@@ -14,8 +14,9 @@ from pathlib import Path
 
 from .compdb import is_cuda_toolkit_dir
 
-STD = re.compile(r"^(?:c|gnu)\+\+(?:98|03|11|14|17|20|23|26|0x|1y|1z|2a|2b|2c)$")
-_DEFINE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:=[A-Za-z0-9_.+\-:/,]*)?$")
+# \A...\Z, not ^...$: `$` takes a trailing newline ("NAME\n" would be a line of clang's predefines)
+STD = re.compile(r"\A(?:c|gnu)\+\+(?:98|03|11|14|17|20|23|26|0x|1y|1z|2a|2b|2c)\Z")
+_DEFINE = re.compile(r"\A[A-Za-z_][A-Za-z0-9_]*(?:=[A-Za-z0-9_.+\-:/,]*)?\Z")
 HIP_CONDITION = re.compile(r"HIP|ROCM|AMD", re.I)
 _YEARS = {"0x": 11, "1y": 14, "1z": 17, "2a": 20, "2b": 23, "2c": 26, "03": 3, "98": 0}
 
