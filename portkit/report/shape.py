@@ -110,10 +110,11 @@ def problem(doc: object, shape: object = AUDIT, where: str = "") -> str | None:
             if found:
                 return found
         return None
-    if isinstance(shape, MapOf):
+    if isinstance(shape, MapOf):   # its keys are shown too
         if not isinstance(doc, dict):
             return _wrong(where, "an object", doc)
-        return next((p for k, v in doc.items() if (p := problem(v, shape.value, f"{where}.{k}"))), None)
+        return next((p for k, v in doc.items() if (p := _text(k, f"{where}.{k!r}") or
+                                                   problem(v, shape.value, f"{where}.{k}"))), None)
     if isinstance(shape, Opt):
         return problem(doc, shape.shape, where)
     if isinstance(shape, OneOf):
@@ -131,7 +132,19 @@ def _scalar(doc: object, shape: object, where: str) -> str | None:
         return _wrong(where, _NAMES.get(types[0], "a value"), doc)
     if not isinstance(doc, types):
         return _wrong(where, _NAMES.get(types[0], "a value"), doc)
+    if isinstance(doc, str):
+        return _text(doc, where)
     return _negative(doc, where) if isinstance(doc, int) and not isinstance(doc, bool) else None
+
+
+def _text(value: str, where: str) -> str | None:
+    """JSON's "\\ud800" reads as a lone surrogate, which no UTF-8 page can hold; those a file name's
+    undecodable bytes became (U+DC80-U+DCFF, surrogateescape) are written back as the bytes."""
+    try:
+        value.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return _wrong(where, "text (a lone surrogate is none)", value)
+    return None
 
 
 def _negative(value: float, where: str) -> str | None:
