@@ -16,5 +16,5 @@ def test_worker_loads_only_its_own_modules():
              "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in ('portkit', 'tree_sitter'))))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, check=True)
     assert out.stdout.split() == ["portkit", "portkit.core", "portkit.core.version", "portkit.deep",
-                                  "portkit.deep.worker", "portkit.deep.worker_facts", "portkit.deep.worker_macros",
-                                  "portkit.deep.worker_unit"]
+                                  "portkit.deep.worker", "portkit.deep.worker_facts", "portkit.deep.worker_includes",
+                                  "portkit.deep.worker_macros", "portkit.deep.worker_unit"]
