@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, TypeVar
 
 from ..core.files import Entry, Skipped
 from ..project.rename import RenamePlan, renamed
@@ -30,16 +30,19 @@ from .results import FileOutcome
 
 if TYPE_CHECKING:
     from ..project.pipeline import Project
-    from .convert import ConvertJob
+
+# A convert job (commands/convert.py's ConvertJob, a dataclass with `facts.rename`). convert imports
+# this module, so the type is generic here rather than imported (no import cycle, even type-only).
+ConvertJob = TypeVar("ConvertJob")
 
 LINK = "a symbolic link is not renamed; rename its target instead"
 
-ConvertMany = Callable[[list[Entry], "ConvertJob"], list[FileOutcome]]   # entries -> outcomes, in order
-ConvertData = Callable[[Entry, bytes, "ConvertJob"], "bytes | None"]     # a file's bytes -> converted (None: same)
+ConvertMany = Callable[[list[Entry], ConvertJob], list[FileOutcome]]   # entries -> outcomes, in order
+ConvertData = Callable[[Entry, bytes, ConvertJob], "bytes | None"]     # a file's bytes -> converted (None: same)
 WriteOne = Callable[[FileOutcome], "bytes | None"]                       # in place: the bytes replaced, or None
 
 
-def with_plan(job: "ConvertJob", plan: RenamePlan) -> "ConvertJob":
+def with_plan(job: ConvertJob, plan: RenamePlan) -> ConvertJob:
     return replace(job, facts=replace(job.facts, rename=plan))
 
 
@@ -67,8 +70,8 @@ def _refusal(entry: Entry, force: bool) -> Skipped | None:
     return Skipped(entry.rel, READ_ONLY, False) if not force and read_only(entry.path, st) else None
 
 
-def settle(outcomes: list[FileOutcome], job: "ConvertJob", why: dict[str, Skipped], notes: list[Skipped],
-           convert_many: ConvertMany) -> tuple[list[FileOutcome], "ConvertJob"]:
+def settle(outcomes: list[FileOutcome], job: ConvertJob, why: dict[str, Skipped], notes: list[Skipped],
+           convert_many: ConvertMany) -> tuple[list[FileOutcome], ConvertJob]:
     """The outcomes once every renamed file the scan skipped keeps its name, with the files that
     named it converted again (which may skip another: until none does)."""
     outcomes = [_refused(o, why, notes) for o in outcomes]
@@ -94,7 +97,7 @@ def _refused(outcome: FileOutcome, why: dict[str, Skipped], notes: list[Skipped]
     return outcome
 
 
-def _reconvert(outcomes: list[FileOutcome], job: "ConvertJob", kept: set[str], convert_many: ConvertMany,
+def _reconvert(outcomes: list[FileOutcome], job: ConvertJob, kept: set[str], convert_many: ConvertMany,
                written: set[str]) -> list[FileOutcome]:
     """Every outcome under the new plan; converted again, those whose output can name a file that
     now keeps its name (its new file name, or a pattern rule's new suffix, is in it), except the
@@ -113,9 +116,9 @@ def _reconvert(outcomes: list[FileOutcome], job: "ConvertJob", kept: set[str], c
     return settled
 
 
-def write_renamed(outcomes: list[FileOutcome], job: "ConvertJob", write_one: WriteOne, convert_data: ConvertData,
+def write_renamed(outcomes: list[FileOutcome], job: ConvertJob, write_one: WriteOne, convert_data: ConvertData,
                   convert_many: ConvertMany, errors: list[Skipped]
-                  ) -> tuple[list[FileOutcome], "ConvertJob", list[str], dict[str, bytes]]:
+                  ) -> tuple[list[FileOutcome], ConvertJob, list[str], dict[str, bytes]]:
     """--in-place: write the renamed files first. One that fails keeps its name: the files not
     written yet are converted again, and those written already that named it are written again.
     Returns the outcomes, the job of the final plan, the files handled (written or not: not to be
@@ -139,7 +142,7 @@ def write_renamed(outcomes: list[FileOutcome], job: "ConvertJob", write_one: Wri
 
 
 def _write_back(outcomes: list[FileOutcome], index: dict[str, int], before: dict[str, bytes],
-                written: dict[str, bytes], job: "ConvertJob", convert_data: ConvertData,
+                written: dict[str, bytes], job: ConvertJob, convert_data: ConvertData,
                 errors: list[Skipped], failed: str) -> None:
     """The renamed files written already, converted again from the bytes they had, and written
     again where a reference changes (only over what this run wrote there)."""
