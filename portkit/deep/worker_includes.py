@@ -41,6 +41,9 @@ _SEARCH_FLAGS = {"-I": "angle", "-isystem": "angle", "-idirafter": "angle", "--i
                  "-iquote": "quote", "--embed-dir": "angle"}
 _FORCED_FLAGS = ("-include", "-imacros", "--include")
 NEWLINE = b"\n"
+# names one file is read under: `#include "./x.h"` in x.h would make new ones until clang's depth
+# limit; past these few, a FIFO named from it is left to the per-file time limit
+SPELLINGS = 8
 _SPECIAL_FS = ("/proc", "/sys", "/dev")   # pseudo-files: endless, blocking, or the process's own secrets
 
 
@@ -112,14 +115,15 @@ class _Scan:
             except OSError:
                 continue
         self.found = Blocked()
-        self.scanned: set[str] = set()
+        self.directives: dict[str, list] = {}       # real path -> parse(): each file is read once
+        self.spellings: dict[str, set[str]] = {}    # real path -> the names clang reads it under
         self.todo: list[str] = []
         self.defines: dict[str, list[tuple[bool | None, str]]] = {}   # NAME -> its "..."/<...>/alias bodies
-        self.computed: list[tuple[str, tuple, str, str]] = []         # (includer, where, directive, NAME)
+        self.computed: list[tuple[str, tuple, str, str]] = []         # (includer, (file, line), directive, NAME)
         self.notes: list[tuple[tuple[str, int], str]] = []            # ((file, line), what it names)
 
     def run(self, unit: str) -> Blocked:
-        self.scanned.add(os.path.realpath(unit))
+        self.spellings[os.path.realpath(unit)] = {unit}
         self.todo.append(unit)
         for forced in self.forced:    # -include FILE: looked up from the working directory first
             self.check(os.path.join(os.getcwd(), "-"), ("", 0), f"-include {forced}", True, forced)
@@ -136,25 +140,42 @@ class _Scan:
         return self.found
 
     def read(self, path: str) -> None:
+        """Check the file's directives from where clang reads it under this name (a quoted name is
+        looked up beside it); its text is read and parsed once, whatever the names."""
+        real = os.path.realpath(path)
+        if real not in self.directives:
+            self.directives[real] = self.parse(path)
+        for where, directive, quoted, spelled in self.directives[real]:
+            if quoted is None:
+                self.computed.append((path, where, directive, spelled))
+            else:
+                self.check(path, where, directive, quoted, spelled)
+
+    def parse(self, path: str) -> list[tuple[tuple[str, int], str, bool | None, str]]:
+        """((file, line), directive, quoted or None for a macro name, name) of each directive;
+        the file's `#define NAME "..."` go to self.defines."""
         data = read_regular(path)
         if b"#" not in data and b"__has_" not in data:
-            return
+            return []
         text, at, orig = clean(data)
-
-        def where(pos: int) -> tuple[str, int]:
-            i = bisect.bisect_right(at, pos) - 1
-            return self.shown(path), data.count(NEWLINE, 0, orig[i] + pos - at[i]) + 1
         for m in _DEFINE.finditer(text):
             quoted = True if m.group(2) is not None else False if m.group(3) is not None else None
             body = m.group(2) or m.group(3) or m.group(4) or b""
             self.defines.setdefault(m.group(1).decode(), []).append((quoted, _decode(body)))
+        found = []
         for m in list(_DIRECTIVE.finditer(text)) + list(_HAS.finditer(text)):
+            i = bisect.bisect_right(at, m.start()) - 1
             directive = " ".join(_decode(m.group()).split()) + (")" if m.group().startswith(b"__has") else "")
-            if m.group(3) is not None:
-                self.computed.append((path, where(m.start()), directive, m.group(3).decode()))
-            else:
-                spelled = _decode(m.group(1) if m.group(1) is not None else m.group(2))
-                self.check(path, lambda at=m.start(): where(at), directive, m.group(1) is not None, spelled)
+            quoted = None if m.group(3) is not None else m.group(1) is not None
+            name = next(g for g in m.groups() if g is not None)
+            found.append((orig[i] + m.start() - at[i], directive, quoted, _decode(name)))
+        found.sort(key=lambda f: f[0])
+        shown, line, last, out = self.shown(path), 1, 0, []
+        for offset, directive, quoted, spelled in found:    # lines counted once, front to back
+            line += data.count(NEWLINE, last, offset)
+            last = offset
+            out.append(((shown, line), directive, quoted, spelled))
+        return out
 
     def expand(self, name: str, depth: int = 0) -> list[tuple[bool, str]]:
         """The header names a macro may stand for, through aliases (`#define A B`), a few deep."""
@@ -174,10 +195,10 @@ class _Scan:
         dirs = ([os.path.dirname(includer)] + self.quote if quoted else []) + self.angle
         return [os.path.join(d, spelled) for d in dirs]
 
-    def check(self, includer: str, where, directive: str, quoted: bool, spelled: str) -> None:
+    def check(self, includer: str, where: tuple[str, int], directive: str, quoted: bool, spelled: str) -> None:
         """Stand-ins for the name's non-regular candidates; the note for the one clang opens;
-        the file clang reads, when it is the project's, read for its own directives. `where`:
-        (file, line), or a function making it (lines are counted only for the rare note)."""
+        the file clang reads, when it is the project's, read for its own directives under
+        each name it is reached by (a FIFO's stand-in must be spelled as clang spells it)."""
         first = True
         for path in self.candidates(includer, quoted, spelled):
             try:
@@ -189,13 +210,13 @@ class _Scan:
             if self.blocked(st):
                 self.stand_in(path, st)
                 if first:
-                    self.notes.append((where if isinstance(where, tuple) else where(),
-                                       f"{directive} names {self.shown(path)}, {self.kind(path, st)}, "
-                                       "not a regular file"))
+                    self.notes.append((where, f"{directive} names {self.shown(path)}, {self.kind(path, st)}, "
+                                              "not a regular file"))
             elif first:
                 real = os.path.realpath(path)
-                if real not in self.scanned and any(real.startswith(r) for r in self.roots):
-                    self.scanned.add(real)
+                names = self.spellings.setdefault(real, set())
+                if path not in names and len(names) < SPELLINGS and any(real.startswith(r) for r in self.roots):
+                    names.add(path)
                     self.todo.append(path)
             first = False
 
