@@ -9,6 +9,7 @@ its fingerprint, so a copy of an accepted hazard in the same file is still new.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections import Counter
 from pathlib import Path
@@ -17,6 +18,10 @@ from ..core.errors import PortkitError
 from ..core.findings import Finding
 
 VERSION = 1
+# An entry is a few hundred bytes: 64 MiB is well over 100,000 accepted findings, more than any
+# tree portkit has audited, and parses in about a second. A larger file is no baseline portkit
+# wrote, and reading one whole (a pull request can commit gigabytes) could take the memory.
+MAX_BYTES = 64 << 20
 # What `document` writes, full-matched: findings.fingerprint's 16 hex digits, a rule code.
 _FINGERPRINT = re.compile(r"[0-9a-f]{16}")
 _CODE = re.compile(r"PK[0-9]{3}")
@@ -45,8 +50,9 @@ def load(path: Path) -> Counter:
     if not path.is_file() and not path.is_symlink():
         return Counter()
     try:
-        from ..core.files import read_regular  # never blocks on a FIFO swapped in for the file
-        data = read_regular(path)
+        from ..core.files import open_regular  # never blocks on a FIFO swapped in for the file
+        with os.fdopen(open_regular(path), "rb") as handle:
+            data = handle.read(MAX_BYTES + 1)   # enough to tell that it is too large
     except OSError as exc:
         raise PortkitError(f"{path}: not a portkit baseline ({exc.strerror or exc}); write one with "
                            f"`portkit baseline`") from None
@@ -55,6 +61,9 @@ def load(path: Path) -> Counter:
 
 def loads(data: bytes, shown: str) -> Counter:
     """Fingerprint -> accepted count of a baseline's bytes; `shown` names it in the error."""
+    if len(data) > MAX_BYTES:
+        raise PortkitError(f"{shown}: not a portkit baseline (larger than {MAX_BYTES >> 20} MiB); write one with "
+                           f"`portkit baseline`")
     try:
         return _counts(json.loads(data.decode("utf-8")))
     except RecursionError:
