@@ -96,9 +96,7 @@ def run_audit(args: argparse.Namespace) -> int:
         _write_html(doc, args.html, _history(history_path, doc["root"], result.root), args.quiet)
     formatter = audit_formats()[args.format]
     if args.explain_estimate:   # the work items instead of the report, in any --format
-        from ..report.text import render_explain
-        render_explain(doc, sys.stdout)
-        sys.stdout.flush()
+        _explain(doc, args.output, args.quiet)
     elif args.output is not None:
         buffer = io.StringIO()
         formatter.render(doc, buffer, statistics=args.statistics)
@@ -116,9 +114,23 @@ def run_audit(args: argparse.Namespace) -> int:
     return 1 if result.failed() else 0
 
 
+def _explain(doc: dict, output: Path | None, quiet: bool) -> None:
+    """--explain-estimate: the work items on standard output, or in the -o file, which is written
+    as every report file is (emit: a link, a FIFO or a directory is handled or refused alike)."""
+    from ..report.text import render_explain
+    if output is None:
+        render_explain(doc, sys.stdout)
+        sys.stdout.flush()
+        return
+    buffer = io.StringIO()
+    render_explain(doc, buffer)
+    emit(buffer.getvalue(), output, "the estimate's work items", quiet)
+
+
 def _record(doc: dict, path: Path, root: Path) -> PortkitError | None:
-    """--record: append the run. A database that cannot be opened costs the record (a warning);
-    one reached through a link in the tree is refused, reported after the audit, and exits 2."""
+    """--record: append the run. A database that cannot be opened, or that holds anything but
+    portkit's table (a trigger there would run), costs the record (a warning); one reached
+    through a link in the tree is refused, reported after the audit, and exits 2."""
     from ..project import history
     try:
         history.check_path(path, root)
@@ -159,8 +171,9 @@ def run_report(args: argparse.Namespace) -> int:
 
 
 def _history(path: Path, root: str, tree: Path | None = None) -> list[dict]:
-    """The recorded runs for the trend; a history that cannot be read, or that is reached through
-    a link in the audited `tree`, costs the trend, not the report."""
+    """The recorded runs for the trend; a history that cannot be read in time, is not portkit's
+    (a view, a trigger), or is reached through a link in the audited `tree` costs the trend, not
+    the report."""
     from ..project import history
     try:
         if tree is not None:
