@@ -36,7 +36,7 @@ from ..rules.codes import Code
 from ..core.edits import EditKind
 
 HIP_LANGUAGE_MIN = (3, 21)
-_VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.\d+)*((?:\.\.\.)[\d.]+)?$")
+_VERSION = re.compile(r"\A([0-9]{1,9})\.([0-9]{1,9})(?:\.[0-9]+)*((?:\.\.\.)[0-9.]+)?\Z")
 
 
 def migrate(ctx: ScanContext, table: BuildTable) -> None:

@@ -19,7 +19,7 @@ UNDEFINED = "undefined"
 DEFINED = "defined"
 Value = int | None   # None: unknown
 
-_TOKEN = re.compile(r"\s*(?:(0[xX][0-9a-fA-F]+|\d+)[uUlL]*|([A-Za-z_]\w*)|"
+_TOKEN = re.compile(r"\s*(?:(0[xX][0-9a-fA-F]+|[0-9]+)[uUlL]*|([A-Za-z_]\w*)|"
                     r"(&&|\|\||<<|>>|<=|>=|==|!=|[-+*/%<>!~&|^?:(),])|('(?:\\.|[^'])'))")
 _BINARY = {   # operator -> precedence (higher binds tighter), as in C
     "*": 10, "/": 10, "%": 10, "+": 9, "-": 9, "<<": 8, ">>": 8, "<": 7, ">": 7, "<=": 7, ">=": 7,
@@ -55,6 +55,45 @@ def evaluate(text: str, world: Mapping[str, object]) -> Value:
         return value
     except (_Unreadable, IndexError, ZeroDivisionError, RecursionError):
         return None
+
+
+# The preprocessor computes in intmax_t: 64 bits. Python's ints are unbounded, so without a bound a
+# tree's `#if 1 << 99999999999` would build a number of gigabytes, and a 5,000-digit literal is
+# past what int() converts. A literal longer than any 64-bit one (0x + 16 digits, 22 octal digits,
+# 20 decimal ones, with room for leading zeros) cannot be a value the compiler reads either.
+_BITS = 64
+_LONGEST_LITERAL = 40
+
+
+def _number(tok: str) -> int:
+    if len(tok) > _LONGEST_LITERAL:
+        raise _Unreadable(tok[:20])
+    try:
+        value = int(tok, 0) if not tok.startswith("0") or tok.lower().startswith("0x") or tok == "0" else int(tok, 8)
+    except ValueError:   # `09`: no octal number; the compiler refuses it too
+        raise _Unreadable(tok) from None
+    return _wrap(value)
+
+
+def _wrap(value: int) -> int:
+    """`value` kept within what intmax_t or uintmax_t hold: a value in range is as it was (an
+    unsigned literal stays positive); one past it wraps modulo 2**64, so no value grows."""
+    if -(1 << (_BITS - 1)) <= value < (1 << _BITS):
+        return value
+    return value % (1 << _BITS)
+
+
+def _shift(a: int, b: int, left: bool) -> Value:
+    """A shift by a negative count or by the width or more is undefined in C: unknown."""
+    if not 0 <= b < _BITS:
+        return None
+    return a << b if left else a >> b
+
+
+def _divide(a: int, b: int) -> int:
+    """C's division truncates toward zero (exactly: int(a / b) goes through a float)."""
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
 
 
 def truth(value: Value) -> bool | None:
@@ -106,14 +145,13 @@ class _Parser:
             value = self.unary()
             if value is None:
                 return None
-            return {"!": int(not value), "~": ~value, "-": -value, "+": value}[tok]
+            return _wrap({"!": int(not value), "~": ~value, "-": -value, "+": value}[tok])
         if tok == "defined":
             return self.defined()
         if tok == "'":
             return None
         if tok[0].isdigit():
-            return int(tok, 0) if not tok.startswith("0") or tok.lower().startswith("0x") or tok == "0" \
-                else int(tok, 8)
+            return _number(tok)
         if tok[0].isalpha() or tok[0] == "_":
             if self.peek() == "(":   # a function-like macro or __has_include(...): unknown
                 self.skip_call()
@@ -157,12 +195,15 @@ def _apply(op: str, left: Value, right: Value) -> Value:
         return None if left is None or right is None else 0
     if left is None or right is None:
         return None
-    return _ARITH[op](left, right)
+    if op in ("<<", ">>"):
+        value = _shift(left, right, op == "<<")
+        return None if value is None else _wrap(value)
+    return _wrap(_ARITH[op](left, right))
 
 
 _ARITH: dict[str, Callable[[int, int], int]] = {
-    "*": lambda a, b: a * b, "/": lambda a, b: int(a / b), "%": lambda a, b: a % b,
-    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "<<": lambda a, b: a << b, ">>": lambda a, b: a >> b,
+    "*": lambda a, b: a * b, "/": _divide, "%": lambda a, b: a - _divide(a, b) * b,
+    "+": lambda a, b: a + b, "-": lambda a, b: a - b,
     "<": lambda a, b: int(a < b), ">": lambda a, b: int(a > b), "<=": lambda a, b: int(a <= b),
     ">=": lambda a, b: int(a >= b), "==": lambda a, b: int(a == b), "!=": lambda a, b: int(a != b),
     "&": lambda a, b: a & b, "^": lambda a, b: a ^ b, "|": lambda a, b: a | b,

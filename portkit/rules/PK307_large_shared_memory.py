@@ -141,7 +141,7 @@ def _file_constants(ctx: ScanContext, root: Node) -> dict[bytes, int]:
         if child.type == "preproc_def":
             name = child.child_by_field_name("name")
             text = _tree.define_value(child)[0].rstrip(b"uUlL")
-            if name is not None and text.isdigit():
+            if name is not None and text.isdigit() and len(text) <= _tree.LONGEST_LITERAL:
                 table[name.text] = int(text)
         elif child.type == "declaration":
             for init in child.named_children:

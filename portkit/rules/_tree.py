@@ -75,9 +75,16 @@ def warpish_name(text: bytes) -> bool:
     return _WARPISH_NAME.search(text) is not None
 
 
+# An integer literal longer than this (0x + 32 hex digits is a 128-bit one, with suffixes and
+# digit separators) is no value a compiler keeps; a tree's 5,000-digit one is data, not a number.
+LONGEST_LITERAL = 48
+
+
 def int_value(node: Node) -> int | None:
     """The value of a number_literal, or None (floats, odd suffixes)."""
     raw = node.text
+    if len(raw) > LONGEST_LITERAL:   # no C integer type holds it; int() refuses 4,300 digits
+        return None
     if raw.isdigit() and (raw[0] != 48 or len(raw) == 1):   # plain decimal: most literals (`032` is octal)
         return int(raw)
     return _int_of(raw)
