@@ -19,15 +19,10 @@ from __future__ import annotations
 
 import ast
 import re
-import sys
 
 from ..core.files import Entry, read
 from ..tables.ecosystem import normalize
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+from ..tables.toml_text import untrusted
 
 _SETUP_NAME = re.compile(rb"""\bname\s*=\s*["']([A-Za-z0-9][A-Za-z0-9._-]*)["']""")
 
@@ -63,8 +58,8 @@ def _declared_name(entry: Entry) -> str | None:
         match = _SETUP_NAME.search(data)
         return match.group(1).decode("ascii") if match else None
     try:
-        name = tomllib.loads(data.decode("utf-8")).get("project", {}).get("name")
-    except (ValueError, RecursionError, AttributeError):   # not TOML, 4300+ digits, nested 1000 deep
+        name = untrusted(data.decode("utf-8")).get("project", {}).get("name")
+    except (ValueError, AttributeError):   # not TOML, 4300+ digits, nested 1000 deep, a 10,000-part key
         return None   # a pyproject.toml that does not read names nothing (its own findings say why)
     return name if isinstance(name, str) else None
 
@@ -124,8 +119,8 @@ def _names(values) -> set[str]:
 
 def _pyproject_requires(data: bytes):
     try:
-        doc = tomllib.loads(data.decode("utf-8"))
-    except (ValueError, RecursionError):   # not UTF-8, not TOML, 4300+ digits, nested 1000 deep
+        doc = untrusted(data.decode("utf-8"))
+    except ValueError:   # not UTF-8, not TOML, 4300+ digits, nested 1000 deep, a 10,000-part key
         return None
     project = doc.get("project") if isinstance(doc.get("project"), dict) else {}
     poetry = doc.get("tool", {}).get("poetry", {}) if isinstance(doc.get("tool"), dict) else {}
