@@ -134,3 +134,17 @@ def isolated_git(tmp_path: Path, monkeypatch) -> None:
     user.write_text("[user]\n\tname = dev\n\temail = dev@example.com\n[core]\n\tautocrlf = false\n")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(user))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+
+
+@pytest.fixture(scope="module")
+def tc():
+    """Deep mode's toolchain (libclang and clang's resource headers), or a skip with the reason;
+    missing under PORTKIT_REQUIRE_TOOLS=1 (CI) is a failure."""
+    from portkit.core.errors import PortkitError
+    from portkit.deep import toolchain
+    try:
+        return toolchain.find()
+    except PortkitError as exc:
+        if os.environ.get("PORTKIT_REQUIRE_TOOLS") == "1":
+            pytest.fail(f"deep mode toolchain missing and PORTKIT_REQUIRE_TOOLS=1: {exc}")
+        pytest.skip(str(exc))

@@ -34,16 +34,6 @@ EXPECTED = DEEP / "expected"
 
 
 @pytest.fixture(scope="module")
-def tc() -> toolchain.Toolchain:
-    try:
-        return toolchain.find()
-    except PortkitError as exc:
-        if os.environ.get("PORTKIT_REQUIRE_TOOLS") == "1":
-            pytest.fail(f"deep mode toolchain missing and PORTKIT_REQUIRE_TOOLS=1: {exc}")
-        pytest.skip(str(exc))
-
-
-@pytest.fixture(scope="module")
 def deep_default(tc):
     """The deep audit of the fixture in its default configuration, run once for the tests that
     only read it (each run parses four units with clang: tens of seconds on two cores)."""

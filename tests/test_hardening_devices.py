@@ -27,8 +27,6 @@ from pathlib import Path
 import pytest
 
 from conftest import require_tool
-from portkit.core.errors import PortkitError
-from portkit.deep import toolchain
 
 ADDRESS_SPACE_CAP = 2 << 30     # the audited process and its workers: enough for every real unit
 PEAK_LIMIT_KB = 1_000_000       # what the issue asks: under 1 GB resident, workers included
@@ -69,16 +67,6 @@ def portkit(args: list[str], cwd: Path, cap: int = ADDRESS_SPACE_CAP) -> Run:
         err.seek(0)
         return Run(proc.returncode, out.read().decode(errors="replace"), err.read().decode(errors="replace"),
                    usage.ru_maxrss)
-
-
-@pytest.fixture(scope="module")
-def tc() -> toolchain.Toolchain:
-    try:
-        return toolchain.find()
-    except PortkitError as exc:
-        if os.environ.get("PORTKIT_REQUIRE_TOOLS") == "1":
-            pytest.fail(f"deep mode toolchain missing and PORTKIT_REQUIRE_TOOLS=1: {exc}")
-        pytest.skip(str(exc))
 
 
 def tree(root: Path, including: str) -> Path:
