@@ -160,6 +160,27 @@ def test_audit_with_either_engine_reads_no_device_fifo_or_proc_file(case: str, t
 
 
 @pytest.mark.slow
+def test_a_file_past_the_size_limit_is_never_read_whole(tmp_path: Path, tc):
+    """A 3 GB header (sparse: a few MB of zeros in git check out as gigabytes) is never read: the
+    walk reports it, an error since nobody checked it, and clang reads it as empty, with one note."""
+    including = '#include "big.h"\n'
+    root = tree(tmp_path / "src", including)
+    with open(root / "big.h", "wb") as big:
+        big.truncate(3 << 30)
+    walked = "big.h: larger than 64 MiB, not read"
+    run = audit(root, "tree-sitter", [])
+    assert (run.returncode, run.stderr, findings(run)) == (2, "", hazards(including))
+    assert walked in run.stdout.splitlines()
+    assert run.peak_kb < PEAK_LIMIT_KB
+    run = audit(root, "clang", [])
+    assert run.stderr.splitlines()[1:] == ['portkit: a.cu:1: #include "big.h" names big.h, a file of 3072 MiB, '
+                                           'larger than the 64 MiB a unit may include; clang read it as empty']
+    assert (run.returncode, findings(run)) == (2, hazards(including))
+    assert walked in run.stdout.splitlines()
+    assert run.peak_kb < PEAK_LIMIT_KB
+
+
+@pytest.mark.slow
 def test_an_include_text_cannot_resolve_is_stopped_by_the_worker_memory_limit(tmp_path: Path, tc):
     """`#include P(/dev/zero)` through a stringizing macro: only the preprocessor knows the name.
     The worker's address space is bounded (worker.MEMORY_LIMIT, or the limit it inherits: 1 GiB
@@ -192,6 +213,6 @@ def test_verify_refuses_a_unit_that_names_a_device_or_fifo_before_compiling(case
     run = portkit(["verify", str(root)], tmp_path)
     reason = note.replace("a.cu:", "a.hip:").replace("; clang read it as empty", "")
     assert (run.returncode, run.stdout, run.stderr) == (
-        2, "", f"portkit: error: {root / 'a.hip'}: not compiled: {reason}; a compiler reads a device or a /proc "
-               "file to its end and waits on a FIFO forever\n")
+        2, "", f"portkit: error: {root / 'a.hip'}: not compiled: {reason}; a compiler reads such a file to its "
+               "end, or waits on a FIFO forever\n")
     assert run.peak_kb < PEAK_LIMIT_KB

@@ -186,6 +186,8 @@ def read(entry: Entry) -> tuple[bytes | None, Skipped | None]:
     except NotRegularFile:
         return None, Skipped(entry.rel, "not a regular file any more (it changed during the run), not read",
                              error=True)
+    except FileTooLarge as exc:   # an error: a file nobody checked must not pass the gate as clean
+        return None, Skipped(entry.rel, exc.strerror, error=True)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             return None, Skipped(entry.rel, "became a symbolic link during the run, not followed", error=True)
@@ -215,12 +217,27 @@ class NotRegularFile(OSError):
     """What was opened is a FIFO, device, socket or directory: reading it could block or never end."""
 
 
+class FileTooLarge(OSError):
+    """A regular file past MAX_FILE_BYTES: read whole, it would take its size in memory."""
+
+
+# The most portkit reads of one file from a tree. A source this large is generated data, not code
+# a person ports (the parser would pass --file-timeout on it anyway), and a git blob of zeros a few
+# MB in the repository checks out as gigabytes: read whole, a 1 GB one took 1.1 GB of memory.
+MAX_FILE_BYTES = 64 << 20
+
+
 def read_regular(path: Path, follow: bool = False) -> bytes:
     """The bytes of a regular file. Opened without blocking (a FIFO swapped in since discovery
     has no writer) and, unless `follow`, without following a symbolic link; the type is checked
-    on the opened descriptor, so nothing can change between the check and the read."""
+    on the opened descriptor, so nothing can change between the check and the read. A file past
+    MAX_FILE_BYTES raises FileTooLarge (its size is checked first, and the read stops there)."""
     with os.fdopen(open_regular(path, follow), "rb") as handle:
-        return handle.read()
+        if os.fstat(handle.fileno()).st_size <= MAX_FILE_BYTES:
+            data = handle.read(MAX_FILE_BYTES + 1)   # a file that grows meanwhile stops here too
+            if len(data) <= MAX_FILE_BYTES:
+                return data
+        raise FileTooLarge(errno.EFBIG, f"larger than {MAX_FILE_BYTES >> 20} MiB, not read", str(path))
 
 
 def open_regular(path: Path, follow: bool = False) -> int:

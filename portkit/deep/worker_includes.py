@@ -45,6 +45,9 @@ NEWLINE = b"\n"
 # limit; past these few, a FIFO named from it is left to the per-file time limit
 SPELLINGS = 8
 _SPECIAL_FS = ("/proc", "/sys", "/dev")   # pseudo-files: endless, blocking, or the process's own secrets
+# a regular file past this is read as empty too: what portkit reads of one file from a tree at most
+# (core/files.MAX_FILE_BYTES; this module imports nothing of portkit), and a compiler holds all of it
+MAX_INCLUDE_BYTES = 64 << 20
 
 
 @dataclass
@@ -210,8 +213,7 @@ class _Scan:
             if self.blocked(st):
                 self.stand_in(path, st)
                 if first:
-                    self.notes.append((where, f"{directive} names {self.shown(path)}, {self.kind(path, st)}, "
-                                              "not a regular file"))
+                    self.notes.append((where, f"{directive} names {self.shown(path)}, {self.why(path, st)}"))
             elif first:
                 real = os.path.realpath(path)
                 names = self.spellings.setdefault(real, set())
@@ -221,7 +223,12 @@ class _Scan:
             first = False
 
     def blocked(self, st: os.stat_result) -> bool:
-        return not stat.S_ISREG(st.st_mode) or st.st_dev in self.special
+        return not stat.S_ISREG(st.st_mode) or st.st_dev in self.special or st.st_size > MAX_INCLUDE_BYTES
+
+    def why(self, path: str, st: os.stat_result) -> str:
+        if stat.S_ISREG(st.st_mode) and st.st_dev not in self.special:
+            return f"a file of {st.st_size >> 20} MiB, larger than the {MAX_INCLUDE_BYTES >> 20} MiB a unit may include"
+        return f"{self.kind(path, st)}, not a regular file"
 
     def stand_in(self, path: str, st: os.stat_result) -> None:
         """The path as clang spells it, and its usual variants, where they are the same file."""

@@ -157,13 +157,13 @@ def _command(compiler: compilers.Compiler, unit: Unit, opts: VerifyOptions, extr
 
 
 def _refuse_non_regular(root: Path, unit: Unit, cmd: list[str]) -> list[str]:
-    """The command, unless the unit's directives name a device, FIFO or /proc file: the compiler
-    would read `/dev/zero` until memory runs out and wait on a FIFO forever, so the run stops
+    """The command, unless the unit's directives name a device, FIFO or /proc file, or a file past
+    64 MiB: the compiler would read `/dev/zero` until memory runs out and wait on a FIFO forever, so the run stops
     before any compile starts, as for an argument a shell would see (worker_includes.py)."""
     blocked = worker_includes.scan(str(unit.path), cmd, str(root))
     if blocked.notes:
-        raise PortkitError(f"{unit.path}: not compiled: {blocked.notes[0]}; a compiler reads a device or a /proc "
-                           f"file to its end and waits on a FIFO forever")
+        raise PortkitError(f"{unit.path}: not compiled: {blocked.notes[0]}; a compiler reads such a file to its "
+                           f"end, or waits on a FIFO forever")
     return cmd
 
 
