@@ -137,7 +137,7 @@ def _finding(code: str, subject: str = "", path: str = "CMakeLists.txt") -> "Fin
 
 
 def test_the_estimate_classifies_findings_by_rule_metadata_not_by_code(monkeypatch):
-    """A rule's declared fields (rules/_rule.py) drive the estimate: flip one and its findings move."""
+    """A rule's declared fields (engine/rule.py) drive the estimate: flip one and its findings move."""
     from dataclasses import replace
 
     from portkit import rules

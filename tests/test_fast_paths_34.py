@@ -306,20 +306,20 @@ def test_the_program_collects_cycles_less_often():
 
 def test_an_arguments_index_skips_comments_and_sees_through_parentheses_and_casts():
     from portkit.core import parse
-    from portkit.rules import _tree
+    from portkit.engine import syntax
     data = b"void f() { g(a, /* c */ b, ((int)16), 0xffffffff); }\n"
     root = parse.parse(data).root_node
     index = {}
     for value in (b"16", b"0xffffffff", b"a"):
         at = data.index(value)
         node = root.descendant_for_byte_range(at, at + len(value))
-        call, index[value] = _tree.call_of_argument(node)
-        assert _tree.callee_name(call) == b"g"
+        call, index[value] = syntax.call_of_argument(node)
+        assert syntax.callee_name(call) == b"g"
     assert index == {b"a": 0, b"16": 2, b"0xffffffff": 3}
     for token in (b"(a", b"/* c */"):   # the list's `(`, a comment: not arguments
         at = data.index(token)
         node = root.descendant_for_byte_range(at, at + (1 if token == b"(a" else len(token)))
-        assert node.type in ("(", "comment") and _tree.call_of_argument(node) is None
+        assert node.type in ("(", "comment") and syntax.call_of_argument(node) is None
 
 
 def test_a_names_plan_is_per_file_and_record_and_the_roc_datatype_still_per_call(tmp_path):

@@ -10,7 +10,7 @@ from tree_sitter import Query, QueryCursor
 
 from conftest import REPO
 from portkit.core import parse
-from portkit.rules import _tree
+from portkit.engine import syntax
 from portkit.scan import literals
 
 WARP = frozenset({1, 5, 16, 31, 32, 0xFFFFFFFF})   # what the rules read today (rules.literal_hooks)
@@ -27,7 +27,7 @@ int c = x % 32 + (y >> 5) - -1;
 def _by_query(data: bytes, values: frozenset[int]) -> list[bytes]:
     tree = parse.parse(data)
     nodes = QueryCursor(Query(parse.language(), "(number_literal) @n")).captures(tree.root_node).get("n", [])
-    return [n.text for n in sorted(nodes, key=lambda n: n.start_byte) if _tree.int_value(n) in values]
+    return [n.text for n in sorted(nodes, key=lambda n: n.start_byte) if syntax.int_value(n) in values]
 
 
 def _found(data: bytes, values: frozenset[int]) -> list[bytes]:

@@ -1,4 +1,4 @@
-"""`convert --fix warp` (rules/_warpfix.py and the rules' own fixes): the fixtures of fixtures/warp, byte for byte."""
+"""`convert --fix warp` (rules/warpfix.py and the rules' own fixes): the fixtures of fixtures/warp, byte for byte."""
 
 import json
 import subprocess
@@ -246,9 +246,9 @@ def test_a_tree_with_its_own_hip_shim_gets_notes_not_edits(tmp_path, capsys):
 def test_the_rule_finding_carries_its_fix_from_the_one_walk(monkeypatch):
     """ruff's model: the check reports the finding with its fix (edits, applicability); nothing walks
     the tree a second time or matches fixes to findings by position."""
-    from portkit.rules import _tree
+    from portkit.engine import syntax
     walked = []
-    monkeypatch.setattr(_tree, "walk", lambda root: walked.append(root) or iter(()))
+    monkeypatch.setattr(syntax, "walk", lambda root: walked.append(root) or iter(()))
     data = (WARP / "shfl_down_loop_from_16" / "input.cu").read_bytes()
     scan, _ = convert_bytes("k.cu", data, replace(FIX, audit=True))
     assert walked == []
@@ -282,7 +282,7 @@ def test_the_helper_gives_each_gpu_familys_own_wavefront_size(arch: str, tmp_pat
     in ROCm 7's clang): on each device pass it must equal what the compiler itself says (clang-19
     still defines the old macro, so it can check); CDNA 64, RDNA 32."""
     from conftest import require_tool
-    from portkit.rules._warpfix import HELPER
+    from portkit.rules.warpfix import HELPER
     clang = require_tool("clang++-19", "clang 19 (apt-get install clang-19)")
     source = tmp_path / "w.hip"
     source.write_bytes(b"\n".join(HELPER) + b"\n#ifndef __HIP_DEVICE_COMPILE__\n#error not a device pass\n#endif\n"
@@ -345,7 +345,7 @@ def test_the_constant_is_defined_with_the_first_fix_applied_when_the_first_use_i
     definition went with that fix, so it was never written, and the shared array sized with the
     constant did not compile for AMD (`use of undeclared identifier`). Audit shows the definition with
     the first fix it shows."""
-    from portkit.rules._warpfix import HELPER
+    from portkit.rules.warpfix import HELPER
     helper = b"\n".join(HELPER) + b"\n"
     out = _convert(_LEFT_FIRST)
     assert out == (_LEFT_FIRST.replace(b"<cuda_runtime.h>", b"<hip/hip_runtime.h>")
@@ -377,10 +377,10 @@ def test_the_constant_defined_with_the_first_fix_applied_compiles_for_amd_and_nv
 def test_an_audit_finds_the_fixes_of_the_findings_it_keeps_only(monkeypatch):
     """A generated line repeats a shuffle thousands of times; audit keeps one finding per line and
     rule, so it asks for the fixes of those alone (before: every literal's, 0.5 s of a 5 MB line)."""
-    from portkit.rules import _warpfix
+    from portkit.rules import warpfix
     asked = []
-    fixer = _warpfix._FIXERS["number_literal"]
-    monkeypatch.setitem(_warpfix._FIXERS, "number_literal", lambda view, node: asked.append(node.start_byte)
+    fixer = warpfix._FIXERS["number_literal"]
+    monkeypatch.setitem(warpfix._FIXERS, "number_literal", lambda view, node: asked.append(node.start_byte)
                         or fixer(view, node))
     body = b"".join(b"    " + b" ".join([b"v += __shfl_down_sync(0xffffffff, v, 16);"] * 200) + b"\n"
                     for _ in range(3))

@@ -32,7 +32,7 @@ from .cmake_targets import (SOURCE_SUFFIX, add_target, link_libraries, marked_hi
                             set_property, set_source_files_properties, set_target_properties, target_sources)
 from .table import BuildTable
 from .words import note
-from ..rules.codes import Code
+from ..engine.codes import Code
 from ..core.edits import EditKind
 
 HIP_LANGUAGE_MIN = (3, 21)

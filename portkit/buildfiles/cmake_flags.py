@@ -16,7 +16,7 @@ from .cmake_lexer import Arg, Command
 from .cmake_names import rewrite_names
 from .nvcc import Translation, Word, translate
 from .words import apply, note, report
-from ..rules.codes import Code
+from ..engine.codes import Code
 from ..core.edits import EditKind
 
 _CUDA_GENEX_BODY = re.compile(r"\$<\$<(?:COMPILE_LANGUAGE|COMPILE_LANG_AND_ID):CUDA(?:,NVIDIA)?>:")

@@ -14,7 +14,7 @@ import re
 from .cmake_file import CMakeFile, need
 from .cmake_lexer import Arg, Command
 from .words import note
-from ..rules.codes import Code
+from ..engine.codes import Code
 from ..core.edits import EditKind
 
 # The names and what they become are data: mappings/build.toml [cmake] (f.table.cmake).

@@ -17,7 +17,7 @@ from .cmake_file import CMakeFile, delete_pair, edit, insert_after, is_on, need,
 from .cmake_findcuda import findcuda_options
 from .cmake_lexer import Arg, Command
 from .words import note
-from ..rules.codes import Code
+from ..engine.codes import Code
 from ..core.edits import EditKind
 
 SOURCE_SUFFIX = ".cu"

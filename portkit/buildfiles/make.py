@@ -17,7 +17,7 @@ from ..engine.context import ScanContext
 from .nvcc import Change, Translation, Word, translate
 from .table import BuildTable
 from .words import apply, note
-from ..rules.codes import Code
+from ..engine.codes import Code
 from ..core.edits import EditKind
 
 _NVCC = re.compile(r'^["\']?(?:(?!-)\S*/)?nvcc(?:\.exe)?["\']?$')

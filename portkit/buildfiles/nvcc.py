@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from .table import BuildTable, Flag
-from ..rules.codes import Code
+from ..engine.codes import Code
 
 # Words that nvcc and clang spell alike; never reported as unknown (prefix match).
 SHARED_PREFIXES = ("-I", "-D", "-U", "-L", "-std=", "--std=", "-isystem", "-include", "-W", "-O", "-M")

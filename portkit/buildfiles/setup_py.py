@@ -20,7 +20,7 @@ from ..engine.context import ScanContext
 from .nvcc import Word, translate
 from .table import BuildTable
 from .words import apply, note
-from ..rules.codes import Code
+from ..engine.codes import Code
 from ..core.edits import EditKind
 
 FLAG_KEYWORDS = ("extra_cuda_cflags",)     # torch.utils.cpp_extension.load(..., extra_cuda_cflags=[...])

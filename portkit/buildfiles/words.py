@@ -12,13 +12,8 @@ import json
 
 from ..engine.context import ScanContext
 from .nvcc import Translation, Word
-from ..rules.codes import Code
+from ..engine.codes import Code
 from ..core.edits import EditKind
-
-
-def rule(code: str):
-    from ..rules import get
-    return get(code)
 
 
 def note(ctx: ScanContext, code: str, start: int, end: int, message: str, subject: str) -> None:
@@ -27,7 +22,7 @@ def note(ctx: ScanContext, code: str, start: int, end: int, message: str, subjec
     The audit keeps PK508 only: a choice convert would make is news when converting, not a hazard."""
     if code == Code.BUILD_MIGRATION_CHOICE and ctx.options.audit:
         return
-    ctx.flag(rule(code), start, end, message, subject=subject)
+    ctx.flag(code, start, end, message, subject=subject)
 
 
 def report(ctx: ScanContext, words: list[Word], translation: Translation) -> None:

@@ -25,7 +25,7 @@ from ..core.files import kind_of
 from ..core.findings import SEVERITIES, Finding
 from ..project.settings import scan_options
 from ..core.source import SourceFile
-from ..rules.codes import Code
+from ..engine.codes import Code
 
 # The scanner (the rewriters, the rules, tree-sitter, the project pipeline) is imported by
 # _scan_changes, when the change holds a file to scan: most commits of a repository touch no

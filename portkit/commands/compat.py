@@ -44,7 +44,7 @@ from ..project.settings import scan_options
 from ..scan.walk import Options, scan_source
 from ..core.source import SourceFile
 from .workers import ordered_map
-from ..rules.codes import Code
+from ..engine.codes import Code
 
 # clang predefines __HIP__ for HIP sources (hipcc 5.2 adds nothing else); __HIP_PLATFORM_AMD__ comes
 # from HIP's own headers, which are not included yet, or from the build (CMake's hip::host).

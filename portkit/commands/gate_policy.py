@@ -23,7 +23,7 @@ from ..project import config, git, mapping_files
 from ..core.errors import PortkitError
 from ..core.files import link_on_path
 from ..core.findings import Finding, fingerprint
-from ..rules.codes import Code
+from ..engine.codes import Code
 from ..tables.project_tables import ProjectTable, changed_names
 
 

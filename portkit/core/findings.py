@@ -28,7 +28,7 @@ class Finding:
     effort_hours: tuple[float, float, float] = (0.0, 0.0, 0.0)
     platform: str = ""        # "" shared, "ported"/"fallback" (AMD has another branch), "nvidia" (no AMD path)
     # --fix warp: edits that resolve it, ((line, column, end_line, end_column, text), ...) with
-    # 1-based byte columns (rules/_warpfix.py); audit shows them as suggestions and prices it as review
+    # 1-based byte columns (rules/warpfix.py); audit shows them as suggestions and prices it as review
     autofix: tuple[tuple[int, int, int, int, str], ...] = ()
     fingerprint: str = field(default="", compare=False)
     # the fix its rule attached (rules/_warpfix_model.WarpFix: its edits and their applicability),

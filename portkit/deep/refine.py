@@ -30,7 +30,7 @@ from ..core.findings import Finding, fingerprint
 from ..engine.context import FileScan, line_snippet
 from ..core.source import SourceFile
 from .engine import DeepResult
-from ..rules.codes import Code
+from ..engine.codes import Code
 
 
 def refine(scans: dict[str, FileScan], deep: DeepResult, root: Path, enabled: frozenset[str],

@@ -10,7 +10,7 @@ callable scan.py installs, rather than through an import of scan.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, TypeVar
+from typing import Callable, Mapping, TypeVar
 
 from tree_sitter import Node
 
@@ -21,12 +21,9 @@ from ..tables.mappings import MappingDB, Version
 from ..tables import ecosystem
 from .facts import ProjectFacts
 from .options import Options
+from .rule import Rule
 from ..platform.regions import FALLBACK, PORTED, RegionMap
 from ..core.source import SourceFile
-
-if TYPE_CHECKING:
-    from ..rules._rule import Rule
-
 
 T = TypeVar("T")
 SNIPPET_MAX = 240   # characters of the source line kept with a finding
@@ -49,7 +46,7 @@ class Metrics:
     refs_converted: int = 0    # ... of which the converter changed
     refs_left: int = 0         # ... of which it left as they are (each one has a finding)
     kernels: int = 0           # __global__ definitions
-    warp_fixes: int = 0        # --fix warp fixes applied (rules/_warpfix.py)
+    warp_fixes: int = 0        # --fix warp fixes applied (rules/warpfix.py)
     launches: int = 0          # <<<>>> launches
     partially_parsed: bool = False
     has_device_code: bool = False
@@ -143,12 +140,16 @@ class ScanContext:
     dispatch: "Dispatch | None" = None
     regions: RegionMap = field(default_factory=RegionMap)   # the platform model of this file
     root: "Node | None" = None   # the file's own tree (scan/walk.py sets it before the walk)
-    # The fixes the rules' fixers found in this walk, by the node they fix (rules/_warpfix.py):
+    # The fixes the rules' fixers found in this walk, by the node they fix (rules/warpfix.py):
     # the findings of the rules that own them carry them; a fix option applies a family's.
     fixes: dict = field(default_factory=dict)
     # An audit without a fix option finds a node's fix only when a finding it keeps carries it
-    # (rules/_warpfix.py, `on_demand`): a generated line's 61,000 duplicate shuffles ask for none.
+    # (rules/warpfix.py, `on_demand`): a generated line's 61,000 duplicate shuffles ask for none.
     fix_of: "Callable[[View, Node], object] | None" = None
+    # The rule registry by code (rules.by_code()), installed by the scan like `dispatch`: a
+    # rewriter or a build-file handler names the rule of its finding by its code (engine/codes.py)
+    # and never imports rules/.
+    rules: Mapping[str, Rule] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.findings = self.store.findings
@@ -191,11 +192,17 @@ class ScanContext:
             return   # --active-only: a branch the configuration does not compile stays byte for byte
         self.edits.append(_edit(Edit, (start, end, text, what, covers, parts, kind)))
 
-    def flag(self, rule: "Rule", start: int, end: int, message: str, subject: str,
+    def rule(self, code: str) -> Rule:
+        """The rule of a code, from the registry the scan installed (`rules`)."""
+        return self.rules[code]
+
+    def flag(self, rule: "Rule | str", start: int, end: int, message: str, subject: str,
              severity: str | None = None, fixed_by: object = None, fix: str | None = None) -> None:
-        """Record a finding of `rule` at byte range [start, end) (severity: the rule's unless given),
-        carrying the rule's fix `fixed_by` where it has one (rules/_warpfix_model.py). Its `fix`
-        text is the rule's "Instead" unless the rule words one for this finding's own code."""
+        """Record a finding of `rule` (a Rule, or its code: `rule()`) at byte range [start, end)
+        (severity: the rule's unless given), carrying the rule's fix `fixed_by` where it has one
+        (rules/_warpfix_model.py). Its `fix` text is the rule's "Instead" unless the rule words one for this finding's own code."""
+        if isinstance(rule, str):
+            rule = self.rules[rule]
         self.report(rule.code, rule.name, severity or rule.severity, rule.category, start, end,
                     message, subject=subject, fix=rule.fix if fix is None else fix, fixed_by=fixed_by)
 

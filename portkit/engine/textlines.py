@@ -1,6 +1,6 @@
 """Build, dependency and Python files as lines with `#` comments blanked out.
 
-They are not C, so they get no tree: the text rules (rules/_text.py, PK401, PK601) read a
+They are not C, so they get no tree: the text rules (engine/textmatch.py, PK401, PK601) read a
 file's lines with comments blanked (every column kept where it was) and report byte positions
 like the tree rules do. This module sits below the rules so they need nothing of the scan.
 """

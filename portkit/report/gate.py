@@ -16,7 +16,7 @@ from typing import Callable, TextIO
 
 from ..commands.check_result import CheckResult
 from ..core.findings import Finding
-from ..rules.codes import Code
+from ..engine.codes import Code
 from .safe_text import safe
 
 # the workflow command of a finding's severity (as the SARIF level: blocker and high are errors)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from ..rules._rule import Rule
+from ..engine.rule import Rule
 
 
 def render_list(rules: tuple[Rule, ...], stream: TextIO, fmt: str = "text") -> None:

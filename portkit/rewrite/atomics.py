@@ -15,7 +15,7 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from ..engine.context import ScanContext, View
-from ..rules._tree import declarations
+from ..engine.syntax import declarations
 from . import codes
 from .arguments import TextArgument, call_arguments
 

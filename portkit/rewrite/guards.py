@@ -20,10 +20,8 @@ import re
 from ..platform import ppexpr, ppguards, regions
 from ..engine.context import ScanContext
 from ..core.edits import EditKind
-from ..rules import get
-from ..rules.codes import Code
+from ..engine.codes import Code
 
-RULE = get(Code.CUDA_VERSION_GUARD)
 VERSION_MACROS = frozenset({"CUDA_VERSION", "CUDART_VERSION", "defined"})
 DEVICE_MACROS = frozenset({"__CUDA_ARCH__", "defined"})
 # `defined(__CUDA_ARCH__)` tests only: no comparison of the architecture
@@ -64,8 +62,9 @@ def rewrite(ctx: ScanContext) -> None:
         if not reason and same is not None:
             reason = f"the same guard is left at line {ctx.source.position(same)[0]}"
         if reason:
-            _report(ctx, group, RULE.severity, f"left as it is ({reason}): an AMD build takes another branch "
-                                               f"than a current nvcc build")
+            severity = ctx.rule(Code.CUDA_VERSION_GUARD).severity
+            _report(ctx, group, severity, f"left as it is ({reason}): an AMD build takes another branch "
+                                          f"than a current nvcc build")
             continue
         for _, _, start, end, text in filter(bool, changed):
             ctx.edit(start, end, text.encode(), what="guard", kind=EditKind.GUARD)
@@ -147,6 +146,7 @@ def _edit(ctx: ScanContext, branch: ppguards.Branch, selector: str, worlds: regi
 def _report(ctx: ScanContext, group: ppguards.Group, severity: str, message: str) -> None:
     first = group.branches[0]
     line_end = ctx.source.data.find(b"\n", first.at)
-    ctx.report(RULE.code, RULE.name, severity, RULE.category, first.at,
+    rule = ctx.rule(Code.CUDA_VERSION_GUARD)
+    ctx.report(rule.code, rule.name, severity, rule.category, first.at,
                len(ctx.source.data) if line_end < 0 else line_end, message,
-               subject=f"{group.macros[0]} guard", fix=RULE.fix)
+               subject=f"{group.macros[0]} guard", fix=rule.fix)

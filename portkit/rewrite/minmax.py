@@ -23,7 +23,7 @@ from tree_sitter import Node
 
 from ..engine.context import ScanContext, View
 from ..core.edits import EditKind
-from ..rules import _tree
+from ..engine import syntax
 from . import ffs, strictness
 
 NAMES = frozenset({b"min", b"max"})
@@ -92,6 +92,6 @@ def _converted(view: View, arg: Node, target: str) -> bytes:
 def _device_only(node: Node) -> bool:
     """Whether `node` is in a function compiled for the device only (`__global__`, or `__device__`
     without `__host__`); a lambda inside one counts as its enclosing function."""
-    function = _tree.enclosing(node, "function_definition")
-    quals = _tree.function_qualifiers(function) if function is not None else set()
+    function = syntax.enclosing(node, "function_definition")
+    quals = syntax.function_qualifiers(function) if function is not None else set()
     return bool(quals & {b"__global__", b"__device__"}) and b"__host__" not in quals

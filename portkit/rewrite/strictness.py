@@ -24,14 +24,14 @@ from tree_sitter import Node
 from ..engine.context import ScanContext, View
 from ..core.edits import EditKind
 from ..tables.mappings import format_version
-from ..rules import get
-from ..rules._tree import declarations
+from ..engine.syntax import declarations
 from . import signatures
-from ..rules.codes import Code
+from ..engine.codes import Code
 
-REGISTER = get(Code.REGISTER_STORAGE_CLASS)
-REDEFINED = get(Code.REDEFINES_HIP_DEVICE_FUNCTION)
-NARROWING = get(Code.NARROWING_BRACE_INIT)
+# the codes of the findings (ctx.flag finds their rules in the registry the scan installs)
+REGISTER = Code.REGISTER_STORAGE_CLASS
+REDEFINED = Code.REDEFINES_HIP_DEVICE_FUNCTION
+NARROWING = Code.NARROWING_BRACE_INIT
 GUARD = b"#if !defined(__HIP_PLATFORM_AMD__)"
 _INDEX_BUILTINS = frozenset({b"threadIdx", b"blockIdx", b"blockDim", b"gridDim"})
 # (signed, bits) of the arithmetic types a declaration names; floating types have bits < 0.

@@ -22,7 +22,7 @@ Effort:
     mappings/effort.toml.
 """
 
-from ._rule import define
+from ..engine.rule import define
 
 RULE = define(__doc__, code="PK001", name="no-hip-equivalent", severity="high", category="api",
               breaks_build=True, outcome="left")

@@ -25,7 +25,7 @@ from tree_sitter import Node
 
 from ..engine.context import ScanContext, View
 from ..tables.mappings import format_version
-from ._rule import define
+from ..engine.rule import define
 
 RULE = define(__doc__, code="PK002", name="needs-newer-rocm", severity="high", category="api",
               breaks_build=True, outcome="left")

@@ -18,7 +18,7 @@ Effort:
     Hours per call site; a redesign when a whole feature (texture references) is gone.
 """
 
-from ._rule import define
+from ..engine.rule import define
 
 RULE = define(__doc__, code="PK003", name="removed-in-rocm", severity="high", category="api",
               breaks_build=True, outcome="left")

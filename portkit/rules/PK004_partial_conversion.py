@@ -20,7 +20,7 @@ Effort:
     Minutes to an hour per call site to review.
 """
 
-from ._rule import define
+from ..engine.rule import define
 
 RULE = define(__doc__, code="PK004", name="partial-conversion", severity="medium", category="api",
               breaks_build=True)

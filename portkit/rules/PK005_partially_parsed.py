@@ -26,7 +26,7 @@ Effort:
     Nothing in itself: a note on the quality of the scan.
 """
 
-from ._rule import define
+from ..engine.rule import define
 
 RULE = define(__doc__, code="PK005", name="partially-parsed", severity="info", category="parsing",
               outcome="partially-parsed")

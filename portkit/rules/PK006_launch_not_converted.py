@@ -23,6 +23,6 @@ Effort:
     Minutes.
 """
 
-from ._rule import define
+from ..engine.rule import define
 
 RULE = define(__doc__, code="PK006", name="launch-not-converted", severity="low", category="launch")

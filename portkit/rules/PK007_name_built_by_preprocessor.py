@@ -27,7 +27,7 @@ Effort:
     against HIP.
 """
 
-from ._rule import define
+from ..engine.rule import define
 
 RULE = define(__doc__, code="PK007", name="name-built-by-preprocessor", severity="high", category="api",
               outcome="left")

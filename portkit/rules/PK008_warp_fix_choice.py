@@ -1,6 +1,6 @@
 """A choice `convert --fix warp` made for you.
 
-Reported by the warp family's fixes (portkit/rules/_warpfix.py) when `--fix warp` is given.
+Reported by the warp family's fixes (portkit/rules/warpfix.py) when `--fix warp` is given.
 
 What it finds:
     Each place where `--fix warp` picked a wavefront size or changed what the code computes on
@@ -27,6 +27,6 @@ Effort:
     Minutes per site: a review.
 """
 
-from ._rule import define
+from ..engine.rule import define
 
 RULE = define(__doc__, code="PK008", name="warp-fix-choice", severity="info", category="conversion")

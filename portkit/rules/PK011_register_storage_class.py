@@ -22,7 +22,7 @@ Effort:
     None after conversion: the edit is the whole fix.
 """
 
-from ._rule import define
+from ..engine.rule import define
 
 RULE = define(__doc__, code="PK011", name="register-storage-class", severity="low", category="language",
               breaks_build=True)

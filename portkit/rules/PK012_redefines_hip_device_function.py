@@ -24,7 +24,7 @@ Effort:
     Minutes per function to check that HIP's version behaves alike.
 """
 
-from ._rule import define
+from ..engine.rule import define
 
 RULE = define(__doc__, code="PK012", name="redefines-hip-device-function", severity="high", category="language",
               breaks_build=True)

@@ -27,7 +27,7 @@ Effort:
     None after conversion where the cast was written; minutes per initialiser otherwise.
 """
 
-from ._rule import define
+from ..engine.rule import define
 
 RULE = define(__doc__, code="PK013", name="narrowing-brace-init", severity="high", category="language",
               breaks_build=True)

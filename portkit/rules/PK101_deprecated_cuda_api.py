@@ -22,6 +22,6 @@ Effort:
     Usually under an hour per call site.
 """
 
-from ._rule import define
+from ..engine.rule import define
 
 RULE = define(__doc__, code="PK101", name="deprecated-cuda-api", severity="low", category="api")

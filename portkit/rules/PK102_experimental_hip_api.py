@@ -20,6 +20,6 @@ Effort:
     An hour or two per call site to test.
 """
 
-from ._rule import define
+from ..engine.rule import define
 
 RULE = define(__doc__, code="PK102", name="experimental-hip-api", severity="low", category="api")

@@ -41,7 +41,7 @@ from tree_sitter import Node
 
 from ..platform import ppguards, regions
 from ..engine.context import ScanContext, View
-from ._rule import define
+from ..engine.rule import define
 
 RULE = define(__doc__, code="PK103", name="cuda-version-guard", severity="medium", category="api")
 # The rule reads the file's directives once: the parse tree's root is its one node.

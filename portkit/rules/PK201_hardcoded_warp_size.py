@@ -30,8 +30,9 @@ from tree_sitter import Node
 
 from ..engine.context import ScanContext, View
 from ..core.edits import Edit
-from . import _tree, _warplanes
-from ._rule import define
+from ..engine import syntax
+from . import _warplanes
+from ..engine.rule import define
 from ._warpfix_model import CONSTANT, WarpFix, attached
 
 RULE = define(__doc__, code="PK201", name="hardcoded-warp-size", severity="high", category="warp")
@@ -55,7 +56,7 @@ HOST_NOTE = ("host code: PORTKIT_WAVEFRONT_SIZE is 64 on the AMD host pass (CDNA
 
 
 def check(ctx: ScanContext, view: View, node: Node) -> None:
-    """Each finding carries the node's fix where it has one (rules/_warpfix.py: `--fix warp`)."""
+    """Each finding carries the node's fix where it has one (rules/warpfix.py: `--fix warp`)."""
     if node.type == "preproc_def":
         value = warp_size_define(node)
         if value is not None:
@@ -73,7 +74,7 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
         return
     fixed_by = attached(ctx, view, node, RULE.code, view.start(node))
     if last_lane_literal(node):
-        name = _tree.callee_name(_tree.call_of_argument(node)[0]).decode()
+        name = syntax.callee_name(syntax.call_of_argument(node)[0]).decode()
         ctx.flag(RULE, view.start(node), view.end(node),
                  f"{name} reads lane 31, the last of a 32-lane warp; an AMD wavefront's last lane is 63",
                  subject=f"{name}:31", fixed_by=fixed_by)
@@ -88,42 +89,42 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
 def warp_arithmetic(node: Node) -> tuple[Node, bytes, Node] | None:
     """(binary expression, operator, other operand) when the literal `node` is a warp size, lane
     mask or warp shift next to a thread, lane or warp index (also used by `--fix warp`)."""
-    value = _tree.int_value(node)
-    parent = _tree.up(node) if value in (5, 31, 32) else None
+    value = syntax.int_value(node)
+    parent = syntax.up(node) if value in (5, 31, 32) else None
     if parent is None or parent.type != "binary_expression":
         return None
-    op = _tree.operator(parent)
-    other = _tree.other_operand(parent, node)
+    op = syntax.operator(parent)
+    other = syntax.other_operand(parent, node)
     if other is None or value not in _ARITHMETIC.get(op, ()):
         return None
     if op in (b">>", b"<<") and parent.child_by_field_name("right").id != _outer(node, parent).id:
         return None  # `5 >> x` is not a shift by five
-    index = _tree.lane_or_warp_index(other.text) if op == b"*" else _tree.index_expression(other)
-    if op == b"/" and _tree.block_size_name(other.text) and not _array_size(parent):
+    index = syntax.lane_or_warp_index(other.text) if op == b"*" else syntax.index_expression(other)
+    if op == b"/" and syntax.block_size_name(other.text) and not _array_size(parent):
         index = True   # `kBlock / 32`: warps per block (an array's size is PK205's)
     return (parent, op, other) if index and other.text not in RUNTIME_WARP_SIZE else None
 
 
 def last_lane_literal(node: Node) -> bool:
     """The 31 of `__shfl_sync(mask, v, 31)` (no width, or width 32): the warp's last lane."""
-    found = _tree.call_of_argument(node) if _tree.int_value(node) == 31 else None
-    if found is None or _tree.callee_name(found[0]) not in (b"__shfl", b"__shfl_sync"):
+    found = syntax.call_of_argument(node) if syntax.int_value(node) == 31 else None
+    if found is None or syntax.callee_name(found[0]) not in (b"__shfl", b"__shfl_sync"):
         return False
     call, index = found
-    lane = 2 if _tree.callee_name(call).endswith(b"_sync") else 1
+    lane = 2 if syntax.callee_name(call).endswith(b"_sync") else 1
     args = [a for a in call.child_by_field_name("arguments").named_children if a.type != "comment"]
     width = args[lane + 1] if len(args) > lane + 1 else None
-    return index == lane and (width is None or _tree.int_value(_tree.unparen(width)) == 32)
+    return index == lane and (width is None or syntax.int_value(syntax.unparen(width)) == 32)
 
 
 def warp_constant_literal(node: Node) -> bool:
     """The 32 of `constexpr int kWarpSize = 32`, an enumerator or a default template value."""
-    parent = _tree.up(node) if _tree.int_value(node) == 32 else None
+    parent = syntax.up(node) if syntax.int_value(node) == 32 else None
     if parent is None or parent.type not in ("init_declarator", "enumerator", "optional_parameter_declaration",
                                              "assignment_expression", "field_declaration"):
         return False
     name = _constant_name(parent)
-    return name is not None and _tree.warpish_name(name.text) and _is_constant_declaration(parent)
+    return name is not None and syntax.warpish_name(name.text) and _is_constant_declaration(parent)
 
 
 def _constant_name(parent: Node) -> Node | None:
@@ -133,10 +134,10 @@ def _constant_name(parent: Node) -> Node | None:
 
 def warp_size_define(node: Node) -> Node | None:
     """The value node of `#define WARP_SIZE 32` (a warp-ish name defined as 32); never portkit's own
-    PORTKIT_WAVEFRONT_SIZE helper, whose 32 is the NVIDIA branch's (rules/_warpfix.py)."""
+    PORTKIT_WAVEFRONT_SIZE helper, whose 32 is the NVIDIA branch's (rules/warpfix.py)."""
     name = node.child_by_field_name("name")
-    text, value = _tree.define_value(node)
-    if name is None or value is None or not _tree.warpish_name(name.text) or text.rstrip(b"uU") != b"32" \
+    text, value = syntax.define_value(node)
+    if name is None or value is None or not syntax.warpish_name(name.text) or text.rstrip(b"uU") != b"32" \
             or name.text == b"PORTKIT_WAVEFRONT_SIZE":
         return None
     return value
@@ -149,10 +150,10 @@ def _is_constant_declaration(parent: Node) -> bool:
     if parent.type == "assignment_expression":
         return False
     if parent.type == "field_declaration":   # `static constexpr int kWarpSize = 32;` in a class
-        return b"const" in _tree.declaration_type(parent)
+        return b"const" in syntax.declaration_type(parent)
     declaration = parent.parent
-    return declaration is not None and (b"const" in _tree.declaration_type(declaration)
-                                        or b"constexpr" in _tree.declaration_type(declaration))
+    return declaration is not None and (b"const" in syntax.declaration_type(declaration)
+                                        or b"constexpr" in syntax.declaration_type(declaration))
 
 
 def _array_size(binary: Node) -> bool:
@@ -175,18 +176,18 @@ def _squash(text: bytes) -> str:
     return " ".join(text.decode("utf-8", "replace").split())
 
 
-# --fix warp (rules/_warpfix.py calls these in its order; each returns the node's WarpFix or None)
+# --fix warp (rules/warpfix.py calls these in its order; each returns the node's WarpFix or None)
 
 def fix_arithmetic(view: View, node: Node) -> WarpFix | None:
     """`lane & 31`, `tid % 32`, `tid >> 5`, `blockDim.x / 32`, `warp * 32` in device code."""
     match = warp_arithmetic(node)
-    if match is None or not _tree.in_device_code(node):
+    if match is None or not syntax.in_device_code(node):
         return None
     binary, op, other = match
     anchor = view.start(binary)
-    if _tree.enclosing(binary, "static_assert_declaration") is not None:
+    if syntax.enclosing(binary, "static_assert_declaration") is not None:
         return WarpFix("", anchor, (), note=ASSERTION_NOTE)
-    uncertain = _warplanes.uncertain_index(other) if not _tree.block_size_name(other.text) else None
+    uncertain = _warplanes.uncertain_index(other) if not syntax.block_size_name(other.text) else None
     if uncertain is not None:
         return WarpFix("", anchor, (), note=UNCERTAIN_NOTE.format(name=uncertain.decode("utf-8", "replace")))
     if op in (b">>", b"<<"):
@@ -198,7 +199,7 @@ def fix_arithmetic(view: View, node: Node) -> WarpFix | None:
                                               (b" / " if op == b">>" else b" * ") + b"warpSize", "warp"),))
     if _constant_context(node):
         return None
-    text = b"warpSize" if _tree.int_value(node) == 32 else b"(warpSize - 1)"
+    text = b"warpSize" if syntax.int_value(node) == 32 else b"(warpSize - 1)"
     if op == b"&" and other.type in ("identifier", "field_expression", "parenthesized_expression"):
         return WarpFix("PK201", anchor, (Edit(view.end(other), view.end(binary), b" % warpSize", "warp"),))
     return WarpFix("PK201", anchor, (Edit(view.start(node), view.end(node), text, "warp"),))
@@ -206,10 +207,10 @@ def fix_arithmetic(view: View, node: Node) -> WarpFix | None:
 
 def _constant_context(node: Node) -> bool:
     """An array size, a template argument or a constexpr: `warpSize` is not a constant in ROCm 7."""
-    declaration = _tree.enclosing(node, "declaration", "array_declarator", "template_argument_list")
+    declaration = syntax.enclosing(node, "declaration", "array_declarator", "template_argument_list")
     if declaration is None:
         return False
-    return declaration.type != "declaration" or b"constexpr" in _tree.declaration_type(declaration)
+    return declaration.type != "declaration" or b"constexpr" in syntax.declaration_type(declaration)
 
 
 def fix_constant(view: View, node: Node) -> WarpFix | None:
@@ -230,7 +231,7 @@ def fix_define(view: View, node: Node) -> WarpFix | None:
 
 def fix_last_lane(view: View, node: Node) -> WarpFix | None:
     """`__shfl(x, 31)` reads the warp's last lane: `warpSize - 1`."""
-    if not last_lane_literal(node) or not _tree.in_device_code(node):
+    if not last_lane_literal(node) or not syntax.in_device_code(node):
         return None
     return WarpFix("PK201", view.start(node), (Edit(view.start(node), view.end(node), b"warpSize - 1", "warp"),),
                    note="lane 31 read as the last lane of the warp: warpSize - 1 (lane 63 on a 64-lane wavefront)")
@@ -240,10 +241,10 @@ def fix_host_warps(view: View, node: Node) -> WarpFix | None:
     """In host code: `block_size / 32` warps per block, with the per-target constant (warpSize
     does not exist on the host)."""
     match = warp_arithmetic(node)
-    if match is None or _tree.in_device_code(node) or _tree.int_value(node) != 32:
+    if match is None or syntax.in_device_code(node) or syntax.int_value(node) != 32:
         return None
     binary, op, other = match
-    if op != b"/" or not _tree.block_size_name(other.text) or _tree.enclosing(node, "function_definition") is None:
+    if op != b"/" or not syntax.block_size_name(other.text) or syntax.enclosing(node, "function_definition") is None:
         return None
     if _warplanes.in_dim3(node):
         return None   # a block shape: _warplanes.block_shape() decides

@@ -27,8 +27,8 @@ from tree_sitter import Node
 
 from ..engine.context import ScanContext, View
 from ..core.edits import Edit
-from . import _tree
-from ._rule import define
+from ..engine import syntax
+from ..engine.rule import define
 from ._warpfix_model import WarpFix, attached, newline_of
 
 RULE = define(__doc__, code="PK202", name="shuffle-offset-from-16", severity="high", category="warp")
@@ -39,8 +39,8 @@ _HALVING = (b"/= 2", b">>= 1", b"/=2", b">>=1")
 
 
 def check(ctx: ScanContext, view: View, node: Node) -> None:
-    """Each finding carries the node's fix where it has one (rules/_warpfix.py: `--fix warp`)."""
-    value = _tree.int_value(node)
+    """Each finding carries the node's fix where it has one (rules/warpfix.py: `--fix warp`)."""
+    value = syntax.int_value(node)
     if value == 32 and scan_loop_bound(node):
         ctx.flag(RULE, view.start(node), view.end(node),
                  "shuffle scan loop runs to 32: it scans 32 lanes, an AMD wavefront has 64", subject="scan-to-32",
@@ -48,7 +48,7 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
         return
     if value != 16:
         return
-    parent = _tree.up(node)
+    parent = syntax.up(node)
     if parent is None:
         return
     if parent.type in ("init_declarator", "assignment_expression"):
@@ -57,11 +57,11 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
                      "shuffle loop starts at offset 16: it reduces 32 lanes, an AMD wavefront has 64",
                      subject="loop-from-16", fixed_by=attached(ctx, view, node, RULE.code, view.start(node)))
         return
-    found = _tree.call_of_argument(node)
+    found = syntax.call_of_argument(node)
     if found is None:
         return
     call, index = found
-    name = _tree.callee_name(call)
+    name = syntax.callee_name(call)
     if name.startswith(SHUFFLES) and index == (2 if name.endswith(b"_sync") else 1):
         ctx.flag(RULE, view.start(node), view.end(node),
                  f"{name.decode()} with offset 16 covers 32 lanes; an AMD wavefront has 64",
@@ -78,7 +78,7 @@ def starts_shuffle_loop(part: Node) -> bool:
             loop = holder.next_named_sibling
             while loop is not None and loop.type == "comment":
                 loop = loop.next_named_sibling
-            name = _tree.declared_name(part.child_by_field_name("declarator")) if part.type == "init_declarator" else b""
+            name = syntax.declared_name(part.child_by_field_name("declarator")) if part.type == "init_declarator" else b""
             return (loop is not None and loop.type in ("while_statement", "do_statement", "for_statement")
                     and b"__shfl" in loop.text and bool(name) and name in loop.text)
     if holder is None or holder.type != "for_statement" or not _initializes(holder, part):
@@ -89,8 +89,8 @@ def starts_shuffle_loop(part: Node) -> bool:
 
 def scan_loop_bound(node: Node) -> bool:
     """The 32 of `for (d = 1; d < 32; d <<= 1) ... __shfl_up(x, d)`: a scan over 32 lanes."""
-    parent = _tree.up(node) if _tree.int_value(node) == 32 else None
-    if parent is None or parent.type != "binary_expression" or _tree.operator(parent) != b"<":
+    parent = syntax.up(node) if syntax.int_value(node) == 32 else None
+    if parent is None or parent.type != "binary_expression" or syntax.operator(parent) != b"<":
         return False
     loop, left = parent.parent, parent.child_by_field_name("left")
     if loop is None or loop.type != "for_statement" or left is None or left.type != "identifier":
@@ -107,10 +107,10 @@ def _shuffles_up_by(body: Node, name: bytes) -> bool:
     stack = [body]
     while stack:
         node = stack.pop()
-        if node.type == "call_expression" and _tree.callee_name(node).startswith(b"__shfl_up"):
+        if node.type == "call_expression" and syntax.callee_name(node).startswith(b"__shfl_up"):
             args = node.child_by_field_name("arguments")
             named = [a for a in args.named_children if a.type != "comment"] if args is not None else []
-            index = 2 if _tree.callee_name(node).endswith(b"_sync") else 1
+            index = 2 if syntax.callee_name(node).endswith(b"_sync") else 1
             if index < len(named) and named[index].text == name:
                 return True
         stack.extend(node.children)
@@ -122,21 +122,21 @@ def _initializes(loop: Node, part: Node) -> bool:
     return init is not None and init.start_byte <= part.start_byte < init.end_byte
 
 
-# --fix warp (rules/_warpfix.py calls these in its order; each returns the node's WarpFix or None)
+# --fix warp (rules/warpfix.py calls these in its order; each returns the node's WarpFix or None)
 
 def fix_offset_16(view: View, node: Node) -> WarpFix | None:
     """A halving shuffle loop from 16 starts at warpSize / 2; an unrolled 16, 8, ... sequence
     gets a 32 step, taken only on 64-lane wavefronts."""
-    parent = _tree.up(node)
+    parent = syntax.up(node)
     if parent is None:
         return None
     if parent.type in ("init_declarator", "assignment_expression"):
-        loop = _tree.enclosing(node, "for_statement", "compound_statement")
+        loop = syntax.enclosing(node, "for_statement", "compound_statement")
         if not starts_shuffle_loop(parent) or not _halving(parent, loop):
             return None
         return WarpFix("PK202", view.start(node), (Edit(view.start(node), view.end(node), b"warpSize / 2", "warp"),))
-    found = _tree.call_of_argument(node)
-    if found is None or found[1] != _offset_index(_tree.callee_name(found[0])):
+    found = syntax.call_of_argument(node)
+    if found is None or found[1] != _offset_index(syntax.callee_name(found[0])):
         return None
     return _unrolled_step(view, node, found[0])
 
@@ -191,10 +191,10 @@ def _shuffles_with(statement: Node, offset: int) -> bool:
     while stack:
         node = stack.pop()
         if node.type == "call_expression":
-            index = _offset_index(_tree.callee_name(node))
+            index = _offset_index(syntax.callee_name(node))
             args = node.child_by_field_name("arguments")
             named = [a for a in args.named_children if a.type != "comment"] if args is not None else []
-            if 0 <= index < len(named) and _tree.int_value(_tree.unparen(named[index])) == offset:
+            if 0 <= index < len(named) and syntax.int_value(syntax.unparen(named[index])) == offset:
                 return True
         stack.extend(node.children)
     return False
@@ -203,11 +203,11 @@ def _shuffles_with(statement: Node, offset: int) -> bool:
 def _step_text(view: View, statement: Node, call: Node, literal: Node) -> bytes | None:
     """The statement with its shuffle as HIP writes it (no mask) at offset 32, or None when
     anything else in it would need the converter too."""
-    name = _tree.callee_name(call)
+    name = syntax.callee_name(call)
     args = [a for a in call.child_by_field_name("arguments").named_children if a.type != "comment"]
     if name.endswith(b"_sync"):
         name, args = name[:-len(b"_sync")], args[1:]
-    parts = [b"32" if a.id == _tree.unparen(literal).id or a.id == literal.id else _width(view, a, i)
+    parts = [b"32" if a.id == syntax.unparen(literal).id or a.id == literal.id else _width(view, a, i)
              for i, a in enumerate(args)]
     head = view.data[view.start(statement):view.start(call)]
     tail = view.data[view.end(call):view.end(statement)]
@@ -217,7 +217,7 @@ def _step_text(view: View, statement: Node, call: Node, literal: Node) -> bytes 
 
 
 def _width(view: View, arg: Node, index: int) -> bytes:
-    if index == 2 and _tree.int_value(_tree.unparen(arg)) == 32:
+    if index == 2 and syntax.int_value(syntax.unparen(arg)) == 32:
         return b"warpSize"
     return view.text(arg)
 
@@ -225,10 +225,10 @@ def _width(view: View, arg: Node, index: int) -> bytes:
 def fix_width_32(view: View, node: Node) -> WarpFix | None:
     """`__shfl_xor_sync(m, v, o, 32)`: the width of the whole warp is warpSize (no finding of
     this rule carries it)."""
-    found = _tree.call_of_argument(node)
+    found = syntax.call_of_argument(node)
     if found is None:
         return None
-    name = _tree.callee_name(found[0])
+    name = syntax.callee_name(found[0])
     if not name.startswith((b"__shfl",)) or found[1] != (3 if name.endswith(b"_sync") else 2):
         return None
     return WarpFix("", view.start(node), (Edit(view.start(node), view.end(node), b"warpSize", "warp"),))

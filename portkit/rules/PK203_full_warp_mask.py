@@ -26,8 +26,8 @@ import re
 from tree_sitter import Node
 
 from ..engine.context import ScanContext, View
-from . import _tree
-from ._rule import define
+from ..engine import syntax
+from ..engine.rule import define
 
 RULE = define(__doc__, code="PK203", name="full-warp-mask", severity="medium", category="warp")
 NODES = ("number_literal", "preproc_def")
@@ -39,7 +39,7 @@ FULL = 0xFFFFFFFF
 def check(ctx: ScanContext, view: View, node: Node) -> None:
     if node.type == "preproc_def":
         name = node.child_by_field_name("name")
-        text, value = _tree.define_value(node)
+        text, value = syntax.define_value(node)
         if name is not None and value is not None and _lane_mask_name(name.text) \
                 and text.lower().rstrip(b"u") == b"0xffffffff":
             ctx.flag(RULE, view.start(value), view.start(value) + len(value.text.split()[0]),
@@ -47,12 +47,12 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
                      + _unused(ctx, view, name.text), subject=name.text.decode(errors="replace"),
                      severity=None if _used(ctx, view, name.text) else "info")
         return
-    if _tree.int_value(node) != FULL or not node.text.lower().startswith(b"0x"):
+    if syntax.int_value(node) != FULL or not node.text.lower().startswith(b"0x"):
         return
-    found = _tree.call_of_argument(node)
+    found = syntax.call_of_argument(node)
     if found is not None:
         call, index = found
-        name = _tree.callee_name(call)
+        name = syntax.callee_name(call)
         if index == 0 and name.startswith(b"__") and name.endswith(b"_sync"):
             # reported at the call, where it replaces the converter's "mask dropped" note (PK004)
             function = call.child_by_field_name("function")
@@ -61,11 +61,11 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
                      "(the converter drops the mask: check that every lane takes part)",
                      subject=name.decode())
         return
-    parent = _tree.up(node)
+    parent = syntax.up(node)
     if parent is None:
         return
-    if parent.type == "binary_expression" and _tree.operator(parent) in (b"==", b"!="):
-        other = _tree.other_operand(parent, node)
+    if parent.type == "binary_expression" and syntax.operator(parent) in (b"==", b"!="):
+        other = syntax.other_operand(parent, node)
         if other is not None and (b"ballot" in other.text.lower() or b"activemask" in other.text.lower()
                                   or b"mask" in other.text.lower()):
             ctx.flag(RULE, view.start(parent), view.end(parent),
@@ -75,9 +75,9 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
     if parent.type == "init_declarator":
         name = parent.child_by_field_name("declarator")
         declaration = parent.parent
-        if name is not None and _lane_mask_name(_tree.declared_name(name)) and declaration is not None \
-                and b"const" in _tree.declaration_type(declaration):
-            declared = _tree.declared_name(name)
+        if name is not None and _lane_mask_name(syntax.declared_name(name)) and declaration is not None \
+                and b"const" in syntax.declaration_type(declaration):
+            declared = syntax.declared_name(name)
             ctx.flag(RULE, view.start(node), view.end(node),
                      f"{declared.decode(errors='replace')} is a 32-lane mask; an AMD wavefront has 64 lanes"
                      + _unused(ctx, view, declared), subject=name.text.decode(errors="replace"),

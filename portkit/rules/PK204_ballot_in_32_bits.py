@@ -27,8 +27,9 @@ from tree_sitter import Node
 
 from ..engine.context import ScanContext, View
 from ..core.edits import Edit
-from . import _tree, _warplanes
-from ._rule import define
+from ..engine import syntax
+from . import _warplanes
+from ..engine.rule import define
 from ._warpfix_model import WarpFix, attached
 
 RULE = define(__doc__, code="PK204", name="ballot-in-32-bits", severity="high", category="warp")
@@ -52,13 +53,13 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
 
 def lane_bit(node: Node) -> Node | None:
     """The shift of `1u << lane` (a 32-bit one shifted by a lane index), or None."""
-    if _tree.int_value(node) != 1 or b"l" in node.text.lower():
+    if syntax.int_value(node) != 1 or b"l" in node.text.lower():
         return None
-    parent = _tree.up(node)
-    if parent is None or parent.type != "binary_expression" or _tree.operator(parent) != b"<<":
+    parent = syntax.up(node)
+    if parent is None or parent.type != "binary_expression" or syntax.operator(parent) != b"<<":
         return None
     left, right = parent.child_by_field_name("left"), parent.child_by_field_name("right")
-    if left is None or _tree.unparen(left).id != node.id or right is None:
+    if left is None or syntax.unparen(left).id != node.id or right is None:
         return None
     return parent if _LANE.search(right.text) else None
 
@@ -72,35 +73,35 @@ def check_name(ctx: ScanContext, view: View, node: Node) -> None:
     while operand.parent is not None and operand.parent.type in ("binary_expression", "parenthesized_expression",
                                                                  "cast_expression"):
         operand = operand.parent
-    outer = _tree.call_of_argument(operand)
-    if outer is not None and _tree.callee_name(outer[0]) in NARROW_BIT_OPS:
-        op = _tree.callee_name(outer[0]).decode()
+    outer = syntax.call_of_argument(operand)
+    if outer is not None and syntax.callee_name(outer[0]) in NARROW_BIT_OPS:
+        op = syntax.callee_name(outer[0]).decode()
         ctx.flag(RULE, view.start(outer[0]), view.end(outer[0]),
                  f"{op}({name}(...)) counts 32 lanes; the mask has 64 bits on AMD (use {op}ll)",
                  subject=f"{op}({name})")
         return
-    parent = _tree.up(call)
+    parent = syntax.up(call)
     if parent is not None and parent.type == "init_declarator":
         declaration = parent.parent
         if declaration is None or declaration.type != "declaration":
             return
-        type_text = _tree.declaration_type(declaration)
+        type_text = syntax.declaration_type(declaration)
         if type_text and not any(w in type_text for w in _WIDE):
-            var = _tree.declared_name(parent.child_by_field_name("declarator")).decode(errors="replace")
+            var = syntax.declared_name(parent.child_by_field_name("declarator")).decode(errors="replace")
             ctx.flag(RULE, view.start(parent), view.end(parent),
                      f"{name} result stored in `{type_text.decode(errors='replace')} {var}`: "
                      "32 bits, the AMD mask has 64", subject=f"{name}:{var}",
                      fixed_by=attached(ctx, view, parent, RULE.code, view.start(parent)))
 
 
-# --fix warp (rules/_warpfix.py): the fix of an init_declarator
+# --fix warp (rules/warpfix.py): the fix of an init_declarator
 
 def fix_ballot_store(view: View, node: Node) -> WarpFix | None:
     """`unsigned m = __ballot_sync(...)` keeps 64 bits, and the counts of `m` use the ll forms."""
     if node.type != "init_declarator":
         return None
     value = node.child_by_field_name("value")
-    if value is None or not _tree.is_call_to(value, (b"__ballot_sync", b"__ballot", b"__activemask")):
+    if value is None or not syntax.is_call_to(value, (b"__ballot_sync", b"__ballot", b"__activemask")):
         return None
     declaration = node.parent
     if declaration is None or declaration.type != "declaration" or \
@@ -109,8 +110,8 @@ def fix_ballot_store(view: View, node: Node) -> WarpFix | None:
     kinds = [c for c in declaration.children if c.type in ("primitive_type", "sized_type_specifier", "type_identifier")]
     if len(kinds) != 1 or kinds[0].text not in _NARROW + (b"unsigned int",):
         return None
-    name = _tree.declared_name(node.child_by_field_name("declarator"))
-    scope = _tree.enclosing(node, "compound_statement")
+    name = syntax.declared_name(node.child_by_field_name("declarator"))
+    scope = syntax.enclosing(node, "compound_statement")
     if scope is None or not name:
         return None
     every_lane = _warplanes.all_lanes(view, node, name, kinds[0], scope)
@@ -138,16 +139,16 @@ def _derived_masks(view: View, scope: Node, name: bytes) -> list[Edit]:
             continue
         edits.append(Edit(view.start(kinds[0]), view.end(kinds[0]), b"unsigned long long", "warp"))
         edits += _wide_lane_bits(view, value)
-        derived = _tree.declared_name(node.child_by_field_name("declarator"))
+        derived = syntax.declared_name(node.child_by_field_name("declarator"))
         edits += _warplanes.wide_counts(view, scope, derived) if derived else []
     return edits
 
 
 def _bitwise_of(value: Node, name: bytes) -> bool:
-    value = _tree.unparen(value)
-    if value.type != "binary_expression" or _tree.operator(value) not in (b"&", b"|", b"^"):
+    value = syntax.unparen(value)
+    if value.type != "binary_expression" or syntax.operator(value) not in (b"&", b"|", b"^"):
         return False
-    return any(_tree.unparen(side).type == "identifier" and _tree.unparen(side).text == name
+    return any(syntax.unparen(side).type == "identifier" and syntax.unparen(side).text == name
                for side in (value.child_by_field_name("left"), value.child_by_field_name("right")))
 
 

@@ -31,8 +31,8 @@ from tree_sitter import Node
 
 from ..engine.context import ScanContext, View
 from ..core.edits import Edit
-from . import _tree
-from ._rule import define
+from ..engine import syntax
+from ..engine.rule import define
 from ._warpfix_model import CONSTANT, WarpFix, attached
 
 RULE = define(__doc__, code="PK205", name="warp-sized-array", severity="medium", category="warp")
@@ -44,15 +44,15 @@ _LANE_OR_WARP = re.compile(rb"\b(?:lane\w*|Lane\w*|warp\w*|Warp\w*|wid|lid)\b|>>
 
 def check(ctx: ScanContext, view: View, node: Node) -> None:
     size = node.child_by_field_name("size")
-    if size is None or not (size.text.strip() == b"32" or _tree.warpish_name(size.text) or _warps_per_block(size)):
+    if size is None or not (size.text.strip() == b"32" or syntax.warpish_name(size.text) or _warps_per_block(size)):
         return
-    if _tree.warpish_name(size.text) and warp_size_definition(view.data, size.text.strip()) is None:
+    if syntax.warpish_name(size.text) and warp_size_definition(view.data, size.text.strip()) is None:
         return   # defined elsewhere (reported there, PK201) or per target (--fix warp): right once that is
-    declaration = _tree.enclosing(node, "declaration")
-    if declaration is None or b"__shared__" not in _tree.declaration_type(declaration):
+    declaration = syntax.enclosing(node, "declaration")
+    if declaration is None or b"__shared__" not in syntax.declaration_type(declaration):
         return
-    name = _tree.declared_name(node)
-    scope = _tree.enclosing(node, "function_definition")
+    name = syntax.declared_name(node)
+    scope = syntax.enclosing(node, "function_definition")
     if not name or scope is None:
         return
     if _warps_per_block(size) and not _ARITH_32.search(scope.text.replace(size.text, b"")):
@@ -78,28 +78,28 @@ def warp_size_definition(data: bytes, name: bytes) -> re.Match | None:
 
 def _warps_per_block(size: Node) -> bool:
     """`kBlock / 32`: one slot per 32-lane warp of the block."""
-    size = _tree.unparen(size)
-    if size.type != "binary_expression" or _tree.operator(size) != b"/":
+    size = syntax.unparen(size)
+    if size.type != "binary_expression" or syntax.operator(size) != b"/":
         return False
     left, right = size.child_by_field_name("left"), size.child_by_field_name("right")
-    return left is not None and right is not None and _tree.int_value(_tree.unparen(right)) == 32 \
-        and _tree.block_size_name(left.text)
+    return left is not None and right is not None and syntax.int_value(syntax.unparen(right)) == 32 \
+        and syntax.block_size_name(left.text)
 
 
 def fix_shared_array(view: View, node: Node) -> WarpFix | None:
-    """--fix warp (rules/_warpfix.py): `__shared__ T s[32]` indexed by lane or warp is sized for
+    """--fix warp (rules/warpfix.py): `__shared__ T s[32]` indexed by lane or warp is sized for
     the target's wavefront."""
     size = node.child_by_field_name("size")
-    declaration = _tree.enclosing(node, "declaration")
-    if size is None or declaration is None or b"__shared__" not in _tree.declaration_type(declaration):
+    declaration = syntax.enclosing(node, "declaration")
+    if size is None or declaration is None or b"__shared__" not in syntax.declaration_type(declaration):
         return None
-    define = warp_size_definition(view.data, size.text.strip()) if _tree.warpish_name(size.text) else None
+    define = warp_size_definition(view.data, size.text.strip()) if syntax.warpish_name(size.text) else None
     if define is not None:   # the #define's fix (PK201) resolves it: shown here, applied there
         return WarpFix("PK205", view.start(node), (Edit(define.start(1), define.end(1), CONSTANT, "warp"),),
                        suggest_only=True)
     if size.text.strip() != b"32":
         return None
-    name, scope = _tree.declared_name(node), _tree.enclosing(node, "function_definition")
+    name, scope = syntax.declared_name(node), syntax.enclosing(node, "function_definition")
     if not name or scope is None or not _indexed_by_lane_or_warp(scope, name):
         return None   # a tile or a table of 32 (the rule reports none): its size is not the warp's
     # per target, not the largest (64) everywhere: a fixed 64 doubles the array on NVIDIA too, and

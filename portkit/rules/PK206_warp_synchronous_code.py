@@ -24,7 +24,7 @@ Effort:
 from tree_sitter import Node
 
 from ..engine.context import ScanContext, View
-from ._rule import define
+from ..engine.rule import define
 
 RULE = define(__doc__, code="PK206", name="warp-synchronous-code", severity="medium", category="warp")
 NAMES = (b"__syncwarp",)

@@ -24,7 +24,7 @@ Effort:
     both warp sizes.
 """
 
-from ._rule import define
+from ..engine.rule import define
 
 RULE = define(__doc__, code="PK207", name="warp-size-as-constant", severity="high", category="warp",
               breaks_build=True, deep_only=True)

@@ -29,8 +29,8 @@ import re
 from tree_sitter import Node
 
 from ..engine.context import ScanContext, View
-from . import _tree
-from ._rule import define
+from ..engine import syntax
+from ..engine.rule import define
 
 RULE = define(__doc__, code="PK301", name="inline-ptx-asm", severity="high", category="kernel",
               breaks_build=True)
@@ -81,7 +81,7 @@ def amd_assembly(text: str) -> bool:
 def check(ctx: ScanContext, view: View, node: Node) -> None:
     text = b"".join(s.text for s in node.children if s.type in ("string_literal", "concatenated_string"))
     ptx = text.decode("utf-8", "replace")
-    if not _tree.in_device_code(node) and not (_PTX_LOOK.search(ptx) and ";" in ptx):
+    if not syntax.in_device_code(node) and not (_PTX_LOOK.search(ptx) and ";" in ptx):
         return  # host assembly (x86 cpuid, rdtsc ...) is not ours to judge; outside device code
         # PTX is told by its `;`-ended statements too (RISC-V's `fcvt.ps.f16 f3, f2\n` looks typed)
     if amd_assembly(ptx):

@@ -23,8 +23,8 @@ Effort:
 from tree_sitter import Node
 
 from ..engine.context import ScanContext, View
-from . import _tree
-from ._rule import define
+from ..engine import syntax
+from ..engine.rule import define
 
 RULE = define(__doc__, code="PK302", name="dynamic-parallelism", severity="blocker", category="kernel",
               breaks_build=True)
@@ -35,7 +35,7 @@ REFINES = ("PK001", "PK003", "PK101")
 
 
 def check(ctx: ScanContext, view: View, node: Node) -> None:
-    if not _tree.in_device_code(node):
+    if not syntax.in_device_code(node):
         return
     call = node.parent
     callee = call.child_by_field_name("function") if call is not None else None
@@ -45,7 +45,7 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
 
 
 def check_name(ctx: ScanContext, view: View, node: Node) -> None:
-    if node.parent is None or node.parent.type != "call_expression" or not _tree.in_device_code(node):
+    if node.parent is None or node.parent.type != "call_expression" or not syntax.in_device_code(node):
         return
     name = node.text.decode()
     ctx.flag(RULE, view.start(node), view.end(node),

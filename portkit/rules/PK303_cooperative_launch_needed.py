@@ -32,8 +32,8 @@ Effort:
 from tree_sitter import Node
 
 from ..engine.context import ScanContext, View
-from . import _tree
-from ._rule import define
+from ..engine import syntax
+from ..engine.rule import define
 
 RULE = define(__doc__, code="PK303", name="cooperative-launch-needed", severity="medium",
               category="kernel")
@@ -64,7 +64,7 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
     group, never at the launch that must change)."""
     call = node.parent
     callee = call.child_by_field_name("function") if call is not None else None
-    name = _tree.callee_name(call) if call is not None and callee is not None else None
+    name = syntax.callee_name(call) if call is not None and callee is not None else None
     if not name or name not in ctx.derived(grid_kernels):
         return
     kernel = name.decode(errors="replace")
@@ -88,7 +88,7 @@ def grid_kernels(ctx: ScanContext) -> frozenset[bytes]:
             text = body.text if body is not None else b""
             if b"__global__" in head and (b"this_grid" in text or b"grid_group" in text) and b"sync" in text:
                 declarator = node.child_by_field_name("declarator")
-                name = _tree.declared_name(declarator) if declarator is not None else b""
+                name = syntax.declared_name(declarator) if declarator is not None else b""
                 if name:
                     found.add(name)
             continue

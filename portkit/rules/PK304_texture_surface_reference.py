@@ -25,7 +25,7 @@ Effort:
 from tree_sitter import Node
 
 from ..engine.context import ScanContext, View
-from ._rule import define
+from ..engine.rule import define
 
 RULE = define(__doc__, code="PK304", name="texture-surface-reference", severity="high", category="kernel",
               breaks_build=True)

@@ -23,8 +23,8 @@ Effort:
 from tree_sitter import Node
 
 from ..engine.context import ScanContext, View
-from . import _tree
-from ._rule import define
+from ..engine import syntax
+from ..engine.rule import define
 
 RULE = define(__doc__, code="PK305", name="wmma-tensor-cores", severity="high", category="kernel",
               breaks_build=True)
@@ -49,7 +49,7 @@ def check_name(ctx: ScanContext, view: View, node: Node) -> None:
         ctx.flag(RULE, view.start(node), view.end(qualified),
                  f"wmma::{call}: rocwmma::{call} is the port, with rocWMMA's fragment shapes for the target GPU",
                  subject="wmma")   # one decision with the fragments: the rocWMMA port
-    scope = _tree.enclosing(node, "function_definition")
+    scope = syntax.enclosing(node, "function_definition")
     if not ctx.first(("PK305", scope.start_byte if scope is not None else -1)):
         return
     ctx.flag(RULE, view.start(node), view.end(node),

@@ -33,8 +33,8 @@ from ..core.errors import MappingError
 from ..core.findings import SEVERITIES
 from ..tables.mappings import tables_dir
 from ..tables.records import shown, table
-from . import _tree
-from ._rule import define
+from ..engine import syntax
+from ..engine.rule import define
 
 RULE = define(__doc__, code="PK306", name="hopper-features", severity="blocker", category="kernel",
               breaks_build=True)
@@ -75,7 +75,7 @@ def check_name(ctx: ScanContext, view: View, node: Node) -> None:
         at = _cuda_qualified(node)
         if at is None:
             return
-    scope = _tree.enclosing(node, "function_definition")
+    scope = syntax.enclosing(node, "function_definition")
     if not ctx.first(("PK306", what, view.base + (scope.start_byte if scope is not None else node.start_byte))):
         return
     ctx.flag(RULE, view.start(at), view.end(at),

@@ -26,8 +26,8 @@ from tree_sitter import Node
 
 from ..tables import targets as gpu_targets
 from ..engine.context import ScanContext, View
-from . import _tree
-from ._rule import define
+from ..engine import syntax
+from ..engine.rule import define
 
 RULE = define(__doc__, code="PK307", name="large-shared-memory", severity="high", category="kernel",
               breaks_build=True)
@@ -56,8 +56,8 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
         return
     if node.parent is not None and node.parent.type == "array_declarator":
         return  # the outer dimension reports for the whole array
-    declaration = _tree.enclosing(node, "declaration")
-    if declaration is None or b"__shared__" not in _tree.declaration_type(declaration):
+    declaration = syntax.enclosing(node, "declaration")
+    if declaration is None or b"__shared__" not in syntax.declaration_type(declaration):
         return
     elements, current = 1, node
     while current is not None and current.type == "array_declarator":
@@ -71,14 +71,14 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
     unit = SIZES.get(b" ".join(type_node.text.split())) if type_node is not None else None
     lds = lds_bytes(ctx)
     if unit is not None and elements * unit > lds:
-        name = _tree.declared_name(node).decode(errors="replace")
+        name = syntax.declared_name(node).decode(errors="replace")
         ctx.flag(RULE, view.start(node), view.end(node),
                  f"__shared__ {name} takes {elements * unit // 1024} KiB; an AMD workgroup has {lds // 1024} KiB "
                  "of LDS", subject=name)
 
 
 def check_name(ctx: ScanContext, view: View, node: Node) -> None:
-    found = _tree.call_of_argument(node)
+    found = syntax.call_of_argument(node)
     if found is None:
         return
     call, _ = found
@@ -100,9 +100,9 @@ def lds_bytes(ctx: ScanContext) -> int:
 
 def evaluate(ctx: ScanContext, node: Node) -> int | None:
     """The value of a constant integer expression, or None when it is not computable here."""
-    node = _tree.unparen(node)
+    node = syntax.unparen(node)
     if node.type == "number_literal":
-        return _tree.int_value(node)
+        return syntax.int_value(node)
     if node.type == "identifier":
         return _constants(ctx, node).get(node.text)
     if node.type == "sizeof_expression":
@@ -113,7 +113,7 @@ def evaluate(ctx: ScanContext, node: Node) -> int | None:
         right = evaluate(ctx, node.child_by_field_name("right"))
         if left is None or right is None:
             return None
-        op = _tree.operator(node)
+        op = syntax.operator(node)
         if op == b"*":
             return left * right
         if op == b"+":
@@ -140,14 +140,14 @@ def _file_constants(ctx: ScanContext, root: Node) -> dict[bytes, int]:
     for child in root.children:
         if child.type == "preproc_def":
             name = child.child_by_field_name("name")
-            text = _tree.define_value(child)[0].rstrip(b"uUlL")
-            if name is not None and text.isdigit() and len(text) <= _tree.LONGEST_LITERAL:
+            text = syntax.define_value(child)[0].rstrip(b"uUlL")
+            if name is not None and text.isdigit() and len(text) <= syntax.LONGEST_LITERAL:
                 table[name.text] = int(text)
         elif child.type == "declaration":
             for init in child.named_children:
                 value = init.child_by_field_name("value") if init.type == "init_declarator" else None
                 if value is not None and value.type == "number_literal":
-                    number = _tree.int_value(value)
+                    number = syntax.int_value(value)
                     if number is not None:
-                        table[_tree.declared_name(init)] = number
+                        table[syntax.declared_name(init)] = number
     return table

@@ -20,7 +20,7 @@ Effort:
 from tree_sitter import Node
 
 from ..engine.context import ScanContext, View
-from ._rule import define
+from ..engine.rule import define
 
 RULE = define(__doc__, code="PK308", name="nanosleep", severity="low", category="kernel")
 NAMES = (b"__nanosleep",)

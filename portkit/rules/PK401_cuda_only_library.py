@@ -33,7 +33,7 @@ from tree_sitter import Node
 from ..tables import ecosystem, blockers as rewrites
 from ..engine.context import ScanContext, View
 from ..engine.textlines import lines
-from ._rule import define
+from ..engine.rule import define
 
 RULE = define(__doc__, code="PK401", name="cuda-only-library", severity="high", category="library",
               breaks_build=True)

@@ -37,8 +37,8 @@ from tree_sitter import Node
 from ..tables import ecosystem, blockers as rewrites
 from ..engine.context import ScanContext, View
 from ..engine.textlines import lines
-from . import _tree
-from ._rule import define
+from ..engine import syntax
+from ..engine.rule import define
 from .PK401_cuda_only_library import LINKS
 
 RULE = define(__doc__, code="PK402", name="rewrite-blocker", severity="blocker", category="library",
@@ -150,7 +150,7 @@ def _python(ctx: ScanContext, eco: ecosystem.Ecosystem, cat: rewrites.Catalogue,
 def _kernel_use(ctx: ScanContext, view: View, node: Node, entry: rewrites.Entry, what: str) -> None:
     """Once per function: a device function built on the library is a kernel to rewrite; a host
     function (a launcher, an explicit instantiation) or code outside functions is a use."""
-    scope = _tree.enclosing(node, "function_definition")
+    scope = syntax.enclosing(node, "function_definition")
     key = view.base + scope.start_byte if scope is not None else "file"
     if not ctx.first(("PK402", entry.id, key)):
         return

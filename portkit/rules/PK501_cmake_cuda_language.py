@@ -24,8 +24,8 @@ Effort:
 import re
 
 from ..engine.context import ScanContext
-from ._rule import define
-from ._text import flag_matches
+from ..engine.rule import define
+from ..engine.textmatch import flag_matches
 
 RULE = define(__doc__, code="PK501", name="cmake-cuda-language", severity="medium", category="build",
               build_file=True)

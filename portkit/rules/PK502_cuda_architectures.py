@@ -22,8 +22,8 @@ Effort:
 import re
 
 from ..engine.context import ScanContext
-from ._rule import define
-from ._text import flag_matches
+from ..engine.rule import define
+from ..engine.textmatch import flag_matches
 
 RULE = define(__doc__, code="PK502", name="cuda-architectures", severity="medium", category="build",
               build_file=True)

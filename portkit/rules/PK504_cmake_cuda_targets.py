@@ -23,8 +23,8 @@ Effort:
 import re
 
 from ..engine.context import ScanContext
-from ._rule import define
-from ._text import flag_matches
+from ..engine.rule import define
+from ..engine.textmatch import flag_matches
 
 RULE = define(__doc__, code="PK504", name="cmake-cuda-targets", severity="medium", category="build",
               build_file=True)

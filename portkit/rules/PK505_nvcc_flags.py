@@ -25,8 +25,8 @@ Effort:
 import re
 
 from ..engine.context import ScanContext
-from ._rule import define
-from ._text import flag_matches
+from ..engine.rule import define
+from ..engine.textmatch import flag_matches
 
 RULE = define(__doc__, code="PK505", name="nvcc-flags", severity="medium", category="build",
               build_file=True)

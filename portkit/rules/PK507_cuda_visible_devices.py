@@ -22,8 +22,8 @@ Effort:
 import re
 
 from ..engine.context import ScanContext
-from ._rule import define
-from ._text import flag_matches
+from ..engine.rule import define
+from ..engine.textmatch import flag_matches
 
 RULE = define(__doc__, code="PK507", name="cuda-visible-devices", severity="low", category="environment")
 FILE_KINDS = ("python", "shell", "make", "cmake")

@@ -24,7 +24,7 @@ Effort:
     Minutes to an hour per line.
 """
 
-from ._rule import define
+from ..engine.rule import define
 
 RULE = define(__doc__, code="PK508", name="build-step-not-migrated", severity="medium", category="build",
               build_file=True, build_left=True)

@@ -23,7 +23,7 @@ Effort:
     Minutes per build file.
 """
 
-from ._rule import define
+from ..engine.rule import define
 
 RULE = define(__doc__, code="PK509", name="build-migration-choice", severity="info", category="build",
               build_file=True)

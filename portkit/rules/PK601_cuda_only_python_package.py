@@ -29,7 +29,7 @@ from ..tables import ecosystem, blockers as rewrites
 from ..engine import optional_imports
 from ..engine.context import ScanContext
 from ..engine.textlines import Line, lines
-from ._rule import define
+from ..engine.rule import define
 
 RULE = define(__doc__, code="PK601", name="cuda-only-python-package", severity="high", category="python",
               package=True)

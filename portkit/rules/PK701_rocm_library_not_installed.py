@@ -24,7 +24,7 @@ Effort:
     An hour or less per library, on each build machine.
 """
 
-from ._rule import define
+from ..engine.rule import define
 
 RULE = define(__doc__, code="PK701", name="rocm-library-not-installed", severity="low", category="verify",
               breaks_build=True)

@@ -23,7 +23,7 @@ Effort:
     Minutes: a flag or a package.
 """
 
-from ._rule import define
+from ..engine.rule import define
 
 RULE = define(__doc__, code="PK702", name="include-not-found", severity="info", category="verify",
               breaks_build=True)

@@ -20,6 +20,6 @@ Effort:
     Minutes.
 """
 
-from ._rule import define
+from ..engine.rule import define
 
 RULE = define(__doc__, code="PK901", name="unused-suppression", severity="low", category="meta")

@@ -29,6 +29,6 @@ Effort:
     Minutes: a reviewer's decision.
 """
 
-from ._rule import define
+from ..engine.rule import define
 
 RULE = define(__doc__, code="PK902", name="gate-policy-changed", severity="medium", category="meta")

@@ -26,8 +26,8 @@ from types import ModuleType
 from typing import Callable
 
 from ..core.errors import PortkitError
-from ._rule import Rule
-from .codes import Code
+from ..engine.rule import Rule
+from ..engine.codes import Code
 
 MODULES = (
     "PK001_no_hip_equivalent", "PK002_needs_newer_rocm", "PK003_removed_in_rocm",

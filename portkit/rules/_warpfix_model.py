@@ -1,9 +1,9 @@
 """The fix a warp rule owns (ruff's model: the check reports the finding and attaches its fix):
 one fix = the edits resolving one finding, their applicability, and what `--fix warp` needs to
-apply them (rules/_warpfix.py); the per-target wavefront-size constant it defines.
+apply them (rules/warpfix.py); the per-target wavefront-size constant it defines.
 
 Under `--fix warp` the scan's one walk records each node's fix in `ScanContext.fixes` before the
-rules' checks run (rules/_warpfix.py, `fix_nodes`); a check takes its node's fix from there
+rules' checks run (rules/warpfix.py, `fix_nodes`); a check takes its node's fix from there
 (`attached`) and its finding carries it. An audit shows only the fixes of the findings it keeps,
 so there a finding's fix is found when the finding is kept (`ScanContext.fix_of`).
 """

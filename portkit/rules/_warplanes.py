@@ -1,4 +1,4 @@
-"""The warp family's shared fix helpers (rules/_warpfix.py): lanes and masks ("every lane agrees"
+"""The warp family's shared fix helpers (rules/warpfix.py): lanes and masks ("every lane agrees"
 ballots, counts of a widened mask), what makes an index certainly a thread, lane or warp index,
 and the host side's block shapes of one warp per layer.
 
@@ -12,7 +12,7 @@ from tree_sitter import Node
 
 from ..engine.context import View
 from ..core.edits import Edit
-from . import _tree
+from ..engine import syntax
 from ._warpfix_model import WarpFix
 
 FULL_MASKS = (b"0xffffffff", b"0xffffffffu", b"0xFFFFFFFF", b"0xFFFFFFFFu", b"0xffffffffU", b"0xFFFFFFFFU")
@@ -20,8 +20,8 @@ _WIDE_BIT_OPS = {b"__popc": b"__popcll", b"__ffs": b"__ffsll"}
 
 
 def in_dim3(node: Node) -> bool:
-    declaration = _tree.enclosing(node, "declaration")
-    return declaration is not None and _tree.declaration_type(declaration) == b"dim3"
+    declaration = syntax.enclosing(node, "declaration")
+    return declaration is not None and syntax.declaration_type(declaration) == b"dim3"
 
 
 def block_shape(view: View, node: Node) -> WarpFix | None:
@@ -34,12 +34,12 @@ def block_shape(view: View, node: Node) -> WarpFix | None:
     if node.named_child_count < 3:   # every call's arguments come here: the cheap tests first
         return None
     items = [c for c in node.named_children if c.type != "comment"]
-    if len(items) != 3 or None in (_tree.int_value(items[0]), _tree.int_value(items[1])):
+    if len(items) != 3 or None in (syntax.int_value(items[0]), syntax.int_value(items[1])):
         return None
-    declaration = _tree.enclosing(node, "declaration")
-    if declaration is None or _tree.declaration_type(declaration) != b"dim3":
+    declaration = syntax.enclosing(node, "declaration")
+    if declaration is None or syntax.declaration_type(declaration) != b"dim3":
         return None
-    x, y = _tree.int_value(items[0]), _tree.int_value(items[1])
+    x, y = syntax.int_value(items[0]), syntax.int_value(items[1])
     warp = _divisor_name(items[2])
     if x * y == 32 and x > 0 and warp is None and _divides_by_32(items[2]):
         return WarpFix("", view.start(items[2]), (), note=(
@@ -55,27 +55,27 @@ def block_shape(view: View, node: Node) -> WarpFix | None:
 
 
 def _divides_by_32(node: Node) -> bool:
-    node = _tree.unparen(node)
-    return node.type == "binary_expression" and _tree.operator(node) == b"/" and \
-        _tree.int_value(_tree.unparen(node.child_by_field_name("right"))) == 32
+    node = syntax.unparen(node)
+    return node.type == "binary_expression" and syntax.operator(node) == b"/" and \
+        syntax.int_value(syntax.unparen(node.child_by_field_name("right"))) == 32
 
 
 def _divisor_name(node: Node) -> bytes | None:
-    node = _tree.unparen(node)
-    if node.type != "binary_expression" or _tree.operator(node) != b"/":
+    node = syntax.unparen(node)
+    if node.type != "binary_expression" or syntax.operator(node) != b"/":
         return None
-    right = _tree.unparen(node.child_by_field_name("right"))
-    return right.text if right.type == "identifier" and _tree.warpish_name(right.text) else None
+    right = syntax.unparen(node.child_by_field_name("right"))
+    return right.text if right.type == "identifier" and syntax.warpish_name(right.text) else None
 
 
 def all_lanes(view: View, declarator: Node, name: bytes, kind: Node, scope: Node) -> WarpFix | None:
     """PK204: `unsigned m = __ballot_sync(FULL, p)` used only as `m == 0xffffffff` asks whether
     every lane agrees: `int m = __all(p)`, and the comparison is `m` (`!m` for `!=`)."""
     call = declarator.child_by_field_name("value")
-    if call is None or _tree.callee_name(call) not in (b"__ballot_sync", b"__ballot"):
+    if call is None or syntax.callee_name(call) not in (b"__ballot_sync", b"__ballot"):
         return None
     args = [a for a in call.child_by_field_name("arguments").named_children if a.type != "comment"]
-    sync = _tree.callee_name(call) == b"__ballot_sync"
+    sync = syntax.callee_name(call) == b"__ballot_sync"
     if len(args) != (2 if sync else 1) or (sync and args[0].text not in FULL_MASKS):
         return None
     compares = _full_compares(scope, name, declarator)
@@ -101,10 +101,10 @@ def _full_compares(scope: Node, name: bytes, declarator: Node) -> list[tuple[Nod
         if node.type == "identifier" and node.text == name and not _inside(node, declarator):
             compare = node.parent
             if compare is None or compare.type != "binary_expression" or \
-                    _tree.operator(compare) not in (b"==", b"!=") or \
-                    (other := _tree.other_operand(compare, node)) is None or other.text not in FULL_MASKS:
+                    syntax.operator(compare) not in (b"==", b"!=") or \
+                    (other := syntax.other_operand(compare, node)) is None or other.text not in FULL_MASKS:
                 return None
-            found.append((compare, _tree.operator(compare) == b"!="))
+            found.append((compare, syntax.operator(compare) == b"!="))
         stack.extend(node.children)
     return found or None
 
@@ -118,7 +118,7 @@ def wide_counts(view: View, scope: Node, name: bytes) -> list[Edit]:
     edits, stack = [], [scope]
     while stack:
         node = stack.pop()
-        if node.type == "call_expression" and _tree.callee_name(node) in _WIDE_BIT_OPS:
+        if node.type == "call_expression" and syntax.callee_name(node) in _WIDE_BIT_OPS:
             args = node.child_by_field_name("arguments")
             if args is not None and len(args.named_children) == 1 and args.named_children[0].text == name:
                 function = node.child_by_field_name("function")
@@ -136,7 +136,7 @@ def uncertain_index(node: Node, depth: int = 0) -> bytes | None:
     blockDim, a lane id, a group's thread_rank()) in its function, following local initialisers
     (`int tid = threadIdx.x; int lane = tid % 32;`); None when every name is. A parameter named
     `tid` (ggml's dequantize_q2_K, a quant-block layout index) is not certain."""
-    node = _tree.unparen(node)
+    node = syntax.unparen(node)
     if any(word in node.text for word in _THREAD_SOURCES):
         return None
     if node.type == "identifier":
@@ -154,9 +154,9 @@ def uncertain_index(node: Node, depth: int = 0) -> bytes | None:
 
 
 def _initializer(name: Node) -> Node | None:
-    """The initialiser the nearest declaration of `name` gives it (_tree.declarations' search:
+    """The initialiser the nearest declaration of `name` gives it (syntax.declarations' search:
     enclosing blocks, loops, then parameters, which have none)."""
-    for declaration, _kind in _tree.declarations(name):
+    for declaration, _kind in syntax.declarations(name):
         for child in declaration.named_children:
             target = child.child_by_field_name("declarator") if child.type == "init_declarator" else child
             if target is not None and target.type == "identifier" and target.text == name.text:

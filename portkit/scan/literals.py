@@ -5,7 +5,7 @@ The rules look at a handful of values (rules.literal_hooks: 1, 5, 16, 31, 32, 0x
 a tree holds a literal every few tokens: 220,000 in ggml, 660,000 in a 5 MB generated table.
 Capturing each as a Python node and reading its value cost more than everything the rules then
 did. Here a pattern made from the wanted values finds their spellings (decimal, hex, binary,
-digit separators, u/l suffixes: every spelling rules/_tree.int_value reads as one of them), and
+digit separators, u/l suffixes: every spelling engine/syntax.int_value reads as one of them), and
 each match counts only where the tree has a number_literal spanning exactly those bytes, so a
 value in a comment, a string or a longer token is not one. The nodes are the query's nodes: the
 same rules run on the same literals (tests/test_scan_literals.py compares the two on real trees).
@@ -18,9 +18,9 @@ from functools import lru_cache
 
 from tree_sitter import Node
 
-from ..rules import _tree
+from ..engine import syntax
 
-SUFFIX = rb"[uUlL]*"              # rstrip("ul") in _tree._int_of, after lower()
+SUFFIX = rb"[uUlL]*"              # rstrip("ul") in syntax._int_of, after lower()
 _AFTER = rb"(?![0-9a-fA-FxXbB.'])"    # not the head of a longer token (0 of 0x01, 16 of 160, 32 of
 # 32.0f), which also makes the alternation go on to a longer spelling; letters that are no
 # number's (`0ui64` is the grammar's 0u then i64) may follow. The tree has the last word: find()
@@ -76,7 +76,7 @@ def find(root: Node, data: bytes, values: frozenset[int]) -> list[Node]:
             node = _literal(root, start, end)
         if node is None and signed:   # the literal after the sign, by its own value
             node = _literal(root, start + 1, end)
-            if node is not None and _tree.int_value(node) not in values:
+            if node is not None and syntax.int_value(node) not in values:
                 node = None
         if node is not None:
             found.append(node)

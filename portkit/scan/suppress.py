@@ -18,7 +18,7 @@ from ..core.comments import comment_spans, inside
 from ..core.files import kind_of
 from ..core.findings import Finding, fingerprint
 from ..core.source import SourceFile
-from ..rules.codes import Code
+from ..engine.codes import Code
 
 _DIRECTIVE = re.compile(rb"(//|/\*|#)[ \t]*portkit:[ \t]*(file-ignore|ignore)\b(?:\[([^\]]*)\])?")
 

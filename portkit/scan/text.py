@@ -24,7 +24,7 @@ def scan_text(source: SourceFile, kind: str, options: Options, db: MappingDB | N
     `convert` will leave for a person."""
     db = db or db_for(options)
     ctx = ScanContext(source=source, db=db, options=options, target=target_release(options.rocm, db),
-                      facts=facts, store=FindingStore(options.finding_cap, rules.refines()))
+                      facts=facts, store=FindingStore(options.finding_cap, rules.refines()), rules=rules.by_code())
     ctx.metrics.kind = kind
     ctx.metrics.lines = source.line_count
     if kind in buildfiles.FORMATS and options.build_files:

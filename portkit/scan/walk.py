@@ -27,7 +27,8 @@ from ..tables.project_tables import db_for
 from ..engine.facts import ProjectFacts
 from ..rewrite import (builtins, codes, guards, identifiers, includes, launches, lossy, macros, minmax, preproc_names,
     strictness, strings)
-from ..rules import _tree, _warpfix
+from ..engine import syntax
+from ..rules import warpfix
 from . import literals
 from ..core.source import SourceFile, begins_line
 
@@ -75,7 +76,7 @@ def dispatch(ctx: ScanContext, view: View, root: Node) -> None:
     by_value = rules.literal_hooks() if rule_nodes else None
     for node in caps.get("rule", ()):
         if by_value is not None and node.type == "number_literal":
-            checks = by_value.get(_tree.int_value(node), ())
+            checks = by_value.get(syntax.int_value(node), ())
         else:
             checks = rule_nodes.get(node.type, ())
         for check in checks:
@@ -139,7 +140,7 @@ def _captures(ctx: ScanContext, view: View, root: Node) -> tuple[dict[str, list[
     audit = ctx.options.audit
     fixing = audit or ctx.options.fix_warp
     rule_nodes, rule_names = rules.tree_hooks() if audit else _NO_HOOKS
-    kinds = set(rule_nodes) | set(_warpfix.NODES if fixing else ())
+    kinds = set(rule_nodes) | set(warpfix.NODES if fixing else ())
     for kind, texts in _gates(audit, fixing).items():   # no text a check needs: no node captured
         if not texts.any_in(view.data):
             kinds.discard(kind)
@@ -156,9 +157,9 @@ def _captures(ctx: ScanContext, view: View, root: Node) -> tuple[dict[str, list[
             if capture != "name":   # names: only those a pass reads, sorted in _names
                 nodes.sort(key=_START)
     if ctx.options.fix_warp:   # every fix, applied (and shown, if auditing too)
-        _warpfix.fix_nodes(ctx, view, caps.get("rule", ()))
+        warpfix.fix_nodes(ctx, view, caps.get("rule", ()))
     elif fixing and not view.base:   # audit: a fix only for a finding kept (_warpfix_model.attached)
-        ctx.fix_of = _warpfix.on_demand(view)
+        ctx.fix_of = warpfix.on_demand(view)
     return caps, rule_nodes, rule_names
 
 
@@ -173,7 +174,7 @@ def _gates(audit: bool, fixing: bool) -> dict[str, Needles]:
     without a gate is never left out."""
     consumers = [m for m in rules.modules() if getattr(m, "NODES", ())] if audit else []
     if fixing:
-        consumers.append(_warpfix)
+        consumers.append(warpfix)
     gates: dict[str, tuple[bytes, ...]] = {}
     ungated: set[str] = set()
     for module in consumers:
@@ -193,7 +194,7 @@ def _literals(audit: bool, fixing: bool) -> frozenset[int | None] | None:
     by_value = rules.literal_hooks() if audit else {}
     if by_value is None:
         return None
-    return frozenset(by_value) | frozenset(_warpfix.LITERALS if fixing else ())
+    return frozenset(by_value) | frozenset(warpfix.LITERALS if fixing else ())
 
 
 def _device_code(ctx: ScanContext, view: View, nodes: list[Node]) -> None:
@@ -237,7 +238,7 @@ def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB 
     db = db or db_for(options)
     ctx = ScanContext(source=source, db=db, options=options, target=target_release(options.rocm, db), facts=facts,
                       dispatch=dispatch, regions=platform_map(source, options, facts),
-                      store=FindingStore(options.finding_cap, rules.refines()))
+                      store=FindingStore(options.finding_cap, rules.refines()), rules=rules.by_code())
     ctx.metrics.lines = source.line_count
     ctx.metrics.shim = ctx.regions.shim
     ctx.metrics.region_bytes = ctx.regions.totals(len(source.data))
@@ -251,9 +252,9 @@ def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB 
     root = tree.root_node
     ctx.root = root
     dispatch(ctx, View(data), root)   # the one walk: edits, findings, and the rules' fixes (ctx.fixes)
-    fixes, finished = _warpfix.finish(ctx, data)
+    fixes, finished = warpfix.finish(ctx, data)
     if options.fix_warp:
-        _warpfix.apply(ctx, fixes)
+        warpfix.apply(ctx, fixes)
     preproc_names.check_splices(ctx, root)
     preproc_names.check_pasted_arguments(ctx, root)   # CAT(cuda, Malloc)
     lossy.check(ctx)   # two CUDA names written as one HIP name on a line
@@ -288,7 +289,7 @@ def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB 
     edits = [] if options.audit else normalize(resolve(data, ctx.edits))   # moved arguments take their converted text first
     findings = ctx.finished_findings()
     if options.audit and fixes:
-        findings = _warpfix.suggest(findings, finished, source)
+        findings = warpfix.suggest(findings, finished, source)
     return FileScan(source.rel, edits, findings, ctx.metrics)
 
 

@@ -34,7 +34,7 @@ from . import standins
 from .diagnostics import Located, locate, parse
 from .explain import Facts, explain
 from ...project.units import Unit, configured, database_config, database_units, tree_units
-from ...rules.codes import Code
+from ...engine.codes import Code
 
 DEFAULT_TIMEOUT = DEFAULT_VERIFY_TIMEOUT
 

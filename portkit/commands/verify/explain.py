@@ -32,7 +32,7 @@ from ...platform import regions
 from ...scan.walk import Options, scan_source
 from ...core.source import SourceFile
 from .diagnostics import Located
-from ...rules.codes import Code
+from ...engine.codes import Code
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Small questions rules ask about the tree: where a node is, what it is compared with, what it names.
+"""Questions rules and rewriters ask about the tree: where a node is, what it is compared with, what it names.
 
 The warp rules decide by context, not by the number alone: 32 next to `threadIdx` or a
 variable called `lane` is a warp size, 32 in `dim3 block(32, 8)` is not.

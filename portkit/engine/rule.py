@@ -3,6 +3,8 @@
 A rule module names its code, name, severity and category explicitly and documents itself in
 a docstring with fixed sections; `portkit rules` and `portkit explain` print from it, and the
 SARIF output takes its descriptions from it, so the documentation cannot drift from the code.
+The type sits in the engine, below rules/, rewrite/ and buildfiles/, which all report rules'
+findings and import it from here, never from one another.
 """
 
 from __future__ import annotations

@@ -27,7 +27,8 @@ from . import PK201_hardcoded_warp_size as pk201
 from . import PK202_shuffle_offset_from_16 as pk202
 from . import PK204_ballot_in_32_bits as pk204
 from . import PK205_warp_sized_array as pk205
-from . import _tree, _warplanes
+from ..engine import syntax
+from . import _warplanes
 from .PK008_warp_fix_choice import RULE as WARP_FIX_CHOICE
 from ._warpfix_model import CONSTANT, WarpFix, newline_of, node_key
 
@@ -95,7 +96,7 @@ def _no_fix(view: View, node: Node) -> None:
 
 def _number(view: View, node: Node) -> WarpFix | None:
     """A literal's fix: the first of its rules' fixes that applies, in this order."""
-    value = _tree.int_value(node)
+    value = syntax.int_value(node)
     if value == 16:
         return pk202.fix_offset_16(view, node)
     if value == 32:

@@ -1,13 +1,14 @@
-"""Shared helper for the text rules: report every match of some patterns, one finding per line."""
+"""The text rules' helper: report every match of some patterns in a build, dependency or Python
+file, one finding per line (the lines: textlines.py)."""
 
 from __future__ import annotations
 
 import re
 from typing import Callable
 
-from ..engine.context import ScanContext
-from ..engine.textlines import lines
-from ._rule import Rule
+from .context import ScanContext
+from .rule import Rule
+from .textlines import lines
 
 
 # Lines that only print a message (`$(info nvcc not found)`, `echo "using nvcc"`): not build logic.

@@ -2,7 +2,8 @@
 
 Code outside portkit/rules/ names a rule by its constant (`Code.CUDA_VISIBLE_DEVICES`), never by
 the string "PK507"; tests/test_architecture.py holds it. `Code.ALL` lists them in registry order,
-and a test checks that it matches the rule modules exactly.
+and a test checks that it matches the rule modules exactly. The names sit in the engine so that
+rewriters and build-file handlers name the codes they report without importing rules/.
 """
 
 from __future__ import annotations
