@@ -21,7 +21,8 @@ from ..core.files import SOURCE_SUFFIXES, Entry, Skipped, open_regular, read, re
 from .inplace import digest, rewrite
 from . import renaming
 from ..core.output import atomic_copy, atomic_write, confined, refuse_unless_regular, sweep_stale, write_generated
-from ..project.rename import RenamePlan, rename_in_build_file
+from ..engine.rename_plan import RenamePlan
+from ..project.rename import rename_in_build_file
 from ..tables.mappings import format_version, target_release
 from ..project import pipeline
 from ..engine.facts import ProjectFacts

@@ -24,7 +24,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Callable, TypeVar
 
 from ..core.files import Entry, Skipped
-from ..project.rename import RenamePlan, renamed
+from ..engine.rename_plan import RenamePlan, renamed
 from .inplace import READ_ONLY, digest, read_only, replace_unchanged
 from .results import FileOutcome
 

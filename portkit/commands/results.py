@@ -17,7 +17,7 @@ from ..core.files import Entry, Skipped
 from ..core.findings import SEVERITIES, Finding
 from ..tables.mappings import Version
 from ..engine.facts import ProjectFacts
-from ..project.rename import RenamePlan
+from ..engine.rename_plan import RenamePlan
 
 if TYPE_CHECKING:
     from ..estimate.effort import Estimate

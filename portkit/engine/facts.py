@@ -11,12 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING
 
 from ..tables import ecosystem
-
-if TYPE_CHECKING:
-    from ..project.rename import RenamePlan
+from .rename_plan import RenamePlan
 
 
 @dataclass(frozen=True)

@@ -2,23 +2,23 @@
 
 The plan is made once per run, before any file is scanned, from the list of files: which files
 get a new name, and which keep theirs because the new name is taken (a.cu beside a.hip, or two
-names that differ only in case on a case-insensitive disk). It then travels with the scan
-options, so that each file's scan can rewrite the project's own `#include "x.cuh"` lines
-(rewrite/includes.py), and convert writes each file under its new name. Build files (CMake,
-Make) get the new names of the sources they list (`rename_in_build_file`). A file that turns out
-not to be written under its new name keeps its old one, and so do the references to it
-(`keeping`; commands/renaming.py decides which).
+names that differ only in case on a case-insensitive disk). The plan (RenamePlan, in
+engine/rename_plan.py) then travels with the project's facts, so that each file's scan can
+rewrite the project's own `#include "x.cuh"` lines (rewrite/includes.py), and convert writes
+each file under its new name. Build files (CMake, Make) get the new names of the sources they
+list (`rename_in_build_file`). A file that turns out not to be written under its new name keeps
+its old one, and so do the references to it (`keeping`; commands/renaming.py decides which).
 """
 
 from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 
 from ..core.errors import PortkitError
 from ..core.files import Entry, Skipped
 from ..core.output import NAME_MAX
+from ..engine.rename_plan import RenamePlan, renamed
 
 DEFAULT_MAP = ((".cu", ".hip"), (".cuh", ".hip.h"))
 _SUFFIX = re.compile(r"\.[A-Za-z0-9_+]+(\.[A-Za-z0-9_+]+)*")
@@ -38,52 +38,6 @@ def parse_map(spec: str | None) -> tuple[tuple[str, str], ...]:
     if len({old for old, _ in pairs}) != len(pairs):
         raise PortkitError("--rename-map: a suffix is given twice")
     return tuple(pairs)
-
-
-def renamed(rel: str, mapping: tuple[tuple[str, str], ...]) -> str | None:
-    """The new name of a path under the suffix map, or None when no suffix matches."""
-    for old, new in sorted(mapping, key=lambda p: -len(p[0])):   # .cuh before .cu if both are given
-        if rel.endswith(old) and len(rel) > len(old) and not rel.endswith("/" + old):
-            return rel[: -len(old)] + new
-    return None
-
-
-@dataclass(frozen=True)
-class RenamePlan:
-    mapping: tuple[tuple[str, str], ...]
-    files: frozenset[str]                  # old root-relative names of the files that are renamed
-    kept: frozenset[str] = frozenset()     # files with a renamed suffix that keep their names (clashes, skips)
-
-    def keeping(self, rels: "frozenset[str] | set[str]") -> "RenamePlan":
-        """The plan with `rels` keeping their names: files that will not be written under the new
-        one (skipped, refused, left as they are), which no reference may then name."""
-        return RenamePlan(self.mapping, self.files - rels,
-                          self.kept | {r for r in rels if renamed(r, self.mapping) is not None})
-
-    def target(self, rel: str) -> str:
-        """The name a file is written under."""
-        return (renamed(rel, self.mapping) or rel) if rel in self.files else rel
-
-    def include(self, spelled: str, includer: str) -> str | None:
-        """The new spelling of an #include of a renamed project file, or None to keep it.
-
-        The include resolves next to the including file, or, failing that, to the one renamed
-        file whose path ends with the spelled path (an include directory).
-        """
-        new = renamed(spelled, self.mapping)
-        if new is None:
-            return None
-        here = includer.rsplit("/", 1)[0] if "/" in includer else ""
-        local = os.path.normpath(os.path.join(here, spelled)).replace(os.sep, "/")
-        if local in self.files:
-            return new
-        if local in self.kept:   # the file beside the includer is the one it gets, and keeps its name
-            return None
-        parts = os.path.normpath(spelled).replace(os.sep, "/").split("/")
-        tail = "/" + "/".join(p for p in parts if p not in (".", ".."))   # keeps .hidden/ as it is
-        if any(("/" + f).endswith(tail) for f in self.files):
-            return new
-        return None
 
 
 def plan(entries: list[Entry], mapping: tuple[tuple[str, str], ...]) -> tuple[RenamePlan, list[Skipped]]:
