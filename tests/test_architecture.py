@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
+from functools import lru_cache
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ MAX_LINES = 400
 MAX_FUNCTION = 60
 
 
+@lru_cache(maxsize=1)
 def _module_names() -> dict[str, Path]:
     names = {}
     for path in PACKAGE.rglob("*.py"):
@@ -131,6 +133,26 @@ def runtime_graph() -> dict[str, set[str]]:
     return graph
 
 
+def type_only_graph() -> dict[str, set[str]]:
+    """The imports under `if TYPE_CHECKING:` only: types, never run, but still an edge between packages."""
+    modules = _module_names()
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        deps: set[str] = set()
+        for block in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(block, ast.If) and "TYPE_CHECKING" in ast.dump(block.test)):
+                continue
+            for node in ast.walk(block):
+                if isinstance(node, ast.ImportFrom):
+                    target = _target(name, path.name == "__init__.py", node)
+                    if target is not None:
+                        for alias in node.names:
+                            sub = f"{target}.{alias.name}"
+                            deps.add(sub if sub in modules else target)
+        graph[name] = {d for d in deps if d in modules and d != name}
+    return graph
+
+
 def test_the_layer_table_names_every_package():
     packages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists() and not p.name.startswith("_")}
     assert set(_layers()) == packages | {"api"}
@@ -144,6 +166,51 @@ def test_layers_import_downwards_only():
                     if layers[_package(dep)] > layers[_package(module)]
                     or (layers[_package(dep)] == layers[_package(module)] and _package(dep) != _package(module)))
     assert upward == []
+
+
+def test_type_only_imports_import_downwards_too():
+    """An import under `if TYPE_CHECKING:` runs never, but it still ties its package to the one it
+    names: engine/context.py naming rules' Rule closed a loop of engine, rules, project, rewrite
+    and buildfiles. The types a lower layer needs live in that layer."""
+    layers = _layers()
+    upward = sorted(f"{module} -> {dep}" for module, deps in type_only_graph().items() for dep in deps
+                    if layers[_package(dep)] > layers[_package(module)]
+                    or (layers[_package(dep)] == layers[_package(module)] and _package(dep) != _package(module)))
+    assert upward == []
+
+
+def test_no_import_cycle_between_packages():
+    """The packages' graph, every import counted (in functions, under TYPE_CHECKING, the rule
+    registry's), has no cycle: a package can be read, tested and moved with the ones below it."""
+    packages: dict[str, set[str]] = {}
+    for module, deps in import_graph().items():
+        packages.setdefault(_package(module), set()).update(
+            _package(dep) for dep in deps if _package(dep) != _package(module))
+    cycle = find_cycle(packages)
+    assert cycle is None, "package cycle: " + " -> ".join(cycle)
+
+
+def test_plugins_import_the_framework_not_each_other():
+    """rules/, rewrite/ and buildfiles/ are plugins over the framework (engine/, core/): no
+    rewriter or build-file handler imports rules/ (its Rule, Code, tree helpers are engine's),
+    and no rule imports a rewriter or a build-file handler."""
+    found = sorted(f"{module} -> {dep}" for module, deps in import_graph().items() for dep in deps
+                   if (_package(module) in ("rewrite", "buildfiles") and _package(dep) == "rules")
+                   or (_package(module) == "rules" and _package(dep) in ("rewrite", "buildfiles")))
+    assert found == []
+
+
+def _private(module: str) -> bool:
+    return any(part.startswith("_") and not part.startswith("__") for part in module.split(".")[1:])
+
+
+def test_no_module_imports_a_private_module_of_another_package():
+    """A module whose name starts with `_` belongs to its package: another package imports a
+    public module (the tree questions are engine/syntax.py, once rules/_tree.py) or calls a public
+    function of the package."""
+    found = sorted(f"{module} -> {dep}" for module, deps in import_graph().items() for dep in deps
+                   if _private(dep) and _package(dep) != _package(module))
+    assert found == []
 
 
 def test_the_layer_check_sees_an_upward_import():
