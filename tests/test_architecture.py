@@ -280,3 +280,43 @@ def test_no_module_over_400_lines():
 def test_no_package_named_build():
     """A package called `build` is hidden by the usual ignore rules and by code tools."""
     assert not (PACKAGE / "build").exists()
+
+
+def _untyped(annotation: ast.expr | None) -> bool:
+    """An annotation naming a plain dict, or a dict of Any, anywhere inside (list[dict], dict | None)."""
+    if annotation is None:
+        return False
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        return _untyped(ast.parse(annotation.value, mode="eval").body)
+    for node in ast.walk(annotation):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in ("dict", "Dict"):
+            if any(isinstance(n, ast.Name) and n.id == "Any" for n in ast.walk(node.slice)):
+                return True
+        elif isinstance(node, ast.Name) and node.id in ("dict", "Dict") and not any(
+                isinstance(p, ast.Subscript) and p.value is node for p in ast.walk(annotation)):
+            return True
+    return False
+
+
+def test_report_functions_take_and_return_typed_results():
+    """Renderers read typed records (report/audit_model.py), never a JSON dict by its keys."""
+    found = []
+    for path in sorted((PACKAGE / "report").glob("*.py")):
+        for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                args = n.args.posonlyargs + n.args.args + n.args.kwonlyargs + [n.args.vararg, n.args.kwarg]
+                if any(_untyped(a.annotation) for a in args if a is not None) or _untyped(n.returns):
+                    found.append(f"{path.name}:{n.lineno} {n.name}")
+    assert found == []
+
+
+def test_audit_format_choices_are_the_emitter_registry():
+    from portkit.cli.app import build_parser
+    from portkit.report import AUDIT_EMITTERS, GATE_EMITTERS, audit_emitter, gate_emitter
+    sub = next(a for a in build_parser()._actions if a.choices and "audit" in a.choices).choices
+    audit_format = next(a for a in sub["audit"]._actions if "--format" in a.option_strings)
+    check_format = next(a for a in sub["check"]._actions if "--format" in a.option_strings)
+    assert tuple(audit_format.choices) == tuple(AUDIT_EMITTERS) == ("text", "json", "sarif", "csv")
+    assert tuple(check_format.choices) == tuple(GATE_EMITTERS) == ("text", "json", "sarif", "github")
+    assert all(callable(audit_emitter(name).render) for name in AUDIT_EMITTERS)
+    assert all(callable(gate_emitter(name)) for name in GATE_EMITTERS)

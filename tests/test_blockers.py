@@ -14,6 +14,7 @@ from portkit.commands.audit import AuditOptions, audit_paths
 from portkit.core.errors import PortkitError
 from portkit.report import html, text
 from portkit.report.model import audit_document, conversion_headline
+from portkit.report.audit_model import Summary, load, load_record
 from portkit.scan.walk import Options
 
 AUDIT = REPO / "fixtures" / "audit"
@@ -109,7 +110,7 @@ def test_flash_attention_like_code_shows_its_blockers():
 
 def test_headline_of_the_flash_attention_like_project():
     doc = audit(AUDIT / "flash_attention_like")
-    assert conversion_headline(doc["summary"])["text"] == (
+    assert conversion_headline(load(doc).summary).text == (
         "6 of 6 CUDA references (100.0%) converted mechanically; 12 findings need a person "
         "(high severity or worse); blockers: 12")
 
@@ -119,7 +120,7 @@ def test_sample_project_no_longer_headlines_converted_automatically():
     doc = audit(REPO / "fixtures" / "sample_project")
     assert doc["summary"]["by_severity"]["high"] == 4 and doc["summary"]["blockers"] == 0
     out = io.StringIO()
-    text.render(doc, out)
+    text.render(load(doc), out)
     lines = out.getvalue().splitlines()
     assert lines[3] == ("58 of 58 CUDA references (100.0%) converted mechanically; 4 findings need a person "
                         "(high severity or worse); blockers: 0")
@@ -131,7 +132,7 @@ def test_sample_project_no_longer_headlines_converted_automatically():
 
 def _html(doc: dict) -> str:
     out = io.StringIO()
-    html.render(doc, out)
+    html.render(load(doc), out)
     return out.getvalue()
 
 
@@ -146,7 +147,7 @@ def _html(doc: dict) -> str:
 def test_one_function_decides_the_headline(severity, expected):
     summary = {"by_severity": {**severity, "medium": 7}, "refs_converted": 9, "cuda_refs": 10,
                "converted_share": 0.9, "refs_left": 1}
-    assert conversion_headline(summary)["text"] == expected
+    assert conversion_headline(load_record(Summary, summary)).text == expected
 
 
 def test_a_host_function_using_cutlass_is_a_use_and_a_device_function_a_kernel(tmp_path: Path):

@@ -11,6 +11,7 @@ from portkit.estimate.scope import NOT_PRODUCT, Scope
 from portkit.commands.audit import AuditOptions, audit_paths
 from portkit.cli.app import main
 from portkit.report.model import audit_document, conversion_headline
+from portkit.report.audit_model import Summary, load_record
 from portkit.scan.walk import Options
 
 SAMPLE = REPO / "fixtures" / "sample_project"
@@ -115,7 +116,7 @@ def test_cmake_options_off_by_default_are_features():
 
 def test_the_headline_never_says_automatically_beside_high_findings():
     summary = audit(SAMPLE)["summary"]
-    assert summary["headline"] == conversion_headline(summary)["text"] == (
+    assert summary["headline"] == conversion_headline(load_record(Summary, summary)).text == (
         "58 of 58 CUDA references (100.0%) converted mechanically; 4 findings need a person "
         "(high severity or worse); blockers: 0")
 

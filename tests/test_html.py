@@ -13,6 +13,8 @@ from portkit.project import history
 from portkit.commands.audit import AuditOptions, audit_paths
 from portkit.cli.app import main
 from portkit.report import html, html_groups, html_markup, shape
+from portkit.report.audit_model import Decision, FindingRecord, NamedHours, WorkItem, as_json, load, load_record
+from portkit.report.html_view import Run
 from portkit.report.model import audit_document
 from portkit.scan.walk import Options
 
@@ -24,7 +26,8 @@ def sample_doc() -> dict:
 
 
 def test_bars_are_shares_of_the_longest_labelled_with_hours():
-    assert html.bars([("warp", 40.0, True), ("build", 10.0, False), ("api", 0.25, False), ("none", 0.0, False)]) == [
+    assert as_json(html.bars([("warp", 40.0, True), ("build", 10.0, False), ("api", 0.25, False),
+                              ("none", 0.0, False)])) == [
         {"label": "warp", "value": "40 h", "percent": 100.0, "decision": True},
         {"label": "build", "value": "10 h", "percent": 25.0, "decision": False},
         {"label": "api", "value": "0.2 h", "percent": 0.6, "decision": False},
@@ -32,9 +35,9 @@ def test_bars_are_shares_of_the_longest_labelled_with_hours():
 
 
 def test_the_one_chart_is_the_largest_work_items_then_the_rest():
-    items = [{"label": f"item {k}", "p50": float(k)} for k in range(1, 11)]
+    items = [load_record(WorkItem, {"label": f"item {k}", "p50": float(k)}) for k in range(1, 11)]
     chart = html.hours_chart(items, {"item 9"})
-    assert [(b["label"], b["value"], b["decision"]) for b in chart] == [
+    assert [(b.label, b.value, b.decision) for b in chart] == [
         ("item 10", "10 h", False), ("item 9", "9.0 h", True), ("item 8", "8.0 h", False), ("item 7", "7.0 h", False),
         ("item 6", "6.0 h", False), ("item 5", "5.0 h", False), ("item 4", "4.0 h", False), ("item 3", "3.0 h", False),
         ("2 other work items", "3.0 h", False)]
@@ -42,25 +45,25 @@ def test_the_one_chart_is_the_largest_work_items_then_the_rest():
 
 
 def test_directories_are_top_ten_plus_the_rest():
-    rows = [{"name": f"d{i:02d}", "hours": float(20 - i)} for i in range(13)]
+    rows = [NamedHours(f"d{i:02d}", float(20 - i)) for i in range(13)]
     top = html.top_directories(rows)
     assert top[:2] == [("d00", 20.0), ("d01", 19.0)] and len(top) == 11
     assert top[-1] == ("3 more directories", 8.0 + 9.0 + 10.0)
 
 
 def test_trend_needs_two_runs_and_scales_each_line():
-    runs = [{"generated": f"2026-11-0{i}T00:00:00Z", "p50_weeks": w, "findings": n}
-            for i, (w, n) in enumerate([(4.0, 100), (3.0, 80), (2.0, 20)], 1)]
+    runs = [Run(f"2026-11-0{i}T00:00:00Z", w, n) for i, (w, n) in enumerate([(4.0, 100), (3.0, 80), (2.0, 20)], 1)]
     assert html.trend_chart(runs[:1]) is None
     trend = html.trend_chart(runs)
-    assert trend["weeks"]["points"] == "40.0,40.0 320.0,70.0 600.0,100.0"
-    assert trend["findings"]["points"] == "40.0,40.0 320.0,64.0 600.0,136.0"
-    assert [r["date"] for r in trend["runs"]] == ["2026-11-01", "2026-11-02", "2026-11-03"]
+    assert trend is not None
+    assert trend.weeks.points == "40.0,40.0 320.0,70.0 600.0,100.0"
+    assert trend.findings.points == "40.0,40.0 320.0,64.0 600.0,136.0"
+    assert [r.date for r in trend.runs] == ["2026-11-01", "2026-11-02", "2026-11-03"]
 
 
 def _page(doc: dict) -> str:
     out = io.StringIO()
-    html.render(doc, out)
+    html.render(load(doc), out)
     return out.getvalue()
 
 
@@ -93,7 +96,7 @@ def test_untrusted_names_and_code_render_as_text(tmp_path: Path):
     doc = audit_document(audit_paths([tmp_path], AuditOptions()))
     assert any(f["path"].startswith("<img") for f in doc["findings"])
     page = io.StringIO()
-    html.render(doc, page)
+    html.render(load(doc), page)
     text = page.getvalue()
     parser = _Tags()
     parser.feed(text)
@@ -190,7 +193,7 @@ def test_the_page_answers_first_then_one_chart_then_folded_details():
     assert outline.folded == ["blocker-sites", "work-items", "by-directory", "dependencies", "breakdown", "trend",
                               "all-findings", "files"]   # and "polyfills" where convert would define some
     assert outline.details and not [d for d, is_open in outline.details if is_open]
-    items = [i for i in doc["estimate"]["items"] if not i["optional"]]
+    items = [i for i in load(doc).estimate.items if not i.optional]
     assert text.count('<div class="bar-row"') == len(html.hours_chart(items, set())) == 9
     assert "<svg" not in text   # the one chart is HTML; the trend (an svg) needs two recorded runs
     assert '<details id="all-findings" class="section" hidden>' in text   # the script shows it
@@ -231,9 +234,10 @@ def test_decisions_lead_and_link_to_their_sites_grouped():
 # --- grouping: same rule and same advice, one row ------------------------------------------------
 
 def _finding(path: str, line: int, message: str, code: str = "PK201", fix: str = "use `warpSize`",
-             severity: str = "high") -> dict:
-    return {"code": code, "name": {"PK201": "hardcoded-warp-size", "PK402": "rewrite-blocker"}.get(code, "x"),
-            "severity": severity, "path": path, "line": line, "column": 1, "message": message, "fix": fix}
+             severity: str = "high") -> FindingRecord:
+    return load_record(FindingRecord, {
+        "code": code, "name": {"PK201": "hardcoded-warp-size", "PK402": "rewrite-blocker"}.get(code, "x"),
+        "severity": severity, "path": path, "line": line, "column": 1, "message": message, "fix": fix})
 
 
 WARP = " assumes 32-lane warps; an AMD wavefront has 64 lanes"
@@ -244,7 +248,7 @@ def test_identical_findings_are_one_group_with_their_sites_folded_by_directory()
                 _finding("lib/c.cu", 2, "`tid / 32`" + WARP),
                 _finding("src/a.cu", 7, "`tid / 32`" + WARP, fix="other advice"),
                 _finding("x.cu", 1, "NPP: no drop-in", code="PK402", fix="RPP", severity="blocker")]
-    groups = html_groups.finding_groups(findings)
+    groups = as_json(html_groups.finding_groups(findings))
     assert [(g["severity"], g["code"], g["fix"], g["count"], g["files"]) for g in groups] == [
         ("blocker", "PK402", "RPP", 1, 1), ("high", "PK201", "use `warpSize`", 3, 3),
         ("high", "PK201", "other advice", 1, 1)]
@@ -268,16 +272,18 @@ def test_a_shared_tail_starts_at_a_space_outside_code():
 
 
 def test_blockers_are_grouped_under_the_decision_whose_item_lists_them():
-    decisions = [{"label": "rewrite NPP", "optional": "", "sites": 2},
-                 {"label": "rewrite cuDLA", "optional": "benchmarks, tests, examples and dev code", "sites": 1}]
-    items = [{"label": "rewrite NPP", "optional": "", "count": 2, "findings": ["a.cu:1", "a.cu:5"]},
-             {"label": "rewrite cuDLA", "optional": "", "count": 1, "findings": ["d.cu:3"]},   # not that part
-             {"label": "rewrite cuDLA", "optional": "benchmarks, tests, examples and dev code", "count": 1,
-              "findings": ["t/d.cu:3"]}]
+    decisions = [load_record(Decision, d) for d in (
+        {"label": "rewrite NPP", "optional": "", "sites": 2},
+        {"label": "rewrite cuDLA", "optional": "benchmarks, tests, examples and dev code", "sites": 1})]
+    items = [load_record(WorkItem, i) for i in (
+        {"label": "rewrite NPP", "optional": "", "count": 2, "findings": ["a.cu:1", "a.cu:5"]},
+        {"label": "rewrite cuDLA", "optional": "", "count": 1, "findings": ["d.cu:3"]},   # not that part
+        {"label": "rewrite cuDLA", "optional": "benchmarks, tests, examples and dev code", "count": 1,
+         "findings": ["t/d.cu:3"]})]
     findings = [_finding("a.cu", 1, "m", "PK402", "RPP", "blocker"), _finding("a.cu", 5, "m", "PK402", "RPP", "blocker"),
                 _finding("a.cu", 5, "warp", severity="high"), _finding("t/d.cu", 3, "m", "PK402", "none", "blocker"),
                 _finding("z.cu", 8, "m", "PK302", "host launches", "blocker")]
-    out = html_groups.by_decision(decisions, items, findings)
+    out = as_json(html_groups.by_decision(decisions, items, findings))
     assert [(o["decision"] and o["decision"]["label"], o["anchor"], o["count"], o["files"],
              [(g["code"], g["count"]) for g in o["groups"]]) for o in out] == [
         ("rewrite NPP", "decision-1", 2, 1, [("PK402", 2)]),
@@ -290,9 +296,9 @@ def test_findings_by_directory_are_two_levels_deep_the_most_first():
                 _finding("Samples/0_Intro/b/k.cu", 2, "m", severity="blocker", code="PK402", fix="RPP"),
                 _finding("Common/h.h", 3, "m"), _finding("top.cu", 1, "m")]
     areas = html_groups.by_area(findings)
-    assert [(a["name"], a["count"], a["files"], a["severities"], len(a["groups"])) for a in areas] == [
-        ("Samples/0_Intro", 3, 2, [("blocker", 1), ("high", 2)], 2), (".", 1, 1, [("high", 1)], 1),
-        ("Common", 1, 1, [("high", 1)], 1)]
+    assert [(a.name, a.count, a.files, a.severities, len(a.groups)) for a in areas] == [
+        ("Samples/0_Intro", 3, 2, (("blocker", 1), ("high", 2)), 2), (".", 1, 1, (("high", 1),), 1),
+        ("Common", 1, 1, (("high", 1),), 1)]
 
 
 def test_backtick_spans_are_code_and_paths_wrap_only_after_a_slash():

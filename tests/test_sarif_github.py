@@ -16,6 +16,7 @@ from portkit import rules
 from portkit.cli.app import main
 from portkit.project import worktree
 from portkit.report import sarif
+from portkit.report.audit_model import FindingRecord, load_record
 
 SCHEMA = json.loads((REPO / "tests" / "schemas" / "sarif-schema-2.1.0.json").read_text())
 KERNEL = ("#include <cuda_runtime.h>\n"
@@ -149,7 +150,8 @@ def test_a_run_over_githubs_result_limit_keeps_the_most_severe(tmp_path: Path):
                 "snippet": f"s{line}", "fingerprint": f"f{line}", "platform": ""}
 
     base = sarif.SourceRoot("file:///r/")
-    log = sarif.log([finding(1, "low"), finding(2, "high"), finding(3, "medium"), finding(4, "high")],
+    log = sarif.log([load_record(FindingRecord, finding(k, s)) for k, s in ((1, "low"), (2, "high"), (3, "medium"),
+                                                                           (4, "high"))],
                     "/r", "1.0", base=base, limit=2)
     jsonschema.Draft4Validator(SCHEMA).validate(log)
     run = log["runs"][0]

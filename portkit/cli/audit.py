@@ -11,7 +11,13 @@ from . import deep as cli_deep
 from .common import (MAX_TEAM, add_file_set, add_file_timeout, add_jobs, add_mappings, add_no_cache, add_platform_model,
     bounded, check_file_timeout, codes, count, emit, file_set, progress_factory)
 from ..core.errors import PortkitError
+from ..report import AUDIT_EMITTERS
 from ..report.safe_text import safe
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..report.audit_model import Audit
+    from ..report.html_view import Run
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
@@ -21,7 +27,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                     "to AMD GPUs, and estimate the migration in person-weeks (P10/P50/P90). Exit 0, "
                     "or 1 when a finding is at or above --fail-on; 2 on errors.")
     p.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="files or directories")
-    p.add_argument("--format", choices=("text", "json", "sarif", "csv"), default="text",
+    p.add_argument("--format", choices=tuple(AUDIT_EMITTERS), default="text",
                    help="output format (default text)")
     p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write the report to FILE")
     p.add_argument("--select", type=codes, action="extend", default=[], metavar="CODES",
@@ -73,8 +79,8 @@ def run_audit(args: argparse.Namespace) -> int:
     from ..project import config, history
     from ..platform import facts as platform_facts
     from ..commands.audit import audit_paths, configured
-    from ..report import audit_formats
-    from ..report.model import audit_document
+    from ..report import audit_emitter
+    from ..report.model import build
 
     cfg = file_set(config.find(), args)   # [tool.portkit] / portkit.toml; flags win
     defines, undefines = platform_facts.parse_defines(args.defines, args.undefines)
@@ -89,12 +95,12 @@ def run_audit(args: argparse.Namespace) -> int:
     if not args.quiet:
         for line in cli_deep.notes(result.deep):
             print(f"portkit: {safe(line)}", file=sys.stderr)
-    doc = audit_document(result)
+    doc = build(result)
     history_path = args.history or result.root / history.DEFAULT
     refused = _record(doc, history_path, result.root) if args.record else None
     if args.html is not None:
-        _write_html(doc, args.html, _history(history_path, doc["root"], result.root), args.quiet)
-    formatter = audit_formats()[args.format]
+        _write_html(doc, args.html, _history(history_path, doc.root, result.root), args.quiet)
+    formatter = audit_emitter(args.format)
     if args.explain_estimate:   # the work items instead of the report, in any --format
         _explain(doc, args.output, args.quiet)
     elif args.output is not None:
@@ -114,7 +120,7 @@ def run_audit(args: argparse.Namespace) -> int:
     return 1 if result.failed() else 0
 
 
-def _explain(doc: dict, output: Path | None, quiet: bool) -> None:
+def _explain(doc: Audit, output: Path | None, quiet: bool) -> None:
     """--explain-estimate: the work items on standard output, or in the -o file, which is written
     as every report file is (emit: a link, a FIFO or a directory is handled or refused alike)."""
     from ..report.text import render_explain
@@ -127,7 +133,7 @@ def _explain(doc: dict, output: Path | None, quiet: bool) -> None:
     emit(buffer.getvalue(), output, "the estimate's work items", quiet)
 
 
-def _record(doc: dict, path: Path, root: Path) -> PortkitError | None:
+def _record(doc: Audit, path: Path, root: Path) -> PortkitError | None:
     """--record: append the run. A database that cannot be opened, or that holds anything but
     portkit's table (a trigger there would run), costs the record (a warning); one reached
     through a link in the tree is refused, reported after the audit, and exits 2."""
@@ -137,13 +143,13 @@ def _record(doc: dict, path: Path, root: Path) -> PortkitError | None:
     except PortkitError as exc:
         return exc
     try:
-        history.record(doc, path)
+        history.record(doc.to_json(), path)
     except PortkitError as exc:   # the audit itself is still reported
         print(f"portkit: warning: {safe(exc)}; this run is not recorded", file=sys.stderr)
     return None
 
 
-def _write_html(doc: dict, output: Path, runs: list[dict], quiet: bool = False) -> None:
+def _write_html(doc: Audit, output: Path, runs: list[Run], quiet: bool = False) -> None:
     from ..report import html
     buffer = io.StringIO()
     html.render(doc, buffer, history=runs)
@@ -153,6 +159,7 @@ def _write_html(doc: dict, output: Path, runs: list[dict], quiet: bool = False) 
 def run_report(args: argparse.Namespace) -> int:
     import json
 
+    from ..report.audit_model import load
     from ..report.shape import audit_problem
     try:
         doc = json.loads(args.audit.read_text(encoding="utf-8"))
@@ -166,19 +173,20 @@ def run_report(args: argparse.Namespace) -> int:
     if found is not None:
         raise PortkitError(f"{args.audit}: not a valid portkit audit: {found}")
     runs = _history(args.history, doc["root"]) if args.history else []
-    _write_html(doc, args.output, runs)
+    _write_html(load(doc), args.output, runs)
     return 0
 
 
-def _history(path: Path, root: str, tree: Path | None = None) -> list[dict]:
+def _history(path: Path, root: str, tree: Path | None = None) -> list[Run]:
     """The recorded runs for the trend; a history that cannot be read in time, is not portkit's
     (a view, a trigger), or is reached through a link in the audited `tree` costs the trend, not
     the report."""
     from ..project import history
+    from ..report.html_view import Run
     try:
         if tree is not None:
             history.check_path(path, tree)
-        return history.load(path, root)
+        return [Run(r["generated"], r["p50_weeks"], r["findings"]) for r in history.load(path, root)]
     except PortkitError as exc:
         print(f"portkit: warning: {safe(exc)}; the report has no trend", file=sys.stderr)
         return []

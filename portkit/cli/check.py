@@ -16,6 +16,7 @@ from pathlib import Path
 
 from .common import add_mappings, add_no_cache
 from ..core.errors import PortkitError
+from ..report import GATE_EMITTERS
 from ..report.safe_text import safe
 from ..core.pylaunch import module_command
 
@@ -42,7 +43,7 @@ def add_parsers(sub: argparse._SubParsersAction, codes) -> None:
                    help="lowest severity that fails (default high, or fail-on in the configuration)")
     p.add_argument("--baseline", type=Path, metavar="FILE",
                    help="accepted findings (default .portkit-baseline.json at the project root)")
-    p.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text",
+    p.add_argument("--format", choices=tuple(GATE_EMITTERS), default="text",
                    help="text (default), json, sarif (for code scanning) or github (workflow commands: an "
                         "annotation on each line in GitHub Actions); docs/ci.md")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but the findings and errors")
@@ -101,10 +102,10 @@ def run(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     from ..commands.check import run_check
-    from ..report.gate import FORMATS
+    from ..report import gate_emitter
 
     result = run_check(_options(args))
-    FORMATS[args.format](result, sys.stdout, sys.stderr, args.quiet)
+    gate_emitter(args.format)(result, sys.stdout, sys.stderr, args.quiet)
     if result.unchecked:   # a file it could not check is an error, --exit-zero or not
         return 2
     return 1 if result.blocking and not args.exit_zero else 0

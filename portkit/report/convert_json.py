@@ -14,6 +14,7 @@ from typing import TextIO
 from .. import rules
 from ..commands.results import ConvertResult
 from ..core.findings import SEVERITIES
+from .audit_model import JsonObject, as_json
 from .json import dumps
 
 VERSION = 1
@@ -24,7 +25,7 @@ def needs_person(f) -> bool:
     return rules.of(f.code).outcome == "left" or f.severity in NEEDS_PERSON
 
 
-def document(result: ConvertResult, mode: str) -> dict:
+def document(result: ConvertResult, mode: str) -> JsonObject:
     from ..core.version import __version__
     from .model import finding_record
     findings = sorted(result.findings, key=lambda f: f.sort_key())
@@ -46,7 +47,7 @@ def document(result: ConvertResult, mode: str) -> dict:
         "findings": {"total": len(findings),
                      "by_code": dict(sorted(Counter(f.code for f in findings).items())),
                      "by_severity": {s: sum(1 for f in findings if f.severity == s) for s in SEVERITIES}},
-        "needs_person": [finding_record(f) for f in findings if needs_person(f)],
+        "needs_person": [as_json(finding_record(f)) for f in findings if needs_person(f)],
         "polyfills": None if header is None else {"path": header.rel, "changed": header.changed,
                                                   "names": sorted(header.users)},
         "skipped": [{"path": s.rel, "reason": s.reason} for s in result.all_skipped if not s.error],

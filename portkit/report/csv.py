@@ -14,20 +14,21 @@ from __future__ import annotations
 import csv
 from typing import TextIO
 
+from .audit_model import Audit
+
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 COLUMNS = ("code", "name", "severity", "category", "path", "line", "column", "end_line", "end_column",
            "message", "snippet", "fix", "effort_low", "effort_likely", "effort_high", "fingerprint")
 
 
-def render(doc: dict, stream: TextIO, statistics: bool = False) -> None:
+def render(doc: Audit, stream: TextIO, statistics: bool = False) -> None:
     writer = csv.writer(stream, lineterminator="\n")
     writer.writerow(COLUMNS)
-    for f in doc["findings"]:
-        hours = f["effort_hours"]
+    for f in doc.findings:
+        hours = f.effort_hours
         writer.writerow([neutralise(v) for v in (
-            f["code"], f["name"], f["severity"], f["category"], f["path"], f["line"], f["column"],
-            f["end_line"], f["end_column"], f["message"], f["snippet"], f["fix"],
-            hours["low"], hours["likely"], hours["high"], f["fingerprint"])])
+            f.code, f.name, f.severity, f.category, f.path, f.line, f.column, f.end_line, f.end_column,
+            f.message, f.snippet, f.fix, hours.low, hours.likely, hours.high, f.fingerprint)])
     if statistics:
         stream.write("\n")
         writer.writerow(("statistic", "value"))
@@ -42,14 +43,14 @@ def neutralise(value: object) -> object:
     return value
 
 
-def statistics_rows(doc: dict) -> list[tuple[str, object]]:
-    s = doc["summary"]
+def statistics_rows(doc: Audit) -> list[tuple[str, object]]:
+    s = doc.summary
     rows: list[tuple[str, object]] = [
-        ("files", s["files"]), ("lines", s["lines"]), ("kernels", s["kernels"]),
-        ("kernel launches", s["launches"]), ("CUDA references", s["cuda_refs"]),
-        ("converted", s["refs_converted"]), ("not converted", s["refs_left"]),
-        ("converted share", s["converted_share"]), ("findings", s["findings"]),
+        ("files", s.files), ("lines", s.lines), ("kernels", s.kernels),
+        ("kernel launches", s.launches), ("CUDA references", s.cuda_refs),
+        ("converted", s.refs_converted), ("not converted", s.refs_left),
+        ("converted share", s.converted_share), ("findings", s.findings),
     ]
-    rows += [(f"severity {k}", v) for k, v in s["by_severity"].items()]
-    rows += [(f"rule {k}", v) for k, v in s["by_code"].items()]
+    rows += [(f"severity {k}", v) for k, v in s.by_severity.items()]
+    rows += [(f"rule {k}", v) for k, v in s.by_code.items()]
     return rows

@@ -12,11 +12,12 @@ policy (PK902) even below it; JSON also lists the new findings below --fail-on.
 
 from __future__ import annotations
 
-from typing import Callable, TextIO
+from typing import TextIO
 
 from ..commands.check_result import CheckResult
 from ..core.findings import Finding
 from ..engine.codes import Code
+from .audit_model import JsonObject
 from .safe_text import safe
 
 # the workflow command of a finding's severity (as the SARIF level: blocker and high are errors)
@@ -114,7 +115,7 @@ def render_github(result: CheckResult, out: TextIO, err: TextIO, quiet: bool = F
     from .sarif import message_text, source_root
     prefix = source_root(result.root).prefix   # the annotations name files from the repository root
     for f in result.blocking if quiet else shown(result):
-        text = message_text({"message": safe(f.message), "fix": safe(f.fix)})
+        text = message_text(safe(f.message), safe(f.fix))
         write(out, command(COMMAND[f.severity], text, file=prefix + safe(f.path), line=f.line, col=f.column,
                            title=f.code) + "\n")
     for rel, why in result.unchecked:
@@ -128,13 +129,14 @@ def render_github(result: CheckResult, out: TextIO, err: TextIO, quiet: bool = F
             write(out, line + "\n")
 
 
-def records(findings: list[Finding]) -> list[dict]:
+def records(findings: list[Finding]) -> list[JsonObject]:
     """Findings as the audit's JSON writes them, less the hours: the gate prices nothing."""
+    from .audit_model import as_json
     from .model import finding_record
-    return [{k: v for k, v in finding_record(f).items() if k != "effort_hours"} for f in findings]
+    return [{k: v for k, v in as_json(finding_record(f)).items() if k != "effort_hours"} for f in findings]
 
 
-def document(result: CheckResult) -> dict:
+def document(result: CheckResult) -> JsonObject:
     """The JSON document of a check (docs/ci.md)."""
     from ..core.version import __version__
     return {
@@ -168,12 +170,10 @@ def render_sarif(result: CheckResult, out: TextIO, err: TextIO, quiet: bool = Fa
     from .json import dumps
     from . import sarif
     notes = [("error", f"{rel}: {_unchecked_note(why)}") for rel, why in result.unchecked]
-    log = sarif.log(records(shown(result)), result.root, __version__,
-                    {"mode": result.mode, "failOn": result.fail_on}, notes)
+    from .model import finding_record
+    log = sarif.log([finding_record(f) for f in shown(result)], result.root, __version__,
+                    {"mode": result.mode, "failOn": result.fail_on}, notes, hours=False)
     write(out, dumps(log) + "\n")
     for rel, why in result.unchecked:
         write(err, f"portkit: error: {safe(rel)}: {_unchecked_note(why)}\n")
 
-
-FORMATS: dict[str, Callable[..., None]] = {"text": render_text, "json": render_json, "sarif": render_sarif,
-                                           "github": render_github}

@@ -11,10 +11,62 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from dataclasses import dataclass
+from typing import Sequence
+
+from .audit_model import Decision, FindingRecord, WorkItem
 
 SEVERITY_RANK = {"blocker": 0, "high": 1, "medium": 2, "low": 3, "info": 4}
 LOCATIONS_SHOWN = 200   # of one group, in the page; the searchable table has every finding
 AREA_DEPTH = 2          # directories deeper than this are gathered into their ancestor
+
+
+@dataclass(frozen=True)
+class Site:
+    file: str
+    line: int
+    message: str                # the site's own part of the message ("" when all say the same)
+
+
+@dataclass(frozen=True)
+class Place:
+    directory: str
+    sites: tuple[Site, ...]
+
+
+@dataclass(frozen=True)
+class Group:
+    """Findings with one rule and one piece of advice: one row of the report."""
+
+    code: str
+    name: str
+    fix: str
+    severity: str
+    message: str
+    messages: int
+    tail: str
+    count: int
+    files: int
+    places: tuple[Place, ...]
+    more: int
+
+
+@dataclass(frozen=True)
+class Area:
+    name: str
+    count: int
+    files: int
+    severities: tuple[tuple[str, int], ...]
+    groups: tuple[Group, ...]
+
+
+@dataclass(frozen=True)
+class BlockerGroup:
+    decision: Decision | None   # None: blockers no decision lists
+    anchor: str
+    count: int
+    files: int
+    groups: tuple[Group, ...]
 
 
 def directory_of(path: str) -> str:
@@ -28,33 +80,31 @@ def area_of(path: str) -> str:
     return "/".join(parts[:AREA_DEPTH])
 
 
-def finding_groups(findings: list[dict]) -> list[dict]:
+def finding_groups(findings: Sequence[FindingRecord]) -> tuple[Group, ...]:
     """Findings with one rule and one piece of advice as one group each, worst and largest first."""
-    by_key: dict[tuple[str, str], list[dict]] = {}
+    by_key: dict[tuple[str, str], list[FindingRecord]] = {}
     for f in findings:
-        by_key.setdefault((f["code"], f["fix"]), []).append(f)
+        by_key.setdefault((f.code, f.fix), []).append(f)
     groups = [_group(code, fix, members) for (code, fix), members in by_key.items()]
-    return sorted(groups, key=lambda g: (SEVERITY_RANK[g["severity"]], -g["count"], g["code"], g["fix"]))
+    return tuple(sorted(groups, key=lambda g: (SEVERITY_RANK[g.severity], -g.count, g.code, g.fix)))
 
 
-def _group(code: str, fix: str, members: list[dict]) -> dict:
-    members = sorted(members, key=lambda f: (f["path"], f["line"], f["column"]))
-    messages = list(dict.fromkeys(f["message"] for f in members))
+def _group(code: str, fix: str, members: list[FindingRecord]) -> Group:
+    members = sorted(members, key=lambda f: (f.path, f.line, f.column))
+    messages = list(dict.fromkeys(f.message for f in members))
     tail = shared_tail(messages)
     shown = members[:LOCATIONS_SHOWN]
-    places: dict[str, list[dict]] = {}
+    places: dict[str, list[Site]] = {}
     for f in shown:
-        own = f["message"][:len(f["message"]) - len(tail)].rstrip(":;, ") if len(messages) > 1 else ""
-        places.setdefault(directory_of(f["path"]), []).append({
-            "file": f["path"].rsplit("/", 1)[-1], "line": f["line"], "message": own})
-    return {
-        "code": code, "name": members[0]["name"], "fix": fix,
-        "severity": min((f["severity"] for f in members), key=SEVERITY_RANK.__getitem__),
-        "message": messages[0], "messages": len(messages), "tail": tail, "count": len(members),
-        "files": len({f["path"] for f in members}),
-        "places": [{"directory": d, "sites": sites} for d, sites in places.items()],
-        "more": len(members) - len(shown),
-    }
+        own = f.message[:len(f.message) - len(tail)].rstrip(":;, ") if len(messages) > 1 else ""
+        places.setdefault(directory_of(f.path), []).append(Site(f.path.rsplit("/", 1)[-1], f.line, own))
+    return Group(
+        code=code, name=members[0].name, fix=fix,
+        severity=min((f.severity for f in members), key=SEVERITY_RANK.__getitem__),
+        message=messages[0], messages=len(messages), tail=tail, count=len(members),
+        files=len({f.path for f in members}),
+        places=tuple(Place(d, tuple(sites)) for d, sites in places.items()),
+        more=len(members) - len(shown))
 
 
 TAIL_MIN = 16   # characters: a shorter shared ending ("; see PK301") says nothing of its own
@@ -77,39 +127,39 @@ def shared_tail(messages: list[str]) -> str:
     return tail if len(tail.strip()) >= TAIL_MIN else ""
 
 
-def by_area(findings: list[dict]) -> list[dict]:
+def by_area(findings: Sequence[FindingRecord]) -> tuple[Area, ...]:
     """Each part of the tree with its findings' groups; the most findings first."""
-    areas: dict[str, list[dict]] = {}
+    areas: dict[str, list[FindingRecord]] = {}
     for f in findings:
-        areas.setdefault(area_of(f["path"]), []).append(f)
+        areas.setdefault(area_of(f.path), []).append(f)
     out = []
     for name, members in areas.items():
-        severity = Counter(f["severity"] for f in members)
-        out.append({"name": name, "count": len(members), "files": len({f["path"] for f in members}),
-                    "severities": [(s, severity[s]) for s in SEVERITY_RANK if severity[s]],
-                    "groups": finding_groups(members)})
-    return sorted(out, key=lambda a: (-a["count"], a["name"]))
+        severity = Counter(f.severity for f in members)
+        out.append(Area(name, len(members), len({f.path for f in members}),
+                        tuple((s, severity[s]) for s in SEVERITY_RANK if severity[s]), finding_groups(members)))
+    return tuple(sorted(out, key=lambda a: (-a.count, a.name)))
 
 
-def by_decision(decisions: list[dict], items: list[dict], findings: list[dict]) -> list[dict]:
+def by_decision(decisions: Sequence[Decision], items: Sequence[WorkItem],
+                findings: Sequence[FindingRecord]) -> tuple[BlockerGroup, ...]:
     """Each decision with the blocker findings at its sites, grouped; blockers no decision lists
     (a document saved before decisions existed) last, as one entry of their own.
 
     A decision is the estimate's item that holds blockers: the item with its label, its part of
     the project and its site count lists the sites (path:line) the decision covers."""
-    blockers = [f for f in findings if f["severity"] == "blocker"]
+    blockers = [f for f in findings if f.severity == "blocker"]
     placed: set[int] = set()
     out = []
     for k, d in enumerate(decisions):
-        item = next((i for i in items if i["label"] == d["label"] and i["optional"] == d["optional"]
-                     and i["count"] == d["sites"]), None)
-        sites = set(item["findings"]) if item is not None else set()
-        mine = [f for n, f in enumerate(blockers) if n not in placed and f"{f['path']}:{f['line']}" in sites]
-        placed.update(n for n, f in enumerate(blockers) if f"{f['path']}:{f['line']}" in sites)
-        out.append({"decision": d, "anchor": f"decision-{k + 1}", "count": len(mine),
-                    "files": len({f["path"] for f in mine}), "groups": finding_groups(mine)})
+        item = next((i for i in items if i.label == d.label and i.optional == d.optional
+                     and i.count == d.sites), None)
+        sites = set(item.findings) if item is not None else set()
+        mine = [f for n, f in enumerate(blockers) if n not in placed and f"{f.path}:{f.line}" in sites]
+        placed.update(n for n, f in enumerate(blockers) if f"{f.path}:{f.line}" in sites)
+        out.append(BlockerGroup(d, f"decision-{k + 1}", len(mine), len({f.path for f in mine}),
+                                finding_groups(mine)))
     rest = [f for n, f in enumerate(blockers) if n not in placed]
     if rest:
-        out.append({"decision": None, "anchor": "decision-other", "count": len(rest),
-                    "files": len({f["path"] for f in rest}), "groups": finding_groups(rest)})
-    return out
+        out.append(BlockerGroup(None, "decision-other", len(rest), len({f.path for f in rest}),
+                                finding_groups(rest)))
+    return tuple(out)

@@ -6,6 +6,8 @@ import json
 import re
 from typing import TextIO
 
+from .audit_model import Audit
+
 # Written as \u escapes: DEL and the C1 controls (raw, a terminal showing the JSON acts on them) and
 # lone surrogates (a file name's bytes that are not UTF-8: raw, they are not UTF-8 either, and
 # writing them failed). json.loads gives the same strings back.
@@ -18,6 +20,7 @@ def dumps(value: object) -> str:
     return _ESCAPED.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
-def render(document: dict, stream: TextIO, statistics: bool = False) -> None:
-    stream.write(dumps(document))
+def render(audit: Audit, stream: TextIO, statistics: bool = False) -> None:
+    """The audit's JSON document: to_json() is the schema, field for field (docs/json-schema.md)."""
+    stream.write(dumps(audit.to_json()))
     stream.write("\n")

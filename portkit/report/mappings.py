@@ -12,6 +12,7 @@ from rich.table import Table
 from ..tables.coverage import FamilyCoverage, all_records, by_family, coverage, record, titles
 from ..tables.mappings import Mapping, MappingDB, format_version
 from ..core.version import __version__
+from .audit_model import JsonObject
 from .csv import neutralise
 from .plain import cell, say
 
@@ -20,7 +21,7 @@ CSV_FIELDS = ("cuda", "family", "kind", "status", "hip", "roc", "hip_since", "hi
 COVERAGE_FIELDS = ("known", "with_hip", "with_roc", "unsupported", "partial")
 
 
-def _coverage_dict(row: FamilyCoverage) -> dict:
+def _coverage_dict(row: FamilyCoverage) -> JsonObject:
     file = {"file": row.file} if row.file else {}   # a project's own family: its mapping file
     return {"family": row.family, "title": row.title, **file, **{f: getattr(row, f) for f in COVERAGE_FIELDS}}
 

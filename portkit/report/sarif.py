@@ -18,11 +18,12 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Sequence, TextIO
 from urllib.parse import quote_from_bytes
 
 from .. import rules
 from ..core.findings import SEVERITIES
+from .audit_model import Audit, AutofixEdit, FindingRecord, JsonObject, as_json
 from .json import dumps
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -72,13 +73,12 @@ def sentence(text: str) -> str:
     return text if not text or text[-1] in ".!?" else text + "."
 
 
-def message_text(f: dict) -> str:
+def message_text(message: str, fix: str) -> str:
     """The finding and its fix as sentences: "… its own language. Fix: write …"."""
-    fix = f" Fix: {sentence(f['fix'])}" if f.get("fix") else ""
-    return sentence(f["message"]) + fix
+    return sentence(message) + (f" Fix: {sentence(fix)}" if fix else "")
 
 
-def _rule_descriptor(rule) -> dict:
+def _rule_descriptor(rule) -> JsonObject:
     sections = rule.sections
     help_text = "\n\n".join(f"{name}:\n{sections[name]}" for name in sections)
     help_markdown = "\n\n".join(f"**{name}**\n\n{_markdown_body(name, sections[name])}" for name in sections)
@@ -100,63 +100,66 @@ def _markdown_body(section: str, text: str) -> str:
     return f"```\n{text}\n```" if section == "Example" else text
 
 
-def line_hash(f: dict, uri: str) -> str:
+def line_hash(f: FindingRecord, uri: str) -> str:
     """What identifies a finding across runs: its rule, file and line text (whitespace folded),
     never its line number; the platform region too, as the finding's own fingerprint has it."""
-    norm = " ".join(f["snippet"].split())
-    key = f"{f['code']}\0{uri}\0{norm}\0{f.get('platform', '')}"
+    norm = " ".join(f.snippet.split())
+    key = f"{f.code}\0{uri}\0{norm}\0{f.platform}"
     return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
 
-def _result(f: dict, index: dict[str, int], base: SourceRoot, seen: dict[str, int]) -> dict:
-    region = {"startLine": f["line"], "startColumn": f["column"], "endLine": f["end_line"],
-              "endColumn": max(f["end_column"], 1)}
-    if f["snippet"]:
-        region["snippet"] = {"text": f["snippet"]}
-    uri = artifact_uri(f["path"], base)
+def _result(f: FindingRecord, index: dict[str, int], base: SourceRoot, seen: dict[str, int],
+            hours: bool) -> JsonObject:
+    region: JsonObject = {"startLine": f.line, "startColumn": f.column, "endLine": f.end_line,
+                          "endColumn": max(f.end_column, 1)}
+    if f.snippet:
+        region["snippet"] = {"text": f.snippet}
+    uri = artifact_uri(f.path, base)
     digest = line_hash(f, uri)
     seen[digest] = seen.get(digest, 0) + 1   # the n-th finding of its rule on this text in this file
     result = {
-        "ruleId": f["code"],
-        "ruleIndex": index[f["code"]],
-        "level": LEVEL[f["severity"]],
-        "message": {"text": message_text(f)},
+        "ruleId": f.code,
+        "ruleIndex": index[f.code],
+        "level": LEVEL[f.severity],
+        "message": {"text": message_text(f.message, f.fix)},
         "locations": [{"physicalLocation": {
             "artifactLocation": {"uri": uri, "uriBaseId": BASE_ID},
             "region": region}}],
         "partialFingerprints": {"primaryLocationLineHash": f"{digest}:{seen[digest]}",
-                                "portkitFingerprint/v1": f["fingerprint"]},
-        "properties": {"severity": f["severity"], "category": f["category"],
-                       **({"effortHours": f["effort_hours"]} if "effort_hours" in f else {})},
+                                "portkitFingerprint/v1": f.fingerprint},
+        "properties": {"severity": f.severity, "category": f.category,
+                       **({"effortHours": as_json(f.effort_hours)} if hours else {})},
     }
-    if f.get("autofix"):
-        result["fixes"] = [_fix(f, uri)]
+    if f.autofix:
+        result["fixes"] = [_fix(f.autofix, uri)]
     return result
 
 
-def _fix(f: dict, uri: str) -> dict:
+def _fix(autofix: tuple[AutofixEdit, ...], uri: str) -> JsonObject:
     """The `convert --fix warp` edits of a finding, as a SARIF fix an editor can apply."""
     return {"description": {"text": "portkit convert --fix warp"},
             "artifactChanges": [{
                 "artifactLocation": {"uri": uri, "uriBaseId": BASE_ID},
-                "replacements": [{"deletedRegion": {"startLine": e["line"], "startColumn": e["column"],
-                                                    "endLine": e["end_line"], "endColumn": e["end_column"]},
-                                  "insertedContent": {"text": e["text"]}} for e in f["autofix"]]}]}
+                "replacements": [{"deletedRegion": {"startLine": e.line, "startColumn": e.column,
+                                                    "endLine": e.end_line, "endColumn": e.end_column},
+                                  "insertedContent": {"text": e.text}} for e in autofix]}]}
 
 
-def capped(findings: list[dict], limit: int = MAX_RESULTS) -> list[dict]:
+def capped(findings: Sequence[FindingRecord], limit: int = MAX_RESULTS) -> Sequence[FindingRecord]:
     """The `limit` most severe findings (blockers first; in their order within a severity),
     back in the order they came."""
     if len(findings) <= limit:
         return findings
-    order = sorted(range(len(findings)), key=lambda i: (SEVERITIES.index(findings[i]["severity"]), i))
+    order = sorted(range(len(findings)), key=lambda i: (SEVERITIES.index(findings[i].severity), i))
     return [findings[i] for i in sorted(order[:limit])]
 
 
-def log(findings: list[dict], root: str | Path, version: str, properties: dict | None = None,
-        notes: tuple | list = (), base: SourceRoot | None = None, limit: int = MAX_RESULTS) -> dict:
-    """A SARIF log of one run: `findings` as report/model.finding_record writes them, paths
-    relative to `root`; `notes` are (level, text) for the run's invocation."""
+def log(findings: Sequence[FindingRecord], root: str | Path, version: str, properties: JsonObject | None = None,
+        notes: tuple | list = (), base: SourceRoot | None = None, limit: int = MAX_RESULTS,
+        hours: bool = True) -> JsonObject:
+    """A SARIF log of one run: `findings` (report/model.finding_record), paths relative to `root`;
+    `notes` are (level, text) for the run's invocation; `hours`: each result's effort hours (the
+    gate prices nothing)."""
     all_rules = rules.all_rules()
     index = {r.code: i for i, r in enumerate(all_rules)}
     base = base or source_root(root)
@@ -177,23 +180,24 @@ def log(findings: list[dict], root: str | Path, version: str, properties: dict |
                                                             for level, text in notes]} if notes else {})}],
         "originalUriBaseIds": {BASE_ID: {"uri": base.uri, "description": {"text": where}}},
         "columnKind": "unicodeCodePoints",
-        "results": [_result(f, index, base, seen) for f in kept],
+        "results": [_result(f, index, base, seen, hours) for f in kept],
         "properties": {**(properties or {}), "resultsOmitted": len(findings) - len(kept)},
     }
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
 
 
-def document(doc: dict, base: SourceRoot | None = None) -> dict:
-    """The audit document (report/model.py) as a SARIF log."""
-    estimate = doc.get("estimate") or {}
-    properties = {"estimate": estimate.get("person_weeks"),
-                  # the blocker families, before the per-site results: what a reviewer decides
-                  "decisions": [{k: d[k] for k in ("id", "label", "kernels", "files", "sites", "optional")}
-                                | {"p50_hours": d["hours"]["p50"]} for d in estimate.get("decisions", [])]}
-    notes = [("error", f"{s['path']}: {s['reason']}") for s in doc["summary"].get("skipped", []) if s.get("error")]
-    return log(doc["findings"], doc["root"], doc["tool"]["version"], properties, notes, base)
+def document(doc: Audit, base: SourceRoot | None = None) -> JsonObject:
+    """The typed audit (report/audit_model.py) as a SARIF log."""
+    estimate = doc.estimate
+    properties: JsonObject = {
+        "estimate": as_json(estimate.person_weeks) if estimate else None,
+        # the blocker families, before the per-site results: what a reviewer decides
+        "decisions": [{"id": d.id, "label": d.label, "kernels": d.kernels, "files": d.files, "sites": d.sites,
+                       "optional": d.optional, "p50_hours": d.hours.p50} for d in (estimate.decisions if estimate else ())]}
+    notes = [("error", f"{s.path}: {s.reason}") for s in doc.summary.skipped if s.error]
+    return log(doc.findings, doc.root, doc.tool.version, properties, notes, base)
 
 
-def render(doc: dict, stream: TextIO, statistics: bool = False) -> None:
+def render(doc: Audit, stream: TextIO, statistics: bool = False) -> None:
     stream.write(dumps(document(doc)))   # as report/json.py writes JSON: C1 and surrogates escaped
     stream.write("\n")

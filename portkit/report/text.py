@@ -1,6 +1,6 @@
 """The audit for people at a terminal: the estimate first, then blockers, then where the work is.
 
-Renders the audit document (report/model.py) with rich; plain text when not a terminal.
+Renders the typed audit (report/audit_model.py) with rich; plain text when not a terminal.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from typing import TextIO
 from rich.console import Console
 from rich.table import Table
 
+from .audit_model import Audit, Estimate, WorkItem
 from .csv import statistics_rows
 from .model import amd_build_line
 from .plain import cell, say
@@ -27,14 +28,14 @@ def _weeks(value: float) -> str:
     return f"{value:.1f}"
 
 
-def render(doc: dict, stream: TextIO, statistics: bool = False) -> None:
+def render(doc: Audit, stream: TextIO, statistics: bool = False) -> None:
     """Colours on a terminal; plain text, 120 columns wide, into files and pipes."""
     terminal = stream.isatty() if hasattr(stream, "isatty") else False
     console = Console(file=stream, highlight=False, emoji=False, soft_wrap=True, width=None if terminal else 120)
     render_console(doc, console, statistics)
 
 
-def render_console(doc: dict, console: Console, statistics: bool = False) -> None:
+def render_console(doc: Audit, console: Console, statistics: bool = False) -> None:
     _estimate(doc, console)
     _blockers(doc, console)
     _findings(doc, console)
@@ -43,113 +44,120 @@ def render_console(doc: dict, console: Console, statistics: bool = False) -> Non
     _where(doc, console)
     if statistics:
         _statistics(doc, console)
-    for s in doc["summary"]["skipped"]:
-        say(console, f"{s['path']}: {s['reason']}", style="red" if s["error"] else "dim")
+    for s in doc.summary.skipped:
+        say(console, f"{s.path}: {s.reason}", style="red" if s.error else "dim")
 
 
-def _estimate(doc: dict, console: Console) -> None:
-    e, s = doc["estimate"], doc["summary"]
-    arche = e["archetype"]
-    more = s.get("findings_not_stored", 0)
-    say(console, ("portkit audit", "bold"), f" of {doc['root']}: {_plural(s['files'], 'file')}, "
-        f"{s['lines']:,} lines, {_plural(s['findings'], 'finding')}"
+def _estimate(doc: Audit, console: Console) -> None:
+    e, s = _estimate_of(doc), doc.summary
+    arche = e.archetype
+    more = s.findings_not_stored
+    say(console, ("portkit audit", "bold"), f" of {doc.root}: {_plural(s.files, 'file')}, "
+        f"{s.lines:,} lines, {_plural(s.findings, 'finding')}"
         + (f" and {more:,} more past the per-file cap (counted, not listed)" if more else ""))
-    pw, cw = e["person_weeks"], e["calendar_weeks"]
-    console.print(f"[bold]Estimate:[/] {_weeks(pw['p50'])} person-weeks (P50), {_weeks(pw['p10'])}-"
-                  f"{_weeks(pw['p90'])} (P10-P90); {_weeks(cw['p50'])}-{_weeks(cw['p90'])} calendar weeks "
-                  f"(P50-P90) for a team of {e['team_size']} at {e['focus_hours_per_week']:g} focus hours a week")
-    say(console, f"Project: {arche['label']} ({arche['reference']})")
-    if not arche.get("feasible", True):
+    pw, cw = e.person_weeks, e.calendar_weeks
+    console.print(f"[bold]Estimate:[/] {_weeks(pw.p50)} person-weeks (P50), {_weeks(pw.p10)}-"
+                  f"{_weeks(pw.p90)} (P10-P90); {_weeks(cw.p50)}-{_weeks(cw.p90)} calendar weeks "
+                  f"(P50-P90) for a team of {e.team_size} at {e.focus_hours_per_week:g} focus hours a week")
+    say(console, f"Project: {arche.label} ({arche.reference})")
+    if not arche.feasible:
         console.print("[bold red]Not currently feasible as a port: the blockers below need a decision first.[/]")
-    platforms = s.get("platforms")
-    if platforms and platforms.get("builds_for_amd"):
+    platforms = s.platforms
+    if platforms and platforms.builds_for_amd:
         say(console, amd_build_line(platforms))
-    say(console, s["headline"])
-    say(console, f"Scope: {e['scope']}")
-    for change in e["changes"]:
+    say(console, s.headline)
+    say(console, f"Scope: {e.scope}")
+    for change in e.changes:
         say(console, f"Not included: {change}.")
-    if platforms and not platforms.get("builds_for_amd") and (platforms["amd_path_share"] or platforms["shim_files"]):
-        say(console, f"Already ported: {platforms['amd_path_share'] * 100:.1f}% of the code is AMD-only, or NVIDIA-only "
-                     f"beside a branch AMD builds take; {_plural(len(platforms['shim_files']), 'vendor shim header')}; "
-                     f"{_plural(platforms['findings_already_ported'], 'finding')} there reported as info, not costed")
-    fills = s.get("polyfills")
+    if platforms and not platforms.builds_for_amd and (platforms.amd_path_share or platforms.shim_files):
+        say(console, f"Already ported: {platforms.amd_path_share * 100:.1f}% of the code is AMD-only, or NVIDIA-only "
+                     f"beside a branch AMD builds take; {_plural(len(platforms.shim_files), 'vendor shim header')}; "
+                     f"{_plural(platforms.findings_already_ported, 'finding')} there reported as info, not costed")
+    fills = s.polyfills
     if fills:
         say(console, f"Polyfills: convert defines {_plural(len(fills), 'name')} ROCm "
-                     f"{doc['options']['rocm'] or doc['tool']['mappings']['newest_rocm']} lacks in portkit_polyfills.h "
-                     f"(priced as review): {', '.join(p['name'] for p in fills)}")
+                     f"{doc.options.rocm or doc.tool.mappings.newest_rocm} lacks in portkit_polyfills.h "
+                     f"(priced as review): {', '.join(p.name for p in fills)}")
 
 
-def _blockers(doc: dict, console: Console) -> None:
+def _estimate_of(doc: Audit) -> Estimate:
+    """The estimate every audit has (only a document from elsewhere could lack one: shape.py refuses it)."""
+    if doc.estimate is None:
+        raise ValueError("the audit has no estimate")
+    return doc.estimate
+
+
+def _blockers(doc: Audit, console: Console) -> None:
     """The decisions first (one per blocker family), then the first blocker sites."""
-    blockers = [f for f in doc["findings"] if f["severity"] == "blocker"]
+    blockers = [f for f in doc.findings if f.severity == "blocker"]
     if not blockers:
         return
-    decisions = doc["estimate"].get("decisions", [])
+    decisions = _estimate_of(doc).decisions
     console.print()
     console.print(f"[bold red]Decisions ({len(decisions)})[/] - {_plural(len(blockers), 'blocker site')}, "
                   f"one decision per library or feature family:")
     for d in decisions:
-        since = f" (ROCm {d['rocm_since']}+)" if d["rocm_since"] else ""
-        where = f"; not included: {d['optional']}" if d["optional"] else ""
-        say(console, "  ", (d["label"], "bold"), f": {d['kernels']} kernels, {d['files']} files, {d['sites']} sites; "
-                     f"{d['hours']['p50']:.0f} h P50{where}")
-        say(console, f"      instead: {d['alternative']}{since}", style="dim")
+        since = f" (ROCm {d.rocm_since}+)" if d.rocm_since else ""
+        where = f"; not included: {d.optional}" if d.optional else ""
+        say(console, "  ", (d.label, "bold"), f": {d.kernels} kernels, {d.files} files, {d.sites} sites; "
+                     f"{d.hours.p50:.0f} h P50{where}")
+        say(console, f"      instead: {d.alternative}{since}", style="dim")
     console.print(f"Blocker sites (the first {min(len(blockers), MAX_BLOCKERS_SHOWN)}):")
     for f in blockers[:MAX_BLOCKERS_SHOWN]:
-        say(console, f"  {f['path']}:{f['line']}:{f['column']}: ", (f["code"], "bold"), f" {f['message']}")
-        if f["fix"]:
-            say(console, f"      instead: {f['fix']}", style="dim")
+        say(console, f"  {f.path}:{f.line}:{f.column}: ", (f.code, "bold"), f" {f.message}")
+        if f.fix:
+            say(console, f"      instead: {f.fix}", style="dim")
     if len(blockers) > MAX_BLOCKERS_SHOWN:
         console.print(f"  ... and {len(blockers) - MAX_BLOCKERS_SHOWN} more (see --format json)")
 
 
-def _findings(doc: dict, console: Console) -> None:
-    if not doc["findings"]:
+def _findings(doc: Audit, console: Console) -> None:
+    if not doc.findings:
         console.print("No findings.")
         return
     table = Table(title="Findings by category and severity", title_justify="left", show_edge=False)
     table.add_column("category")
-    severities = [k for k, v in doc["summary"]["by_severity"].items()]
+    severities = list(doc.summary.by_severity)
     for sev in severities:
         table.add_column(sev, justify="right", style=SEVERITY_STYLE.get(sev, ""))
     counts: dict[str, Counter] = defaultdict(Counter)
-    for f in doc["findings"]:
-        counts[f["category"]][f["severity"]] += 1
+    for f in doc.findings:
+        counts[f.category][f.severity] += 1
     for category in sorted(counts):
         table.add_row(cell(category), *[str(counts[category][s] or "") for s in severities])
     console.print()
     console.print(table)
 
 
-def _listing(doc: dict, console: Console) -> None:
-    rest = [f for f in doc["findings"] if f["severity"] not in ("blocker", "info")]
+def _listing(doc: Audit, console: Console) -> None:
+    rest = [f for f in doc.findings if f.severity not in ("blocker", "info")]
     if not rest:
         return
     console.print()
     for f in rest[:MAX_FINDINGS_LISTED]:
-        style = SEVERITY_STYLE.get(f["severity"], "")
-        say(console, f"{f['path']}:{f['line']}:{f['column']}: ", (f["code"], style), f" {f['message']}")
+        style = SEVERITY_STYLE.get(f.severity, "")
+        say(console, f"{f.path}:{f.line}:{f.column}: ", (f.code, style), f" {f.message}")
     if len(rest) > MAX_FINDINGS_LISTED:
         console.print(f"... and {len(rest) - MAX_FINDINGS_LISTED} more (all of them: --format json, sarif or csv)")
 
 
-def _not_stored(doc: dict, console: Console) -> None:
+def _not_stored(doc: Audit, console: Console) -> None:
     """Findings past the per-file cap of one rule (generated code): counted and priced, not listed."""
-    total = doc["summary"].get("findings_not_stored", 0)
+    total = doc.summary.findings_not_stored
     if not total:
         return
-    files = [(f["path"], f["findings_not_stored"]) for f in doc["files"] if f.get("findings_not_stored")]
+    files = [(f.path, f.findings_not_stored) for f in doc.files if f.findings_not_stored]
     shown = "; ".join(f"{path}: " + ", ".join(f"{code} {n:,}" for code, n in counts.items())
                       for path, counts in files[:TOP_FILES])
     more = f"; {len(files) - TOP_FILES} more files" if len(files) > TOP_FILES else ""
     console.print()
-    say(console, f"Not listed: {_plural(total, 'finding')} past {doc['summary']['findings_cap']:,} of one rule in one "
+    say(console, f"Not listed: {_plural(total, 'finding')} past {doc.summary.findings_cap:,} of one rule in one "
                  f"file, counted and priced as further sites ({shown}{more})")
 
 
-def items_table(e: dict, limit: int | None = None, why: bool = False) -> Table:
+def items_table(e: Estimate, limit: int | None = None, why: bool = False) -> Table:
     """The headline's work items, largest first, and their sum: the estimate."""
-    headline = [i for i in e["items"] if not i["optional"]]
+    headline = [i for i in e.items if not i.optional]
     shown = headline if limit is None else headline[:limit]
     title = "Work items (hours; their sum is the estimate)" if limit is None or len(headline) <= limit else \
         f"Work items, the {limit} largest of {len(headline)} (hours; --explain-estimate lists all)"
@@ -157,57 +165,57 @@ def items_table(e: dict, limit: int | None = None, why: bool = False) -> Table:
     for name in ("item", "covers", "P10", "P50", "P90") + (("why",) if why else ()):
         table.add_column(name, justify="right" if name.startswith("P") else "left")
     for i in shown:
-        table.add_row(cell(i["label"]), cell(_covers(i, why)), f"{i['p10']:.1f}", f"{i['p50']:.1f}", f"{i['p90']:.1f}",
-                      *((cell(i["why"]),) if why else ()))
-    h = e["hours"]
-    table.add_row("total", "", f"{h['p10']:.1f}", f"{h['p50']:.1f}", f"{h['p90']:.1f}", *(("",) if why else ()))
+        table.add_row(cell(i.label), cell(_covers(i, why)), f"{i.p10:.1f}", f"{i.p50:.1f}", f"{i.p90:.1f}",
+                      *((cell(i.why),) if why else ()))
+    h = e.hours
+    table.add_row("total", "", f"{h.p10:.1f}", f"{h.p50:.1f}", f"{h.p90:.1f}", *(("",) if why else ()))
     return table
 
 
-def _covers(item: dict, every: bool) -> str:
+def _covers(item: WorkItem, every: bool) -> str:
     """What an item covers: its findings (path:line), or the facts it scales with."""
-    if item["findings"]:
-        listed = item["findings"] if every else item["findings"][:2]
-        more = item["count"] - len(listed) if item["kind"] == "pattern" else len(item["findings"]) - len(listed)
+    if item.findings:
+        listed = item.findings if every else item.findings[:2]
+        more = item.count - len(listed) if item.kind == "pattern" else len(item.findings) - len(listed)
         return ", ".join(listed) + (f" and {more} more" if more > 0 else "")
-    return ", ".join(f"{k} {v:g}" for k, v in item["facts"].items())
+    return ", ".join(f"{k} {v:g}" for k, v in item.facts.items())
 
 
-def render_explain(doc: dict, stream: TextIO) -> None:
+def render_explain(doc: Audit, stream: TextIO) -> None:
     """--explain-estimate: every work item with what it covers and why, then the optional ones."""
     terminal = stream.isatty() if hasattr(stream, "isatty") else False
     console = Console(file=stream, highlight=False, emoji=False, soft_wrap=True, width=None if terminal else 160)
-    e = doc["estimate"]
+    e = _estimate_of(doc)
     console.print(items_table(e, why=True))
-    for o in e["optional"]:
+    for o in e.optional:
         console.print()
-        table = Table(title=cell(f"Optional: {o['feature']} (not in the estimate)"), title_justify="left",
+        table = Table(title=cell(f"Optional: {o.feature} (not in the estimate)"), title_justify="left",
                       show_edge=False)
         for name in ("item", "covers", "P10", "P50", "P90"):
             table.add_column(name, justify="right" if name.startswith("P") else "left")
-        for i in (i for i in e["items"] if i["optional"] == o["feature"]):
-            table.add_row(cell(i["label"]), cell(_covers(i, True)), f"{i['p10']:.1f}", f"{i['p50']:.1f}", f"{i['p90']:.1f}")
-        h = o["hours"]
-        table.add_row("total", "", f"{h['p10']:.1f}", f"{h['p50']:.1f}", f"{h['p90']:.1f}")
+        for i in (i for i in e.items if i.optional == o.feature):
+            table.add_row(cell(i.label), cell(_covers(i, True)), f"{i.p10:.1f}", f"{i.p50:.1f}", f"{i.p90:.1f}")
+        h = o.hours
+        table.add_row("total", "", f"{h.p10:.1f}", f"{h.p50:.1f}", f"{h.p90:.1f}")
         console.print(table)
-    say(console, f"Scope: {e['scope']}")
+    say(console, f"Scope: {e.scope}")
 
 
-def _where(doc: dict, console: Console) -> None:
-    e = doc["estimate"]
+def _where(doc: Audit, console: Console) -> None:
+    e = _estimate_of(doc)
     console.print()
     console.print(items_table(e, TOP_ITEMS))
-    dirs = e["by_directory"]
+    dirs = e.by_directory
     console.print()
     table = Table(title="By directory (P50 hours; they sum to the estimate)", title_justify="left", show_edge=False)
     table.add_column("directory")
     table.add_column("P50 h", justify="right")
     for row in dirs[:TOP_DIRECTORIES]:
-        table.add_row(cell(row["name"]), f"{row['hours']:.1f}")
+        table.add_row(cell(row.name), f"{row.hours:.1f}")
     if len(dirs) > TOP_DIRECTORIES:
-        table.add_row(f"{len(dirs) - TOP_DIRECTORIES} more", f"{sum(r['hours'] for r in dirs[TOP_DIRECTORIES:]):.1f}")
+        table.add_row(f"{len(dirs) - TOP_DIRECTORIES} more", f"{sum(r.hours for r in dirs[TOP_DIRECTORIES:]):.1f}")
     console.print(table)
-    files = sorted((f for f in doc["files"] if f["findings"]), key=lambda f: (-f["effort_hours"], f["path"]))
+    files = sorted((f for f in doc.files if f.findings), key=lambda f: (-f.effort_hours, f.path))
     if files:
         console.print()
         table = Table(title="Top files (likely hours of their findings, before grouping into items)",
@@ -216,11 +224,11 @@ def _where(doc: dict, console: Console) -> None:
         table.add_column("findings", justify="right")
         table.add_column("likely h", justify="right")
         for f in files[:TOP_FILES]:
-            table.add_row(cell(f["path"]), str(f["findings"]), f"{f['effort_hours']:.1f}")
+            table.add_row(cell(f.path), str(f.findings), f"{f.effort_hours:.1f}")
         console.print(table)
 
 
-def _statistics(doc: dict, console: Console) -> None:
+def _statistics(doc: Audit, console: Console) -> None:
     console.print()
     table = Table(title="Statistics", title_justify="left", show_edge=False)
     table.add_column("statistic")

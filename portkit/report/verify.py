@@ -18,25 +18,26 @@ from ..project.buildconfig import BuildConfig
 from ..core.findings import Finding
 from ..tables.mappings import format_version
 from ..commands.results import ErrorReport, UnitReport, VerifyResult
+from .audit_model import JsonObject
 from .plain import say
 
 SCHEMA_VERSION = 1
 TEXT_ERRORS_PER_UNIT = 5     # the first errors say what is wrong; the rest are in the JSON
 
 
-def _finding(f: Finding) -> dict:
+def _finding(f: Finding) -> JsonObject:
     return {"code": f.code, "name": f.name, "severity": f.severity, "path": f.path, "line": f.line,
             "subject": f.subject, "message": f.message, "fix": f.fix, "fingerprint": f.fingerprint}
 
 
-def _error(e: ErrorReport) -> dict:
+def _error(e: ErrorReport) -> JsonObject:
     return {"path": e.rel, "line": e.line, "column": e.column, "severity": e.severity, "message": e.message,
             "source_line": e.source_line, "source_text": e.source_text,
             "explained": e.explained, "unexplained": not e.explained, "consequence_of": e.consequence_of,
             "findings": [_finding(f) for f in e.findings]}
 
 
-def _unit(u: UnitReport) -> dict:
+def _unit(u: UnitReport) -> JsonObject:
     return {"path": u.rel, "status": u.status, "explained": u.explained,
             "unexplained": u.failed and not u.explained and not u.not_reached, "not_reached": u.not_reached,
             "seconds": round(u.seconds, 3),
@@ -45,7 +46,7 @@ def _unit(u: UnitReport) -> dict:
             "compiler_output": u.output or None}
 
 
-def document(result: VerifyResult) -> dict:
+def document(result: VerifyResult) -> JsonObject:
     return {
         "version": SCHEMA_VERSION,
         "tool": "portkit verify",
@@ -65,7 +66,7 @@ def document(result: VerifyResult) -> dict:
     }
 
 
-def summary(result: VerifyResult) -> dict:
+def summary(result: VerifyResult) -> JsonObject:
     return {"units": len(result.units), "compiled": result.count("compiled"), "failed": result.count("failed"),
             "explained": result.count("explained"), "unexplained": result.count("unexplained"),
             "not_reached": result.count("not_reached"), "seconds": round(result.seconds, 2)}
@@ -163,7 +164,7 @@ def _plural(n: int, word: str, words: str | None = None) -> str:
     return f"{n:,} {word if n == 1 else (words or word + 's')}"
 
 
-def _headers(compiler) -> dict | None:
+def _headers(compiler) -> JsonObject | None:
     """The header pack checked against, when it was one (None: the compiler's own installation)."""
     pack = compiler.pack
     if pack is None:

@@ -1,0 +1,185 @@
+"""What the HTML template shows, as typed rows: computed by html.py, displayed by reports/*.j2.
+
+Every figure is formatted and every chart coordinate computed before the template sees it; the
+template reads these attributes and computes nothing (STYLE.md, habit 8).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from markupsafe import Markup
+
+from .audit_model import Archetype, Audit, CostModel, FileRecord, Spread
+from .html_groups import Area, BlockerGroup
+
+
+@dataclass(frozen=True)
+class Run:
+    """One recorded audit of the history (project/history.py), as the trend draws it."""
+
+    generated: str
+    p50_weeks: float
+    findings: int
+
+
+@dataclass(frozen=True)
+class Bar:
+    label: str
+    value: str                  # the hours, formatted
+    percent: float              # of the longest bar
+    decision: bool              # the bar is a decision's work item
+
+
+@dataclass(frozen=True)
+class Dot:
+    x: float
+    y: float
+    value: float
+
+
+@dataclass(frozen=True)
+class TrendLine:
+    points: str                 # an SVG polyline's points
+    first: float
+    last: float
+    dots: tuple[Dot, ...]
+
+
+@dataclass(frozen=True)
+class RunMark:
+    x: float
+    date: str
+
+
+@dataclass(frozen=True)
+class Trend:
+    width: int
+    height: int
+    weeks: TrendLine
+    findings: TrendLine
+    runs: tuple[RunMark, ...]
+
+
+@dataclass(frozen=True)
+class Covers:
+    sites: tuple[str, ...]      # path:line, the first few
+    more: int
+    facts: str                  # the project facts an item without sites scales with
+
+
+@dataclass(frozen=True)
+class WorkItemRow:
+    label: str
+    covers: Covers
+    p10: float
+    p50: float
+    p90: float
+    why: str
+
+
+@dataclass(frozen=True)
+class DecisionRow:
+    label: str
+    alternative: str
+    optional: str
+    anchor: str                 # the id of its blocker sites further down
+    where: str
+    hours_text: str
+    since: str
+
+
+@dataclass(frozen=True)
+class OutsidePart:
+    """Decisions about code the estimate leaves out, for one optional part."""
+
+    feature: str
+    part: str
+    decisions: tuple[DecisionRow, ...]
+    names: str
+    count: str
+
+
+@dataclass(frozen=True)
+class OptionalView:
+    feature: str
+    person_weeks: Spread
+    items: tuple[WorkItemRow, ...]
+
+
+@dataclass(frozen=True)
+class DependencyRow:
+    name: str
+    kind: str
+    rocm: str | None
+    status: str
+    status_text: str
+
+
+@dataclass(frozen=True)
+class PolyfillRow:
+    name: str
+    serves: str
+    note: str
+    files: tuple[str, ...]
+    more: int
+
+
+@dataclass(frozen=True)
+class PolyfillView:
+    rocm: str
+    rows: tuple[PolyfillRow, ...]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The first screen's numbers, formatted."""
+
+    p50: str
+    p10: str
+    p90: str
+    calendar_p50: str
+    calendar_p90: str
+    team_size: int
+    focus: str
+    decisions: int
+    decisions_word: str
+    decisions_outside: int
+    blockers: str
+    need_person: str
+    archetype: Archetype
+    files: str
+    lines: str
+    findings: str
+    conversion: str
+
+
+@dataclass(frozen=True)
+class View:
+    """The template's names (report.html.j2), each a field."""
+
+    doc: Audit
+    headline: Answer
+    decisions: tuple[DecisionRow, ...]
+    decisions_outside: tuple[OutsidePart, ...]
+    not_included: tuple[str, ...]
+    scope: str
+    amd_build: str
+    chart: tuple[Bar, ...]
+    hours: Spread
+    items: tuple[WorkItemRow, ...]
+    optional: tuple[OptionalView, ...]
+    blocker_groups: tuple[BlockerGroup, ...]
+    areas: tuple[Area, ...]
+    by_category: tuple[tuple[str, str], ...]
+    by_directory: tuple[tuple[str, str], ...]
+    polyfills: PolyfillView
+    dependencies: tuple[DependencyRow, ...]
+    dependency_counts: str
+    trend: Trend | None
+    history: tuple[Run, ...]
+    severities: tuple[tuple[str, int], ...]
+    findings_json: Markup
+    codes: tuple[str, ...]
+    files: tuple[FileRecord, ...]
+    model: CostModel
