@@ -53,10 +53,13 @@ def convert_paths(paths: list[str | Path], *, output: str | Path | None = None, 
                   jobs: int = 1, launch_syntax: str = "cuda", rocm: str | None = None, prefer_roc: bool = False,
                   offload_arch: str | list[str] | None = None, build_files: bool = True,
                   builtins: str = "cuda", rename: bool | str = False, polyfills: bool = True,
-                  fix_warp: bool = False, config: bool | str | Path = True) -> ConvertResult:
+                  fix_warp: bool = False, config: bool | str | Path = True,
+                  fixes: str | list[str] | tuple[str, ...] = ()) -> ConvertResult:
     """Convert files and trees on disk, as `portkit convert` does (without printing). `rename`:
     True for --rename, or a suffix map such as ".cu=.hip,.cuh=.hpp"; `polyfills`: False for
-    --no-polyfills; `fix_warp`: True for --fix warp; `force`: True for --force (rewrite read-only
+    --no-polyfills; `fixes`: the fix families to apply, as --fix takes them ("warp", "warp,build", or a
+    list; an unknown one raises PortkitError); `fix_warp`: True for --fix warp (kept for callers that
+    predate `fixes`); `force`: True for --force (rewrite read-only
     files in place too). `config`, as for audit_paths: True applies the project configuration
     `portkit convert` would apply here (its exclude, amd-macros and mappings, and its rocm where
     `rocm` is unset); a directory: the configuration found from there; False: none."""
@@ -67,12 +70,19 @@ def convert_paths(paths: list[str | Path], *, output: str | Path | None = None, 
     cfg = _config(config)
     scan = replace(scan_options(launch_syntax, rocm or cfg.rocm, prefer_roc, offload_arch, build_files, builtins,
                                 mappings=mapping_files.read(cfg, ())),
-                   polyfills=polyfills, fix_warp=fix_warp)
+                   polyfills=polyfills, fixes=_fix_families(fixes, fix_warp))
     opts = ConvertOptions(output=Path(output) if output is not None else None, in_place=in_place,
                           backup=backup, force=force, diff=diff, check=check, jobs=jobs,
                           rename=(parse_map(rename if isinstance(rename, str) else None) if rename else None),
                           scan=scan, config=cfg)
     return _convert_paths([Path(p) for p in paths], opts)
+
+
+def _fix_families(fixes: str | list[str] | tuple[str, ...], fix_warp: bool) -> frozenset[str]:
+    """convert_paths' `fixes` (and the older `fix_warp=True`, which is `fixes="warp"`) as --fix reads them."""
+    from .rules import fix_names
+    names = [fixes] if isinstance(fixes, str) else list(fixes)
+    return fix_names(names + (["warp"] if fix_warp else []))
 
 
 def _config(config: bool | str | Path):

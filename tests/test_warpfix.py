@@ -14,7 +14,7 @@ from portkit.tables.mappings import parse_version
 
 WARP = Path(__file__).resolve().parent.parent / "fixtures" / "warp"
 CASES = sorted(p.name for p in WARP.iterdir() if p.is_dir())
-FIX = Options(rocm=parse_version("5.2"), fix_warp=True)
+FIX = Options(rocm=parse_version("5.2"), fixes=frozenset({"warp"}))
 
 
 def _convert(data: bytes, options: Options = FIX) -> bytes:
@@ -32,7 +32,7 @@ def test_fixture_converts_to_expected(case):
     expected = (WARP / case / "expected.hip").read_bytes()
     assert _convert(data) == expected
     assert _convert(expected) == expected                      # idempotent
-    assert _convert(data, replace(FIX, fix_warp=False)) != expected   # off by default
+    assert _convert(data, replace(FIX, fixes=frozenset())) != expected   # off by default
 
 
 def test_unrolled_sequence_gets_a_guarded_32_step():
@@ -49,7 +49,7 @@ def test_uncertain_forms_are_left():
            b"    o[2] = __shfl_up_sync(0xffffffff, v, 16);\n"       # a scan ends at 16
            b"}\n")
     out = _convert(src)
-    assert out == _convert(src, replace(FIX, fix_warp=False))
+    assert out == _convert(src, replace(FIX, fixes=frozenset()))
 
 
 def test_fix_count_in_metrics():
@@ -99,7 +99,7 @@ def test_fixable_finding_priced_as_review():
 
 
 def _findings(src: bytes, codes: tuple[str, ...]) -> list[tuple[str, int, int, str]]:
-    scan, _ = convert_bytes("k.cu", src, replace(FIX, fix_warp=False, audit=True))
+    scan, _ = convert_bytes("k.cu", src, replace(FIX, fixes=frozenset(), audit=True))
     return [(f.code, f.line, f.column, f.message) for f in scan.findings if f.code in codes]
 
 
@@ -156,7 +156,7 @@ def test_constant_choice_is_noted():
 def test_array_sized_by_a_fixed_define_carries_the_fix_and_is_gone_after_it():
     src = (b"#include <cuda_runtime.h>\n#define WARP_SIZE 32\n__global__ void k(float* o) {\n    __shared__ float s[WARP_SIZE];\n"
            b"    int lane = threadIdx.x % WARP_SIZE;\n    s[lane] = o[lane];\n}\n")
-    scan, _ = convert_bytes("k.cu", src, replace(FIX, fix_warp=False, audit=True))
+    scan, _ = convert_bytes("k.cu", src, replace(FIX, fixes=frozenset(), audit=True))
     [f] = [f for f in scan.findings if f.code == "PK205"]
     assert (f.line, f.autofix) == (4, ((2, 19, 2, 21, "PORTKIT_WAVEFRONT_SIZE"),))
     assert _findings(_convert(src), ("PK205",)) == []
@@ -353,7 +353,7 @@ def test_the_constant_is_defined_with_the_first_fix_applied_when_the_first_use_i
                             helper + b"    __shared__ float partial[PORTKIT_WAVEFRONT_SIZE];\n")
                    .replace(b"threadIdx.x % 32", b"threadIdx.x % warpSize"))
     assert _convert(out) == out
-    scan, _ = convert_bytes("k.cu", _LEFT_FIRST, replace(FIX, fix_warp=False, audit=True))
+    scan, _ = convert_bytes("k.cu", _LEFT_FIRST, replace(FIX, fixes=frozenset(), audit=True))
     shown = [(f.code, f.line, [(a[0], a[4]) for a in f.autofix]) for f in scan.findings if f.autofix]
     assert shown == [("PK201", 5, [(5, helper.decode()), (5, "PORTKIT_WAVEFRONT_SIZE")]),
                      ("PK205", 9, [(9, "PORTKIT_WAVEFRONT_SIZE")]),
@@ -377,15 +377,20 @@ def test_the_constant_defined_with_the_first_fix_applied_compiles_for_amd_and_nv
 def test_an_audit_finds_the_fixes_of_the_findings_it_keeps_only(monkeypatch):
     """A generated line repeats a shuffle thousands of times; audit keeps one finding per line and
     rule, so it asks for the fixes of those alone (before: every literal's, 0.5 s of a 5 MB line)."""
-    from portkit.rules import warpfix
+    from portkit import rules
     asked = []
-    fixer = warpfix._FIXERS["number_literal"]
-    monkeypatch.setitem(warpfix._FIXERS, "number_literal", lambda view, node: asked.append(node.start_byte)
-                        or fixer(view, node))
+    warp = rules.fix_families()["warp"]   # the registry's warp family: its rules' fixers, node by node
+    fixer = warp.fix_of
+
+    def counted(view, node):
+        if node.type == "number_literal":
+            asked.append(node.start_byte)
+        return fixer(view, node)
+    monkeypatch.setattr(warp, "fix_of", counted)
     body = b"".join(b"    " + b" ".join([b"v += __shfl_down_sync(0xffffffff, v, 16);"] * 200) + b"\n"
                     for _ in range(3))
     data = b"__global__ void k(float* o) {\n    float v = o[0];\n" + body + b"    o[0] = v;\n}\n"
-    scan, _ = convert_bytes("k.cu", data, replace(FIX, fix_warp=False, audit=True))
+    scan, _ = convert_bytes("k.cu", data, replace(FIX, fixes=frozenset(), audit=True))
     kept = [f for f in scan.findings if f.code == "PK202"]
     lines = data.split(b"\n")
     firsts = [sum(len(x) + 1 for x in lines[:n - 1]) + lines[n - 1].index(b"16") for n in (3, 4, 5)]

@@ -77,10 +77,12 @@ def _add_spelling(p: argparse.ArgumentParser, newest: str) -> None:
                         "(#if CUDA_VERSION >= X -> ... || defined(__HIP_PLATFORM_AMD__), #ifdef __CUDA_ARCH__ -> "
                         "... || defined(__HIP_DEVICE_COMPILE__)) when every CUDA name in that branch converts at "
                         "--rocm; off by default, since it changes what the AMD build compiles (PK103)")
-    p.add_argument("--fix", metavar="KIND", choices=("warp",), action="append", default=[],
-                   help="warp: rewrite 32-lane warp idioms (shuffles from 16, lane & 31, tid >> 5, 32-bit "
-                        "ballots, shared arrays of 32, #define WARP_SIZE 32) for 64-lane AMD wavefronts; off by "
-                        "default, since it changes what the code computes (docs/warp-fix.md)")
+    p.add_argument("--fix", metavar="FAMILY[,FAMILY]", action="append", default=[],
+                   help="apply the fixes of a family's rules (docs/convert.md): warp rewrites 32-lane warp idioms "
+                        "(shuffles from 16, lane & 31, tid >> 5, 32-bit ballots, shared arrays of 32, #define "
+                        "WARP_SIZE 32) for 64-lane AMD wavefronts, which changes what the code computes "
+                        "(docs/warp-fix.md); build writes the HIP names of CUDA-only CMake constructs the build "
+                        "migration leaves (PK504). Off by default")
     p.add_argument("--active-only", action="store_true",
                    help="convert only the #if branches the configuration given with -D/-U compiles (hipify-clang's "
                         "--skip-excluded-preprocessor-conditional-blocks); the others stay byte for byte. With the "
@@ -150,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
         scan=scan_options(args.launch_syntax, args.rocm, args.prefer_roc, args.offload_arch, args.build_files,
                           args.builtins, file_timeout=check_file_timeout(args.file_timeout),
                           platform_model=args.platform_model, rewrite_guards=args.rewrite_guards,
-                          polyfills=args.polyfills, fix_warp="warp" in args.fix,
+                          polyfills=args.polyfills, fixes=_fix_families(args),
                           active_only=args.active_only, defines=defines, undefines=undefines,
                           mappings=mapping_files.read(cfg, args.mappings)),
         deep=cli_deep.options(args, args.jobs, check_file_timeout(args.file_timeout)), config=cfg,
@@ -190,6 +192,12 @@ def run(args: argparse.Namespace) -> int:
     if verify_opts is not None:
         return _verify_converted(result, args, verify_opts, console)
     return 0
+
+
+def _fix_families(args: argparse.Namespace) -> frozenset[str]:
+    """--fix FAMILY[,FAMILY] (repeatable), each a family some rule declares (rules.fix_families)."""
+    from ..rules import fix_names
+    return fix_names(args.fix)
 
 
 def _project_configuration(args: argparse.Namespace):

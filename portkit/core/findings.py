@@ -27,11 +27,11 @@ class Finding:
     subject: str = ""         # the CUDA name or construct (part of the fingerprint)
     effort_hours: tuple[float, float, float] = (0.0, 0.0, 0.0)
     platform: str = ""        # "" shared, "ported"/"fallback" (AMD has another branch), "nvidia" (no AMD path)
-    # --fix warp: edits that resolve it, ((line, column, end_line, end_column, text), ...) with
-    # 1-based byte columns (rules/warpfix.py); audit shows them as suggestions and prices it as review
+    # its rule's fix: the edits that resolve it, ((line, column, end_line, end_column, text), ...) with
+    # 1-based byte columns (engine/fix.py, suggest); audit shows them as suggestions and prices it as review
     autofix: tuple[tuple[int, int, int, int, str], ...] = ()
     fingerprint: str = field(default="", compare=False)
-    # the fix its rule attached (rules/_warpfix_model.WarpFix: its edits and their applicability),
+    # the fix its rule attached (engine/fix.py's Fix: its edits, their applicability, a title),
     # which `autofix` shows; not part of equality, nor of any output
     fixed_by: object = field(default=None, compare=False, repr=False)
 

@@ -46,7 +46,7 @@ class Metrics:
     refs_converted: int = 0    # ... of which the converter changed
     refs_left: int = 0         # ... of which it left as they are (each one has a finding)
     kernels: int = 0           # __global__ definitions
-    warp_fixes: int = 0        # --fix warp fixes applied (rules/warpfix.py)
+    warp_fixes: int = 0        # --fix warp fixes applied (rules/warpfix.py, the family's apply)
     launches: int = 0          # <<<>>> launches
     partially_parsed: bool = False
     has_device_code: bool = False
@@ -140,12 +140,12 @@ class ScanContext:
     dispatch: "Dispatch | None" = None
     regions: RegionMap = field(default_factory=RegionMap)   # the platform model of this file
     root: "Node | None" = None   # the file's own tree (scan/walk.py sets it before the walk)
-    # The fixes the rules' fixers found in this walk, by the node they fix (rules/warpfix.py):
-    # the findings of the rules that own them carry them; a fix option applies a family's.
+    # The fixes the rules' fixers found in this walk, by family and by the node they fix
+    # (engine/fix.py): the findings of the rules that own them carry them; --fix FAMILY applies a family's.
     fixes: dict = field(default_factory=dict)
-    # An audit without a fix option finds a node's fix only when a finding it keeps carries it
-    # (rules/warpfix.py, `on_demand`): a generated line's 61,000 duplicate shuffles ask for none.
-    fix_of: "Callable[[View, Node], object] | None" = None
+    # An audit finds a node's fix only when a finding it keeps carries it (engine/fix.py,
+    # `on_demand`: (family, view, node) -> Fix): a generated line's 61,000 duplicate shuffles ask for none.
+    fix_of: "Callable[[str, View, Node], object] | None" = None
     # The rule registry by code (rules.by_code()), installed by the scan like `dispatch`: a
     # rewriter or a build-file handler names the rule of its finding by its code (engine/codes.py)
     # and never imports rules/.
@@ -200,7 +200,7 @@ class ScanContext:
              severity: str | None = None, fixed_by: object = None, fix: str | None = None) -> None:
         """Record a finding of `rule` (a Rule, or its code: `rule()`) at byte range [start, end)
         (severity: the rule's unless given), carrying the rule's fix `fixed_by` where it has one
-        (rules/_warpfix_model.py). Its `fix` text is the rule's "Instead" unless the rule words one for this finding's own code."""
+        (engine/fix.py's Fix, or what finds it when the finding is kept). Its `fix` text is the rule's "Instead" unless the rule words one for this finding's own code."""
         if isinstance(rule, str):
             rule = self.rules[rule]
         self.report(rule.code, rule.name, severity or rule.severity, rule.category, start, end,

@@ -29,7 +29,7 @@ class Options:
     rewrite_guards: bool = False         # --rewrite-guards: CUDA version guards get the AMD selector (rewrite/guards.py)
     polyfills: bool = False              # names the target lacks become polyfills (polyfills.py): convert, audit
     polyfill_header: str = "portkit_polyfills.h"    # where the header is, relative to the root
-    fix_warp: bool = False               # --fix warp: 32-lane idioms made wavefront-size generic (rules/warpfix.py)
+    fixes: frozenset[str] = frozenset()  # --fix FAMILY[,FAMILY]: the fix families applied (engine/fix.py; `warp`, `build`)
     active_only: bool = False            # --active-only: branches false under -D/-U are not converted
     finding_cap: int = 0                 # audit: findings of one rule kept per file (findingstore.py); 0: all
     # the project's own mapping files, as read (tables/project_tables.py: db_for merges them)

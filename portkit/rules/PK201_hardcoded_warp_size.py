@@ -33,6 +33,7 @@ from ..core.edits import Edit
 from ..engine import syntax
 from . import _warplanes
 from ..engine.rule import define
+from . import warpfix
 from ._warpfix_model import CONSTANT, WarpFix, attached
 
 RULE = define(__doc__, code="PK201", name="hardcoded-warp-size", severity="high", category="warp")
@@ -176,13 +177,13 @@ def _squash(text: bytes) -> str:
     return " ".join(text.decode("utf-8", "replace").split())
 
 
-# --fix warp (rules/warpfix.py calls these in its order; each returns the node's WarpFix or None)
+# --fix warp: the fixes of its nodes (FIX_NODES, FIX_LITERALS, in that order), each the node's WarpFix or None
 
 def fix_arithmetic(view: View, node: Node) -> WarpFix | None:
     """`lane & 31`, `tid % 32`, `tid >> 5`, `blockDim.x / 32`, `warp * 32` in device code."""
     match = warp_arithmetic(node)
-    if match is None or not syntax.in_device_code(node):
-        return None
+    if match is None or not syntax.in_device_code(node) or _warplanes.scan_loop_bound(node):
+        return None   # a shuffle scan loop's bound is PK202's fix
     binary, op, other = match
     anchor = view.start(binary)
     if syntax.enclosing(binary, "static_assert_declaration") is not None:
@@ -217,7 +218,7 @@ def fix_constant(view: View, node: Node) -> WarpFix | None:
     """`constexpr int kWarpSize = 32` (and const/enumerator forms) gets the per-target value."""
     if not warp_constant_literal(node):
         return None
-    return WarpFix("PK201", view.start(node), (Edit(view.start(node), view.end(node), CONSTANT, "warp"),), True)
+    return WarpFix("PK201", view.start(node), (Edit(view.start(node), view.end(node), CONSTANT, "warp"),), constant=True)
 
 
 def fix_define(view: View, node: Node) -> WarpFix | None:
@@ -225,7 +226,7 @@ def fix_define(view: View, node: Node) -> WarpFix | None:
     value = warp_size_define(node)
     if value is not None:
         end = view.start(value) + len(value.text.split()[0])
-        return WarpFix("PK201", view.start(value), (Edit(view.start(value), end, CONSTANT, "warp"),), True)
+        return WarpFix("PK201", view.start(value), (Edit(view.start(value), end, CONSTANT, "warp"),), constant=True)
     return None
 
 
@@ -248,5 +249,14 @@ def fix_host_warps(view: View, node: Node) -> WarpFix | None:
         return None
     if _warplanes.in_dim3(node):
         return None   # a block shape: _warplanes.block_shape() decides
-    return WarpFix("PK201", view.start(binary), (Edit(view.start(node), view.end(node), CONSTANT, "warp"),), True,
+    return WarpFix("PK201", view.start(binary), (Edit(view.start(node), view.end(node), CONSTANT, "warp"),), constant=True,
                    note=f"`{view.text(binary).decode(errors='replace')}` warps per block: " + HOST_NOTE)
+
+
+FIX_FAMILY = warpfix.FAMILY
+FIX_LITERALS = {32: (fix_arithmetic, fix_host_warps, fix_constant), 31: (fix_arithmetic, fix_last_lane),
+                5: (fix_arithmetic,)}
+# `dim3 b(4, 8, n / WARP_SIZE)`: block_shape reads an argument list only as an init_declarator's
+# child, so the query captures only those (a tree has a call's every few tokens)
+FIX_NODES = {"preproc_def": (fix_define,), "initializer_list": (_warplanes.block_shape,),
+             "(init_declarator (argument_list) @rule)": (_warplanes.block_shape,)}

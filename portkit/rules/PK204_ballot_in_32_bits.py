@@ -30,6 +30,7 @@ from ..core.edits import Edit
 from ..engine import syntax
 from . import _warplanes
 from ..engine.rule import define
+from . import warpfix
 from ._warpfix_model import WarpFix, attached
 
 RULE = define(__doc__, code="PK204", name="ballot-in-32-bits", severity="high", category="warp")
@@ -94,7 +95,7 @@ def check_name(ctx: ScanContext, view: View, node: Node) -> None:
                      fixed_by=attached(ctx, view, parent, RULE.code, view.start(parent)))
 
 
-# --fix warp (rules/warpfix.py): the fix of an init_declarator
+# --fix warp: the fix of an init_declarator (FIX_NODES)
 
 def fix_ballot_store(view: View, node: Node) -> WarpFix | None:
     """`unsigned m = __ballot_sync(...)` keeps 64 bits, and the counts of `m` use the ll forms."""
@@ -160,3 +161,8 @@ def _wide_lane_bits(view: View, value: Node) -> list[Edit]:
             edits.append(Edit(view.start(node), view.end(node), b"1ull", "warp"))
         stack.extend(node.children)
     return edits
+
+
+FIX_FAMILY = warpfix.FAMILY
+FIX_NODES = {"init_declarator": (fix_ballot_store,)}
+FIX_GATES = {"init_declarator": (b"__ballot", b"__activemask")}   # fix_ballot_store reads no other

@@ -33,6 +33,7 @@ from ..engine.context import ScanContext, View
 from ..core.edits import Edit
 from ..engine import syntax
 from ..engine.rule import define
+from . import warpfix
 from ._warpfix_model import CONSTANT, WarpFix, attached
 
 RULE = define(__doc__, code="PK205", name="warp-sized-array", severity="medium", category="warp")
@@ -87,7 +88,7 @@ def _warps_per_block(size: Node) -> bool:
 
 
 def fix_shared_array(view: View, node: Node) -> WarpFix | None:
-    """--fix warp (rules/warpfix.py): `__shared__ T s[32]` indexed by lane or warp is sized for
+    """--fix warp (FIX_NODES): `__shared__ T s[32]` indexed by lane or warp is sized for
     the target's wavefront."""
     size = node.child_by_field_name("size")
     declaration = syntax.enclosing(node, "declaration")
@@ -110,3 +111,7 @@ def fix_shared_array(view: View, node: Node) -> WarpFix | None:
                    constant=True,
                    note="sized per target, PORTKIT_WAVEFRONT_SIZE slots: 64 on gfx9 (twice the original's shared "
                         "memory), 32 on RDNA and through HIP's NVIDIA backend (as the original)")
+
+
+FIX_FAMILY = warpfix.FAMILY
+FIX_NODES = {"array_declarator": (fix_shared_array,)}

@@ -10,6 +10,11 @@ A rule module defines RULE (its metadata and documentation) and any of four hook
 - MASKED + check_masked(ctx, start, end, name): attributes hidden from the parser (source.py);
 - FILE_KINDS + check_text(ctx): build, dependency and Python files, read line by line.
 
+A rule that can fix what it finds declares its family, FIX_FAMILY (engine/fix.py's Family: what
+`convert --fix NAME` selects), and, for a tree rule, FIX_NODES / FIX_LITERALS: the functions that
+find a node's fix (a text rule attaches its fix where it reports). `fix_families()` is the one
+table of which rules fix which family, read by the scan and the command line.
+
 The PK0xx rules have no hook: the converter reports them while it rewrites; PK508/PK509
 likewise come from the build-file migration (portkit/buildfiles/), and PK701/PK702 from `portkit verify`
 (portkit/commands/verify/), which explains compile errors by the findings of every rule that declares
@@ -28,6 +33,7 @@ from typing import Callable
 from ..core.errors import PortkitError
 from ..engine.rule import Rule
 from ..engine.codes import Code
+from ..engine import fix
 
 MODULES = (
     "PK001_no_hip_equivalent", "PK002_needs_newer_rocm", "PK003_removed_in_rocm",
@@ -124,6 +130,22 @@ def masked_hooks() -> dict[bytes, tuple[TreeCheck, ...]]:
 def text_hooks() -> dict[str, tuple[TreeCheck, ...]]:
     """Checks by file kind (cmake, make, python, requirements, pyproject, conda, shell)."""
     return _hooks("FILE_KINDS", "check_text")
+
+
+@lru_cache(maxsize=1)
+def fix_families() -> dict[str, fix.FamilyFixes]:
+    """Each fix family, by name, with the rules that fix it and their fix functions (engine/fix.py)."""
+    return fix.registry(modules())
+
+
+def fix_names(names: list[str] | tuple[str, ...] | frozenset[str]) -> frozenset[str]:
+    """The families `--fix` names (`warp`, `warp,build`, repeated); an unknown one is an error."""
+    chosen = frozenset(n.strip() for raw in names for n in raw.split(",") if n.strip())
+    known = fix_families()
+    for name in sorted(chosen):
+        if name not in known:
+            raise PortkitError(f"--fix: unknown family {name!r} (known: {', '.join(sorted(known))})")
+    return chosen
 
 
 @lru_cache(maxsize=1)

@@ -1,11 +1,13 @@
-"""`convert --fix warp`: the warp family's fixes (PK201, PK202, PK204, PK205), found in the scan's
-one walk and applied by the fix option.
+"""The warp family (`convert --fix warp`): what its rules' fixes (PK201, PK202, PK204, PK205) share
+beyond each fix alone: the per-target wavefront-size helper, defined once per file, and how the
+family's fixes are applied (a PK008 note for a deliberate choice, none in a tree that already
+builds for AMD).
 
 Off by default: these edits change what the code computes on purpose (on a 64-lane wavefront
 the original computes the wrong thing; their applicability is "unsafe"). Each rule owns its fix,
-beside its check in its module, and its finding carries it (rules/_warpfix_model.py), so audit
-offers the very same edits as suggestions. Where the meaning is not certain there is no edit;
-the finding stays.
+beside its check in its module (`FIX_NODES`, `FIX_LITERALS`, `FIX_FAMILY = FAMILY`), and its
+finding carries it (engine/fix.py), so audit offers the very same edits as suggestions. Where the
+meaning is not certain there is no edit; the finding stays.
 
 Run-time contexts use HIP's `warpSize`; contexts that need a compile-time constant (a #define,
 a constexpr, an array size) use PORTKIT_WAVEFRONT_SIZE, defined once per file from the GPU
@@ -16,21 +18,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from tree_sitter import Node
-
-from ..engine.context import ScanContext, View
+from ..engine.context import ScanContext
 from ..core.edits import Edit, EditKind
-from ..core.findings import Finding
+from ..engine.fix import Family, overlaps
 from ..platform.regions import PROTECTED
-from ..core.source import SourceFile
-from . import PK201_hardcoded_warp_size as pk201
-from . import PK202_shuffle_offset_from_16 as pk202
-from . import PK204_ballot_in_32_bits as pk204
-from . import PK205_warp_sized_array as pk205
-from ..engine import syntax
-from . import _warplanes
 from .PK008_warp_fix_choice import RULE as WARP_FIX_CHOICE
-from ._warpfix_model import CONSTANT, WarpFix, newline_of, node_key
+from ._warpfix_model import CONSTANT, WarpFix, newline_of
 
 # HIP's NVIDIA backend (nvcc) has 32-lane warps on every pass; an AMD device pass knows its GPU
 # family: RDNA (gfx10-gfx12) runs wave32 in HIP's default mode, GCN/CDNA (gfx9) wave64; the AMD
@@ -56,79 +49,14 @@ CONSTANT_NOTE = ("a compile-time warp size: PORTKIT_WAVEFRONT_SIZE, by GPU famil
 PORTED_NOTE = ("--fix warp left this: the tree has its own CUDA-to-HIP shim header, so it already builds for AMD, "
                "where its 32-lane idioms may be deliberate (logical 32-lane warps: width-32 shuffles); check it "
                "against the AMD build before changing it")
-# The node kinds a warp fix starts from: scan.dispatch captures them (with --fix warp, and in an audit).
-# `dim3 b(4, 8, n / WARP_SIZE)`: block_shape reads an argument list only as an init_declarator's
-# child, so the query captures only those (a tree has a call's every few tokens)
-NODES = ("number_literal", "preproc_def", "array_declarator", "init_declarator", "initializer_list",
-         "(init_declarator (argument_list) @rule)")
-GATES = {"init_declarator": (b"__ballot", b"__activemask")}   # fix_ballot_store reads no other
-LITERALS = (5, 16, 31, 32)   # the literals _number fixes: the scan drops the others first
-_WORDS = (b"32", b"16", b"31", b">> 5", b">>5", b"__ballot")
+# a file holding none of these has no warp idiom any rule's fix reads (the literals 32, 16, 31, a
+# shift by 5, a ballot): no fixer runs there
+WORDS = (b"32", b"16", b"31", b">> 5", b">>5", b"__ballot")
 
 
-def fix_nodes(ctx: ScanContext, view: View, nodes: list[Node]) -> None:
-    """Record the certain fix of each node of the file's own tree (not of a macro body re-parsed)
-    in ctx.fixes, before the rules' checks, whose findings carry them (`attached`)."""
-    if view.base or not any(word in view.data for word in _WORDS):
-        return
-    for node in nodes:
-        fixer = _FIXERS.get(node.type)
-        if fixer is not None:
-            fix = fixer(view, node)
-            if fix is not None:
-                ctx.fixes[node_key(node)] = fix
-
-
-def on_demand(view: View):
-    """ScanContext.fix_of for an audit: one node's fix, asked for by a finding the audit keeps;
-    none in a file with no word a fixer reads (as fix_nodes)."""
-    return fix_of if any(word in view.data for word in _WORDS) else _no_fix
-
-
-def fix_of(view: View, node: Node) -> WarpFix | None:
-    fixer = _FIXERS.get(node.type)
-    return fixer(view, node) if fixer is not None else None
-
-
-def _no_fix(view: View, node: Node) -> None:
-    return None
-
-
-def _number(view: View, node: Node) -> WarpFix | None:
-    """A literal's fix: the first of its rules' fixes that applies, in this order."""
-    value = syntax.int_value(node)
-    if value == 16:
-        return pk202.fix_offset_16(view, node)
-    if value == 32:
-        return pk202.fix_width_32(view, node) or pk202.fix_scan_bound(view, node) or pk201.fix_arithmetic(view, node) \
-            or pk201.fix_host_warps(view, node) or pk201.fix_constant(view, node)
-    if value == 31:
-        return pk201.fix_arithmetic(view, node) or pk201.fix_last_lane(view, node)
-    if value == 5:
-        return pk201.fix_arithmetic(view, node)
-    return None
-
-
-_FIXERS = {
-    "number_literal": _number,
-    "preproc_def": pk201.fix_define,
-    "array_declarator": pk205.fix_shared_array,
-    "init_declarator": pk204.fix_ballot_store,
-    "initializer_list": _warplanes.block_shape,
-    "argument_list": _warplanes.block_shape,
-}
-
-
-def finish(ctx: ScanContext, data: bytes) -> tuple[list[WarpFix], dict[int, WarpFix]]:
-    """The walk's fixes in source order, PORTKIT_WAVEFRONT_SIZE defined at the first that needs it;
-    and, by the identity of each fix recorded, the fix as finished (what its finding shows)."""
-    recorded = [fix for _key, fix in sorted(ctx.fixes.items(), key=lambda item: (item[0][0], -item[0][1]))]
-    finished = _with_helper(data, recorded)
-    return finished, {id(old): new for old, new in zip(recorded, finished)}
-
-
-def _with_helper(data: bytes, fixes: list[WarpFix]) -> list[WarpFix]:
-    """PORTKIT_WAVEFRONT_SIZE is defined at the start of the line of its first use."""
+def with_helper(data: bytes, fixes: list[WarpFix]) -> list[WarpFix]:
+    """A file's warp fixes, finished: PORTKIT_WAVEFRONT_SIZE is defined at the start of the line of
+    its first use (the first fix, in source order, that needs it carries the definition)."""
     first = next((f for f in sorted(fixes, key=lambda f: f.anchor) if f.constant), None)
     if first is None or b"#ifndef " + CONSTANT in data:   # an earlier run's helper (either form)
         return fixes
@@ -158,8 +86,8 @@ def apply(ctx: ScanContext, fixes: list[WarpFix]) -> None:
             fix = replace(fix, edits=(), note=PORTED_NOTE)
         taken = sorted((e.start, e.end) for e in ctx.edits)
         if fix.supersedes:
-            ctx.edits[:] = [e for e in ctx.edits if e.kind == EditKind.WARP or not _overlaps(e, [(f.start, f.end) for f in fix.edits])]
-        elif any(_overlaps(e, taken) for e in fix.edits):
+            ctx.edits[:] = [e for e in ctx.edits if e.kind == EditKind.WARP or not overlaps(e, [(f.start, f.end) for f in fix.edits])]
+        elif any(overlaps(e, taken) for e in fix.edits):
             continue
         for e in fix.edits:
             ctx.edit(e.start, e.end, e.text, what="warp", kind=EditKind.WARP)
@@ -173,19 +101,4 @@ def apply(ctx: ScanContext, fixes: list[WarpFix]) -> None:
                      fix.note, subject=fix.note[:40])
 
 
-def _overlaps(edit: Edit, taken: list[tuple[int, int]]) -> bool:
-    return any(s < edit.end and edit.start < e or (s == e == edit.start == edit.end) for s, e in taken)
-
-
-def suggest(findings: list[Finding], finished: dict[int, WarpFix], source: SourceFile) -> list[Finding]:
-    """The audit's findings, each carrying its rule's fix as finished, its edits shown (JSON
-    `autofix`, SARIF `fixes`)."""
-    out = []
-    for finding in findings:
-        fix = finished.get(id(finding.fixed_by)) if finding.fixed_by is not None else None
-        if fix is not None:
-            finding = replace(finding, fixed_by=fix, autofix=tuple(
-                (*source.position(e.start), *source.position(e.end), e.text.decode("utf-8", "replace"))
-                for e in sorted(fix.edits)))
-        out.append(finding)
-    return out
+FAMILY = Family("warp", EditKind.WARP, WORDS, with_helper, apply)

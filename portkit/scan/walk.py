@@ -27,8 +27,7 @@ from ..tables.project_tables import db_for
 from ..engine.facts import ProjectFacts
 from ..rewrite import (builtins, codes, guards, identifiers, includes, launches, lossy, macros, minmax, preproc_names,
     strictness, strings)
-from ..engine import syntax
-from ..rules import warpfix
+from ..engine import fix, syntax
 from . import literals
 from ..core.source import SourceFile, begins_line
 
@@ -134,17 +133,17 @@ def _interesting(table: dict, qualified: dict, legacy: dict | None, rule_names: 
 
 
 def _captures(ctx: ScanContext, view: View, root: Node) -> tuple[dict[str, list[Node]], dict, dict]:
-    """The query's captures under `root`, with the audit's rule hooks. Under --fix warp each node's
-    warp fix is recorded first (the rules' findings about it carry it); an audit finds the fix of
-    a finding it keeps when it keeps it (rules/_warpfix_model.attached)."""
+    """The query's captures under `root`, with the audit's rule hooks. Under --fix FAMILY each node's
+    fix in that family is recorded first (the rules' findings about it carry it); an audit finds the
+    fix of a finding it keeps when it keeps it (engine/fix.attached)."""
     audit = ctx.options.audit
-    fixing = audit or ctx.options.fix_warp
+    families = _fixing(audit, ctx.options.fixes)
     rule_nodes, rule_names = rules.tree_hooks() if audit else _NO_HOOKS
-    kinds = set(rule_nodes) | set(warpfix.NODES if fixing else ())
-    for kind, texts in _gates(audit, fixing).items():   # no text a check needs: no node captured
+    kinds = set(rule_nodes).union(*(entry.kinds for entry in families.values()))
+    for kind, texts in _gates(audit, ctx.options.fixes).items():   # no text a check needs: no node captured
         if not texts.any_in(view.data):
             kinds.discard(kind)
-    wanted = _literals(audit, fixing) if "number_literal" in kinds else None
+    wanted = _literals(audit, ctx.options.fixes) if "number_literal" in kinds else None
     if wanted is not None:   # most literals are 0, 1, 2 ...: only the values read, by their spellings
         kinds.discard("number_literal")
     caps = parse.captures(root, with_rules=tuple(sorted(kinds)))
@@ -156,10 +155,10 @@ def _captures(ctx: ScanContext, view: View, root: Node) -> tuple[dict[str, list[
         for capture, nodes in caps.items():
             if capture != "name":   # names: only those a pass reads, sorted in _names
                 nodes.sort(key=_START)
-    if ctx.options.fix_warp:   # every fix, applied (and shown, if auditing too)
-        warpfix.fix_nodes(ctx, view, caps.get("rule", ()))
-    elif fixing and not view.base:   # audit: a fix only for a finding kept (_warpfix_model.attached)
-        ctx.fix_of = warpfix.on_demand(view)
+    for name in sorted(ctx.options.fixes & families.keys()):   # every fix, applied (and shown, if auditing too)
+        fix.record(ctx, view, caps.get("rule", ()), families[name])
+    if audit and not view.base and families.keys() - ctx.options.fixes:   # a fix only for a finding kept
+        ctx.fix_of = fix.on_demand(view, families)
     return caps, rule_nodes, rule_names
 
 
@@ -167,19 +166,27 @@ _START = attrgetter("start_byte")
 _NO_HOOKS = (MappingProxyType({}), MappingProxyType({}))   # convert: no rule; the same objects each file (_interesting)
 
 
-@lru_cache(maxsize=4)
-def _gates(audit: bool, fixing: bool) -> dict[str, Needles]:
+@lru_cache(maxsize=8)
+def _fixing(audit: bool, chosen: frozenset[str]) -> dict[str, fix.FamilyFixes]:
+    """The fix families whose fixers read this walk's nodes: those --fix applies; in an audit, all
+    (their fixes are shown on the findings). A family with no tree fixer reads none."""
+    return {name: entry for name, entry in rules.fix_families().items()
+            if entry.consumers and (audit or name in chosen)}
+
+
+@lru_cache(maxsize=8)
+def _gates(audit: bool, chosen: frozenset[str]) -> dict[str, Needles]:
     """The node kinds every consumer of which declares GATES: the texts one of which a file must
     hold for its check or fix to find anything in such a node. A kind that a consumer reads
     without a gate is never left out."""
-    consumers = [m for m in rules.modules() if getattr(m, "NODES", ())] if audit else []
-    if fixing:
-        consumers.append(warpfix)
+    consumers = [(m.NODES, getattr(m, "GATES", {})) for m in rules.modules() if getattr(m, "NODES", ())] \
+        if audit else []
+    for entry in _fixing(audit, chosen).values():
+        consumers += entry.consumers
     gates: dict[str, tuple[bytes, ...]] = {}
     ungated: set[str] = set()
-    for module in consumers:
-        own = getattr(module, "GATES", {})
-        for kind in module.NODES:
+    for nodes, own in consumers:
+        for kind in nodes:
             if kind in own:
                 gates[kind] = gates.get(kind, ()) + tuple(own[kind])
             else:
@@ -187,14 +194,14 @@ def _gates(audit: bool, fixing: bool) -> dict[str, Needles]:
     return {kind: Needles(texts) for kind, texts in gates.items() if kind not in ungated}
 
 
-@lru_cache(maxsize=4)
-def _literals(audit: bool, fixing: bool) -> frozenset[int | None] | None:
-    """The number_literal values the run's rules and warp fixes read (scan/literals.py finds them);
+@lru_cache(maxsize=8)
+def _literals(audit: bool, chosen: frozenset[str]) -> frozenset[int | None] | None:
+    """The number_literal values the run's rules and fixes read (scan/literals.py finds them);
     None: a rule reads every literal, and the query captures them all."""
     by_value = rules.literal_hooks() if audit else {}
     if by_value is None:
         return None
-    return frozenset(by_value) | frozenset(warpfix.LITERALS if fixing else ())
+    return frozenset(by_value).union(*(entry.by_value for entry in _fixing(audit, chosen).values()))
 
 
 def _device_code(ctx: ScanContext, view: View, nodes: list[Node]) -> None:
@@ -252,9 +259,9 @@ def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB 
     root = tree.root_node
     ctx.root = root
     dispatch(ctx, View(data), root)   # the one walk: edits, findings, and the rules' fixes (ctx.fixes)
-    fixes, finished = warpfix.finish(ctx, data)
-    if options.fix_warp:
-        warpfix.apply(ctx, fixes)
+    fixes, finished = fix.finish(ctx, data, rules.fix_families())
+    for name in sorted(options.fixes & fixes.keys()):   # --fix: the selected families' fixes
+        fix.apply(ctx, fixes[name], rules.fix_families()[name].family)
     preproc_names.check_splices(ctx, root)
     preproc_names.check_pasted_arguments(ctx, root)   # CAT(cuda, Malloc)
     lossy.check(ctx)   # two CUDA names written as one HIP name on a line
@@ -288,8 +295,8 @@ def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB 
     # either): sorting a generated file's 300,000 of them took a second of its audit
     edits = [] if options.audit else normalize(resolve(data, ctx.edits))   # moved arguments take their converted text first
     findings = ctx.finished_findings()
-    if options.audit and fixes:
-        findings = warpfix.suggest(findings, finished, source)
+    if options.audit and finished:
+        findings = fix.suggest(findings, finished, source)
     return FileScan(source.rel, edits, findings, ctx.metrics)
 
 
