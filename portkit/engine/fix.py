@@ -220,6 +220,17 @@ def overlaps(edit: Edit, taken: list[tuple[int, int]]) -> bool:
     return any(s < edit.end and edit.start < e or (s == e == edit.start == edit.end) for s, e in taken)
 
 
+def text_fixes(ctx, checks: tuple[Callable, ...]) -> list[Fix]:
+    """`convert --fix NAME` on a build or Python file: the fixes the family's text rules attach to
+    their findings, found on a context of their own (convert reports no audit finding)."""
+    from .context import ScanContext
+    probe = ScanContext(source=ctx.source, db=ctx.db, options=ctx.options, target=ctx.target, facts=ctx.facts,
+                        regions=ctx.regions, rules=ctx.rules)
+    for check in checks:
+        check(probe)
+    return [f.fixed_by for f in probe.finished_findings() if isinstance(f.fixed_by, Fix)]
+
+
 def suggest(findings: list, finished: dict[int, Fix], source) -> list:
     """The audit's findings, each carrying its rule's fix as finished, its edits shown (JSON
     `autofix`, SARIF `fixes`) as ((line, column, end_line, end_column, text), ...)."""
