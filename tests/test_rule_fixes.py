@@ -71,3 +71,37 @@ def test_a_text_rules_fix_rides_on_its_finding_and_applies_with_its_family(monke
     scan, _ = convert_bytes("run.sh", data, Options(rocm=ROCM, audit=True), "shell")
     assert [(f.code, f.line, f.autofix) for f in scan.findings] == [("PK507", 2, ((2, 8, 2, 28, "HIP_VISIBLE_DEVICES"),))]
     assert isinstance(scan.findings[0].fixed_by, fix.Fix) and scan.findings[0].fixed_by.applicability == fix.SAFE
+
+
+def test_fix_families_come_from_the_rule_modules():
+    """One registry, built from the rule modules: the warp rules and PK504 declare their families."""
+    families = rules.fix_families()
+    assert sorted(families) == ["build", "warp"]
+    assert families["warp"].codes == {"PK201", "PK202", "PK204", "PK205"} and families["build"].codes == {"PK504"}
+    assert families["build"].text == {"cmake": (importlib.import_module(
+        "portkit.rules.PK504_cmake_cuda_targets").check_text,)}
+
+
+def test_convert_refuses_an_unknown_family_in_one_line(tmp_path, capsys):
+    from portkit.cli.app import main
+    (tmp_path / "a.cu").write_text("__global__ void k() {}\n")
+    assert main(["convert", str(tmp_path), "-o", str(tmp_path / "out"), "--fix", "warp,x"]) == 2
+    assert capsys.readouterr().err == "portkit: error: --fix: unknown family 'x' (known: build, warp)\n"
+    assert not (tmp_path / "out").exists()
+
+
+def test_convert_fix_build_on_the_command_line_and_the_api(tmp_path):
+    """`--fix build` (repeatable, comma lists) and convert_paths(fixes=...) apply PK504's fix; the
+    API's older fix_warp=True still means fixes="warp"."""
+    from portkit import api
+    from portkit.cli.app import main
+    case = RULES_DIR / "PK504" / "fixes" / "CMakeLists.txt"
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "CMakeLists.txt").write_bytes(case.read_bytes())
+    assert main(["convert", str(tmp_path / "src"), "-o", str(tmp_path / "cli"), "-q", "--fix", "warp",
+                 "--fix", "build", "--rocm", "5.2"]) == 0
+    assert (tmp_path / "cli" / "CMakeLists.txt").read_bytes() == case.with_name("CMakeLists.txt.fixed").read_bytes()
+    api.convert_paths([tmp_path / "src"], output=tmp_path / "api", rocm="5.2", fixes="build", fix_warp=True)
+    assert (tmp_path / "api" / "CMakeLists.txt").read_bytes() == case.with_name("CMakeLists.txt.fixed").read_bytes()
+    with pytest.raises(Exception, match="unknown family 'nope'"):
+        api.convert_paths([tmp_path / "src"], output=tmp_path / "bad", fixes=["nope"])
