@@ -3,7 +3,9 @@
 What it finds:
     `CUDA::` imported targets (`CUDA::cudart`, `CUDA::cublas` ...), `cuda_add_executable` /
     `cuda_add_library`, `CUDA_SEPARABLE_COMPILATION`, `CUDA_RESOLVE_DEVICE_SYMBOLS`,
-    `$<COMPILE_LANGUAGE:CUDA>`, `CUDA_NVCC_FLAGS`, `CMAKE_CUDA_FLAGS`, `CMAKE_CUDA_STANDARD`.
+    `$<COMPILE_LANGUAGE:CUDA>`, `CUDA_NVCC_FLAGS`, `CMAKE_CUDA_FLAGS`, `CMAKE_CUDA_STANDARD`,
+    and CUDA in a generator expression's language list (`$<COMPILE_LANGUAGE:CXX,CUDA>`), which
+    `convert --fix build` writes as HIP where the build migration leaves it.
 
 Why it matters on AMD GPUs:
     None of these exist for HIP; each has a HIP-side spelling (`hip::device`, `roc::hipblas`,
@@ -37,13 +39,11 @@ PATTERN = re.compile(r"\bCUDA::\w+|\bcuda_add_(?:executable|library)\b|\bCUDA_SE
                      r"\bCMAKE_CUDA_(?:FLAGS|STANDARD|COMPILER|HOST_COMPILER)\w*|"
                      r"\$<(?:COMPILE|LINK)_LANGUAGE:(?:\w+,)+CUDA\b(?:,\w+)*>|\$<(?:COMPILE|LINK)_LANGUAGE:CUDA(?:,\w+)+>",
                      re.I)
-# Also a generator expression's language list naming CUDA (`$<COMPILE_LANGUAGE:CXX,CUDA>`,
-# `$<LINK_LANGUAGE:C,CUDA>`). `convert` writes most of what this rule finds; `--fix build` also
-# writes HIP in such a list, which the migration leaves when CUDA is not first: the HIP build
-# compiles the `.cu` files as HIP, so the list would never hold there. (The docstring's sections
-# are every finding's text in every report: what they say is kept as it was.) CMake's language
-# names are case-sensitive, and CUDA's counterpart is HIP, the language the migration gives the
-# CUDA sources.
+# `convert` writes most of what this rule finds; `--fix build` also writes HIP in a generator
+# expression's language list, which the migration leaves when CUDA is not first: the HIP build
+# compiles the `.cu` files as HIP, so the list would never hold there. ("Instead" is every
+# finding's fix text in every report: it is kept as it was.) CMake's language names are
+# case-sensitive, and CUDA's counterpart is HIP, the language the migration gives the CUDA sources.
 _LANGUAGE_LIST = re.compile(r"\$<(?:COMPILE|LINK)_LANGUAGE:((?:\w+,)+\w+)>")
 FIX_FAMILY = Family("build", EditKind.BUILD)   # `convert --fix build`
 
