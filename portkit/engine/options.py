@@ -5,6 +5,7 @@ no source to scan) does not load tree-sitter, the platform model and the finding
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from ..tables.mappings import Version
 from ..tables.project_tables import ProjectTable
@@ -16,7 +17,7 @@ class Options:
     project pipeline learns from the tree is apart, in ProjectFacts (project/facts.py)."""
 
     launch_syntax: str = "cuda"          # "cuda" keeps <<<>>>, "hip" writes hipLaunchKernelGGL
-    rocm: Version | None = None          # target ROCm release; None = newest in the tables
+    rocm: Version | None = None          # the ROCm release the user named; None: none (`target` is concrete)
     prefer_roc: bool = False             # prefer rocBLAS-style names where the tables have them
     audit: bool = False                  # also run the audit rules (portkit/rules/), not only the converter
     offload_arch: tuple[str, ...] = ("gfx90a",)   # AMD GPU targets for build files (never from sm_XX)
@@ -34,3 +35,11 @@ class Options:
     finding_cap: int = 0                 # audit: findings of one rule kept per file (findingstore.py); 0: all
     # the project's own mapping files, as read (tables/project_tables.py: db_for merges them)
     mappings: tuple[ProjectTable, ...] = ()
+
+    @cached_property
+    def target(self) -> Version:
+        """The ROCm release the run targets, never None: `rocm`, or the newest the tables know. The one
+        place "newest" is resolved (every scan, header and explanation reads this), once per settings;
+        on first read, so that settings built for a change with no source to scan load no tables."""
+        from ..tables.mappings import target_release
+        return target_release(self.rocm)

@@ -243,7 +243,7 @@ def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB 
     """Scan one file, with what the project pipeline learned of its tree: the edits that convert
     it, the findings, and its metrics."""
     db = db or db_for(options)
-    ctx = ScanContext(source=source, db=db, options=options, target=target_release(options.rocm, db), facts=facts,
+    ctx = ScanContext(source=source, db=db, options=options, target=options.target, facts=facts,
                       dispatch=dispatch, regions=platform_map(source, options, facts),
                       store=FindingStore(options.finding_cap, rules.refines()), rules=rules.by_code())
     ctx.metrics.lines = source.line_count
