@@ -36,7 +36,7 @@ from ..core.files import Entry, Skipped, read, read_regular
 from ..core.output import confined, sweep_stale, write_generated
 from ..core.findings import Finding
 from .inplace import READ_ONLY, digest, in_place_path, links_note, read_only, replace_unchanged
-from ..tables.mappings import MappingDB, format_version, target_release
+from ..tables.mappings import MappingDB, format_version
 from ..tables.project_tables import db_for
 from ..project import pipeline
 from ..engine.facts import ProjectFacts
@@ -310,7 +310,7 @@ def compat_paths(paths: list[Path], header: Path, options: Options, jobs: int = 
     names = {k: v for f in files for k, v in f.names.items()}
     kinds = {n: db.names[n].kind for n in names if n in db.names}
     headers = {h for f in files for h in f.headers}
-    rocm = format_version(target_release(options.rocm, db))
+    rocm = format_version(scan.target)
     given = "".join(f" --mappings {_word(t.shown)}" for t in scan.mappings if t.given)
     command = f"portkit convert --compat-header {header_rel} --in-place --rocm {rocm}{given} ."
     drops = {k: v for f in files for k, v in f.drops.items() if k in names}

@@ -23,7 +23,7 @@ from . import renaming
 from ..core.output import atomic_copy, atomic_write, confined, refuse_unless_regular, sweep_stale, write_generated
 from ..engine.rename_plan import RenamePlan
 from ..project.rename import rename_in_build_file
-from ..tables.mappings import format_version, target_release
+from ..tables.mappings import format_version
 from ..project import pipeline
 from ..engine.facts import ProjectFacts
 from .results import ConvertOptions, ConvertResult, FileOutcome, PolyfillHeader
@@ -248,7 +248,7 @@ def _polyfill_header(result: ConvertResult, opts: ConvertOptions) -> PolyfillHea
                 users.setdefault(name, []).append(outcome.target_rel)
     if not users:
         return None
-    rocm = format_version(target_release(opts.scan.rocm))
+    rocm = format_version(opts.scan.target)
     command = f"portkit convert --rocm {rocm}"
     text = polyfill_header.header_text(sorted(users), rocm, command)
     path = _header_path(result.root, opts)

@@ -13,7 +13,7 @@ from ..engine import fix
 from ..engine.context import FileScan, Options, ScanContext
 from ..engine.facts import ProjectFacts
 from ..core.findingstore import FindingStore
-from ..tables.mappings import MappingDB, target_release
+from ..tables.mappings import MappingDB
 from ..tables.project_tables import db_for
 from ..core.source import SourceFile
 
@@ -25,7 +25,7 @@ def scan_text(source: SourceFile, kind: str, options: Options, db: MappingDB | N
     `convert` will leave for a person. `--fix FAMILY` adds the fixes the family's text rules attach
     to their findings (engine/fix.py), each whole or not at all, never over the migration's edits."""
     db = db or db_for(options)
-    ctx = ScanContext(source=source, db=db, options=options, target=target_release(options.rocm, db),
+    ctx = ScanContext(source=source, db=db, options=options, target=options.target,
                       facts=facts, store=FindingStore(options.finding_cap, rules.refines()), rules=rules.by_code())
     ctx.metrics.kind = kind
     ctx.metrics.lines = source.line_count

@@ -258,9 +258,11 @@ def load_tables(directory: Path) -> MappingDB:
     return MappingDB(names, headers, families)
 
 
-def target_release(rocm: "Version | None", db: "MappingDB | None" = None) -> "Version":
-    """The ROCm release a run targets: the one the user gave, else the newest the tables know."""
-    return rocm or (db or default_db()).newest
+def target_release(rocm: "Version | None") -> "Version":
+    """The ROCm release a run targets: the one the user gave, else the newest the shipped tables
+    know (a project's mapping files never move it: project_tables.merged keeps their `newest`).
+    Called by the settings alone (Options.target), so that "newest" is decided in one place."""
+    return rocm or default_db().newest
 
 
 def tables_dir() -> Path:

@@ -25,7 +25,7 @@ from ...project.buildconfig import STD, TreeConfig
 from ...core.errors import PortkitError
 from ...core.files import read
 from ...deep import worker_includes
-from ...tables.mappings import Version, default_db, target_release
+from ...tables.mappings import Version, default_db
 from ...project import pipeline
 from ...project.settings import scan_options
 from ..results import DEFAULT_VERIFY_TIMEOUT, ErrorReport, UnitReport, VerifyOptions, VerifyResult
@@ -39,11 +39,12 @@ from ...engine.codes import Code
 DEFAULT_TIMEOUT = DEFAULT_VERIFY_TIMEOUT
 
 
-def _explained_release(opts: VerifyOptions, compiler) -> Version:
+def _explained_release(opts: VerifyOptions, compiler) -> Version | None:
     """The release the errors are explained against: the one asked for (--rocm), else the
-    compiler's; convert --verify's target only when it was compiled against (explain_as_compiled)."""
+    compiler's; convert --verify's target only when it was compiled against (explain_as_compiled).
+    None: neither is known, and the settings' target is the newest the tables know."""
     fell_back = opts.explain_as_compiled and compiler.note and compiler.rocm is not None
-    return target_release(compiler.rocm if fell_back else opts.rocm or compiler.rocm)
+    return compiler.rocm if fell_back else opts.rocm or compiler.rocm
 
 
 def verify_tree(out: Path, opts: VerifyOptions,
@@ -59,8 +60,8 @@ def verify_tree(out: Path, opts: VerifyOptions,
     if opts.std is not None and not STD.match(opts.std):
         raise PortkitError(f"--std: {opts.std!r} is not a C++ standard (c++17, gnu++20, ...)")
     compiler = compilers.select(opts.compiler, opts.rocm_path, opts.rocm, opts.rocm_headers, opts.download)
-    target = _explained_release(opts, compiler)
-    scan = scan_options(rocm=target, audit=True)
+    scan = scan_options(rocm=_explained_release(opts, compiler), audit=True)
+    target = scan.target
     project = pipeline.prepare([out], scan)
     root, entries, skipped = project.root, project.entries, project.skipped
     sources: dict[str, bytes] = {}

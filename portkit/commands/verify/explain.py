@@ -26,7 +26,7 @@ from pathlib import Path
 from ... import rules
 from ...core.files import read_regular
 from ...core.findings import Finding, fingerprint
-from ...tables.mappings import Mapping, MappingDB, Version, format_version, target_release
+from ...tables.mappings import Mapping, MappingDB, format_version
 from ...engine.facts import ProjectFacts
 from ...platform import regions
 from ...scan.walk import Options, scan_source
@@ -79,7 +79,7 @@ class Facts:
                  project: ProjectFacts = ProjectFacts()):
         self.root = root
         self.scan = scan              # the audit's settings at the release verified (project/settings.py)
-        self.target = target_release(scan.rocm, db)
+        self.target = scan.target
         self.project = project        # what the project pipeline learned of the converted tree
         self.source_root = source_root
         self.db = db
