@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .commands.convert import ConvertOptions, ConvertResult, convert_bytes
+from .commands.convert import ConvertResult, convert_bytes
 from .commands.convert import convert_paths as _convert_paths
 from .core.edits import Edit
 from .core.errors import PortkitError
@@ -32,6 +32,7 @@ class Converted:
 
 
 from .project.settings import OFFLOAD_ARCH, offload_archs, scan_options  # noqa: F401  (the public API)
+from .project.settings import resolve
 
 
 def convert_text(source: str | bytes, *, filename: str = "input.cu", launch_syntax: str = "cuda",
@@ -42,7 +43,8 @@ def convert_text(source: str | bytes, *, filename: str = "input.cu", launch_synt
     from .buildfiles import FORMATS
     from .core.files import kind_of
     data = source.encode("utf-8") if isinstance(source, str) else bytes(source)
-    options = scan_options(launch_syntax, rocm, prefer_roc, offload_arch, builtins=builtins)
+    options = resolve(rocm=rocm, launch_syntax=launch_syntax, prefer_roc=prefer_roc, offload_arch=offload_arch,
+                      builtins=builtins)
     kind = kind_of(filename.rsplit("/", 1)[-1])
     scan, output = convert_bytes(filename, data, options, kind if kind in FORMATS else "source")
     return Converted(output if output is not None else data, scan.edits, scan.findings, scan.metrics)
@@ -63,18 +65,14 @@ def convert_paths(paths: list[str | Path], *, output: str | Path | None = None, 
     files in place too). `config`, as for audit_paths: True applies the project configuration
     `portkit convert` would apply here (its exclude, amd-macros and mappings, and its rocm where
     `rocm` is unset); a directory: the configuration found from there; False: none."""
-    from dataclasses import replace
-
-    from .project import mapping_files
+    from .commands.convert import configured
     from .project.rename import parse_map
     cfg = _config(config)
-    scan = replace(scan_options(launch_syntax, rocm or cfg.rocm, prefer_roc, offload_arch, build_files, builtins,
-                                mappings=mapping_files.read(cfg, ())),
-                   polyfills=polyfills, fixes=_fix_families(fixes, fix_warp))
-    opts = ConvertOptions(output=Path(output) if output is not None else None, in_place=in_place,
-                          backup=backup, force=force, diff=diff, check=check, jobs=jobs,
-                          rename=(parse_map(rename if isinstance(rename, str) else None) if rename else None),
-                          scan=scan, config=cfg)
+    scan = dict(launch_syntax=launch_syntax, prefer_roc=prefer_roc, offload_arch=offload_arch,
+                build_files=build_files, builtins=builtins, polyfills=polyfills, fixes=_fix_families(fixes, fix_warp))
+    opts = configured(cfg, rocm=rocm, scan=scan, output=Path(output) if output is not None else None,
+                      in_place=in_place, backup=backup, force=force, diff=diff, check=check, jobs=jobs,
+                      rename=(parse_map(rename if isinstance(rename, str) else None) if rename else None))
     return _convert_paths([Path(p) for p in paths], opts)
 
 

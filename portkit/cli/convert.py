@@ -135,9 +135,7 @@ def _builtins_help() -> str:
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from ..project import mapping_files
-    from ..commands.convert import ConvertOptions, convert_paths
-    from ..project.settings import scan_options
+    from ..commands.convert import configured, convert_paths
     from ..report.terminal import render_convert
     from ..project.rename import parse_map
     if args.compat_header is not None:
@@ -146,23 +144,22 @@ def run(args: argparse.Namespace) -> int:
         raise PortkitError("--rename-map needs --rename")
     defines, undefines = _configuration(args)
     cfg = _project_configuration(args)
-    opts = ConvertOptions(
-        output=args.output, in_place=args.in_place, backup=args.backup, force=args.force, diff=args.diff,
-        check=args.check, jobs=args.jobs, rename=parse_map(args.rename_map) if args.rename else None,
-        scan=scan_options(args.launch_syntax, args.rocm, args.prefer_roc, args.offload_arch, args.build_files,
-                          args.builtins, file_timeout=check_file_timeout(args.file_timeout),
-                          platform_model=args.platform_model, rewrite_guards=args.rewrite_guards,
-                          polyfills=args.polyfills, fixes=_fix_families(args),
-                          active_only=args.active_only, defines=defines, undefines=undefines,
-                          mappings=mapping_files.read(cfg, args.mappings)),
-        deep=cli_deep.options(args, args.jobs, check_file_timeout(args.file_timeout)), config=cfg,
-        leave_amd_built=not args.convert_amd_built)
+    scan = dict(launch_syntax=args.launch_syntax, prefer_roc=args.prefer_roc, offload_arch=args.offload_arch,
+                build_files=args.build_files, builtins=args.builtins, file_timeout=check_file_timeout(args.file_timeout),
+                platform_model=args.platform_model, rewrite_guards=args.rewrite_guards, polyfills=args.polyfills,
+                fixes=_fix_families(args), active_only=args.active_only, defines=defines, undefines=undefines)
+    opts = configured(cfg, rocm=args.rocm, mappings=args.mappings, scan=scan, output=args.output,
+                      in_place=args.in_place, backup=args.backup, force=args.force, diff=args.diff, check=args.check,
+                      jobs=args.jobs, rename=parse_map(args.rename_map) if args.rename else None,
+                      deep=cli_deep.options(args, args.jobs, check_file_timeout(args.file_timeout)),
+                      leave_amd_built=not args.convert_amd_built)
     data_on_stdout = args.diff or (args.output is not None and str(args.output) == "-")
     if args.verify and (args.output is None or data_on_stdout):
         raise PortkitError("--verify needs -o OUT (a directory): it compiles the converted tree")
     if args.format == "json" and (data_on_stdout or args.verify):
         raise PortkitError("--format json writes the summary to standard output: not with --diff, -o - or --verify")
-    verify_opts = cli_verify.options(args) if args.verify else None   # bad verify options fail before writing
+    # bad verify options fail before writing; the release asked for is the conversion's (--rocm, else the configuration's)
+    verify_opts = replace(cli_verify.options(args), rocm=opts.scan.rocm) if args.verify else None
     # the summary goes to stderr whenever stdout carries data (a diff, a converted file)
     console = Console(stderr=data_on_stdout, highlight=False, soft_wrap=True)
     result = convert_paths(args.paths, opts, progress_factory=progress_factory(Console(stderr=True)),
@@ -201,12 +198,10 @@ def _fix_families(args: argparse.Namespace) -> frozenset[str]:
 
 
 def _project_configuration(args: argparse.Namespace):
-    """The configuration with the command line's file-set flags; its `rocm` becomes the target
-    where --rocm is not given (as for audit and check), --verify's too."""
+    """The configuration with the command line's file-set flags (its `rocm` is the target where --rocm
+    is not given, as for audit and check, --verify's too: project/settings.py resolves it)."""
     from ..project import config
-    cfg = file_set(config.find(), args)
-    args.rocm = args.rocm or cfg.rocm
-    return cfg
+    return file_set(config.find(), args)
 
 
 def _configuration(args: argparse.Namespace) -> tuple[tuple, tuple]:
@@ -227,9 +222,8 @@ def _run_compat(args: argparse.Namespace) -> int:
     """convert --compat-header: the generated header and the guarded includes (portkit/commands/compat.py)."""
     from rich.console import Console
 
-    from ..project import mapping_files
     from ..commands.compat import compat_paths, write_compat
-    from ..project.settings import scan_options
+    from ..project.settings import resolve
     from ..commands.convert import diff_bytes
     from ..core.files import read_regular
     from ..report.terminal import render_compat
@@ -246,7 +240,7 @@ def _run_compat(args: argparse.Namespace) -> int:
     if args.force and not args.in_place:
         raise PortkitError("--force only applies with --in-place")
     cfg = _project_configuration(args)
-    options = scan_options(rocm=args.rocm, prefer_roc=args.prefer_roc, mappings=mapping_files.read(cfg, args.mappings))
+    options = resolve(cfg, rocm=args.rocm, prefer_roc=args.prefer_roc, mappings=args.mappings)
     result = compat_paths(args.paths, args.compat_header, options, args.jobs, config=cfg)
     if args.diff:
         for f in result.changed:

@@ -66,15 +66,14 @@ def add_options(p: argparse.ArgumentParser) -> None:
 
 def options(args: argparse.Namespace, source: Path | None = None, only: frozenset[str] | None = None,
             jobs: int | None = None) -> "VerifyOptions":
-    from ..project.settings import scan_options
-    from ..project.settings import offload_archs
+    from ..project.settings import offload_archs, rocm_release
     from ..commands.verify import VerifyOptions
     if args.timeout <= 0:
         raise PortkitError(f"--timeout must be positive, not {args.timeout:g}")
     return VerifyOptions(
         compiler=args.compiler, rocm_path=args.rocm_path, offload_arch=offload_archs(args.offload_arch),
         compile_commands=args.compile_commands, includes=tuple(args.includes), defines=tuple(args.defines),
-        source=source, rocm=scan_options(rocm=args.rocm).rocm, jobs=jobs or args.jobs, timeout=args.timeout,
+        source=source, rocm=rocm_release(args.rocm), jobs=jobs or args.jobs, timeout=args.timeout,
         only=only, std=args.std, build_config=args.build_config, rocm_headers=args.rocm_headers,
         download=args.download)
 

@@ -21,9 +21,9 @@ from ..core.errors import PortkitError
 from ..core.files import Entry, Skipped, read
 from ..core.findings import SEVERITIES
 from ..core.findingstore import CAP_PER_CODE
-from ..project import mapping_files, pipeline
+from ..project import pipeline
 from ..project.config import Config
-from ..project.settings import scan_options
+from ..project.settings import resolve
 from ..engine.facts import ProjectFacts
 from .results import AuditOptions, AuditResult, FileAudit
 from ..scan.walk import FileScan, Options, scan_source
@@ -143,8 +143,7 @@ def configured(cfg: Config, *, rocm: str | None = None, select: tuple[str, ...] 
     the configuration travels whole (the pipeline applies its `exclude` and `amd-macros`). `scan`:
     further scan settings (polyfills, defines ...); `mappings`: --mappings files, after the configuration's
     own; `fields`: further AuditOptions (team_size ...)."""
-    settings = scan_options(rocm=rocm or cfg.rocm, audit=True, mappings=mapping_files.read(cfg, mappings),
-                            **(scan or {}))
+    settings = resolve(cfg, rocm=rocm, mappings=mappings, audit=True, **(scan or {}))
     return AuditOptions(scan=settings, select=tuple(select) or cfg.select, ignore=tuple(ignore) or cfg.ignore,
                         fail_on=fail_on or cfg.fail_on, config=cfg, **fields)
 

@@ -23,7 +23,7 @@ from .check_result import CheckResult
 from ..core.errors import PortkitError
 from ..core.files import kind_of
 from ..core.findings import SEVERITIES, Finding
-from ..project.settings import scan_options
+from ..project.settings import resolve
 from ..core.source import SourceFile
 from ..engine.codes import Code
 
@@ -65,7 +65,7 @@ def run_check(opts: CheckOptions, cwd: Path | None = None) -> CheckResult:
     enabled = rules.selected(list(opts.select or cfg.select), list(opts.ignore or cfg.ignore))
     # the project mapping files of the policy's version, then the user's own --mappings
     tables = enforced.tables + mapping_files.read_given(opts.mappings, cfg)
-    scan = scan_options(rocm=opts.rocm or cfg.rocm, audit=True, mappings=tables)
+    scan = resolve(cfg, rocm=opts.rocm, tables=tables, audit=True)
     accepted = enforced.accepted.copy()
     result = CheckResult(root=cmp.root, fail_on=fail_on, mode=cmp.mode)
     limit = SEVERITIES.index(fail_on)
@@ -241,10 +241,11 @@ def _touches(f: Finding, lines: set[int]) -> bool:
 def write_baseline(root: Path, target: Path, cfg: config.Config, select: tuple[str, ...],
                    ignore: tuple[str, ...], rocm: str | None, mappings: tuple[Path, ...] = ()) -> tuple[int, int]:
     """Audit the whole project and accept every current finding; (findings, files). The project's
-    mapping files apply, as they do to the check the baseline serves."""
+    mapping files apply, as they do to the check the baseline serves; `rocm` (--rocm) wins over the
+    configuration's (project/settings.py)."""
     from .audit import AuditOptions, audit_paths
 
-    scan = scan_options(rocm=rocm, audit=True, mappings=mapping_files.read(cfg, mappings))
+    scan = resolve(cfg, rocm=rocm, mappings=mappings, audit=True)
     result = audit_paths([root], AuditOptions(scan=scan, select=select, ignore=ignore, config=cfg))
     findings = result.findings
     from ..core.output import write_output

@@ -40,7 +40,7 @@ from ..tables.mappings import MappingDB, format_version
 from ..tables.project_tables import db_for
 from ..project import pipeline
 from ..engine.facts import ProjectFacts
-from ..project.settings import scan_options
+from ..project.settings import resolve
 from ..scan.walk import Options, scan_source
 from ..core.source import SourceFile
 from .workers import ordered_map
@@ -293,7 +293,7 @@ def compat_paths(paths: list[Path], header: Path, options: Options, jobs: int = 
                  progress=None, config: Config = Config()) -> CompatResult:
     """Scan the tree and build the header text and each source's guarded includes (writes nothing)."""
     # names only: no fix, no polyfill; the project's own mapping files as convert applies them
-    scan = scan_options(rocm=options.rocm, prefer_roc=options.prefer_roc, mappings=options.mappings)
+    scan = resolve(rocm=options.rocm, prefer_roc=options.prefer_roc, tables=options.mappings)
     project = pipeline.prepare([Path(p) for p in paths], scan, config)
     root, entries, skipped = project.root, project.entries, project.skipped
     try:

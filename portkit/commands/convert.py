@@ -25,6 +25,8 @@ from ..engine.rename_plan import RenamePlan
 from ..project.rename import rename_in_build_file
 from ..tables.mappings import format_version
 from ..project import pipeline
+from ..project.config import Config
+from ..project.settings import resolve
 from ..engine.facts import ProjectFacts
 from .results import ConvertOptions, ConvertResult, FileOutcome, PolyfillHeader
 from ..scan.walk import FileScan, Options, scan_source
@@ -128,6 +130,15 @@ def check_options(paths: list[Path], opts: ConvertOptions) -> None:
                 raise PortkitError(f"{opts.output}: the output is the input file; use --in-place")
         if out.exists() and not out.is_dir():
             raise PortkitError(f"{opts.output}: exists and is not a directory")
+
+
+def configured(cfg: Config, *, rocm: str | None = None, mappings: tuple[Path, ...] = (), scan: dict | None = None,
+               **fields) -> ConvertOptions:
+    """The options `portkit convert` runs with, for the CLI and the API alike (audit.configured's
+    pattern), so they never drift: the scan settings resolved once (project/settings.py: --rocm over
+    the configuration's, its mapping files then --mappings; `scan`: further values), the configuration
+    travels whole; `fields`: further ConvertOptions (output, jobs, rename ...)."""
+    return ConvertOptions(scan=resolve(cfg, rocm=rocm, mappings=mappings, **(scan or {})), config=cfg, **fields)
 
 
 def convert_paths(paths: list[Path], opts: ConvertOptions,

@@ -26,6 +26,7 @@ from pathlib import Path, PurePosixPath
 from typing import Callable
 
 from ..core.errors import PortkitError
+from ..tables.mappings import Version, parse_version
 
 DEFAULT_BASELINE = ".portkit-baseline.json"
 SEVERITY_NAMES = ("blocker", "high", "medium", "low", "info")
@@ -182,7 +183,6 @@ def _parse(root: Path, path: Path, table: dict, source: str) -> Config:
         raise PortkitError(f"{path}: `baseline` must be a relative path inside the project "
                            f"(no `..`, not absolute), got {table['baseline']!r:.200}")
     if "rocm" in table:
-        from .settings import rocm_release   # the tables decide which releases there are
         rocm_release(table["rocm"], f"{path}: `rocm`")
     return Config(root=root, source=source, fail_on=fail_on, select=lists["select"], ignore=lists["ignore"],
                   baseline=table.get("baseline", DEFAULT_BASELINE), exclude=lists["exclude"],
@@ -209,3 +209,40 @@ def _check_code(path: Path, key: str, code: str) -> None:
         expand([code])
     except PortkitError as exc:
         raise PortkitError(f"{path}: `{key}`: {exc}") from None
+
+
+# The oldest release a port can target: ROCm before 5.0 is out of AMD's support, and the tables'
+# records before it are history (when a name appeared), not a target anyone builds for.
+OLDEST_TARGET = (5, 0)
+
+
+def known_releases() -> list[tuple[int, int]]:
+    """The ROCm minor releases --rocm accepts: from OLDEST_TARGET to the newest the tables know,
+    as the tables name them (every release a HIP name first appeared in; 5.0 ... 7.2 today)."""
+    from ..tables.mappings import default_db   # the tables decide which releases there are
+    db = default_db()
+    seen = {m.hip_since[:2] for m in (*db.names.values(), *db.headers.values()) if m.hip_since}
+    return sorted(v for v in seen if v >= OLDEST_TARGET)
+
+
+def rocm_release(rocm: str | Version | None, given: str = "--rocm") -> Version | None:
+    """--rocm X.Y (or a release already parsed); None: the newest the tables know. A release the
+    tables do not know (3.0, 6.9, 99.1) is refused with the list of those they do: targeting one
+    would silently convert for a release nobody ships. A later release of the newest major (7.3
+    when the tables end at 7.2) is accepted: ROCm ships them more often than portkit's tables.
+    `given` names where the value comes from in messages (the configuration: "FILE: `rocm`")."""
+    if rocm is None or isinstance(rocm, tuple):
+        return rocm
+    try:
+        version = parse_version(rocm) if rocm else None
+    except ValueError as exc:
+        raise PortkitError(f"{given}: {exc}") from None
+    if version is not None:
+        known = known_releases()
+        newest = known[-1]
+        # a newer release of the newest major is one the tables predate: converted as of the newest
+        if version[:2] not in known and not (version[0] == newest[0] and version[:2] > newest):
+            raise PortkitError(f"{given} {rocm}: not a ROCm release portkit knows (known: "
+                               f"{', '.join(f'{a}.{b}' for a, b in known)}, or a {newest[0]}.x after "
+                               f"{newest[0]}.{newest[1]})")
+    return version

@@ -1,19 +1,26 @@
 """The one place a run's scan settings (`Options`) are built from what the user gave.
 
-Flags, configuration values and API arguments all come through `scan_options`, which validates
-them (a bad value is a PortkitError: one line, exit 2) and resolves nothing the tables decide
-later: `rocm=None` stays "the newest release the tables know" (mappings.target_release).
+Every command builds its settings once, with `resolve`: a flag (an API argument) wins over the
+project's configuration ([tool.portkit], portkit.toml: project/config.py), which wins over the
+default, written here alone. `scan_options` (the public API's builder, called by `resolve` only)
+validates the values (a bad one is a PortkitError: one line, exit 2). The settings keep the release
+the user named (`rocm`, None: none) and carry the concrete target (`Options.target`, the newest
+release the tables know when none was named), resolved there once.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import replace
+from pathlib import Path
+from typing import Sequence
 
 from ..engine.options import Options
 from ..core.errors import PortkitError
-from ..tables.mappings import Version, parse_version
-from ..tables.project_tables import merged
+from ..tables.mappings import Version
+from ..tables.project_tables import ProjectTable, merged
+from . import mapping_files
+from .config import Config, rocm_release
 
 # An AMD GPU target as clang's --offload-arch takes it: gfx90a, gfx942:xnack-, gfx1100, gfx9-generic.
 OFFLOAD_ARCH = re.compile(r"gfx[0-9a-f]{3,4}(?::(?:sramecc|xnack)[+-])*|gfx[0-9]+(?:-[0-9]+)*-generic")
@@ -34,43 +41,6 @@ def offload_archs(value: str | list[str] | tuple[str, ...] | None) -> tuple[str,
     return tuple(dict.fromkeys(archs))
 
 
-# The oldest release a port can target: ROCm before 5.0 is out of AMD's support, and the tables'
-# records before it are history (when a name appeared), not a target anyone builds for.
-OLDEST_TARGET = (5, 0)
-
-
-def known_releases() -> list[tuple[int, int]]:
-    """The ROCm minor releases --rocm accepts: from OLDEST_TARGET to the newest the tables know,
-    as the tables name them (every release a HIP name first appeared in; 5.0 ... 7.2 today)."""
-    from ..tables.mappings import default_db
-    db = default_db()
-    seen = {m.hip_since[:2] for m in (*db.names.values(), *db.headers.values()) if m.hip_since}
-    return sorted(v for v in seen if v >= OLDEST_TARGET)
-
-
-def rocm_release(rocm: str | Version | None, given: str = "--rocm") -> Version | None:
-    """--rocm X.Y (or a release already parsed); None: the newest the tables know. A release the
-    tables do not know (3.0, 6.9, 99.1) is refused with the list of those they do: targeting one
-    would silently convert for a release nobody ships. A later release of the newest major (7.3
-    when the tables end at 7.2) is accepted: ROCm ships them more often than portkit's tables.
-    `given` names where the value comes from in messages (the configuration: "FILE: `rocm`")."""
-    if rocm is None or isinstance(rocm, tuple):
-        return rocm
-    try:
-        version = parse_version(rocm) if rocm else None
-    except ValueError as exc:
-        raise PortkitError(f"{given}: {exc}") from None
-    if version is not None:
-        known = known_releases()
-        newest = known[-1]
-        # a newer release of the newest major is one the tables predate: converted as of the newest
-        if version[:2] not in known and not (version[0] == newest[0] and version[:2] > newest):
-            raise PortkitError(f"{given} {rocm}: not a ROCm release portkit knows (known: "
-                               f"{', '.join(f'{a}.{b}' for a, b in known)}, or a {newest[0]}.x after "
-                               f"{newest[0]}.{newest[1]})")
-    return version
-
-
 def scan_options(launch_syntax: str = "cuda", rocm: str | Version | None = None, prefer_roc: bool = False,
                  offload_arch: str | list[str] | None = None, build_files: bool = True,
                  builtins: str = "cuda", **settings) -> Options:
@@ -87,3 +57,16 @@ def scan_options(launch_syntax: str = "cuda", rocm: str | Version | None = None,
     if options.mappings:   # the project's mapping files are checked before any source is read
         merged(options.mappings)
     return options
+
+
+def resolve(cfg: Config | None = None, *, rocm: str | Version | None = None, mappings: Sequence[Path] = (),
+            tables: tuple[ProjectTable, ...] | None = None, **values) -> Options:
+    """A command's settings, once: the flag-over-configuration merge of every command and of the API.
+    `rocm` (--rocm) over the configuration's; the project's mapping files are the configuration's then
+    `mappings` (--mappings), read before any other value is checked, unless `tables` gives them already
+    read (check: the compared version's policy); `values`: scan_options' further values (audit=True,
+    launch_syntax, polyfills ...)."""
+    cfg = cfg or Config()
+    if tables is None:
+        tables = mapping_files.read(cfg, mappings)
+    return scan_options(rocm=rocm or cfg.rocm, mappings=tables, **values)

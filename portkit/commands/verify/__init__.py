@@ -27,7 +27,7 @@ from ...core.files import read
 from ...deep import worker_includes
 from ...tables.mappings import Version, default_db
 from ...project import pipeline
-from ...project.settings import scan_options
+from ...project.settings import resolve
 from ..results import DEFAULT_VERIFY_TIMEOUT, ErrorReport, UnitReport, VerifyOptions, VerifyResult
 from . import compiler as compilers
 from . import standins
@@ -60,7 +60,7 @@ def verify_tree(out: Path, opts: VerifyOptions,
     if opts.std is not None and not STD.match(opts.std):
         raise PortkitError(f"--std: {opts.std!r} is not a C++ standard (c++17, gnu++20, ...)")
     compiler = compilers.select(opts.compiler, opts.rocm_path, opts.rocm, opts.rocm_headers, opts.download)
-    scan = scan_options(rocm=_explained_release(opts, compiler), audit=True)
+    scan = resolve(rocm=_explained_release(opts, compiler), audit=True)
     target = scan.target
     project = pipeline.prepare([out], scan)
     root, entries, skipped = project.root, project.entries, project.skipped
