@@ -320,3 +320,51 @@ def test_audit_format_choices_are_the_emitter_registry():
     assert tuple(check_format.choices) == tuple(GATE_EMITTERS) == ("text", "json", "sarif", "github")
     assert all(callable(audit_emitter(name).render) for name in AUDIT_EMITTERS)
     assert all(callable(gate_emitter(name)) for name in GATE_EMITTERS)
+
+
+def _sites(found) -> list[str]:
+    """'module:function' for each node of the package's source that `found(node)` accepts (issue 47's
+    "settings once": where a value is resolved is counted, not trusted)."""
+    sites = []
+    for module, path in sorted(_module_names().items()):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        for node in ast.walk(tree):
+            if found(node):
+                inside = [f.name for f in functions if f.lineno <= node.lineno <= (f.end_lineno or f.lineno)]
+                sites.append(f"{module}:{inside[-1] if inside else '<module>'}")
+    return sites
+
+
+def _calls(name: str):
+    """A finder of calls of `name`, plain (`name(...)`) or through a module (`x.name(...)`)."""
+    return lambda n: isinstance(n, ast.Call) and name in (getattr(n.func, "id", None), getattr(n.func, "attr", None))
+
+
+def test_the_target_release_is_resolved_in_one_module():
+    # "newest" when --rocm is not given is decided by the settings (Options.target), never by a pass
+    assert {site.split(":")[0] for site in _sites(_calls("target_release"))} == {"portkit.engine.options"}
+
+
+def test_scan_settings_are_built_in_one_place():
+    # every command (and the API) builds its settings through project/settings.resolve
+    assert _sites(_calls("scan_options")) == ["portkit.project.settings:resolve"]
+
+
+def test_the_flag_over_configuration_merge_is_written_once():
+    # a configuration's `rocm` is read where the flag is merged over it, nowhere else
+    reads = _sites(lambda n: isinstance(n, ast.Attribute) and n.attr == "rocm"
+                   and isinstance(n.value, ast.Name) and n.value.id == "cfg")
+    assert reads == ["portkit.project.settings:resolve"]
+
+
+def test_settings_carry_a_concrete_target_and_the_flag_wins_over_the_configuration():
+    from portkit.engine.options import Options
+    from portkit.project.config import Config
+    from portkit.project.settings import resolve
+    from portkit.tables.mappings import default_db
+    assert Options().target == default_db().newest and Options(rocm=(5, 2, 0)).target == (5, 2, 0)
+    configured = Config(rocm="6.2")
+    assert resolve(configured).rocm == resolve(configured).target == (6, 2, 0)
+    assert resolve(configured, rocm="5.2").target == (5, 2, 0)
+    assert resolve().rocm is None and resolve().target == default_db().newest
