@@ -10,6 +10,7 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from ..engine.context import ScanContext, View
+from ..engine.passes import Pass
 from ..core.edits import EditKind
 from ..tables.builtins import Builtin, help_text, table   # noqa: F401 (Builtin, help_text: this module's API)
 
@@ -31,3 +32,14 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
         return
     ctx.edit(view.start(parent), view.end(parent), f"{builtin.hip}{field.text.decode()}".encode(),
              kind=EditKind.BUILTIN)
+
+
+def _names(ctx: ScanContext) -> tuple | None:
+    """The legacy built-ins, under --builtins hip only."""
+    return (table(),) if ctx.options.builtins == "hip" else None
+
+
+# after identifiers, as the walk always called them on a name; while it is on, no name in
+# protected or inactive code is rewritten (guards_every_name)
+PASSES = (Pass("builtins", "walk", handle, capture="name", names=_names, after=("identifiers",),
+               guards_every_name=True),)

@@ -18,7 +18,8 @@ from __future__ import annotations
 import re
 
 from ..platform import ppexpr, ppguards, regions
-from ..engine.context import ScanContext
+from ..engine.context import ScanContext, View
+from ..engine.passes import Pass
 from ..core.edits import EditKind
 from ..engine.codes import Code
 
@@ -150,3 +151,12 @@ def _report(ctx: ScanContext, group: ppguards.Group, severity: str, message: str
     ctx.report(rule.code, rule.name, severity, rule.category, first.at,
                len(ctx.source.data) if line_end < 0 else line_end, message,
                subject=f"{group.macros[0]} guard", fix=rule.fix)
+
+
+def _finish_pass(ctx: ScanContext, view: View, root) -> None:
+    rewrite(ctx)
+
+
+# the first finish pass: it reads the findings of the names left (LEFT_CODES, the partial-parse
+# note among them), so it runs after every pass that reports one; the header passes follow it
+PASSES = (Pass("guards", "finish", _finish_pass, when=lambda ctx, view: ctx.options.rewrite_guards),)

@@ -17,6 +17,7 @@ from tree_sitter import Node
 
 from . import cudacc, polyfills
 from ..engine.context import ScanContext, View
+from ..engine.passes import Pass
 from ..core.edits import EditKind
 from ..core.needles import finditer_from
 from ..core.source import begins_line
@@ -363,3 +364,11 @@ def _by_arity(ctx: ScanContext, node: Node, mapping: Mapping) -> Mapping:
         return mapping
     alias = dict(mapping.arity_alias).get(len(args))
     return ctx.db.names[alias] if alias else mapping
+
+
+def _names(ctx: ScanContext) -> tuple:
+    """The tables' names, and the namespaces whose innermost name need not be one (thrust::cuda)."""
+    return ctx.db.names_by_bytes, ctx.db.qualified
+
+
+PASSES = (Pass("identifiers", "walk", handle, capture="name", names=_names),)

@@ -15,7 +15,9 @@ from tree_sitter import Node
 
 from . import polyfills
 from ..engine.context import IncludeSeen, ScanContext, View
+from ..engine.passes import Pass
 from ..core.edits import EditKind
+from ..platform import regions
 from . import codes
 
 RUNTIME_HEADER = "hip/hip_runtime.h"
@@ -220,3 +222,28 @@ def _holds_include(node: Node) -> bool:
                 return True
             stack.append(child)
     return False
+
+
+def _finish_pass(ctx: ScanContext, view: View, root: Node) -> None:
+    """A file with an AMD path chose its own headers there: no runtime header is added."""
+    finish(ctx, root, add_runtime=not ctx.regions.shim and
+           not any(kind == regions.AMD for _, _, kind in ctx.regions.ranges))
+
+
+def _polyfills_wanted(ctx: ScanContext, view: View) -> bool:
+    """A file that calls a polyfill, or includes the header already (an earlier run)."""
+    return ctx.options.polyfills and bool(ctx.metrics.polyfills or polyfills.HEADER.encode() in view.data)
+
+
+def _polyfills_pass(ctx: ScanContext, view: View, root: Node) -> None:
+    """The polyfill header's #include goes where this module puts the runtime header's."""
+    polyfills.include(ctx, insertion_point(ctx, root)[0])
+
+
+# guards first: the runtime header is decided over every rewrite of the file, its guards' too; the
+# polyfill header's #include then comes after the runtime header this adds
+PASSES = (
+    Pass("include_directives", "walk", handle, capture="node", kinds=("preproc_include",)),
+    Pass("includes", "finish", _finish_pass, after=("guards",)),
+    Pass("polyfills", "finish", _polyfills_pass, after=("includes",), when=_polyfills_wanted),
+)

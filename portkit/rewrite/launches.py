@@ -27,6 +27,7 @@ from tree_sitter import Node, Query, QueryCursor
 
 from ..core import parse
 from ..engine.context import ScanContext, View
+from ..engine.passes import Pass
 from ..core.edits import EditKind
 from . import codes
 
@@ -246,3 +247,6 @@ def _gap(ctx: ScanContext, view: View, call: Node, start: int, end: int, before:
         text = before + b"".join(c + b" " for c in kept) + after
     if text != view.data[start:end]:
         ctx.edit(view.base + start, view.base + end, text, what="launch", kind=EditKind.LAUNCH)
+
+
+PASSES = (Pass("launches", "walk", handle, capture="node", kinds=("kernel_call_syntax",)),)

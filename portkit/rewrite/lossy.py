@@ -13,7 +13,8 @@ parameters, not a distinction lost: not reported.
 from __future__ import annotations
 
 from ..core.edits import EditKind
-from ..engine.context import ScanContext
+from ..engine.context import ScanContext, View
+from ..engine.passes import Pass
 from . import codes
 
 
@@ -48,3 +49,12 @@ def check(ctx: ScanContext) -> None:
                      f"{' and '.join(names)} both become {hip.decode('ascii', 'replace')} here: the code tells "
                      f"them apart and the conversion does not; choose what the AMD build does by hand",
                      subject=f"lossy:{hip.decode('ascii', 'replace')}")
+
+
+def _after_walk(ctx: ScanContext, view: View, root) -> None:
+    check(ctx)
+
+
+# after every rename, the fixes' and the macro bodies' too (it reads the NAME edits); after the
+# preprocessor's names as it always ran
+PASSES = (Pass("lossy", "post-walk", _after_walk, after=("pasted_arguments",)),)

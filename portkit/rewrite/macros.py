@@ -12,6 +12,7 @@ from tree_sitter import Node
 
 from ..core import parse
 from ..engine.context import ScanContext, View
+from ..engine.passes import Pass
 from . import preproc_names
 
 MACRO_DEFINITIONS = ("preproc_def", "preproc_function_def")
@@ -27,3 +28,6 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
     body = view.text(node)
     tree = parse.parse(body)
     ctx.dispatch(ctx, View(body, view.start(node)), tree.root_node)
+
+
+PASSES = (Pass("macro_bodies", "walk", handle, capture="node", kinds=("preproc_arg",)),)

@@ -22,6 +22,7 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from ..engine.context import ScanContext, View
+from ..engine.passes import Pass
 from ..core.edits import EditKind
 from ..engine import syntax
 from . import ffs, strictness
@@ -95,3 +96,7 @@ def _device_only(node: Node) -> bool:
     function = syntax.enclosing(node, "function_definition")
     quals = syntax.function_qualifiers(function) if function is not None else set()
     return bool(quals & {b"__global__", b"__device__"}) and b"__host__" not in quals
+
+
+# after the other name passes, as the walk always called them on a name
+PASSES = (Pass("minmax", "walk", check, capture="name", names=lambda ctx: (NAMES,), after=("builtins",)),)

@@ -19,7 +19,9 @@ from __future__ import annotations
 import re
 
 from ..core.edits import Edit, EditKind
-from ..engine.context import ScanContext
+from ..engine.context import ScanContext, View
+from ..engine.passes import Pass
+from .includes import insertion_point
 from .nvidia_votes import PLATFORM, after_runtime_header, keep_block
 
 MARK = b"// rocThrust's thrust::hip through HIP's NVIDIA backend"
@@ -72,3 +74,17 @@ def add(ctx: ScanContext, fallback) -> None:
     if MARK not in data and written(ctx):
         after_runtime_header(ctx, fallback(), lambda include: helper(newline, include), "nvidia thrust",
                              EditKind.NVIDIA_THRUST)
+
+
+def _finish_pass(ctx: ScanContext, view: View, root) -> None:
+    """rocThrust's names build with CUDA's Thrust on HIP's NVIDIA platform too."""
+    keep(ctx)
+    add(ctx, lambda: insertion_point(ctx, root)[0])
+
+
+def _wanted(ctx: ScanContext, view: View) -> bool:
+    return not ctx.options.audit and b"thrust" in view.data
+
+
+# after nvidia_votes: both insert after the runtime header, the votes' helper first
+PASSES = (Pass("nvidia_thrust", "finish", _finish_pass, after=("nvidia_votes",), when=_wanted),)

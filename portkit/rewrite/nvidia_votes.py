@@ -20,8 +20,9 @@ from __future__ import annotations
 import re
 
 from ..core.edits import Edit, EditKind
-from ..engine.context import ScanContext
-from .includes import RUNTIME_HEADER
+from ..engine.context import ScanContext, View
+from ..engine.passes import Pass
+from .includes import RUNTIME_HEADER, insertion_point
 from .polyfills import line_end
 
 VOTES = {b"__ballot": b"__ballot_sync", b"__any": b"__any_sync", b"__all": b"__all_sync"}
@@ -101,3 +102,15 @@ def after_runtime_header(ctx: ScanContext, fallback: int, block, what: str, kind
         text = ctx.source.newline + text[:-len(ctx.source.newline)]   # at the end of a line, before its newline
     ctx.edits.append(Edit(at, at, text, what, kind=kind))
 
+
+def _finish_pass(ctx: ScanContext, view: View, root) -> None:
+    """A re-run leaves the helper an earlier run wrote; mask-less votes build through HIP's NVIDIA
+    backend too."""
+    keep(ctx)
+    votes = written(ctx)
+    if votes:
+        add(ctx, votes, insertion_point(ctx, root)[0])
+
+
+# after the runtime header it goes below (includes) and the finish passes' edits it keeps or drops
+PASSES = (Pass("nvidia_votes", "finish", _finish_pass, after=("transitive",)),)

@@ -15,6 +15,7 @@ from functools import lru_cache
 from tree_sitter import Node
 
 from ..engine.context import ScanContext, View
+from ..engine.passes import Pass
 from ..tables.mappings import MappingDB
 from . import codes
 
@@ -142,3 +143,18 @@ def _starts_cuda_name(db: MappingDB, piece: bytes) -> bool:
 @lru_cache(maxsize=2)
 def _changing_names(db: MappingDB) -> list[bytes]:
     return sorted(name for name, m in db.names_by_bytes.items() if m.hip != m.cuda)
+
+
+def _splices(ctx: ScanContext, view: View, root: Node) -> None:
+    check_splices(ctx, root)
+
+
+def _pasted_arguments(ctx: ScanContext, view: View, root: Node) -> None:
+    check_pasted_arguments(ctx, root)   # CAT(cuda, Malloc)
+
+
+# in this order since they were written: their findings (PK007) reach the finding cap in it
+PASSES = (
+    Pass("splices", "post-walk", _splices),
+    Pass("pasted_arguments", "post-walk", _pasted_arguments, after=("splices",)),
+)

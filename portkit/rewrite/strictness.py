@@ -22,6 +22,7 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from ..engine.context import ScanContext, View
+from ..engine.passes import Pass
 from ..core.edits import EditKind
 from ..tables.mappings import format_version
 from ..engine.syntax import declarations
@@ -70,6 +71,32 @@ def _register(ctx: ScanContext, view: View, node: Node) -> None:
     ctx.flag(REGISTER, view.start(node), view.end(node), "`register` dropped: ISO C++17 does not allow the "
              "storage class, and hip-clang compiles C++17 by default from ROCm 6 (nvcc accepts it)",
              subject="register", severity="info")
+
+
+def device_functions(ctx: ScanContext, view: View, markers: list[Node]) -> None:
+    """The file's __global__/__device__ markers: device functions that redefine one HIP's headers
+    define. A name no header defines is passed over before any work on its types."""
+    provided = signatures.names()
+    for node in markers:
+        if node.type == "__device__" and node.parent is not None and node.parent.type != "ERROR" and \
+                _declared_name(node.parent) in provided and not _not_amd(ctx, view, node):
+            device_function(ctx, view, node)
+
+
+def _declared_name(function: Node) -> bytes | None:
+    """The name a function definition or declaration declares, cheaply (no pointer return types)."""
+    declarator = function.child_by_field_name("declarator")
+    if declarator is None or declarator.type != "function_declarator":
+        return None
+    name = declarator.child_by_field_name("declarator")
+    return name.text if name is not None else None
+
+
+def _not_amd(ctx: ScanContext, view: View, node: Node) -> bool:
+    """Code an AMD build does not compile as CUDA (AMD-only, NVIDIA-only, ported): a definition
+    there cannot clash with HIP's, and one guarded by the converter stays guarded once."""
+    regions_ = ctx.regions
+    return bool(regions_.ranges or regions_.shim) and regions_.kind_at(view.start(node)) is not None
 
 
 def device_function(ctx: ScanContext, view: View, marker: Node) -> None:
@@ -281,3 +308,9 @@ def expression_type(node: Node) -> str | None:
     rewrite/ffs.py casts an ambiguous __ffsll argument with it."""
     typed = _typed(node)
     return typed[0] if typed is not None else None
+
+
+PASSES = (
+    Pass("strictness", "walk", handle, capture="strict"),
+    Pass("device_functions", "walk", device_functions, capture="device"),
+)

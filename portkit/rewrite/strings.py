@@ -19,6 +19,7 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from ..engine.context import ScanContext, View
+from ..engine.passes import Pass
 from ..core.edits import EditKind
 
 
@@ -41,3 +42,6 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
         if end == -1:
             break
         begin = content.find(b"cu", end + 1)
+
+
+PASSES = (Pass("strings", "walk", handle, capture="node", kinds=("string_literal",)),)

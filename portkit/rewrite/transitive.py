@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from ..core.edits import Edit, EditKind
 from ..core.needles import finditer_from
 from ..core.source import include_matches
-from ..engine.context import ScanContext
+from ..engine.context import ScanContext, View
+from ..engine.passes import Pass
 from ..platform.regions import PROTECTED
 from ..tables.mappings import Version
 
@@ -82,3 +83,11 @@ def _in_host_code(ctx: ScanContext, pos: int) -> bool:
     body = node.child_by_field_name("body")
     head = ctx.source.parse_bytes[node.start_byte:body.start_byte if body is not None else node.end_byte]
     return b"__global__" not in head and (b"__device__" not in head or b"__host__" in head)
+
+
+def _finish_pass(ctx: ScanContext, view: View, root) -> None:
+    add(ctx)
+
+
+# after the includes it reads and the headers the earlier finish passes add
+PASSES = (Pass("transitive", "finish", _finish_pass, after=("polyfills",)),)

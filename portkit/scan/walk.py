@@ -1,7 +1,9 @@
 """One walk per file: parse, dispatch the captured nodes to the rewriters, collect edits and findings.
 
 Data flows one way: SourceFile -> tree -> (edits, findings, metrics) = FileScan. Rewriters
-return data through the ScanContext and never print or write.
+return data through the ScanContext and never print or write. Which rewriter handles what, and
+in which order the passes after the walk run, is the registry's (rewrite.registry(), built from
+the passes the rewrite modules declare: engine/passes.py): the walk names no rewriter.
 """
 
 from __future__ import annotations
@@ -15,19 +17,19 @@ from tree_sitter import Node
 
 from ..core import findingstore, parse
 from ..core.needles import Needles
-from ..rewrite import nvidia_thrust, nvidia_votes, polyfills, transitive
 from ..platform import regions
+from .. import rewrite
 from .. import rules
 from ..engine.context import FileScan, Metrics, Options, ScanContext, View, line_snippet
 from ..core.edits import normalize, resolve
 from ..core.findings import Finding
 from ..core.findingstore import FindingStore
-from ..tables.mappings import MappingDB, target_release
+from ..tables.mappings import MappingDB
 from ..tables.project_tables import db_for
 from ..engine.facts import ProjectFacts
-from ..rewrite import (builtins, codes, guards, identifiers, includes, launches, lossy, macros, minmax, preproc_names,
-    strictness, strings)
 from ..engine import fix, syntax
+from ..engine.codes import Code
+from ..engine.passes import Registry
 from . import literals
 from ..core.source import SourceFile, begins_line
 
@@ -37,38 +39,33 @@ __all__ = ["FileScan", "Metrics", "Options", "ScanContext", "View", "dispatch", 
            "line_snippet", "scan_source"]
 
 
-HANDLERS = {
-    "preproc_include": includes.handle,
-    "kernel_call_syntax": launches.handle,
-    "preproc_arg": macros.handle,
-    "string_literal": strings.handle,
-}
-
-
 def dispatch(ctx: ScanContext, view: View, root: Node) -> None:
     """Send every captured node under `root` to its rewriter, and in audit mode to the rules.
     Order does not matter: edits and findings are sorted afterwards."""
-    handlers = HANDLERS
+    registry = rewrite.registry()
+    handlers = registry.by_kind
     caps, rule_nodes, rule_names = _captures(ctx, view, root)
     if caps.get("device"):
-        _device_code(ctx, view, caps["device"])
+        _device_code(ctx, view, caps["device"], registry)
     # AMD-only code and NVIDIA code with an AMD branch are not rewritten (regions.py); the rules
     # still see them (their findings are dropped or become "already ported" in ScanContext.report)
     region_map = ctx.regions
     protected = region_map.protected if (region_map.ranges or region_map.shim) else None
     # --active-only: branches the user's -D/-U (or clang) leave out are not rewritten at all
     inactive = region_map.is_inactive if (ctx.options.active_only and region_map.inactive) else None
-    _names(ctx, view, caps.get("name", ()), rule_names, protected, inactive)
+    _names(ctx, view, caps.get("name", ()), rule_names, protected, inactive, registry)
     for node in caps.get("node", ()):
         if (protected is None or not protected(view.start(node))) and \
                 (inactive is None or not inactive(view.start(node))):
             handlers[node.type](ctx, view, node)
         for check in rule_nodes.get(node.type, ()):
             check(ctx, view, node)
+    strict = registry.runs("strict")
     for node in caps.get("strict", ()):   # register, brace initialisers (rewrite/strictness.py)
         if (protected is None or not protected(view.start(node))) and \
                 (inactive is None or not inactive(view.start(node))):
-            strictness.handle(ctx, view, node)
+            for run in strict:
+                run(ctx, view, node)
     for node in caps.get("field", ()):   # member names (cluster.map_shared_rank), audit only
         for check in rule_names.get(node.text, ()):
             check(ctx, view, node)
@@ -82,53 +79,63 @@ def dispatch(ctx: ScanContext, view: View, root: Node) -> None:
             check(ctx, view, node)
 
 
-def _names(ctx: ScanContext, view: View, nodes: list[Node], rule_names: dict, protected, inactive) -> None:
-    """Names are most of the captures and almost none of them are CUDA names, so the table
-    lookups happen here, before any call."""
+def _names(ctx: ScanContext, view: View, nodes: list[Node], rule_names: dict, protected, inactive,
+           registry: Registry) -> None:
+    """Names are most of the captures and almost none of them are CUDA names, so the lookups in
+    the name passes' sets happen here, before any call. A name the tables know (or, while a pass
+    guards every name, any name read) is left alone in protected and inactive code, and counted."""
     table = ctx.db.names_by_bytes
-    qualified = ctx.db.qualified   # thrust::cuda: its innermost name need not be a table name
-    legacy = builtins if ctx.options.builtins == "hip" else None
     shimmed = ctx.facts.shim_names   # the project's own shim maps these: already ported
-    interesting = _interesting(table, qualified, legacy.table() if legacy is not None else None, rule_names)
-    names_handler = identifiers.handle
+    active, wide = _name_passes(ctx, registry)
+    interesting = _interesting(tuple(s for sets, _ in active for s in sets) + (rule_names,))
     read = [node for node in nodes if node.text in interesting]   # most names: a variable, a type of the project's own
     if ctx.options.audit:   # in source order (_captures): sorting the few read, not every name captured
         read.sort(key=_START)
     for node in read:
         text = node.text
-        if inactive is not None and (text in table or legacy is not None) and inactive(view.start(node)):
+        if inactive is not None and (text in table or wide) and inactive(view.start(node)):
             ctx.metrics.refs_inactive += text in table
-        elif (text in shimmed or (protected is not None and (text in table or legacy is not None)
+        elif (text in shimmed or (protected is not None and (text in table or wide)
                                 and protected(view.start(node)))):
             ctx.metrics.refs_already_ported += text in table
         else:
-            if text in table or text in qualified:
-                names_handler(ctx, view, node, text)
-            if legacy is not None and text in legacy.table():
-                legacy.handle(ctx, view, node)
-            if text in minmax.NAMES:   # mixed-type min/max in device code (rewrite/minmax.py)
-                minmax.check(ctx, view, node)
+            for sets, run in active:
+                for names in sets:
+                    if text in names:
+                        run(ctx, view, node)
+                        break
         if text in rule_names:
             for check in rule_names[text]:
                 check(ctx, view, node)
 
 
+def _name_passes(ctx: ScanContext, registry: Registry) -> tuple[list[tuple[tuple, object]], bool]:
+    """The name passes on in this run, each with the name sets it reads, and whether one of them
+    guards every name (engine/passes.Pass.guards_every_name)."""
+    active, wide = [], False
+    for p in registry.walk("name"):
+        sets = p.names(ctx)
+        if sets is not None:
+            active.append((sets, p.run))
+            wide = wide or p.guards_every_name
+    return active, wide
+
+
 _INTERESTING: dict[tuple[int, ...], tuple[tuple, frozenset[bytes]]] = {}
 
 
-def _interesting(table: dict, qualified: dict, legacy: dict | None, rule_names: dict) -> frozenset[bytes]:
-    """Every name dispatch does something with: a table's, a qualified namespace's innermost, a
-    legacy built-in, min/max, a rule's. Built once per set of tables (kept with them, so that
-    their ids name them while cached): a captured name outside it costs one set lookup."""
-    key = (id(table), id(qualified), id(legacy), id(rule_names))
+def _interesting(sets: tuple) -> frozenset[bytes]:
+    """Every name dispatch does something with: a name pass's (a table's, a qualified namespace's
+    innermost, a legacy built-in, min/max), a rule's. Built once per tuple of sets (kept with
+    them, so that their ids name them while cached): a captured name outside it costs one lookup."""
+    key = tuple(map(id, sets))
     hit = _INTERESTING.get(key)
-    if hit is not None and hit[0][0] is table and hit[0][1] is qualified and hit[0][2] is legacy \
-            and hit[0][3] is rule_names:
+    if hit is not None and all(a is b for a, b in zip(hit[0], sets)):
         return hit[1]
-    names = frozenset(table).union(qualified, legacy or (), minmax.NAMES, rule_names)
+    names = frozenset().union(*sets)
     if len(_INTERESTING) >= 8:
         _INTERESTING.clear()
-    _INTERESTING[key] = ((table, qualified, legacy, rule_names), names)
+    _INTERESTING[key] = (sets, names)
     return names
 
 
@@ -204,38 +211,20 @@ def _literals(audit: bool, chosen: frozenset[str]) -> frozenset[int | None] | No
     return frozenset(by_value).union(*(entry.by_value for entry in _fixing(audit, chosen).values()))
 
 
-def _device_code(ctx: ScanContext, view: View, nodes: list[Node]) -> None:
-    """__global__ and __device__ specifiers: the kernels counted, and device functions that redefine
-    one HIP's headers define (rewrite/strictness.py). A macro body's markers (`#define HD __host__
-    __device__`, re-parsed at view.base) are not device code of the file: a shared header defining
-    such a macro is compiled by host compilers too, and gets no HIP runtime header for it."""
+def _device_code(ctx: ScanContext, view: View, nodes: list[Node], registry: Registry) -> None:
+    """__global__ and __device__ specifiers: the kernels counted, and the device passes run (device
+    functions that redefine one HIP's headers define: rewrite/strictness.py). A macro body's
+    markers (`#define HD __host__ __device__`, re-parsed at view.base) are not device code of the
+    file: a shared header defining such a macro is compiled by host compilers too, and gets no HIP
+    runtime header for it."""
     if view.base and all(n.type == "__device__" for n in nodes):
         return
     ctx.metrics.has_device_code = True
     ctx.metrics.kernels += sum(1 for n in nodes   # definitions, not prototypes
                                if n.type == "__global__" and n.parent is not None
                                and n.parent.type == "function_definition")
-    provided = strictness.signatures.names()   # __device__ functions HIP's headers define
-    for node in nodes:
-        if node.type == "__device__" and node.parent is not None and node.parent.type != "ERROR" and \
-                _declared_name(node.parent) in provided and not _not_amd(ctx, view, node):
-            strictness.device_function(ctx, view, node)
-
-
-def _declared_name(function: Node) -> bytes | None:
-    """The name a function definition or declaration declares, cheaply (no pointer return types)."""
-    declarator = function.child_by_field_name("declarator")
-    if declarator is None or declarator.type != "function_declarator":
-        return None
-    name = declarator.child_by_field_name("declarator")
-    return name.text if name is not None else None
-
-
-def _not_amd(ctx: ScanContext, view: View, node: Node) -> bool:
-    """Code an AMD build does not compile as CUDA (AMD-only, NVIDIA-only, ported): a definition
-    there cannot clash with HIP's, and one guarded by the converter stays guarded once."""
-    regions_ = ctx.regions
-    return bool(regions_.ranges or regions_.shim) and regions_.kind_at(view.start(node)) is not None
+    for run in registry.runs("device"):
+        run(ctx, view, nodes)
 
 
 def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB | None = None,
@@ -258,39 +247,19 @@ def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB 
     tree = parse.parse(data)
     root = tree.root_node
     ctx.root = root
-    dispatch(ctx, View(data), root)   # the one walk: edits, findings, and the rules' fixes (ctx.fixes)
+    view = View(data)
+    registry = rewrite.registry()
+    dispatch(ctx, view, root)   # the one walk: edits, findings, and the rules' fixes (ctx.fixes)
     fixes, finished = fix.finish(ctx, data, rules.fix_families())
     for name in sorted(options.fixes & fixes.keys()):   # --fix: the selected families' fixes
         fix.apply(ctx, fixes[name], rules.fix_families()[name].family)
-    preproc_names.check_splices(ctx, root)
-    preproc_names.check_pasted_arguments(ctx, root)   # CAT(cuda, Malloc)
-    lossy.check(ctx)   # two CUDA names written as one HIP name on a line
+    _run(registry.phase("post-walk"), ctx, view, root)   # checks over what the walk wrote
     if options.audit:
         for start, end, name in source.masked():
             for check in rules.masked_hooks().get(name, ()):
                 check(ctx, start, end, name)
-    error = parse.first_error(root)
-    if error is not None:
-        ctx.metrics.partially_parsed = True
-        ctx.flag(codes.PARTIALLY_PARSED, error.start_byte, error.end_byte,
-                 "tree-sitter could not parse this region; names in it were converted, but "
-                 "constructs spanning it (kernel launches, symbol arguments) may be missed",
-                 subject="parse-error")
-    if options.rewrite_guards:   # after the names: it leaves a guard whose branch keeps a CUDA name
-        guards.rewrite(ctx)
-    # a file with an AMD path chose its own headers there: no runtime header is added
-    includes.finish(ctx, root, add_runtime=not ctx.regions.shim and
-                    not any(kind == regions.AMD for _, _, kind in ctx.regions.ranges))
-    if options.polyfills and (ctx.metrics.polyfills or polyfills.HEADER.encode() in data):
-        polyfills.include(ctx, includes.insertion_point(ctx, root)[0])
-    transitive.add(ctx)             # what CUDA's headers included and HIP's do not
-    nvidia_votes.keep(ctx)          # a re-run leaves the helper an earlier run wrote
-    votes = nvidia_votes.written(ctx)
-    if votes:   # mask-less votes build through HIP's NVIDIA backend too
-        nvidia_votes.add(ctx, votes, includes.insertion_point(ctx, root)[0])
-    if not options.audit and b"thrust" in data:   # rocThrust's names build with CUDA's Thrust there too
-        nvidia_thrust.keep(ctx)
-        nvidia_thrust.add(ctx, lambda: includes.insertion_point(ctx, root)[0])
+    _partially_parsed(ctx, root)
+    _run(registry.phase("finish"), ctx, view, root)   # guards, then what the file needs added
     # audit and check read findings and metrics, never the edits (the result cache keeps none
     # either): sorting a generated file's 300,000 of them took a second of its audit
     edits = [] if options.audit else normalize(resolve(data, ctx.edits))   # moved arguments take their converted text first
@@ -298,6 +267,24 @@ def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB 
     if options.audit and finished:
         findings = fix.suggest(findings, finished, source)
     return FileScan(source.rel, edits, findings, ctx.metrics)
+
+
+def _run(passes, ctx: ScanContext, view: View, root: Node) -> None:
+    """A phase's passes, in the registry's order, each where it says it is wanted."""
+    for p in passes:
+        if p.when is None or p.when(ctx, view):
+            p.run(ctx, view, root)
+
+
+def _partially_parsed(ctx: ScanContext, root: Node) -> None:
+    """PK005 at the first region tree-sitter could not parse."""
+    error = parse.first_error(root)
+    if error is not None:
+        ctx.metrics.partially_parsed = True
+        ctx.flag(Code.PARTIALLY_PARSED, error.start_byte, error.end_byte,
+                 "tree-sitter could not parse this region; names in it were converted, but "
+                 "constructs spanning it (kernel launches, symbol arguments) may be missed",
+                 subject="parse-error")
 
 
 _WARM_UP = (b"#include <cuda_runtime.h>\n__global__ void k(int *o) { o[threadIdx.x % 32] = __shfl_sync(~0u, 1, 0); }\n"
