@@ -238,18 +238,17 @@ def test_first_commit_of_a_repository(tmp_path: Path, capsys, monkeypatch):
 def test_a_second_check_of_the_same_change_reuses_the_scans(repo: Path, capsys, monkeypatch, tmp_path):
     """The result cache (scan/resultcache.py): the same bytes are not scanned twice, the verdict
     is the same, and a new edit is scanned."""
-    from portkit.commands import audit   # noqa: F401  (imported first: it keeps the real scan_source)
-    from portkit.scan import walk   # check imports its scanner when a change has sources to scan
+    from portkit.scan import job   # scan_file: where every command's scan meets scan_source
     monkeypatch.delenv("PORTKIT_NO_CACHE", raising=False)
     monkeypatch.setenv("PORTKIT_CACHE_DIR", str(tmp_path / "cache"))
     scanned: list[str] = []
-    real = walk.scan_source
+    real = job.scan_source
 
     def counted(source, *args, **kwargs):   # the change's files (walk.warm_up scans a kernel of its own)
         if source.rel != "warm-up.cu":
             scanned.append(source.rel)
         return real(source, *args, **kwargs)
-    monkeypatch.setattr(walk, "scan_source", counted)
+    monkeypatch.setattr(job, "scan_source", counted)
     accept(repo, capsys)
     (repo / "src" / "reduce.cu").write_text(LEGACY + NEW_HAZARD)
     git(repo, "add", "src/reduce.cu")

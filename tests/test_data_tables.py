@@ -167,7 +167,7 @@ def test_pk307_reads_the_smallest_lds_of_the_targets(targets, flagged):
     from portkit.commands.audit import ScanJob, audit_bytes
     from portkit.scan.walk import Options
     options = Options(audit=True, offload_arch=targets)
-    scan = audit_bytes("k.cu", SHARED_96K, "source", ScanJob(options, rules.selected(None, None)))
+    scan = audit_bytes("k.cu", SHARED_96K, "source", ScanJob(options, enabled=rules.selected(None, None)))
     found = [(f.line, f.code, f.message) for f in scan.findings if f.code == "PK307"]
     want = (2, "PK307", "__shared__ tile takes 96 KiB; an AMD workgroup has 64 KiB of LDS")
     assert found == ([want] if flagged else [])

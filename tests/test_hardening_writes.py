@@ -9,6 +9,7 @@ file's other hard links keep the old content.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import stat
@@ -92,14 +93,15 @@ def test_in_place_with_rename_keeps_an_edit_made_during_the_run(src: Path, monke
 
 
 def test_compat_header_in_place_keeps_an_edit_made_during_the_run(src: Path, monkeypatch, capsys):
-    real = portkit.commands.compat._compat_entry
+    compat = portkit.commands.compat
+    real = compat._compat_entry
 
-    def scanning(entry, job):
-        scanned = real(entry, job)
+    def scanning(entry, data, job):
+        scanned = real(entry, data, job)
         if entry.rel == "a.cu":
             entry.path.write_bytes(EDITED)
         return scanned
-    monkeypatch.setattr(portkit.commands.compat, "_compat_entry", scanning)
+    monkeypatch.setattr(compat, "PER_FILE", dataclasses.replace(compat.PER_FILE, scan=scanning))
     assert main(["convert", str(src), "--compat-header", str(src / "compat.h"), "--in-place", "-q"]) == 2
     assert capsys.readouterr().err == f"portkit: a.cu: {CHANGED}\n"
     assert (src / "a.cu").read_bytes() == EDITED

@@ -84,7 +84,7 @@ def test_a_file_ignore_also_drops_the_counted_findings(flood: Path, capsys):
 
 def test_check_keeps_every_finding_of_a_flood(flood: Path):
     """The commit gate (check.py's ScanJob) sets no cap: the 1,501st hazard is still seen."""
-    job = ScanJob(Options(audit=True), rules.selected([], []), hours=False)
+    job = ScanJob(Options(audit=True), enabled=rules.selected([], []), hours=False)
     scan = audit_bytes("gen.cu", flood.read_bytes(), "source", job)
     assert len(scan.findings) == 1500 and scan.metrics.findings_not_stored == {}
 
@@ -97,7 +97,7 @@ def test_a_flood_on_one_line_builds_one_finding(monkeypatch):
     real = context.fingerprint
     monkeypatch.setattr(context, "fingerprint", lambda *a: built.append(a) or real(*a))
     data = ("__global__ void k(int*o){" + STATEMENT * 20_000 + "}").encode()
-    job = ScanJob(replace(Options(audit=True), finding_cap=CAP_PER_CODE), rules.selected([], []))
+    job = ScanJob(replace(Options(audit=True), finding_cap=CAP_PER_CODE), enabled=rules.selected([], []))
     scan = audit_bytes("one.cu", data, "source", job)
     assert [(f.code, f.line, f.column) for f in scan.findings] == [("PK201", 1, 28)]
     assert len(built) == 1

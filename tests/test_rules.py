@@ -43,7 +43,7 @@ def audit_file(path: Path, select: frozenset[str] | None = None):
     options = Options(audit=True, rocm=parse_version(rocm.group(1) if rocm else "5.2"))
     kind = kind_of(path.name) or "source"
     enabled = select or rules.selected(None, None)
-    return audit_bytes(path.relative_to(RULES_DIR).as_posix(), text, kind, ScanJob(options, enabled))
+    return audit_bytes(path.relative_to(RULES_DIR).as_posix(), text, kind, ScanJob(options, enabled=enabled))
 
 
 @pytest.mark.parametrize("path", CASES, ids=[p.relative_to(RULES_DIR).as_posix() for p in CASES])

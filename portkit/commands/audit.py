@@ -6,7 +6,6 @@ automatically" figures are the edits `portkit convert` would apply. Nothing here
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Callable
@@ -26,16 +25,16 @@ from ..project.config import Config
 from ..project.settings import resolve
 from ..engine.facts import ProjectFacts
 from .results import AuditOptions, AuditResult, FileAudit
-from ..scan.walk import FileScan, Options, scan_source
+from ..scan.job import scan_file
+from ..scan.walk import FileScan, Options
 from ..core.source import SourceFile
-from ..scan.text import scan_text
-from .workers import FileTimeout, ordered_map, time_limit
+from .workers import PerFile, Wording, run_files
 
 
 def audit_bytes(rel: str, data: bytes, kind: str, job: ScanJob) -> FileScan:
     """The findings of one file, filtered by the enabled codes and its suppression comments."""
     source = SourceFile.from_bytes(rel, data)
-    scan = scan_source(source, job.scan, facts=job.facts) if kind == "source" else scan_text(source, kind, job.scan, facts=job.facts)
+    scan = scan_file(source, kind, job)
     kept = [f for f in scan.findings if f.code in job.enabled]
     kept = suppress.apply(source, kept, job.enabled)
     if scan.metrics.findings_not_stored:
@@ -55,26 +54,24 @@ def _counted(source: SourceFile, kind: str, counts: dict, enabled: frozenset[str
             if key[0] in enabled and not any(not codes or key[0].startswith(codes) for codes in whole)}
 
 
-def _audit_entry(entry: Entry, job: ScanJob) -> FileAudit:
-    if entry.kind is None:
-        return FileAudit(entry)
-    data, skipped = read(entry)
-    if data is None or skipped is not None:
-        return FileAudit(entry, skipped=skipped)
-    try:
-        with time_limit(job.scan.file_timeout):
-            return FileAudit(entry, scan=audit_bytes(entry.rel, data, entry.kind, job),
-                             content=resultcache.content_key(entry.kind, data))
-    except FileTimeout as exc:
-        return FileAudit(entry, skipped=Skipped(entry.rel, f"{exc} to audit: not audited (--file-timeout)",
-                                                error=True))
-    except RecursionError:
-        return FileAudit(entry, skipped=Skipped(entry.rel, "nested too deeply to audit", error=True))
-    except Exception as exc:  # a bug in one rule must not cost the user the other files' results
-        if os.environ.get("PORTKIT_DEBUG"):
-            raise
-        return FileAudit(entry, skipped=Skipped(
-            entry.rel, f"internal error while auditing ({type(exc).__name__}: {exc}); please report it", error=True))
+def _audit_data(entry: Entry, data: bytes, job: ScanJob) -> FileAudit:
+    return FileAudit(entry, scan=audit_bytes(entry.rel, data, entry.kind, job),
+                     content=resultcache.content_key(entry.kind, data))
+
+
+def _not_audited(entry: Entry, skipped: Skipped | None, job: ScanJob) -> FileAudit:
+    return FileAudit(entry, skipped=skipped)
+
+
+def _wanted(entry: Entry, job: ScanJob) -> bool:
+    return entry.kind is not None   # a file of no kind the audit knows is listed, never read
+
+
+# how each file goes through the one driver (workers.run_files), and the audit's words for a file it could not finish
+PER_FILE = PerFile(_audit_data, _not_audited, Wording(
+    timeout="{exc} to audit: not audited (--file-timeout)",
+    too_deep="nested too deeply to audit",
+    internal="internal error while auditing ({kind}: {exc}); please report it"), wanted=_wanted)
 
 
 def audit_paths(paths: list[Path], opts: AuditOptions,
@@ -118,8 +115,7 @@ def _outcomes(entries: list[Entry], job: ScanJob, opts: AuditOptions, root: Path
             scan = cache.get(entry.rel, entry.kind, data) if data is not None and skipped is None else None
             if scan is not None:
                 kept[index] = FileAudit(entry, scan=scan)
-    scanned = iter(ordered_map(_audit_entry, [e for i, e in enumerate(entries) if i not in kept], job,
-                               opts.jobs, progress, job.scan))
+    scanned = iter(run_files([e for i, e in enumerate(entries) if i not in kept], job, PER_FILE, opts.jobs, progress))
     outcomes = []
     for index in range(len(entries)):
         outcome = kept.get(index)
@@ -153,4 +149,4 @@ def audit_job(scan: Options, enabled: frozenset[str], facts: ProjectFacts) -> Sc
     and a report keeps CAP_PER_CODE findings of a rule per file and counts the rest."""
     if not scan.audit:
         scan = replace(scan, audit=True, launch_syntax="cuda", builtins="cuda")
-    return ScanJob(replace(scan, finding_cap=scan.finding_cap or CAP_PER_CODE), enabled, facts)
+    return ScanJob(replace(scan, finding_cap=scan.finding_cap or CAP_PER_CODE), facts, enabled=enabled)

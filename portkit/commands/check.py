@@ -21,7 +21,7 @@ from . import gate_changes, gate_policy
 from .. import rules
 from .check_result import CheckResult
 from ..core.errors import PortkitError
-from ..core.files import kind_of
+from ..core.files import Skipped, kind_of
 from ..core.findings import SEVERITIES, Finding
 from ..project.settings import resolve
 from ..core.source import SourceFile
@@ -89,9 +89,7 @@ def _scan_changes(cmp: gate_changes.Comparison, cfg: config.Config, scan: Option
     from ..project import pipeline
     from ..scan import resultcache
     from ..scan.job import ScanJob
-    from ..scan.walk import warm_up
-    job = ScanJob(scan, enabled, pipeline.tree_facts(cmp.root, scan, cfg), hours=False)
-    warm_up(scan)   # the process's first scan loads the tables and compiles the query: never charged to one file's time limit
+    job = ScanJob(scan, pipeline.tree_facts(cmp.root, scan, cfg), enabled=enabled, hours=False)
     cache = resultcache.ResultCache("gate", cmp.root, job, keep_others=KEPT_FILES) \
         if resultcache.enabled(use_cache) else None
     _check_files(cmp, cfg, job, accepted, result, cache)
@@ -102,30 +100,35 @@ def _scan_changes(cmp: gate_changes.Comparison, cfg: config.Config, scan: Option
 KEPT_FILES = 2000   # results of files earlier checks saw, kept beside this run's (each commit's few)
 
 
+# check's words for a file it could not finish (workers.Wording, built where the scanner is
+# loaded): never hang a commit, and never let an unchecked file through
+TIMEOUT, TOO_DEEP = "took longer than the per-file time limit to check", "is nested too deeply to check"
+
+
 def _check_files(cmp: gate_changes.Comparison, cfg: config.Config, job: ScanJob, accepted: Counter,
                  result: CheckResult, cache: "resultcache.ResultCache | None") -> None:
-    """Each changed file's new findings into `result`, less those the baseline accepts."""
-    from .workers import FileTimeout, time_limit
+    """Each changed file's new findings into `result`, less those the baseline accepts, through
+    the one per-file driver (workers.run_files: its warm-up, time limit and words), in this process."""
+    from .workers import PerFile, Wording, run_files
     # the versions before, for the files whose untouched findings _split compares: one git
     # process for all of them, not one per file
     olds = git.blobs(cmp.root, {rel: cmp.old.get(rel, "") for rel in cmp.contents if not cfg.excluded(rel)}) \
         if cmp.changed is not None else {}
-    for rel in sorted(cmp.contents):
-        if cfg.excluded(rel):
-            continue
+
+    def split(rel: str, data: bytes, job: ScanJob) -> tuple[list[Finding], list[Finding]]:
         touched = cmp.changed.get(rel, set()) if cmp.changed is not None else None
         if touched is not None and cfg.excluded(cmp.renamed.get(rel, rel)):
             touched = gate_changes.every_line(cmp.contents[rel])   # its old name vouched for nothing
+        return _split(cmp, rel, job, touched, result, cache, olds)
+    rels = [rel for rel in sorted(cmp.contents) if not cfg.excluded(rel)]
+    per = PerFile(split, lambda rel, skipped, job: skipped, Wording(TIMEOUT, TOO_DEEP),
+                  read=lambda rel: (cmp.contents[rel], None))   # the bytes gate_changes read (index, revision)
+    for rel, outcome in zip(rels, run_files(rels, job, per)):
         result.files.append(rel)   # NUL bytes or not: a hazard after a NUL is still a hazard
-        try:
-            with time_limit(job.scan.file_timeout):
-                on_changed, untouched = _split(cmp, rel, job, touched, result, cache, olds)
-        except FileTimeout:     # never hang a commit, and never let an unchecked file through
-            result.unchecked.append((rel, "took longer than the per-file time limit to check"))
+        if isinstance(outcome, Skipped):
+            result.unchecked.append((rel, outcome.reason))
             continue
-        except RecursionError:
-            result.unchecked.append((rel, "is nested too deeply to check"))
-            continue
+        on_changed, untouched = outcome
         result.untouched += len(untouched)
         # accepted fingerprints go first to findings on untouched lines, so that a copy of an
         # accepted hazard on a new line is the one reported
@@ -220,13 +223,11 @@ def _findings(rel: str, data: bytes, kind: str, job: ScanJob, touched: set[int] 
     itself is the cache's when these bytes were checked before (`version`: which of the file's
     versions the cache keeps it as)."""
     from ..scan import resultcache, suppress
-    from ..scan.text import scan_text
-    from ..scan.walk import scan_source
+    from ..scan.job import scan_file
     source = SourceFile.from_bytes(rel, data)
     scan = cache.get(rel + version, kind, data) if cache is not None else None
     if scan is None:
-        scan = scan_source(source, job.scan, facts=job.facts) if kind == "source" else \
-            scan_text(source, kind, job.scan, facts=job.facts)
+        scan = scan_file(source, kind, job)
         if cache is not None:
             cache.put(rel + version, resultcache.content_key(kind, data), scan)
     kept = [f for f in scan.findings if f.code in job.enabled]

@@ -32,18 +32,18 @@ from pathlib import Path
 from ..project.config import Config
 from ..core.edits import Edit, EditKind, apply_edits
 from ..core.errors import PortkitError
-from ..core.files import Entry, Skipped, read, read_regular
+from ..core.files import Entry, Skipped, read_regular
 from ..core.output import confined, sweep_stale, write_generated
 from ..core.findings import Finding
 from .inplace import READ_ONLY, digest, in_place_path, links_note, read_only, replace_unchanged
 from ..tables.mappings import MappingDB, format_version
 from ..tables.project_tables import db_for
 from ..project import pipeline
-from ..engine.facts import ProjectFacts
 from ..project.settings import resolve
-from ..scan.walk import Options, scan_source
+from ..scan.job import Job, scan_file
+from ..scan.walk import Options
 from ..core.source import SourceFile
-from .workers import ordered_map
+from .workers import PerFile, Wording, run_files
 from ..engine.codes import Code
 
 # clang predefines __HIP__ for HIP sources (hipcc 5.2 adds nothing else); __HIP_PLATFORM_AMD__ comes
@@ -56,12 +56,10 @@ HEADER_HINT = "choose another --compat-header"
 
 
 @dataclass(frozen=True)
-class CompatJob:
-    """What every file is scanned with (picklable, for worker processes)."""
+class CompatJob(Job):
+    """convert's job (the settings, the tree's facts) and the header the sources will include."""
 
-    scan: Options
-    header: str                    # the header's path relative to the root, forward slashes
-    facts: ProjectFacts = ProjectFacts()   # what the project pipeline learned of the tree
+    header: str = field(kw_only=True)   # the header's path relative to the root, forward slashes
 
 
 @dataclass
@@ -116,17 +114,19 @@ _CONVERTER_FINDINGS = (Code.NO_HIP_EQUIVALENT, Code.NEEDS_NEWER_ROCM, Code.REMOV
                        Code.PARTIALLY_PARSED)
 
 
-def _compat_entry(entry: Entry, job: CompatJob) -> FileCompat:
+def _wanted(entry: Entry, job: CompatJob) -> bool:
+    return entry.is_source and entry.rel != job.header
+
+
+def _not_scanned(entry: Entry, skipped: Skipped | None, job: CompatJob) -> FileCompat:
+    return FileCompat(entry, skipped=skipped)
+
+
+def _compat_entry(entry: Entry, data: bytes, job: CompatJob) -> FileCompat:
     result = FileCompat(entry)
-    if not entry.is_source or entry.rel == job.header:
-        return result
-    data, skipped = read(entry)
-    if data is None or skipped is not None:
-        result.skipped = skipped
-        return result
     result.input_digest = digest(data)
     source = SourceFile.from_bytes(entry.rel, data)
-    scan = scan_source(source, job.scan, facts=job.facts)
+    scan = scan_file(source, "source", job)
     result.findings = [f for f in scan.findings if f.code in _CONVERTER_FINDINGS]
     spelled = _include_spelling(entry.rel, job.header)
     guards: list[Edit] = []
@@ -145,6 +145,11 @@ def _compat_entry(entry: Entry, job: CompatJob) -> FileCompat:
         result.output = apply_edits(data, edits)
     result.manual = sorted({(_line_after(line, edits, source), what) for line, what in result.manual})
     return result
+
+
+# how each source goes through the one driver (workers.run_files). No words for a file past a
+# limit: compat has set none (--file-timeout is convert's and audit's), and a file it cannot take stops it.
+PER_FILE = PerFile(_compat_entry, _not_scanned, Wording(), wanted=_wanted)
 
 
 def _take(edit: Edit, source: SourceFile, spelled: str, result: FileCompat,
@@ -304,8 +309,8 @@ def compat_paths(paths: list[Path], header: Path, options: Options, jobs: int = 
     if header.exists() and not header.is_file():
         raise PortkitError(f"{header}: exists and is not a file")
     old_header = _own_header(header)
-    job = CompatJob(scan, header_rel, project.facts)
-    files = list(ordered_map(_compat_entry, entries, job, jobs, progress, job.scan))
+    job = CompatJob(scan, project.facts, header=header_rel)
+    files = list(run_files(entries, job, PER_FILE, jobs, progress))
     db = db_for(scan)
     names = {k: v for f in files for k, v in f.names.items()}
     kinds = {n: db.names[n].kind for n in names if n in db.names}

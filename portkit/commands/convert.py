@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 import os
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -17,7 +17,7 @@ from ..rewrite import polyfill_header, polyfills
 from ..buildfiles import FORMATS as BUILD_FORMATS
 from ..core.edits import apply_edits
 from ..core.errors import PortkitError
-from ..core.files import SOURCE_SUFFIXES, Entry, Skipped, open_regular, read, read_regular
+from ..core.files import SOURCE_SUFFIXES, Entry, Skipped, open_regular, read_regular
 from .inplace import digest, rewrite
 from . import renaming
 from ..core.output import atomic_copy, atomic_write, confined, refuse_unless_regular, sweep_stale, write_generated
@@ -29,19 +29,11 @@ from ..project.config import Config
 from ..project.settings import resolve
 from ..engine.facts import ProjectFacts
 from .results import ConvertOptions, ConvertResult, FileOutcome, PolyfillHeader
-from ..scan.walk import FileScan, Options, scan_source
+from ..scan.job import Job, scan_file
+from ..scan.walk import FileScan, Options
 from ..core.source import SourceFile, split_lines
-from ..scan.text import scan_text
-from .workers import FileTimeout, ordered_map, time_limit
+from .workers import PerFile, Wording, run_files
 
-
-
-@dataclass(frozen=True)
-class ConvertJob:
-    """What every file of one run is converted with (picklable: it travels to worker processes)."""
-
-    scan: Options
-    facts: ProjectFacts = ProjectFacts()   # what the project pipeline learned of the tree
 
 
 def convert_bytes(rel: str, data: bytes, options: Options, kind: str = "source",
@@ -49,37 +41,32 @@ def convert_bytes(rel: str, data: bytes, options: Options, kind: str = "source",
     """Scan one file's bytes (a source, or a build file of a kind in build.FORMATS); the converted
     bytes, or None when nothing changes."""
     source = SourceFile.from_bytes(rel, data)
-    scan = scan_source(source, options, facts=facts) if kind == "source" else scan_text(source, kind, options, facts=facts)
+    scan = scan_file(source, kind, Job(options, facts))
     if not scan.edits:
         return scan, None
     output = apply_edits(data, scan.edits)
     return scan, (output if output != data else None)
 
 
-def _convert_entry(entry: Entry, job: ConvertJob) -> FileOutcome:
-    data, skipped = read(entry)
-    plan = job.facts.rename
-    if data is None or skipped is not None or not (entry.is_source or entry.kind in BUILD_FORMATS):
-        return FileOutcome(entry, skipped=skipped, plan=plan)
-    try:
-        with time_limit(job.scan.file_timeout):
-            scan, output = _convert_data(entry, data, job)
-    except FileTimeout as exc:
-        return FileOutcome(entry, skipped=Skipped(entry.rel, f"{exc} to scan: left as it is (--file-timeout)",
-                                                  error=True), plan=plan)
-    except RecursionError:
-        return FileOutcome(entry, skipped=Skipped(entry.rel, "nested too deeply to convert: left as it is",
-                                                  error=True), plan=plan)
-    except Exception as exc:  # a bug in one rewriter must not cost the user the other files
-        if os.environ.get("PORTKIT_DEBUG"):
-            raise
-        return FileOutcome(entry, skipped=Skipped(
-            entry.rel, f"internal error while converting ({type(exc).__name__}: {exc}): left as it is; "
-                       f"please report it", error=True), plan=plan)
-    return FileOutcome(entry, scan=scan, output=output, plan=plan, input_digest=digest(data))
+def _convert_entry(entry: Entry, data: bytes, job: Job) -> FileOutcome:
+    if not (entry.is_source or entry.kind in BUILD_FORMATS):   # read all the same: an unreadable file is not copied
+        return FileOutcome(entry, plan=job.facts.rename)
+    scan, output = _convert_data(entry, data, job)
+    return FileOutcome(entry, scan=scan, output=output, plan=job.facts.rename, input_digest=digest(data))
 
 
-def _convert_data(entry: Entry, data: bytes, job: ConvertJob) -> tuple[FileScan, bytes | None]:
+def _not_converted(entry: Entry, skipped: Skipped | None, job: Job) -> FileOutcome:
+    return FileOutcome(entry, skipped=skipped, plan=job.facts.rename)
+
+
+# how each file goes through the one driver (workers.run_files), and convert's words for a file it could not finish
+PER_FILE = PerFile(_convert_entry, _not_converted, Wording(
+    timeout="{exc} to scan: left as it is (--file-timeout)",
+    too_deep="nested too deeply to convert: left as it is",
+    internal="internal error while converting ({kind}: {exc}): left as it is; please report it"))
+
+
+def _convert_data(entry: Entry, data: bytes, job: Job) -> tuple[FileScan, bytes | None]:
     scan, output = convert_bytes(entry.rel, data, job.scan, entry.kind or "source", job.facts)
     plan = job.facts.rename
     if plan is not None and job.scan.build_files and entry.kind in ("cmake", "make"):
@@ -88,15 +75,15 @@ def _convert_data(entry: Entry, data: bytes, job: ConvertJob) -> tuple[FileScan,
     return scan, output
 
 
-def _converter(job: ConvertJob) -> Callable[[Entry, bytes], bytes | None]:
+def _converter(job: Job) -> Callable[[Entry, bytes], bytes | None]:
     """What another version of a file converts to (inplace.py: is an old NAME.orig its original?)."""
     return lambda entry, data: _convert_data(entry, data, job)[1]
 
 
-def _outcomes(entries: list[Entry], job: ConvertJob, jobs: int,
+def _outcomes(entries: list[Entry], job: Job, jobs: int,
               progress: Callable[[int], None] | None) -> Iterable[FileOutcome]:
     """Outcomes in the order of `entries`, computed in `jobs` worker processes."""
-    return ordered_map(_convert_entry, entries, job, jobs, progress, job.scan)
+    return run_files(entries, job, PER_FILE, jobs, progress)
 
 
 def check_options(paths: list[Path], opts: ConvertOptions) -> None:
@@ -160,7 +147,7 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
         result.deep = engine.collect(root, entries, opts.deep, progress_factory)
         if opts.scan.active_only:   # clang's preprocessor decides the files it saw
             pipeline.with_clang_lines(project, result.deep)
-    job = ConvertJob(opts.scan, project.facts)
+    job = Job(opts.scan, project.facts)
     why: dict[str, Skipped] = {}
     if job.facts.rename is not None:   # what is known not to be written keeps its name from the start
         plan, why = renaming.before_scan(project, job.facts.rename, opts.in_place, opts.force)
@@ -186,7 +173,7 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
     return result
 
 
-def _write(outcomes: Iterable[FileOutcome], job: ConvertJob, opts: ConvertOptions, result: ConvertResult,
+def _write(outcomes: Iterable[FileOutcome], job: Job, opts: ConvertOptions, result: ConvertResult,
            stdout: "object | None") -> None:
     """Each outcome where the user asked for it, as the outcomes come (in place with --rename, the
     renamed files first: renaming.py); a diff is taken before the write replaces the old bytes."""

@@ -21,19 +21,18 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
-from typing import TYPE_CHECKING, Callable, TypeVar
+from typing import TYPE_CHECKING, Callable
 
 from ..core.files import Entry, Skipped
 from ..engine.rename_plan import RenamePlan, renamed
 from .inplace import READ_ONLY, digest, read_only, replace_unchanged
+from ..scan.job import Job
 from .results import FileOutcome
 
 if TYPE_CHECKING:
     from ..project.pipeline import Project
 
-# A convert job (commands/convert.py's ConvertJob, a dataclass with `facts.rename`). convert imports
-# this module, so the type is generic here rather than imported (no import cycle, even type-only).
-ConvertJob = TypeVar("ConvertJob")
+ConvertJob = Job   # convert's job (scan/job.py): the settings and the tree's facts, `facts.rename` among them
 
 LINK = "a symbolic link is not renamed; rename its target instead"
 

@@ -1,10 +1,15 @@
-"""Run a per-file function over many files, in worker processes when asked, in input order."""
+"""The one per-file driver every command runs its files through (run_files): each file read,
+given to the command under the one time limit, in worker processes when asked, in input order."""
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, TypeVar
+import os
+from dataclasses import dataclass
+from typing import Callable, Generic, Iterable, TypeVar
 
+from ..core.files import Entry, Skipped, read
 from ..engine.context import Options
+from ..scan.job import Job
 from ..scan.walk import warm_up
 
 T = TypeVar("T")
@@ -44,6 +49,75 @@ def ordered_map(fn: Callable[[T, object], R], items: list[T], options: object, j
         raise
     LIVE.discard(pool)
     pool.shutdown(wait=True)
+
+
+@dataclass(frozen=True)
+class Wording:
+    """How a command says that one file was not done; its users' scripts and docs know each line,
+    so the driver is shared and the words stay the command's. `{exc}`: what went wrong (a
+    FileTimeout says "took longer than N s"), `{kind}`: an internal error's type. A line that is
+    None is no line: no time limit without `timeout` (compat has none), and a file too deep or a
+    bug in the scanner is not caught without `too_deep` or `internal`: the command stops."""
+
+    timeout: str | None = None
+    too_deep: str | None = None
+    internal: str | None = None
+
+
+@dataclass(frozen=True)
+class PerFile(Generic[T, R]):
+    """What a command does with each file. Module-level functions, so that they travel to
+    worker processes by name (check's, which runs in its own process, may be closures)."""
+
+    scan: Callable[[T, bytes, Job], R]                   # the file's bytes, within the time limit
+    skipped: Callable[[T, Skipped | None, Job], R]       # not wanted (None), unreadable, or past a limit
+    wording: Wording
+    wanted: Callable[[T, Job], bool] | None = None       # read at all? None: every file is read
+    read: Callable[[T], tuple[bytes | None, Skipped | None]] = read   # core/files.read: the skip reasons
+
+
+def run_files(items: list[T], job: Job, per: PerFile[T, R], jobs: int = 1,
+              progress: Callable[[int], None] | None = None) -> Iterable[R]:
+    """Each file's outcome, in the order of `items`, computed in `jobs` processes: the one driver
+    of convert, audit, check and compat, so that reading, the time limit and a failure's line
+    are decided once for all of them."""
+    return ordered_map(_one_file, items, (job, per), jobs, progress, job.scan)
+
+
+def _one_file(item, task: tuple[Job, PerFile]):
+    job, per = task
+    if per.wanted is not None and not per.wanted(item, job):
+        return per.skipped(item, None, job)
+    data, skipped = per.read(item)
+    if data is None or skipped is not None:
+        return per.skipped(item, skipped, job)
+    return _limited(item, data, job, per)
+
+
+def _limited(item, data: bytes, job: Job, per: PerFile):
+    """The command's work on one file under --file-timeout (the one time-limit wrapper): a file
+    past the limit, nested too deeply or hitting a bug costs only itself, in the command's words."""
+    words = per.wording
+    try:
+        with time_limit(job.scan.file_timeout if words.timeout is not None else 0):
+            return per.scan(item, data, job)
+    except FileTimeout as exc:
+        if words.timeout is None:
+            raise
+        reason = words.timeout.format(exc=exc)
+    except RecursionError:
+        if words.too_deep is None:
+            raise
+        reason = words.too_deep
+    except Exception as exc:  # a bug in one rule or rewriter must not cost the user the other files
+        if words.internal is None or os.environ.get("PORTKIT_DEBUG"):
+            raise
+        reason = words.internal.format(kind=type(exc).__name__, exc=exc)
+    return per.skipped(item, Skipped(_rel(item), reason, error=True), job)
+
+
+def _rel(item) -> str:
+    return item.rel if isinstance(item, Entry) else str(item)
 
 
 LIVE: set = set()   # the pools still working: what an interrupt stops (cli/app.py)

@@ -29,7 +29,8 @@ from ...core.findings import Finding, fingerprint
 from ...tables.mappings import Mapping, MappingDB, format_version
 from ...engine.facts import ProjectFacts
 from ...platform import regions
-from ...scan.walk import Options, scan_source
+from ...scan.job import Job, scan_file
+from ...scan.walk import Options
 from ...core.source import SourceFile
 from .diagnostics import Located
 from ...engine.codes import Code
@@ -96,7 +97,7 @@ class Facts:
         except OSError:
             return FileFacts([], [])
         try:
-            findings = scan_source(SourceFile.from_bytes(rel, data), self.scan, self.db, self.project).findings
+            findings = scan_file(SourceFile.from_bytes(rel, data), "source", Job(self.scan, self.project), self.db).findings
         except (RecursionError, ValueError):    # a file the scanner cannot take: its errors stay unexplained
             findings = []
         facts = FileFacts(findings, data.splitlines(keepends=True))
