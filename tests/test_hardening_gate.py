@@ -179,6 +179,28 @@ def test_baseline_is_never_written_through_a_committed_symlink(repo: Path, tmp_p
     assert victim.read_text() == "keep me\n"
 
 
+def test_a_baseline_link_planted_during_the_audit_is_not_followed(repo: Path, tmp_path: Path, capsys, monkeypatch):
+    """The path is checked for links before the audit, which takes a while; a link planted in
+    between (by anything else running in the tree) is refused at the write, never followed."""
+    from portkit.commands import audit
+
+    victim = tmp_path / "bashrc"
+    victim.write_text("keep me\n")
+    real = audit.audit_paths
+
+    def audit_then_plant(*args, **kwargs):
+        result = real(*args, **kwargs)
+        (repo / ".portkit-baseline.json").symlink_to(victim)
+        return result
+
+    monkeypatch.setattr(audit, "audit_paths", audit_then_plant)
+    assert main(["baseline"]) == 2
+    assert capsys.readouterr().err == (
+        f"portkit: error: {repo}/.portkit-baseline.json: is a symbolic link; a generated file is never written "
+        f"through or over one (the baseline is never written through one; remove it)\n")
+    assert victim.read_text() == "keep me\n"
+
+
 @pytest.mark.parametrize("where", ["../victim.json", "ABSOLUTE", "sub/../../victim.json"])
 def test_baseline_path_from_the_configuration_stays_inside_the_root(repo: Path, tmp_path: Path, capsys, where: str):
     where = str(tmp_path / "victim.json") if where == "ABSOLUTE" else where

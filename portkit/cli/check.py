@@ -124,7 +124,8 @@ def _baseline(args: argparse.Namespace) -> int:
         raise PortkitError(f"{root}: not a directory")
     target = args.output or safe_path(root, baseline_rel(root, cfg, None, Path.cwd()))
     findings, files = write_baseline(root, target, cfg, tuple(args.select) or cfg.select,
-                                     tuple(args.ignore) or cfg.ignore, args.rocm, tuple(args.mappings))
+                                     tuple(args.ignore) or cfg.ignore, args.rocm, tuple(args.mappings),
+                                     in_tree=args.output is None)
     print(f"portkit baseline: {findings} finding{'s' if findings != 1 else ''} in {files} files accepted "
           f"-> {safe(str(target))}")
     return 0

@@ -240,17 +240,25 @@ def _touches(f: Finding, lines: set[int]) -> bool:
 
 
 def write_baseline(root: Path, target: Path, cfg: config.Config, select: tuple[str, ...],
-                   ignore: tuple[str, ...], rocm: str | None, mappings: tuple[Path, ...] = ()) -> tuple[int, int]:
+                   ignore: tuple[str, ...], rocm: str | None, mappings: tuple[Path, ...] = (),
+                   in_tree: bool = False) -> tuple[int, int]:
     """Audit the whole project and accept every current finding; (findings, files). The project's
     mapping files apply, as they do to the check the baseline serves; `rocm` (--rocm) wins over the
-    configuration's (project/settings.py)."""
+    configuration's (project/settings.py). A baseline at the configuration's path (`in_tree`) was
+    checked for links before the audit, which takes a while: it is written confined to the root and
+    never through a link, so a link planted meanwhile is refused, not followed."""
     from .audit import AuditOptions, audit_paths
 
     scan = resolve(cfg, rocm=rocm, mappings=mappings, audit=True)
     result = audit_paths([root], AuditOptions(scan=scan, select=select, ignore=ignore, config=cfg))
     findings = result.findings
-    from ..core.output import write_output
-    write_output(target, baseline_file.dumps(findings).encode("utf-8"))
+    from ..core.output import write_generated, write_output
+    data = baseline_file.dumps(findings).encode("utf-8")
+    if in_tree:
+        write_generated(target, data, durable=False, hint="the baseline is never written through one; remove it",
+                        root=root)
+    else:   # -o FILE: the user's own choice of where it goes
+        write_output(target, data)
     return len(findings), len(result.scans)
 
 
