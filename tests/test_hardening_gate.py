@@ -179,6 +179,20 @@ def test_baseline_is_never_written_through_a_committed_symlink(repo: Path, tmp_p
     assert victim.read_text() == "keep me\n"
 
 
+@pytest.mark.parametrize("how", ["--staged", "work tree"])
+def test_a_file_past_the_size_limit_blocks_the_commit_unread(repo: Path, capsys, how: str):
+    """70 MB of comment lines (a few hundred KB in git): the gate read the staged blob whole (4.7 GB
+    at its peak, 24 s) and let it through; now its size is asked first and the commit is blocked."""
+    (repo / "k.cu").write_text(PTX)
+    with open(repo / "big.cu", "wb") as big:
+        big.write(b"// x\n" * (14 << 20))
+    git(repo, "add", "k.cu", "big.cu")
+    args = ["check", "--staged"] if how == "--staged" else ["check", "big.cu", "k.cu"]
+    assert main(args) == 2
+    reason = "larger than 64 MiB, not read" if how == "--staged" else "cannot read: larger than 64 MiB, not read"
+    assert capsys.readouterr().err == f"portkit: error: big.cu: {reason}\n"
+
+
 def test_a_baseline_link_planted_during_the_audit_is_not_followed(repo: Path, tmp_path: Path, capsys, monkeypatch):
     """The path is checked for links before the audit, which takes a while; a link planted in
     between (by anything else running in the tree) is refused at the write, never followed."""

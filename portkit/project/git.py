@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ..core.errors import PortkitError
+from ..core.files import MAX_FILE_BYTES
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"   # git's well-known empty tree
 _HUNK = re.compile(rb"^@@ -\d+(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
@@ -221,11 +222,19 @@ def tracked(root: Path, paths: list[str]) -> set[str]:
 
 
 def blobs(root: Path, ids: dict[str, str]) -> dict[str, bytes]:
-    """{path: bytes} of blobs by id, with one `git cat-file --batch` (names never reach git)."""
+    """{path: bytes} of blobs by id, with one `git cat-file --batch` (names never reach git). Their
+    sizes are asked first: a blob past core/files.MAX_FILE_BYTES (a few MB of zeros in the object
+    store, gigabytes once read) stops the run with one line before anything is read, as a file
+    that large does in the work tree: a change nobody checked never passes the gate."""
     order = [(path, blob) for path, blob in ids.items() if blob.strip("0")]
     if not order:
         return {}
-    out = run(["cat-file", "--batch"], root, stdin="".join(f"{b}\n" for _, b in order).encode("ascii"))
+    stdin = "".join(f"{b}\n" for _, b in order).encode("ascii")
+    sizes = run(["cat-file", "--batch-check=%(objectsize)"], root, stdin=stdin).split()
+    for (path, _), size in zip(order, sizes):
+        if size.isdigit() and int(size) > MAX_FILE_BYTES:
+            raise PortkitError(f"{path}: larger than {MAX_FILE_BYTES >> 20} MiB, not read")
+    out = run(["cat-file", "--batch"], root, stdin=stdin)
     contents: dict[str, bytes] = {}
     pos = 0
     for path, _ in order:
