@@ -39,23 +39,30 @@ def _target(module: str, is_package: bool, node: ast.ImportFrom) -> str | None:
     return ".".join(base + ([node.module] if node.module else []))
 
 
+def _imported(name: str, path: Path, nodes, modules: dict) -> set[str]:
+    """The portkit modules the `from ... import` nodes among `nodes` name, resolved to the most
+    specific module named (the three graphs below differ only in which nodes they read)."""
+    deps: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.ImportFrom):
+            target = _target(name, path.name == "__init__.py", node)
+            if target is None:
+                continue
+            for alias in node.names:
+                sub = f"{target}.{alias.name}"
+                deps.add(sub if sub in modules else target)
+    return {d for d in deps if d in modules and d != name}
+
+
 def import_graph() -> dict[str, set[str]]:
     """{module: modules of portkit it imports}, resolved to the most specific module named."""
     modules = _module_names()
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
-        deps: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom):
-                target = _target(name, path.name == "__init__.py", node)
-                if target is None:
-                    continue
-                for alias in node.names:
-                    sub = f"{target}.{alias.name}"
-                    deps.add(sub if sub in modules else target)
-            elif isinstance(node, ast.Import):
-                deps.update(a.name for a in node.names if a.name.split(".")[0] == "portkit")
-        graph[name] = {d for d in deps if d in modules and d != name}
+        nodes = list(ast.walk(ast.parse(path.read_text(encoding="utf-8"))))
+        plain = {a.name for node in nodes if isinstance(node, ast.Import) for a in node.names
+                 if a.name.split(".")[0] == "portkit"}
+        graph[name] = _imported(name, path, nodes, modules) | {d for d in plain if d in modules and d != name}
     graph["portkit.rules"] |= {f"portkit.rules.{m}" for m in RULE_MODULES}   # importlib registry
     return graph
 
@@ -119,18 +126,13 @@ def runtime_graph() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        typing_only = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
-                       and "TYPE_CHECKING" in ast.dump(node.test) for n in ast.walk(node)}
-        deps: set[str] = set()
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and id(node) not in typing_only:
-                target = _target(name, path.name == "__init__.py", node)
-                if target is not None:
-                    for alias in node.names:
-                        sub = f"{target}.{alias.name}"
-                        deps.add(sub if sub in modules else target)
-        graph[name] = {d for d in deps if d in modules and d != name}
+        typing_only = {id(n) for block in _type_checking_blocks(tree) for n in ast.walk(block)}
+        graph[name] = _imported(name, path, (n for n in ast.walk(tree) if id(n) not in typing_only), modules)
     return graph
+
+
+def _type_checking_blocks(tree: ast.AST) -> list[ast.If]:
+    return [node for node in ast.walk(tree) if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.dump(node.test)]
 
 
 def type_only_graph() -> dict[str, set[str]]:
@@ -138,18 +140,8 @@ def type_only_graph() -> dict[str, set[str]]:
     modules = _module_names()
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
-        deps: set[str] = set()
-        for block in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if not (isinstance(block, ast.If) and "TYPE_CHECKING" in ast.dump(block.test)):
-                continue
-            for node in ast.walk(block):
-                if isinstance(node, ast.ImportFrom):
-                    target = _target(name, path.name == "__init__.py", node)
-                    if target is not None:
-                        for alias in node.names:
-                            sub = f"{target}.{alias.name}"
-                            deps.add(sub if sub in modules else target)
-        graph[name] = {d for d in deps if d in modules and d != name}
+        blocks = _type_checking_blocks(ast.parse(path.read_text(encoding="utf-8")))
+        graph[name] = _imported(name, path, (n for block in blocks for n in ast.walk(block)), modules)
     return graph
 
 
