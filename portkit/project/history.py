@@ -169,23 +169,12 @@ def record(doc: dict, path: Path) -> int:
     """Append this run; returns how many runs the history now holds for this root. The check, the
     table's creation and the insert are one transaction, so the schema cannot change in between."""
     row = row_of(doc)
-    try:
-        db = _open(path, write=True)
-    except (OSError, sqlite3.Error) as exc:
-        raise PortkitError(f"{path}: cannot open the history database: {exc}") from None
-    try:
-        with _bounded(db):
-            try:
-                db.execute("BEGIN IMMEDIATE")
-                found = _portkit_schema(db, path)
-            except sqlite3.Error as exc:
-                raise PortkitError(f"{path}: cannot open the history database: {_reason(exc)}") from None
-            try:
-                return _append(db, row, found)
-            except sqlite3.Error as exc:
-                raise PortkitError(f"{path}: cannot record the run: {_reason(exc)}") from None
-    finally:
-        db.close()   # an open transaction is rolled back
+    with _session(path, write=True) as db:
+        with _failing(path, "cannot open the history database"):
+            db.execute("BEGIN IMMEDIATE")
+            found = _portkit_schema(db, path)
+        with _failing(path, "cannot record the run"):
+            return _append(db, row, found)   # closing the connection rolls back a failed one
 
 
 def _append(db: sqlite3.Connection, row: dict, found: bool) -> int:
@@ -203,26 +192,38 @@ def load(path: Path, root: str | None = None) -> list[dict]:
     no database or it holds no table yet."""
     if not path.is_file():
         return []
+    with _session(path, write=False) as db:
+        with _failing(path, "cannot open the history database"):
+            if not _portkit_schema(db, path):
+                return []
+        with _failing(path, "cannot read the history"):
+            rows = _newest(db, root)
+    for row in rows:
+        _check_types(path, row)
+    return rows
+
+
+@contextmanager
+def _session(path: Path, write: bool) -> Iterator[sqlite3.Connection]:
+    """The database opened (_open), its queries bounded (_bounded), closed however the block ends."""
     try:
-        db = _open(path, write=False)
+        db = _open(path, write)
     except (OSError, sqlite3.Error) as exc:
         raise PortkitError(f"{path}: cannot open the history database: {exc}") from None
     try:
         with _bounded(db):
-            try:
-                if not _portkit_schema(db, path):
-                    return []
-            except sqlite3.Error as exc:
-                raise PortkitError(f"{path}: cannot open the history database: {_reason(exc)}") from None
-            try:
-                rows = _newest(db, root)
-            except sqlite3.Error as exc:
-                raise PortkitError(f"{path}: cannot read the history: {_reason(exc)}") from None
+            yield db
     finally:
         db.close()
-    for row in rows:
-        _check_types(path, row)
-    return rows
+
+
+@contextmanager
+def _failing(path: Path, what: str) -> Iterator[None]:
+    """SQLite's errors in the block as one line: `what`, and SQLite's or the budget's reason."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        raise PortkitError(f"{path}: {what}: {_reason(exc)}") from None
 
 
 def _newest(db: sqlite3.Connection, root: str | None) -> list[dict]:
