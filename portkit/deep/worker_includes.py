@@ -40,6 +40,7 @@ _DEFINE = re.compile(rb'^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+' + _NAME 
 _SEARCH_FLAGS = {"-I": "angle", "-isystem": "angle", "-idirafter": "angle", "--include-directory": "angle",
                  "-iquote": "quote", "--embed-dir": "angle"}
 _FORCED_FLAGS = ("-include", "-imacros", "--include")
+_OPTIONS = (*_SEARCH_FLAGS, *_FORCED_FLAGS)   # every option that names a folder or a file
 NEWLINE = b"\n"
 # names one file is read under: `#include "./x.h"` in x.h would make new ones until clang's depth
 # limit; past these few, a FIFO named from it is left to the per-file time limit
@@ -85,7 +86,7 @@ def search_dirs(flags: list[str]) -> tuple[list[str], list[str], list[str]]:
     i = 0
     while i < len(flags):
         flag = flags[i]
-        for option in list(_SEARCH_FLAGS) + list(_FORCED_FLAGS):
+        for option in _OPTIONS:
             if flag == option and i + 1 < len(flags):
                 value, i = flags[i + 1], i + 1
             elif flag.startswith(option) and flag != option and not flag.startswith(option + "-"):
@@ -264,9 +265,11 @@ def read_regular(path: str) -> bytes:
     except OSError:
         return b""
     with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return b""
-        return handle.read()
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_INCLUDE_BYTES:
+            return b""   # what clang was given as empty is empty here too (blocked)
+        data = handle.read(MAX_INCLUDE_BYTES + 1)   # a file that grows meanwhile stops here
+        return data if len(data) <= MAX_INCLUDE_BYTES else b""
 
 
 def _decode(raw: bytes) -> str:

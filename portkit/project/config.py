@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from functools import lru_cache
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Callable
@@ -167,7 +168,7 @@ def _parse(root: Path, path: Path, table: dict, source: str) -> Config:
         for code in lists[key]:
             _check_code(path, key, code)
     for rel in lists["mappings"]:
-        if not inside_relative(rel) or not _PATH_RE.fullmatch(rel):
+        if not inside_relative(rel):   # one line without control characters: _strings checked it
             raise PortkitError(f"{path}: `mappings`: {rel!r:.200} must be a relative path inside the project "
                                f"(no `..`, not absolute)")
     respect_gitignore = table.get("respect-gitignore", True)
@@ -216,13 +217,15 @@ def _check_code(path: Path, key: str, code: str) -> None:
 OLDEST_TARGET = (5, 0)
 
 
-def known_releases() -> list[tuple[int, int]]:
+@lru_cache(maxsize=1)
+def known_releases() -> tuple[tuple[int, int], ...]:
     """The ROCm minor releases --rocm accepts: from OLDEST_TARGET to the newest the tables know,
-    as the tables name them (every release a HIP name first appeared in; 5.0 ... 7.2 today)."""
+    as the tables name them (every release a HIP name first appeared in; 5.0 ... 7.2 today).
+    Computed once: a command validates --rocm and the configuration's `rocm`, each over every name."""
     from ..tables.mappings import default_db   # the tables decide which releases there are
     db = default_db()
     seen = {m.hip_since[:2] for m in (*db.names.values(), *db.headers.values()) if m.hip_since}
-    return sorted(v for v in seen if v >= OLDEST_TARGET)
+    return tuple(sorted(v for v in seen if v >= OLDEST_TARGET))
 
 
 def rocm_release(rocm: str | Version | None, given: str = "--rocm") -> Version | None:
