@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from test_architecture import find_cycle, import_graph
+
 PACKAGE = Path(__file__).resolve().parent.parent / "portkit"
 
 # the order scan_source ran them in, by hand, before the passes declared it
@@ -20,25 +22,12 @@ FINISH = ("guards", "includes", "polyfills", "transitive", "nvidia_votes", "nvid
 NAME_PASSES = ("identifiers", "builtins", "minmax")
 
 
-def _imported_modules(path: Path) -> set[str]:
-    """The portkit modules `path` imports, resolved (`from ..rewrite import x` is portkit.rewrite.x)."""
-    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom):
-            base = node.module.split(".") if node.level == 0 and node.module else \
-                parts[:len(parts) - node.level] + (node.module.split(".") if node.module else [])
-            found.update(".".join(base + [alias.name]) for alias in node.names)
-            found.add(".".join(base))
-        elif isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-    return found
-
-
 def test_the_walk_imports_no_rewriter_module_by_name():
     rewriters = {f"portkit.rewrite.{p.stem}" for p in (PACKAGE / "rewrite").glob("*.py") if p.stem != "__init__"}
+    graph = import_graph()   # every import, resolved as the architecture test resolves it
     for path in sorted((PACKAGE / "scan").glob("*.py")):
-        assert sorted(_imported_modules(path) & rewriters) == [], path.name
+        module = f"portkit.scan.{path.stem}" if path.stem != "__init__" else "portkit.scan"
+        assert sorted(graph[module] & rewriters) == [], path.name
 
 
 def test_the_walk_runs_the_passes_in_the_order_they_ran_before_they_declared_it():
@@ -123,7 +112,6 @@ def test_independent_passes_keep_their_declared_order_and_phases_run_in_order():
 def test_the_registry_adds_no_import_cycle():
     """rewrite/__init__.py imports its modules through importlib: those edges count too."""
     from portkit import rewrite
-    from test_architecture import find_cycle, import_graph
     graph = import_graph()
     graph["portkit.rewrite"] |= {f"portkit.rewrite.{m}" for m in rewrite.MODULES}
     below = ("portkit.core", "portkit.tables", "portkit.platform", "portkit.engine", "portkit.rules",

@@ -138,6 +138,7 @@ def run(args: argparse.Namespace) -> int:
     from ..commands.convert import configured, convert_paths
     from ..report.terminal import render_convert
     from ..project.rename import parse_map
+    from ..rules import fix_names   # --fix FAMILY[,FAMILY]: each a family some rule declares
     if args.compat_header is not None:
         return _run_compat(args)
     if args.rename_map is not None and not args.rename:
@@ -147,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
     scan = dict(launch_syntax=args.launch_syntax, prefer_roc=args.prefer_roc, offload_arch=args.offload_arch,
                 build_files=args.build_files, builtins=args.builtins, file_timeout=check_file_timeout(args.file_timeout),
                 platform_model=args.platform_model, rewrite_guards=args.rewrite_guards, polyfills=args.polyfills,
-                fixes=_fix_families(args), active_only=args.active_only, defines=defines, undefines=undefines)
+                fixes=fix_names(args.fix), active_only=args.active_only, defines=defines, undefines=undefines)
     opts = configured(cfg, rocm=args.rocm, mappings=args.mappings, scan=scan, output=args.output,
                       in_place=args.in_place, backup=args.backup, force=args.force, diff=args.diff, check=args.check,
                       jobs=args.jobs, rename=parse_map(args.rename_map) if args.rename else None,
@@ -189,12 +190,6 @@ def run(args: argparse.Namespace) -> int:
     if verify_opts is not None:
         return _verify_converted(result, args, verify_opts, console)
     return 0
-
-
-def _fix_families(args: argparse.Namespace) -> frozenset[str]:
-    """--fix FAMILY[,FAMILY] (repeatable), each a family some rule declares (rules.fix_families)."""
-    from ..rules import fix_names
-    return fix_names(args.fix)
 
 
 def _project_configuration(args: argparse.Namespace):
