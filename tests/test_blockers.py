@@ -14,7 +14,8 @@ from portkit.commands.audit import AuditOptions, audit_paths
 from portkit.core.errors import PortkitError
 from portkit.report import html, text
 from portkit.report.model import audit_document, conversion_headline
-from portkit.report.audit_model import Summary, load, load_record
+from portkit.report.audit_load import load, load_record
+from portkit.report.audit_model import Summary
 from portkit.scan.walk import Options
 
 AUDIT = REPO / "fixtures" / "audit"

@@ -11,7 +11,8 @@ from portkit.estimate.scope import NOT_PRODUCT, Scope
 from portkit.commands.audit import AuditOptions, audit_paths
 from portkit.cli.app import main
 from portkit.report.model import audit_document, conversion_headline
-from portkit.report.audit_model import Summary, load_record
+from portkit.report.audit_load import load_record
+from portkit.report.audit_model import Summary
 from portkit.scan.walk import Options
 
 SAMPLE = REPO / "fixtures" / "sample_project"

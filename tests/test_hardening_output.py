@@ -23,7 +23,7 @@ from conftest import REPO
 from portkit.project import history
 from portkit.cli.app import main
 from portkit.report import html, shape
-from portkit.report.audit_model import load
+from portkit.report.audit_load import load
 from portkit.report.safe_text import safe, safe_diff
 
 FLASH = REPO / "fixtures" / "audit" / "flash_attention_like"

@@ -13,7 +13,8 @@ from portkit.project import history
 from portkit.commands.audit import AuditOptions, audit_paths
 from portkit.cli.app import main
 from portkit.report import html, html_groups, html_markup, shape
-from portkit.report.audit_model import Decision, FindingRecord, NamedHours, WorkItem, as_json, load, load_record
+from portkit.report.audit_load import load, load_record
+from portkit.report.audit_model import Decision, FindingRecord, NamedHours, WorkItem, as_json
 from portkit.report.html_view import Run
 from portkit.report.model import audit_document
 from portkit.scan.walk import Options

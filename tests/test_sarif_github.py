@@ -16,7 +16,8 @@ from portkit import rules
 from portkit.cli.app import main
 from portkit.project import worktree
 from portkit.report import sarif
-from portkit.report.audit_model import FindingRecord, load_record
+from portkit.report.audit_load import load_record
+from portkit.report.audit_model import FindingRecord
 
 SCHEMA = json.loads((REPO / "tests" / "schemas" / "sarif-schema-2.1.0.json").read_text())
 KERNEL = ("#include <cuda_runtime.h>\n"

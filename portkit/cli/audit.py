@@ -159,7 +159,7 @@ def _write_html(doc: Audit, output: Path, runs: list[Run], quiet: bool = False) 
 def run_report(args: argparse.Namespace) -> int:
     import json
 
-    from ..report.audit_model import load
+    from ..report.audit_load import load
     from ..report.shape import audit_problem
     try:
         doc = json.loads(args.audit.read_text(encoding="utf-8"))

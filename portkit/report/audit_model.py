@@ -2,16 +2,15 @@
 
 Each record is a frozen dataclass whose fields are the JSON document's keys in the JSON's order, so
 `to_json()` is the document `portkit audit --format json` writes, byte for byte, and `load()` reads
-a saved one back for `portkit report`. Formats read attributes (`audit.summary.blockers`), never
+a saved one back for `portkit report` (report/audit_load.py). Formats read attributes (`audit.summary.blockers`), never
 string keys: a field renamed here is a type error in every renderer, not a KeyError in one.
 Building the records from an AuditResult is report/model.py's job; this module only holds them.
 """
 
 from __future__ import annotations
 
-import types
 import typing
-from dataclasses import MISSING, dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field, fields, is_dataclass
 
 # a JSON object as Python holds it: what to_json() gives and load() reads, not the typed model
 JsonObject = dict[str, object]
@@ -354,47 +353,3 @@ def as_json(value: object) -> typing.Any:
     if isinstance(value, dict):
         return {k: as_json(v) for k, v in value.items()}
     return value
-
-
-def load(document: JsonObject) -> Audit:
-    """A saved audit document as typed results. report/shape.py has checked what the HTML report
-    reads; a field it does not check that is missing (a document saved by an older portkit) or
-    of another container type reads as empty, as the renderers' defaults always did."""
-    return load_record(Audit, document)
-
-
-def load_record(cls: type, data: object) -> typing.Any:
-    hints = typing.get_type_hints(cls)
-    data = data if isinstance(data, dict) else {}
-    values = {}
-    for f in fields(cls):
-        if f.name in data:
-            values[f.name] = _value(hints[f.name], data[f.name])
-        elif f.default is MISSING:
-            values[f.name] = _empty(hints[f.name])
-    return cls(**values)
-
-
-def _value(hint: typing.Any, data: object) -> typing.Any:
-    """`data` read as `hint`: records and sequences rebuilt, everything else as the JSON has it."""
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if origin in (typing.Union, types.UnionType):
-        inner = next(a for a in args if a is not type(None))   # an empty record ({}) is no record
-        return None if data is None or (is_dataclass(inner) and not data) else _value(inner, data)
-    if is_dataclass(hint):
-        return load_record(hint, data)
-    if origin is tuple:
-        return tuple(_value(args[0], v) for v in data) if isinstance(data, list) else ()
-    if origin is dict:
-        return dict(data) if isinstance(data, dict) else {}
-    return data
-
-
-def _empty(hint: typing.Any) -> typing.Any:
-    origin = typing.get_origin(hint)
-    if origin in (typing.Union, types.UnionType):
-        return None
-    if is_dataclass(hint):
-        return load_record(hint, {})
-    return {tuple: (), dict: {}}.get(origin, {str: "", int: 0, float: 0.0, bool: False}.get(hint))
-

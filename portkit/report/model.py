@@ -2,7 +2,7 @@
 
 docs/json-schema.md documents their JSON and docs/audit.schema.json validates it. Formats (text,
 json, sarif, csv, html) render these records and compute nothing of their own, so a JSON file
-saved by CI and read back with audit_model.load renders to the same report later.
+saved by CI and read back with audit_load.load renders to the same report later.
 """
 
 from __future__ import annotations
