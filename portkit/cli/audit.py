@@ -138,12 +138,16 @@ def _record(doc: Audit, path: Path, root: Path) -> PortkitError | None:
     portkit's table (a trigger there would run), costs the record (a warning); one reached
     through a link in the tree is refused, reported after the audit, and exits 2."""
     from ..project import history
+    from ..report.audit_model import as_json
     try:
         history.check_path(path, root)
     except PortkitError as exc:
         return exc
+    # what history.row_of reads: the summary's counts and the estimate, not every finding as JSON
+    summary = {"generated": doc.generated, "root": doc.root, "tool": as_json(doc.tool),
+               "summary": as_json(doc.summary), "estimate": as_json(doc.estimate)}
     try:
-        history.record(doc.to_json(), path)
+        history.record(summary, path)
     except PortkitError as exc:   # the audit itself is still reported
         print(f"portkit: warning: {safe(exc)}; this run is not recorded", file=sys.stderr)
     return None
