@@ -91,12 +91,10 @@ def _item_order(i: Item) -> tuple:
 
 @dataclass(frozen=True)
 class Headline:
-    """The verdict on conversion: its sentence, the label beside the share, and the counts behind it."""
+    """The verdict on conversion: its sentence, and how many findings need a person."""
 
     text: str
-    label: str
     need_person: int
-    blockers: int
 
 
 def conversion_headline(summary: Summary) -> Headline:
@@ -112,12 +110,11 @@ def conversion_headline(summary: Summary) -> Headline:
              f"({summary.converted_share * 100:.1f}%)"
     tail = f"blockers: {blockers}"
     if need:
-        label = f"converted mechanically; {need:,} finding{'s' if need != 1 else ''} need{'' if need != 1 else 's'} a person"
-        text = f"{counts} {label} (high severity or worse); {tail}"
+        text = (f"{counts} converted mechanically; {need:,} finding{'s' if need != 1 else ''} "
+                f"need{'' if need != 1 else 's'} a person (high severity or worse); {tail}")
     else:
-        label = "converted automatically"
         text = f"Converted automatically: {counts}; {summary.refs_left:,} left for people; {tail}"
-    return Headline(text, f"of CUDA references {label}", need, blockers)
+    return Headline(text, need)
 
 
 def _dependencies(result: AuditResult) -> tuple[Dependency, ...]:
