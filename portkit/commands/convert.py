@@ -181,8 +181,9 @@ def _write(outcomes: Iterable[FileOutcome], job: Job, opts: ConvertOptions, resu
     handled: list[str] = []
     before: dict[str, bytes] = {}
 
-    def write_one(outcome: FileOutcome) -> bytes | None:
-        return rewrite(outcome, opts.backup, opts.force, result, _converter(job), swept)
+    def write_one(outcome: FileOutcome, plan: Job) -> bytes | None:
+        """In place, with `plan`'s converter (a backup that converts to the output is the file's)."""
+        return rewrite(outcome, opts.backup, opts.force, result, _converter(plan), swept)
     if opts.in_place and job.facts.rename is not None:
         outcomes, job, handled, before = renaming.write_renamed(
             list(outcomes), job, write_one, lambda e, d, j: _convert_data(e, d, j)[1], _many(opts.jobs),
@@ -203,7 +204,7 @@ def _write(outcomes: Iterable[FileOutcome], job: Job, opts: ConvertOptions, resu
         elif opts.output is not None:
             _mirror(outcome, opts.output, result, swept, opts.output_name, base)
         elif opts.in_place and (outcome.changed or outcome.renamed) and outcome.entry.rel not in handled:
-            write_one(outcome)
+            write_one(outcome, job)
 
 
 def _many(jobs: int) -> "renaming.ConvertMany":

@@ -38,7 +38,7 @@ LINK = "a symbolic link is not renamed; rename its target instead"
 
 ConvertMany = Callable[[list[Entry], ConvertJob], list[FileOutcome]]   # entries -> outcomes, in order
 ConvertData = Callable[[Entry, bytes, ConvertJob], "bytes | None"]     # a file's bytes -> converted (None: same)
-WriteOne = Callable[[FileOutcome], "bytes | None"]                       # in place: the bytes replaced, or None
+WriteOne = Callable[[FileOutcome, ConvertJob], "bytes | None"]           # in place, under that plan: the bytes replaced, or None
 
 
 def with_plan(job: ConvertJob, plan: RenamePlan) -> ConvertJob:
@@ -129,7 +129,7 @@ def write_renamed(outcomes: list[FileOutcome], job: ConvertJob, write_one: Write
     handled = [o.entry.rel for o in outcomes if o.renamed and o.skipped is None]
     for rel in handled:
         outcome = outcomes[index[rel]]
-        original = write_one(outcome)
+        original = write_one(outcome, job)   # the plan as it stands now (a failure above changed it)
         if original is not None:
             before[rel] = original
             written[rel] = outcome.output if outcome.changed else original
