@@ -7,7 +7,6 @@ worker processes; then the words each command prints for a file past --file-time
 
 from __future__ import annotations
 
-import ast
 import time
 from pathlib import Path
 
@@ -16,27 +15,14 @@ from portkit.commands import convert as convert_command
 from portkit.commands.audit import audit_paths, configured
 from portkit.commands.convert import convert_paths
 from portkit.project.config import Config
-
-PACKAGE = Path(__file__).resolve().parent.parent / "portkit"
-
+from test_architecture import _calls as calls_of, _sites
 
 def _calls(name: str) -> dict[str, set[str]]:
-    """{module path: the functions (dotted, innermost last) holding a call of `name`}."""
+    """{module path: the functions holding a call of `name`}, from the architecture test's finder."""
     found: dict[str, set[str]] = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
-        rel = path.relative_to(PACKAGE.parent).as_posix()
-
-        def visit(node: ast.AST, where: str) -> None:
-            for child in ast.iter_child_nodes(node):
-                inner = f"{where}.{child.name}".lstrip(".") \
-                    if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else where
-                if isinstance(child, ast.Call):
-                    func = child.func
-                    called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
-                    if called == name:
-                        found.setdefault(rel, set()).add(where or "<module>")
-                visit(child, inner)
-        visit(ast.parse(path.read_text(encoding="utf-8")), "")
+    for site in _sites(calls_of(name)):
+        module, function = site.split(":")
+        found.setdefault(module.replace(".", "/") + ".py", set()).add(function)
     return found
 
 
