@@ -342,6 +342,13 @@ class Audit:
         """The JSON document, keys in the schema's order (docs/json-schema.md)."""
         return as_json(self)
 
+    def required_estimate(self) -> Estimate:
+        """The estimate every audit has: only a document from elsewhere could lack one, and
+        report/shape.py refuses it before any format reads it."""
+        if self.estimate is None:
+            raise ValueError("the audit has no estimate")
+        return self.estimate
+
 
 def as_json(value: object) -> typing.Any:
     """A record (or any value in one) as JSON data: records as objects in field order, tuples as lists."""

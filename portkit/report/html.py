@@ -183,9 +183,7 @@ def _outside(rows: list[DecisionRow]) -> tuple[OutsidePart, ...]:
 
 def view(doc: Audit, history: Sequence[Run] = ()) -> View:
     """Everything the template shows, computed once here."""
-    s, e = doc.summary, doc.estimate
-    if e is None:
-        raise ValueError("the audit has no estimate")   # shape.py refuses such a document first
+    s, e = doc.summary, doc.required_estimate()
     rows = _decision_rows(e.decisions)
     headline_items = [i for i in e.items if not i.optional]
     dependencies = tuple(DependencyRow(d.name, d.kind, d.rocm, d.status, STATUS_TEXT[d.status])

@@ -49,7 +49,7 @@ def render_console(doc: Audit, console: Console, statistics: bool = False) -> No
 
 
 def _estimate(doc: Audit, console: Console) -> None:
-    e, s = _estimate_of(doc), doc.summary
+    e, s = doc.required_estimate(), doc.summary
     arche = e.archetype
     more = s.findings_not_stored
     say(console, ("portkit audit", "bold"), f" of {doc.root}: {_plural(s.files, 'file')}, "
@@ -80,19 +80,12 @@ def _estimate(doc: Audit, console: Console) -> None:
                      f"(priced as review): {', '.join(p.name for p in fills)}")
 
 
-def _estimate_of(doc: Audit) -> Estimate:
-    """The estimate every audit has (only a document from elsewhere could lack one: shape.py refuses it)."""
-    if doc.estimate is None:
-        raise ValueError("the audit has no estimate")
-    return doc.estimate
-
-
 def _blockers(doc: Audit, console: Console) -> None:
     """The decisions first (one per blocker family), then the first blocker sites."""
     blockers = [f for f in doc.findings if f.severity == "blocker"]
     if not blockers:
         return
-    decisions = _estimate_of(doc).decisions
+    decisions = doc.required_estimate().decisions
     console.print()
     console.print(f"[bold red]Decisions ({len(decisions)})[/] - {_plural(len(blockers), 'blocker site')}, "
                   f"one decision per library or feature family:")
@@ -185,7 +178,7 @@ def render_explain(doc: Audit, stream: TextIO) -> None:
     """--explain-estimate: every work item with what it covers and why, then the optional ones."""
     terminal = stream.isatty() if hasattr(stream, "isatty") else False
     console = Console(file=stream, highlight=False, emoji=False, soft_wrap=True, width=None if terminal else 160)
-    e = _estimate_of(doc)
+    e = doc.required_estimate()
     console.print(items_table(e, why=True))
     for o in e.optional:
         console.print()
@@ -202,7 +195,7 @@ def render_explain(doc: Audit, stream: TextIO) -> None:
 
 
 def _where(doc: Audit, console: Console) -> None:
-    e = _estimate_of(doc)
+    e = doc.required_estimate()
     console.print()
     console.print(items_table(e, TOP_ITEMS))
     dirs = e.by_directory
