@@ -45,13 +45,16 @@ def _as_recorded(data: bytes, fixes: list[Fix]) -> list[Fix]:
 class Family:
     """What `--fix NAME` selects: its rules' fixes, and what the family does with them beyond each
     fix alone: `finish` completes a file's fixes (a helper defined once, before its first use),
-    `apply` adds them to the conversion (None: `apply_each`)."""
+    `apply` adds them to the conversion (None: `apply_each`). A node's fixers are tried in the rules'
+    order, except that the rules named in `first` go before the others: the more specific fix of a
+    node two rules can fix (a shuffle loop's 32 is PK202's, not PK201's arithmetic)."""
 
     name: str
     edit_kind: str = EditKind.OTHER
     words: tuple[bytes, ...] = ()   # tree fixes: a file holding none of these gets no fixer run (a speed contract)
     finish: Callable[[bytes, list[Fix]], list[Fix]] = _as_recorded
     apply: Callable[..., None] | None = None   # (ctx, fixes) -> None
+    first: tuple[str, ...] = ()     # rule codes whose fixers a node tries before the other rules'
 
 
 @dataclass
@@ -109,12 +112,15 @@ def registry(modules: Iterable) -> dict[str, FamilyFixes]:
 def _tree_fixers(entry: FamilyFixes, module) -> tuple[str, ...]:
     """Add a module's node and literal fixers to its family's; the capture kinds they need."""
     kinds = []
+    first = module.RULE.code in entry.family.first
+
+    def add(table: dict, key, fixers) -> None:
+        table[key] = tuple(fixers) + table.get(key, ()) if first else table.get(key, ()) + tuple(fixers)
     for kind, fixers in getattr(module, "FIX_NODES", {}).items():
         kinds.append(kind)
-        node_type = _PATTERN_KIND.findall(kind)[-1] if kind.startswith("(") else kind
-        entry.by_type[node_type] = entry.by_type.get(node_type, ()) + tuple(fixers)
+        add(entry.by_type, _PATTERN_KIND.findall(kind)[-1] if kind.startswith("(") else kind, fixers)
     for value, fixers in getattr(module, "FIX_LITERALS", {}).items():
-        entry.by_value[value] = entry.by_value.get(value, ()) + tuple(fixers)
+        add(entry.by_value, value, fixers)
     if getattr(module, "FIX_LITERALS", None):
         kinds.append("number_literal")
     return tuple(kinds)

@@ -182,8 +182,8 @@ def _squash(text: bytes) -> str:
 def fix_arithmetic(view: View, node: Node) -> WarpFix | None:
     """`lane & 31`, `tid % 32`, `tid >> 5`, `blockDim.x / 32`, `warp * 32` in device code."""
     match = warp_arithmetic(node)
-    if match is None or not syntax.in_device_code(node) or _warplanes.scan_loop_bound(node):
-        return None   # a shuffle scan loop's bound is PK202's fix
+    if match is None or not syntax.in_device_code(node):
+        return None
     binary, op, other = match
     anchor = view.start(binary)
     if syntax.enclosing(binary, "static_assert_declaration") is not None:

@@ -30,7 +30,6 @@ from ..core.edits import Edit
 from ..engine import syntax
 from ..engine.rule import define
 from . import warpfix
-from ._warplanes import scan_loop_bound
 from ._warpfix_model import WarpFix, attached, newline_of
 
 RULE = define(__doc__, code="PK202", name="shuffle-offset-from-16", severity="high", category="warp")
@@ -92,6 +91,36 @@ def starts_shuffle_loop(part: Node) -> bool:
 def _initializes(loop: Node, part: Node) -> bool:
     init = loop.child_by_field_name("initializer")
     return init is not None and init.start_byte <= part.start_byte < init.end_byte
+
+
+def scan_loop_bound(node: Node) -> bool:
+    """The 32 of `for (d = 1; d < 32; d <<= 1) ... __shfl_up(x, d)`: a scan over 32 lanes."""
+    parent = syntax.up(node) if syntax.int_value(node) == 32 else None
+    if parent is None or parent.type != "binary_expression" or syntax.operator(parent) != b"<":
+        return False
+    loop, left = parent.parent, parent.child_by_field_name("left")
+    if loop is None or loop.type != "for_statement" or left is None or left.type != "identifier":
+        return False
+    condition, body = loop.child_by_field_name("condition"), loop.child_by_field_name("body")
+    update = loop.child_by_field_name("update")
+    if condition is None or condition.id != parent.id or body is None or update is None \
+            or not any(u in update.text.replace(b" ", b"") for u in (b"<<=1", b"*=2")):
+        return False
+    return _shuffles_up_by(body, left.text)
+
+
+def _shuffles_up_by(body: Node, name: bytes) -> bool:
+    stack = [body]
+    while stack:
+        node = stack.pop()
+        if node.type == "call_expression" and syntax.callee_name(node).startswith(b"__shfl_up"):
+            args = node.child_by_field_name("arguments")
+            named = [a for a in args.named_children if a.type != "comment"] if args is not None else []
+            index = 2 if syntax.callee_name(node).endswith(b"_sync") else 1
+            if index < len(named) and named[index].text == name:
+                return True
+        stack.extend(node.children)
+    return False
 
 
 # --fix warp: the fixes of a literal 16 or 32 (FIX_LITERALS), each the node's WarpFix or None

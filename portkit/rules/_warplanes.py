@@ -163,33 +163,3 @@ def _initializer(name: Node) -> Node | None:
             if target is not None and target.type == "identifier" and target.text == name.text:
                 return child.child_by_field_name("value") if child.type == "init_declarator" else None
     return None
-
-
-def scan_loop_bound(node: Node) -> bool:
-    """The 32 of `for (d = 1; d < 32; d <<= 1) ... __shfl_up(x, d)`: a scan over 32 lanes."""
-    parent = syntax.up(node) if syntax.int_value(node) == 32 else None
-    if parent is None or parent.type != "binary_expression" or syntax.operator(parent) != b"<":
-        return False
-    loop, left = parent.parent, parent.child_by_field_name("left")
-    if loop is None or loop.type != "for_statement" or left is None or left.type != "identifier":
-        return False
-    condition, body = loop.child_by_field_name("condition"), loop.child_by_field_name("body")
-    update = loop.child_by_field_name("update")
-    if condition is None or condition.id != parent.id or body is None or update is None \
-            or not any(u in update.text.replace(b" ", b"") for u in (b"<<=1", b"*=2")):
-        return False
-    return _shuffles_up_by(body, left.text)
-
-
-def _shuffles_up_by(body: Node, name: bytes) -> bool:
-    stack = [body]
-    while stack:
-        node = stack.pop()
-        if node.type == "call_expression" and syntax.callee_name(node).startswith(b"__shfl_up"):
-            args = node.child_by_field_name("arguments")
-            named = [a for a in args.named_children if a.type != "comment"] if args is not None else []
-            index = 2 if syntax.callee_name(node).endswith(b"_sync") else 1
-            if index < len(named) and named[index].text == name:
-                return True
-        stack.extend(node.children)
-    return False

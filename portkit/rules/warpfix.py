@@ -101,4 +101,4 @@ def apply(ctx: ScanContext, fixes: list[WarpFix]) -> None:
                      fix.note, subject=fix.note[:40])
 
 
-FAMILY = Family("warp", EditKind.WARP, WORDS, with_helper, apply)
+FAMILY = Family("warp", EditKind.WARP, WORDS, with_helper, apply, first=("PK202",))   # a shuffle's 32 is PK202's
