@@ -74,7 +74,8 @@ class FamilyFixes:
         return tuple(dict.fromkeys(k for kinds, _ in self.consumers for k in kinds))
 
     def fix_of(self, view, node) -> Fix | None:
-        """The node's fix: the first of its fixers, in the rules' order, that returns one."""
+        """The node's fix: the first of its fixers, in the rules' order (the family's `first` rules
+        before the others), that returns one."""
         if node.type == "number_literal":
             from .syntax import int_value
             fixers = self.by_value.get(int_value(node), ())
