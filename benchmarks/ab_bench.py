@@ -30,7 +30,7 @@ COMMANDS = {
 
 
 def run_once(code: Path, args: list[str]) -> tuple[float, float]:
-    # every file scanned: a result cache (scan/resultcache.py) would time the cache, not the scan
+    # every file scanned: a result cache (commands/scan/resultcache.py) would time the cache, not the scan
     env = {**os.environ, "PYTHONPATH": str(code.resolve()), "PORTKIT_NO_CACHE": "1"}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()

@@ -17,10 +17,10 @@ from collections import Counter
 from pathlib import Path
 
 from portkit.commands.audit import AuditOptions, audit_paths
-from portkit.deep import toolchain
-from portkit.deep.engine import DeepOptions
-from portkit.tables.mappings import default_db, parse_version
-from portkit.scan.walk import Options
+from portkit.commands.deep import toolchain
+from portkit.commands.deep.engine import DeepOptions
+from portkit.core.tables.mappings import default_db, parse_version
+from portkit.commands.scan.walk import Options
 
 
 def run(tree: Path, rocm: str, jobs: int, deep: DeepOptions | None):

@@ -33,7 +33,7 @@ def best(fn, repeat: int) -> float:
 
 def in_process(repeat: int) -> dict:
     from portkit.core import datacache
-    from portkit.tables import mappings
+    from portkit.core.tables import mappings
     directory = mappings.tables_dir()
     with tempfile.TemporaryDirectory(prefix="portkit-cache-bench-") as tmp:
         os.environ["PORTKIT_CACHE_DIR"] = tmp

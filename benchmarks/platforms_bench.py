@@ -48,8 +48,8 @@ def _best(args: list[str], repeat: int) -> tuple[float, subprocess.CompletedProc
 def model_cpu(tree: Path, repeat: int) -> float:
     """CPU seconds of the platform model alone, in this process: the tree pass and every file's
     region map as the scan builds it (best of `repeat`), to set against the whole convert's."""
-    from portkit.platform import facts as platform_facts
-    from portkit.scan import walk as scan
+    from portkit.engine.platform import facts as platform_facts
+    from portkit.commands.scan import walk as scan
     from portkit.engine.context import Options
     from portkit.core.files import discover
     from portkit.engine.facts import ProjectFacts

@@ -20,7 +20,7 @@ with atheris.instrument_imports(include=["portkit"]):
     from portkit.engine.context import Options
     from portkit.core.edits import apply_edits, normalize
     from portkit.core.source import SourceFile
-    from portkit.scan.text import scan_text
+    from portkit.commands.scan.text import scan_text
 
 KINDS = [("cmake", "CMakeLists.txt"), ("make", "Makefile"), ("python", "setup.py"), ("shell", "run.sh"),
          ("requirements", "requirements.txt"), ("pyproject", "pyproject.toml"), ("conda", "environment.yml")]

@@ -18,7 +18,7 @@ import atheris
 
 with atheris.instrument_imports(include=["portkit"]):
     from portkit.core.edits import apply_edits
-    from portkit.scan.walk import Options, scan_source
+    from portkit.commands.scan.walk import Options, scan_source
     from portkit.core.source import SourceFile
 
 CONVERT = Options(launch_syntax="hip", builtins="hip")

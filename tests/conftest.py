@@ -18,7 +18,7 @@ NVCC = os.environ.get("NVCC", "/usr/local/cuda/bin/nvcc")
 # The tests never reach the network: verify would otherwise download a ROCm header pack it does
 # not find (pack_fetch.py); the download tests serve their own archives and unset this.
 os.environ["PORTKIT_OFFLINE"] = "1"
-# Nor do they reuse scan results across runs (scan/resultcache.py): a test that changes a rule in
+# Nor do they reuse scan results across runs (commands/scan/resultcache.py): a test that changes a rule in
 # its process would otherwise read what an earlier run kept. test_result_cache.py turns it on.
 os.environ["PORTKIT_NO_CACHE"] = "1"
 CUDA_LIB_INCLUDE = Path(os.environ.get("CUDA_LIB_INCLUDE", REPO / ".ci" / "cache" / "cuda-libs" / "include"))
@@ -141,7 +141,7 @@ def tc():
     """Deep mode's toolchain (libclang and clang's resource headers), or a skip with the reason;
     missing under PORTKIT_REQUIRE_TOOLS=1 (CI) is a failure."""
     from portkit.core.errors import PortkitError
-    from portkit.deep import toolchain
+    from portkit.commands.deep import toolchain
     try:
         return toolchain.find()
     except PortkitError as exc:

@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
-from portkit.platform import regions
+from portkit.engine.platform import regions
 from portkit.cli.app import main
 from portkit.engine.context import Options
 from portkit.engine.facts import ProjectFacts
-from portkit.scan.walk import scan_source
+from portkit.commands.scan.walk import scan_source
 from portkit.core.source import SourceFile
 
 CASE = REPO / "fixtures" / "convert" / "active_only_config"

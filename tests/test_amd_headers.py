@@ -1,4 +1,4 @@
-"""platform/amd_headers.py: a header only AMD branches include is AMD code as a whole (anthonix/llm.c's
+"""engine/platform/amd_headers.py: a header only AMD branches include is AMD code as a whole (anthonix/llm.c's
 llmc/amd_common.cuh, included from `#ifdef BUILD_AMD` in cuda_common.h)."""
 
 from __future__ import annotations

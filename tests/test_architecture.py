@@ -207,7 +207,31 @@ def test_no_module_imports_a_private_module_of_another_package():
 
 def test_the_layer_check_sees_an_upward_import():
     layers = _layers()
-    assert layers["core"] < layers["engine"] < layers["rules"] < layers["scan"] < layers["commands"] < layers["cli"]
+    assert layers["core"] < layers["engine"] < layers["rules"] < layers["rewrite"] < layers["commands"] < layers["cli"]
+    assert _upward({"portkit.engine.platform.regions": {"portkit.commands.scan.walk"}}) == \
+        ["portkit.engine.platform.regions -> portkit.commands.scan.walk"]
+
+
+def test_at_most_ten_top_level_packages():
+    """Issue 47: ten packages, each named for what it holds; a subpackage (core/tables,
+    engine/platform, commands/scan) belongs to its package's layer."""
+    packages = sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists() and not p.name.startswith("_"))
+    assert packages == ["buildfiles", "cli", "commands", "core", "engine", "estimate", "project", "report",
+                        "rewrite", "rules"]
+
+
+def test_the_scan_and_deep_mode_sit_under_the_commands_that_use_them():
+    """commands/scan/ is the stage every command runs: it imports no command (convert, audit,
+    check, verify, workers), so a command can be read with the scan below it; commands/deep/
+    imports the scan (suppress) and nothing else of commands."""
+    found = []
+    for module, deps in import_graph().items():
+        for sub, allowed in (("scan", ("portkit.commands.scan",)),
+                             ("deep", ("portkit.commands.deep", "portkit.commands.scan"))):
+            if module.startswith(f"portkit.commands.{sub}"):
+                found += [f"{module} -> {d}" for d in deps
+                          if d.startswith("portkit.commands") and not d.startswith(allowed)]
+    assert found == []
 
 
 def test_reports_read_the_result_model_not_the_commands():
@@ -354,7 +378,7 @@ def test_settings_carry_a_concrete_target_and_the_flag_wins_over_the_configurati
     from portkit.engine.options import Options
     from portkit.project.config import Config
     from portkit.project.settings import resolve
-    from portkit.tables.mappings import default_db
+    from portkit.core.tables.mappings import default_db
     assert Options().target == default_db().newest and Options(rocm=(5, 2, 0)).target == (5, 2, 0)
     configured = Config(rocm="6.2")
     assert resolve(configured).rocm == resolve(configured).target == (6, 2, 0)

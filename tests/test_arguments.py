@@ -11,8 +11,8 @@ from portkit import convert_text
 from portkit.api import scan_options
 from portkit.core.edits import apply_edits
 from portkit.core.errors import MappingError
-from portkit.tables.mappings import load_tables
-from portkit.scan.walk import scan_source
+from portkit.core.tables.mappings import load_tables
+from portkit.commands.scan.walk import scan_source
 from portkit.core.source import SourceFile
 
 HEAD = b"#include <cuda_runtime.h>\n"

@@ -17,7 +17,7 @@ from portkit.cli.app import main
 from portkit.commands.convert import ConvertOptions, convert_paths
 from portkit.estimate.effort import default_model
 from portkit.report.model import audit_document
-from portkit.scan.walk import Options
+from portkit.commands.scan.walk import Options
 
 AUDIT = REPO / "fixtures" / "audit"
 ARCHETYPES = AUDIT / "archetypes"
@@ -233,7 +233,7 @@ def test_output_does_not_depend_on_jobs(monkeypatch):
 
 
 def test_ecosystem_table_is_sorted_and_sourced():
-    from portkit.tables import ecosystem
+    from portkit.core.tables import ecosystem
     eco = ecosystem.load(REPO / "mappings" / "ecosystem.toml")
     assert [lib.id for lib in eco.libraries] == sorted(lib.id for lib in eco.libraries)
     assert [p.name for p in eco.packages] == sorted(p.name for p in eco.packages)

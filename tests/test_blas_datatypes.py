@@ -9,7 +9,7 @@ import pytest
 
 import portkit
 from portkit.core.errors import MappingError
-from portkit.tables.mappings import load_tables
+from portkit.core.tables.mappings import load_tables
 
 GEMM = ("#include <cublas_v2.h>\n"
         "#include <cusparse.h>\n"

@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
-from portkit.tables import ecosystem, blockers as rewrites
+from portkit.core.tables import ecosystem, blockers as rewrites
 from portkit.commands.audit import AuditOptions, audit_paths
 from portkit.core.errors import PortkitError
 from portkit.report import html, text
 from portkit.report.model import audit_document, conversion_headline
 from portkit.report.audit_load import load, load_record
 from portkit.report.audit_model import Summary
-from portkit.scan.walk import Options
+from portkit.commands.scan.walk import Options
 
 AUDIT = REPO / "fixtures" / "audit"
 CATALOGUE = REPO / "mappings" / "rewrites.toml"

@@ -12,7 +12,8 @@ import pytest
 
 from portkit.api import audit_paths
 from portkit.core.files import discover
-from portkit.project import make_switches, optional, setup_switches
+from portkit.buildfiles import make_switches, setup_switches
+from portkit.project import optional
 from portkit.project.packages import requirements
 from portkit.project.pipeline import _contents
 

@@ -21,7 +21,7 @@ from portkit.core.errors import PortkitError
 from portkit.core.files import Entry
 from portkit.engine.facts import ProjectFacts
 from portkit.project import carried, pipeline
-from portkit.tables import ecosystem
+from portkit.core.tables import ecosystem
 
 CASE = REPO / "fixtures" / "convert" / "carried_nvtx_copy"
 

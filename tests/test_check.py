@@ -236,9 +236,9 @@ def test_first_commit_of_a_repository(tmp_path: Path, capsys, monkeypatch):
 
 
 def test_a_second_check_of_the_same_change_reuses_the_scans(repo: Path, capsys, monkeypatch, tmp_path):
-    """The result cache (scan/resultcache.py): the same bytes are not scanned twice, the verdict
+    """The result cache (commands/scan/resultcache.py): the same bytes are not scanned twice, the verdict
     is the same, and a new edit is scanned."""
-    from portkit.scan import job   # scan_file: where every command's scan meets scan_source
+    from portkit.commands.scan import job   # scan_file: where every command's scan meets scan_source
     monkeypatch.delenv("PORTKIT_NO_CACHE", raising=False)
     monkeypatch.setenv("PORTKIT_CACHE_DIR", str(tmp_path / "cache"))
     scanned: list[str] = []
@@ -264,7 +264,7 @@ def test_a_second_check_of_the_same_change_reuses_the_scans(repo: Path, capsys, 
     assert check(capsys, "--no-cache")[0] == 1 and scanned == ["src/reduce.cu"]
 
 
-SCANNER = ("portkit.scan.walk", "portkit.project.pipeline", "portkit.rules.PK201_hardcoded_warp_size",
+SCANNER = ("portkit.commands.scan.walk", "portkit.project.pipeline", "portkit.rules.PK201_hardcoded_warp_size",
            "tree_sitter")
 IMPORTED = ("import sys; from portkit.cli.app import main; code = main(['check', '--staged']); "
             f"print(code, [m for m in {SCANNER!r} if m in sys.modules])")

@@ -148,7 +148,7 @@ def test_a_name_no_shell_can_hold_unquoted_is_refused():
 def test_the_command_starts_without_the_converter():
     """Only the parser is built (whose --builtins help reads a table, as `portkit --version` does)."""
     probe = ("import sys; from portkit.cli.app import main; main(['completion', 'bash']); "
-             "print(sorted(m for m in ('rich', 'jinja2', 'portkit.api', 'portkit.scan.walk') if m in sys.modules), "
+             "print(sorted(m for m in ('rich', 'jinja2', 'portkit.api', 'portkit.commands.scan.walk') if m in sys.modules), "
              "file=sys.stderr)")
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert proc.stderr == "[]\n"

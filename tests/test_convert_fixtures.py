@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from portkit.cli.app import main
-from portkit.tables.mappings import default_db
+from portkit.core.tables.mappings import default_db
 
 from cases import Case, all_cases
 

@@ -9,7 +9,7 @@ import pytest
 
 from portkit.estimate import effort
 from portkit.core.errors import MappingError
-from portkit.tables.mappings import tables_dir
+from portkit.core.tables.mappings import tables_dir
 
 
 def edited(tmp_path: Path, name: str, old: str, new: str) -> Path:
@@ -90,7 +90,7 @@ def test_a_bad_build_table_is_named(tmp_path, old, new, message):
 
 
 def test_the_roc_datatypes_load_and_name_real_cuda_names():
-    from portkit.tables.mappings import default_db
+    from portkit.core.tables.mappings import default_db
     from portkit.rewrite.identifiers import roc_datatypes
     table = roc_datatypes()
     assert table["CUDA_R_32F"] == {"cusparse": "rocsparse_datatype_f32_r"}
@@ -106,7 +106,7 @@ def test_the_hopper_features_load():
 
 
 def test_the_targets_load():
-    from portkit.tables import targets as gpu_targets
+    from portkit.core.tables import targets as gpu_targets
     assert gpu_targets.target("gfx90a:xnack+").lds_bytes == 64 * 1024
     assert gpu_targets.target("gfx950").lds_bytes == 160 * 1024
     assert gpu_targets.target("gfx1100").wavefront == (32, 64)
@@ -126,20 +126,20 @@ def test_the_targets_load():
     ("hopper_features.toml", "feature", "portkit.rules.PK306_hopper_features:Feature",
      'name = "map_shared_rank"', 'name = "map_shared_rank"\nseverty = "high"',
      "mappings/hopper_features.toml: feature 8 (map_shared_rank): unknown key 'severty'"),
-    ("targets.toml", "target", "portkit.tables.targets:Target",
+    ("targets.toml", "target", "portkit.core.tables.targets:Target",
      'name = "gfx950"', 'name = "gfx950"\nlds = 1',
      "mappings/targets.toml: target 8 (gfx950): unknown key 'lds'"),
-    ("targets.toml", "target", "portkit.tables.targets:Target",
+    ("targets.toml", "target", "portkit.core.tables.targets:Target",
      'lds_bytes = 163840', 'lds_bytes = "160 KiB"',
      "mappings/targets.toml: target 8 (gfx950): 'lds_bytes' must be of type int"),
-    ("targets.toml", "target", "portkit.tables.targets:Target",
+    ("targets.toml", "target", "portkit.core.tables.targets:Target",
      'source = "ROCm docs', 'sources = "ROCm docs',
      "mappings/targets.toml: unknown key 'sources'"),
 ])
 def test_a_bad_fact_table_is_named(tmp_path, name, section, cls_of, old, new, message):
     import importlib
 
-    from portkit.tables.records import table
+    from portkit.core.tables.records import table
     module, _, cls = cls_of.partition(":")
     with pytest.raises(MappingError) as info:
         table(edited(tmp_path, name, old, new), section, getattr(importlib.import_module(module), cls),
@@ -165,7 +165,7 @@ SHARED_96K = b"__global__ void k(float* out) {\n    __shared__ float tile[24 * 1
 def test_pk307_reads_the_smallest_lds_of_the_targets(targets, flagged):
     from portkit import rules
     from portkit.commands.audit import ScanJob, audit_bytes
-    from portkit.scan.walk import Options
+    from portkit.commands.scan.walk import Options
     options = Options(audit=True, offload_arch=targets)
     scan = audit_bytes("k.cu", SHARED_96K, "source", ScanJob(options, enabled=rules.selected(None, None)))
     found = [(f.line, f.code, f.message) for f in scan.findings if f.code == "PK307"]

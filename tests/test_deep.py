@@ -20,11 +20,11 @@ import pytest
 from conftest import NVCC, REPO, require_tool
 from portkit.commands.audit import AuditOptions, audit_paths
 from portkit.cli.app import main
-from portkit.deep import engine, toolchain
-from portkit.deep.engine import DeepOptions
+from portkit.commands.deep import engine, toolchain
+from portkit.commands.deep.engine import DeepOptions
 from portkit.core.errors import PortkitError
-from portkit.tables.mappings import parse_version
-from portkit.scan.walk import Options
+from portkit.core.tables.mappings import parse_version
+from portkit.commands.scan.walk import Options
 
 pytestmark = pytest.mark.slow   # libclang parses whole units: seconds each
 

@@ -32,12 +32,12 @@ def test_the_time_limit_is_entered_in_one_module():
 
 def test_the_source_or_text_choice_is_made_in_one_function():
     """scan_source (the tree walk) and scan_text (build and Python files) are called by one
-    function, scan/job.py's scan_file; walk.py's own warm-up scans a kernel of its own."""
+    function, commands/scan/job.py's scan_file; walk.py's own warm-up scans a kernel of its own."""
     calls = _calls("scan_source")
-    assert calls.pop("portkit/scan/walk.py") == {"warm_up"}
+    assert calls.pop("portkit/commands/scan/walk.py") == {"warm_up"}
     for module, functions in _calls("scan_text").items():
         calls.setdefault(module, set()).update(functions)
-    assert calls == {"portkit/scan/job.py": {"scan_file"}}
+    assert calls == {"portkit/commands/scan/job.py": {"scan_file"}}
 
 
 def test_every_command_runs_its_files_through_the_one_driver():

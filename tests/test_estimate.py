@@ -13,7 +13,7 @@ from portkit.cli.app import main
 from portkit.report.model import audit_document, conversion_headline
 from portkit.report.audit_load import load_record
 from portkit.report.audit_model import Summary
-from portkit.scan.walk import Options
+from portkit.commands.scan.walk import Options
 
 SAMPLE = REPO / "fixtures" / "sample_project"
 

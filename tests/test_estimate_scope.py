@@ -133,7 +133,7 @@ def test_a_decisions_blocker_sites_are_lines():
     from portkit.core.findings import Finding
     from portkit.estimate.decisions import decisions
     from portkit.estimate.effort import Item
-    from portkit.tables.ecosystem import default
+    from portkit.core.tables.ecosystem import default
     found = [Finding("PK306", "hopper-features", "blocker", "kernel", "k.cu", line, column, line, column + 5,
                      "clusters", subject=subject)
              for line, column, subject in ((5, 1, "__cluster_dims__"), (7, 9, "this_cluster"), (7, 30, "this_cluster"))]

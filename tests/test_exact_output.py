@@ -22,12 +22,12 @@ from rich.console import Console
 
 from portkit.cli.app import main
 from portkit.commands.convert import diff_bytes
-from portkit.tables.mappings import Mapping, default_db
+from portkit.core.tables.mappings import Mapping, default_db
 from portkit.report import mappings as mappings_report
 from portkit.report import verify as verify_report
 from portkit.report.csv import neutralise
 from portkit.commands.results import ErrorReport, UnitReport, VerifyResult
-from portkit.scan.walk import Options, scan_source
+from portkit.commands.scan.walk import Options, scan_source
 from portkit.core.source import SourceFile
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")

@@ -17,9 +17,9 @@ except ModuleNotFoundError:   # Python 3.10
     import tomli as tomllib
 
 from portkit.core.files import Entry, discover, read_sources
-from portkit.scan.walk import _names_a_selector
-from portkit.tables import mappings, toml_cache
-from portkit.tables.records import per_object
+from portkit.commands.scan.walk import _names_a_selector
+from portkit.core.tables import mappings, toml_cache
+from portkit.core.tables.records import per_object
 
 
 def test_the_cached_tables_are_the_tables():
@@ -196,7 +196,7 @@ def test_the_warm_up_compiles_the_query_the_files_are_scanned_with():
     from portkit.core import parse
     from portkit.core.source import SourceFile
     from portkit.project.settings import scan_options
-    from portkit.scan.walk import scan_source
+    from portkit.commands.scan.walk import scan_source
     options = scan_options(audit=True)
     kernel = b"__global__ void k(float* o) { o[threadIdx.x] = 1.0f; }\n"
     parse.scan_query.cache_clear()
@@ -277,8 +277,8 @@ def test_a_finished_store_holds_no_pending_finding():
     import gc
     import weakref
     from portkit.core.source import SourceFile
-    from portkit.scan.walk import Options, scan_source
-    import portkit.scan.walk as walk
+    from portkit.commands.scan.walk import Options, scan_source
+    import portkit.commands.scan.walk as walk
     contexts = []
     real = walk.ScanContext
 
@@ -327,7 +327,7 @@ def test_a_names_plan_is_per_file_and_record_and_the_roc_datatype_still_per_call
     depends on the call it is passed to, so the same CUDA_R_32F is written two ways in one file."""
     from portkit.commands.convert import convert_paths
     from portkit.commands.results import ConvertOptions
-    from portkit.scan.walk import Options
+    from portkit.commands.scan.walk import Options
     (tmp_path / "a.cu").write_text(
         "#include <cusparse.h>\n#include <cublas_v2.h>\n"
         "void f(cusparseHandle_t h, cublasHandle_t b, void* p) {\n"

@@ -1,4 +1,4 @@
-"""CUDA version and architecture guards: rule PK103 (portkit/platform/ppguards.py) and convert
+"""CUDA version and architecture guards: rule PK103 (portkit/engine/platform/ppguards.py) and convert
 --rewrite-guards (portkit/rewrite/guards.py). The rule's fixture cases are in
 fixtures/rules/PK103 (test_rules.py), the golden conversion in fixtures/convert/version_guards
 (test_convert_fixtures.py, test_compile_fixtures.py); here the exact findings, edits and messages."""
@@ -8,8 +8,8 @@ from __future__ import annotations
 from portkit.cli.app import main
 from portkit.engine.context import Options
 from portkit.core.edits import apply_edits
-from portkit.tables.mappings import parse_version
-from portkit.scan.walk import scan_source
+from portkit.core.tables.mappings import parse_version
+from portkit.commands.scan.walk import scan_source
 from portkit.core.source import SourceFile
 
 ROCM = parse_version("5.2")

@@ -3,7 +3,7 @@
 `portkit audit --engine clang` followed `#include "/dev/zero"` and grew by gigabytes in seconds
 (a CI runner was killed for memory); a FIFO an include names blocked it until the per-file time
 limit. Now the deep worker reads every such file as empty and says so on one line, naming the
-file and the include (portkit/deep/worker_includes.py), and the rest of the tree is audited as
+file and the include (portkit/commands/deep/worker_includes.py), and the rest of the tree is audited as
 before; what text cannot resolve is stopped by the worker's memory limit. `portkit verify`
 refuses to compile a unit that names one.
 

@@ -73,7 +73,7 @@ def test_python_subprocess_never_imports_from_the_working_directory(tmp_path: Pa
 
 def test_deep_audit_ignores_modules_planted_in_the_audited_directory(tmp_path: Path, monkeypatch, capsys):
     """The review's repro: `cd tree && echo ... > json.py && portkit audit --engine clang k.cu`."""
-    from portkit.deep import toolchain
+    from portkit.commands.deep import toolchain
     from portkit.core.errors import PortkitError
 
     try:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import write_tree
-from portkit.platform.ppexpr import evaluate
+from portkit.engine.platform.ppexpr import evaluate
 
 DIGITS = "9" * 5000
 KERNEL = f"""#include <cuda_runtime.h>

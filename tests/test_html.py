@@ -17,7 +17,7 @@ from portkit.report.audit_load import load, load_record
 from portkit.report.audit_model import Decision, FindingRecord, NamedHours, WorkItem, as_json
 from portkit.report.html_view import Run
 from portkit.report.model import audit_document
-from portkit.scan.walk import Options
+from portkit.commands.scan.walk import Options
 
 SAMPLE = REPO / "fixtures" / "sample_project"
 

@@ -21,7 +21,7 @@ from portkit.commands.audit import AuditOptions, ScanJob, audit_bytes, audit_pat
 from portkit.cli.app import main
 from portkit.core.findingstore import CAP_PER_CODE
 from portkit.report.model import audit_document
-from portkit.scan.walk import Options
+from portkit.commands.scan.walk import Options
 
 STATEMENT = "o[threadIdx.x%32]=1;"
 MESSAGE = "PK201 `threadIdx.x%32` assumes 32-lane warps; an AMD wavefront has 64 lanes"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from portkit.core.errors import MappingError
-from portkit.tables.mappings import default_db, load_tables, parse_version, tables_dir
+from portkit.core.tables.mappings import default_db, load_tables, parse_version, tables_dir
 
 HEADER = 'schema = 1\nfamily = "{family}"\ntitle = "t"\nsource = "s"\n'
 
@@ -94,7 +94,7 @@ def test_resolve_respects_the_target_release():
 
 
 def test_cache_is_used_and_invalidated_by_a_table_change(tmp_path, monkeypatch):
-    from portkit.tables.mappings import load_tables_cached
+    from portkit.core.tables.mappings import load_tables_cached
     monkeypatch.setenv("PORTKIT_CACHE_DIR", str(tmp_path / "cache"))
     tables = tmp_path / "tables"
     tables.mkdir()

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from portkit.cli.app import main
-from portkit.tables.mappings import default_db
+from portkit.core.tables.mappings import default_db
 from portkit.report.mappings import render_markdown
 
 from conftest import require_dir

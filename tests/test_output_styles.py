@@ -34,7 +34,7 @@ def test_builtins_hip_rewrites_only_bare_builtins_with_a_component():
 
 
 def test_help_says_what_the_table_says_about_deprecation(monkeypatch):
-    from portkit.tables import builtins as builtin_table   # the table, apart from the scanner (fast --help)
+    from portkit.core.tables import builtins as builtin_table   # the table, apart from the scanner (fast --help)
     assert builtin_table.help_text() == ("the tables record no ROCm release that deprecates or drops them "
                                          "(checked: ROCm 5.2, 6.3)")
     table = {b"threadIdx": builtin_table.Builtin("threadIdx", "hipThreadIdx_", hip_deprecated=(7, 1, 0))}
@@ -163,7 +163,7 @@ def test_compat_header_golden_and_idempotent(tmp_path: Path):
 
 def test_compat_header_maps_every_name_used_and_none_unused():
     import re
-    from portkit.tables.mappings import default_db
+    from portkit.core.tables.mappings import default_db
     header = (COMPAT / "expected" / HEADER).read_text()
     defined = set(re.findall(r"^#define (\w+)", header, re.M))
     code = " ".join(p.read_text() for p in (RENAME / "input").rglob("*.cu*"))
@@ -195,8 +195,8 @@ def test_compat_header_builds_the_conversion_corpus_for_amd(tmp_path: Path):
     from cases import all_cases
     from portkit.commands.compat import compat_paths
     from portkit.commands.convert import atomic_write
-    from portkit.tables.mappings import parse_version
-    from portkit.scan.walk import Options
+    from portkit.core.tables.mappings import parse_version
+    from portkit.commands.scan.walk import Options
     require_tool("hipcc", "hipcc (apt-get install hipcc libamdhip64-dev rocm-device-libs)")
     corpus, commands, manual = tmp_path / "corpus", [], {}
     for case in all_cases():

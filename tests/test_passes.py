@@ -26,7 +26,7 @@ def test_the_walk_imports_no_rewriter_module_by_name():
     rewriters = {f"portkit.rewrite.{p.stem}" for p in (PACKAGE / "rewrite").glob("*.py") if p.stem != "__init__"}
     graph = import_graph()   # every import, resolved as the architecture test resolves it
     for path in sorted((PACKAGE / "scan").glob("*.py")):
-        module = f"portkit.scan.{path.stem}" if path.stem != "__init__" else "portkit.scan"
+        module = f"portkit.commands.scan.{path.stem}" if path.stem != "__init__" else "portkit.commands.scan"
         assert sorted(graph[module] & rewriters) == [], path.name
 
 
@@ -114,7 +114,7 @@ def test_the_registry_adds_no_import_cycle():
     from portkit import rewrite
     graph = import_graph()
     graph["portkit.rewrite"] |= {f"portkit.rewrite.{m}" for m in rewrite.MODULES}
-    below = ("portkit.core", "portkit.tables", "portkit.platform", "portkit.engine", "portkit.rules",
-             "portkit.rewrite", "portkit.buildfiles", "portkit.scan")   # the layers up to the walk's
+    below = ("portkit.core", "portkit.core.tables", "portkit.engine.platform", "portkit.engine", "portkit.rules",
+             "portkit.rewrite", "portkit.buildfiles", "portkit.commands.scan")   # the layers up to the walk's
     inside = {name for name in graph if name.startswith(below)}
     assert find_cycle({name: graph[name] & inside for name in inside}) is None

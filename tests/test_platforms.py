@@ -1,4 +1,4 @@
-"""The platform model (portkit/platform/regions.py, ppexpr.py): which code is AMD-only, NVIDIA-only or shared,
+"""The platform model (portkit/engine/platform/regions.py, ppexpr.py): which code is AMD-only, NVIDIA-only or shared,
 and what convert and audit do with it. The dual-vendor fixture's golden bytes are checked by
 test_convert_fixtures.py and compiled by test_compile_fixtures.py; here the exact regions and
 findings."""
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
-from portkit.platform import facts as platform_facts, ppexpr, regions
+from portkit.engine.platform import facts as platform_facts, ppexpr, regions
 from portkit.cli.app import main
 
 PROJECT = REPO / "fixtures" / "convert" / "dual_vendor_project" / "input"

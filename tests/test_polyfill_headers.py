@@ -17,7 +17,7 @@ import pytest
 from conftest import REPO, require_tool
 from portkit.rewrite import polyfills
 from portkit.cli.app import main
-from portkit.tables.mappings import MappingError
+from portkit.core.tables.mappings import MappingError
 
 FIXTURES = REPO / "fixtures" / "polyfills"
 REDUCE = "cooperative_groups::reduce"

@@ -14,7 +14,7 @@ from conftest import NVCC, REPO, cuda_library_includes, require_rocm_libraries, 
 from portkit.rewrite import polyfills
 from portkit.cli.app import main
 from portkit.core.files import discover
-from portkit.tables.mappings import MappingError
+from portkit.core.tables.mappings import MappingError
 
 FIXTURES = REPO / "fixtures" / "polyfills"
 CASES = ("device", "sparse", "own_shim", "blas", "cache_hints", "cg_reduce", "cg_scan", "driver_errors", "driver_context")

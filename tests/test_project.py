@@ -53,7 +53,7 @@ def test_wheel_ships_the_mapping_tables(tmp_path: Path):
     assert templates and all(f"portkit/_reports/{t}" in names for t in templates)
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)
-    probe = ("import sys; sys.path.insert(0, sys.argv[1]); import portkit.tables.mappings as m; "
+    probe = ("import sys; sys.path.insert(0, sys.argv[1]); import portkit.core.tables.mappings as m; "
              "print(m.tables_dir()); print(len(m.default_db()))")
     out = subprocess.run([sys.executable, "-c", probe, str(site)], capture_output=True, text=True,
                          cwd=tmp_path, check=True).stdout.split()

@@ -23,9 +23,9 @@ from portkit.cli.app import main
 from portkit.core.source import SourceFile
 from portkit.project import config, mapping_files, pipeline
 from portkit.project.settings import scan_options
-from portkit.scan.walk import scan_source
-from portkit.tables.mappings import default_db
-from portkit.tables.project_tables import ProjectTable
+from portkit.commands.scan.walk import scan_source
+from portkit.core.tables.mappings import default_db
+from portkit.core.tables.project_tables import ProjectTable
 
 WRAPPERS = """\
 schema = 1
@@ -129,7 +129,7 @@ def test_the_records_travel_in_the_options_to_a_fresh_process(team: Path):
     """A worker sees the project's records through the Options it is handed, not through state of
     the process that read the files: a new interpreter, given only the pickled options, converts alike."""
     options = scan_options(rocm="6.2", mappings=mapping_files.read(config.find()))
-    script = ("import pickle, sys; from portkit.core.source import SourceFile; from portkit.scan.walk import scan_source; "
+    script = ("import pickle, sys; from portkit.core.source import SourceFile; from portkit.commands.scan.walk import scan_source; "
               "from portkit.core.edits import apply_edits; options, data = pickle.load(sys.stdin.buffer); "
               "scan = scan_source(SourceFile.from_bytes('main.cu', data), options); "
               "sys.stdout.buffer.write(apply_edits(data, scan.edits))")

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from portkit.api import convert_text
 from portkit.core.edits import normalize
-from portkit.scan.walk import Options, scan_source
+from portkit.commands.scan.walk import Options, scan_source
 from portkit.core.source import SourceFile
 
 NAMES = ["cudaMalloc", "cudaFree", "cudaMemcpy", "cudaMemcpyHostToDevice", "cudaStream_t", "cudaError_t",

@@ -4,7 +4,7 @@ Like tests/test_properties.py for CUDA sources, the generators join real tokens 
 with what breaks hand-written readers: unbalanced parentheses and quotes, bracket arguments
 `[[ ]]`, generator expressions, line continuations, make variables and recipes, `-Xcompiler`
 flags, PyTorch's CUDAExtension with extra_compile_args dicts, and broken Python. For every input
-and every kind of text file (portkit.scan.text.scan_text):
+and every kind of text file (portkit.commands.scan.text.scan_text):
 
 - audit mode and convert mode raise nothing;
 - every byte outside the edits is unchanged;
@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from portkit.engine.context import Options
 from portkit.core.edits import apply_edits, normalize
 from portkit.core.source import SourceFile
-from portkit.scan.text import scan_text
+from portkit.commands.scan.text import scan_text
 
 CMAKE = [
     "cmake_minimum_required(VERSION 3.10)\n", "project(app LANGUAGES CXX CUDA)\n", "enable_language(CUDA)\n",

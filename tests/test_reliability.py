@@ -144,7 +144,7 @@ def test_odd_trees_symlinks_fifos_and_names(tmp_path: Path):
     outside.write_bytes(b"cudaFree(0);\n")
     (src / "escape.cu").symlink_to(outside)                                  # points outside the root
     os.mkfifo(src / "pipe.cu")                                               # would block a read
-    names = ["with space.cu", "new\nline.cu", "caf\xe9.cu", "deep/" + "d" * 50 + "/" + "e" * 50 + "/" + "f" * 50 + "/k.cu"]
+    names = ["with space.cu", "new\nline.cu", "caf\xe9.cu", "commands/deep/" + "d" * 50 + "/" + "e" * 50 + "/" + "f" * 50 + "/k.cu"]
     for name in names:
         (src / name).write_bytes(b"void f() { cudaFree(0); }\n")
     raw = os.fsencode(str(src)) + b"/raw\xff.cu"                              # not UTF-8
@@ -216,7 +216,7 @@ def test_bad_inputs_with_every_output_style_raise_nothing_and_are_idempotent(tmp
 
 def test_fuzzer_finds_scan_without_error_even_where_the_cli_would_skip_them():
     """Some finds hold NUL bytes (the CLI skips them as binary): scan their bytes directly."""
-    from portkit.scan.walk import Options, scan_source
+    from portkit.commands.scan.walk import Options, scan_source
     from portkit.core.source import SourceFile
     finds = sorted((BAD / "input").glob("fuzz_*"))
     assert len(finds) >= 4

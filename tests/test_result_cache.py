@@ -1,4 +1,4 @@
-"""The result cache (scan/resultcache.py): an audit re-run scans only the files whose bytes
+"""The result cache (commands/scan/resultcache.py): an audit re-run scans only the files whose bytes
 changed, gives exactly what a full scan gives, and scans everything again when the settings,
 the tree's facts or the cache file itself are not what the results were kept for."""
 
@@ -17,7 +17,7 @@ from portkit.core import datacache
 from portkit.engine.context import FileScan, Metrics
 from portkit.core.findings import Finding
 from portkit.project.config import Config
-from portkit.scan import resultcache
+from portkit.commands.scan import resultcache
 
 KERNEL = "__global__ void k%d(float* o) { o[threadIdx.x %% 32] = __shfl_down_sync(0xffffffff, o[0], 16); }\n"
 FILES = {f"src/k{i}.cu": KERNEL % i for i in range(5)} | {

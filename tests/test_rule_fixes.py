@@ -16,7 +16,7 @@ from portkit import rules
 from portkit.commands.convert import convert_bytes
 from portkit.core.files import kind_of
 from portkit.engine.context import Options
-from portkit.tables.mappings import parse_version
+from portkit.core.tables.mappings import parse_version
 
 RULES_DIR = REPO / "fixtures" / "rules"
 CASES = sorted(p for p in RULES_DIR.glob("PK*/fixes/*") if p.is_file() and p.suffix not in (".fixed", ".converted"))

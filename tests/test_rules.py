@@ -17,8 +17,8 @@ from conftest import REPO
 from portkit import rules
 from portkit.commands.audit import ScanJob, audit_bytes
 from portkit.core.files import kind_of
-from portkit.tables.mappings import parse_version
-from portkit.scan.walk import Options
+from portkit.core.tables.mappings import parse_version
+from portkit.commands.scan.walk import Options
 
 RULES_DIR = REPO / "fixtures" / "rules"
 CASES = sorted(p for p in RULES_DIR.rglob("*") if p.is_file() and p.name != "README.md"

@@ -1,4 +1,4 @@
-"""scan/literals.py finds exactly the literals a query capture of every number_literal, filtered
+"""commands/scan/literals.py finds exactly the literals a query capture of every number_literal, filtered
 by value, would: the rules run on the same nodes (issue 34 replaced the capture for speed)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from tree_sitter import Query, QueryCursor
 from conftest import REPO
 from portkit.core import parse
 from portkit.engine import syntax
-from portkit.scan import literals
+from portkit.commands.scan import literals
 
 WARP = frozenset({1, 5, 16, 31, 32, 0xFFFFFFFF})   # what the rules read today (rules.literal_hooks)
 SOURCE = b"""

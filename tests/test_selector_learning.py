@@ -1,4 +1,4 @@
-"""platform/facts.py: which macros a tree's directives teach as AMD selectors. HIP inside a nested
+"""engine/platform/facts.py: which macros a tree's directives teach as AMD selectors. HIP inside a nested
 #if that chooses the platform itself, and HIP in a header only AMD branches include, teach nothing
 about the enclosing feature macro (anthonix/llm.c's MULTI_GPU, found auditing the AMD port)."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 from conftest import write_tree
 from portkit.cli.app import main
 from portkit.engine.context import Options
-from portkit.platform.facts import learn
+from portkit.engine.platform.facts import learn
 from portkit.project import pipeline
 
 ZERO = (b"#ifdef MULTI_GPU\n#ifdef BUILD_AMD\n#include <rccl/rccl.h>\n#else\n#include <nccl.h>\n#endif\n"

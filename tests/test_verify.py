@@ -24,7 +24,7 @@ else:  # pragma: no cover
 from cases import all_cases
 from conftest import CUDA_LIB_INCLUDE, NVCC, REPO, require_dir, require_rocm_libraries, require_tool
 from portkit.project import compdb
-from portkit.tables.mappings import parse_version
+from portkit.core.tables.mappings import parse_version
 from portkit.project.buildconfig import BuildConfig, FileConfig, TreeConfig, read_make
 from portkit.project.buildconfig_cmake import read_cmake
 from portkit.api import convert_paths
@@ -269,14 +269,14 @@ def test_compile_commands_keep_preprocessor_flags_only(tmp_path: Path):
 def test_include_directories_are_inferred_from_the_nearest_header(tmp_path: Path):
     from portkit.core.files import discover
     for rel, text in {"app/main.cu": '#include <helper.h>\n#include "local.h"\n#include <util/math.h>\n#include <vector>\n',
-                      "app/local.h": "", "app/inc/helper.h": '#include "deep/util.h"\n', "app/inc/deep/util.h": "",
+                      "app/local.h": "", "app/inc/helper.h": '#include "commands/deep/util.h"\n', "app/inc/deep/util.h": "",
                       "common/inc/helper.h": "", "common/inc/util/math.h": ""}.items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(text)
     root, entries, _ = discover([tmp_path])
     index = HeaderIndex(root, entries)
     # two helper.h: the one sharing more directories with the unit wins; "local.h" and
-    # "deep/util.h" resolve next to their includer; <vector> is the compiler's
+    # "commands/deep/util.h" resolve next to their includer; <vector> is the compiler's
     assert inferred_include_dirs(index, "app/main.cu") == ["app/inc", "common/inc"]
 
 

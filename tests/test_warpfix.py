@@ -10,7 +10,7 @@ import pytest
 from portkit.engine.context import Options
 from portkit.commands.convert import convert_bytes
 from portkit.estimate.effort import default_model
-from portkit.tables.mappings import parse_version
+from portkit.core.tables.mappings import parse_version
 
 WARP = Path(__file__).resolve().parent.parent / "fixtures" / "warp"
 CASES = sorted(p.name for p in WARP.iterdir() if p.is_dir())

@@ -12,7 +12,7 @@ with a message), measures the manual lines of the port and audits the CUDA side.
   port (stripped, not blank, not a comment) that the converted CUDA side does not have (as a
   multiset: moved lines are not manual work);
 - single-source: the port lives in the CUDA tree under AMD selectors: its manual lines are the
-  lines of AMD-only branches and vendor shim headers (portkit/platform/regions.py); the estimate is the
+  lines of AMD-only branches and vendor shim headers (portkit/engine/platform/regions.py); the estimate is the
   audit of that tree with the platform model off (as if nothing were ported);
 - rewrite: the AMD version is a new implementation: every line of it is manual.
 
@@ -46,7 +46,7 @@ RESULTS = HERE.parent / "results"
 sys.path.insert(0, str(HERE.parents[1]))
 
 from portkit.estimate import calibration
-from portkit.platform import regions  # noqa: E402
+from portkit.engine.platform import regions  # noqa: E402
 from portkit.commands.audit import AuditOptions, audit_paths  # noqa: E402
 from portkit.engine.context import Options  # noqa: E402
 

@@ -12,9 +12,9 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..core.errors import MappingError, PortkitError
-from ..tables import toml_cache
-from ..tables.mappings import Version, parse_version, tables_dir
-from ..tables.records import check_keys, record, shown
+from ..core.tables import toml_cache
+from ..core.tables.mappings import Version, parse_version, tables_dir
+from ..core.tables.records import check_keys, record, shown
 
 if sys.version_info >= (3, 11):
     import tomllib

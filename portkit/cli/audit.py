@@ -77,7 +77,7 @@ def run_audit(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from ..project import config, history
-    from ..platform import facts as platform_facts
+    from ..engine.platform import facts as platform_facts
     from ..commands.audit import audit_paths, configured
     from ..report import audit_emitter
     from ..report.model import build

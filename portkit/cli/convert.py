@@ -126,7 +126,7 @@ def _add_layout(p: argparse.ArgumentParser) -> None:
 
 def _builtins_help() -> str:
     try:
-        from ..tables.builtins import help_text
+        from ..core.tables.builtins import help_text
         return help_text()
     except PortkitError as exc:   # a broken table must not break --help
         return str(exc)
@@ -202,7 +202,7 @@ def _project_configuration(args: argparse.Namespace):
 def _configuration(args: argparse.Namespace) -> tuple[tuple, tuple]:
     """--active-only's -D/-U (the configured world of the platform model); without it -D only
     reaches --verify's compiler and --engine clang, and -U only the latter."""
-    from ..platform import facts as platform_facts
+    from ..engine.platform import facts as platform_facts
     if not args.active_only:
         if args.undefines and args.engine != "clang":
             raise PortkitError("-U: only with --active-only or --engine clang")

@@ -52,8 +52,8 @@ def options(args: argparse.Namespace, jobs: int, timeout: float):
         if asked:
             raise PortkitError(f"{', '.join(asked)}: only with --engine clang")
         return None
-    from ..deep import toolchain
-    from ..deep.engine import DEFAULT_ARCH, DeepOptions
+    from ..commands.deep import toolchain
+    from ..commands.deep.engine import DEFAULT_ARCH, DeepOptions
     arch = args.cuda_arch or DEFAULT_ARCH
     if not arch.startswith("sm_") or not arch[3:].rstrip("af").isdigit():
         raise PortkitError(f"--cuda-arch {arch}: expected an sm_NN name, e.g. sm_80")

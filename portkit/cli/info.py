@@ -45,10 +45,10 @@ def run_rules(args: argparse.Namespace) -> int:
 def run_mappings(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from ..tables.coverage import lookup
+    from ..core.tables.coverage import lookup
     from ..project import config, mapping_files
-    from ..tables.mappings import default_db
-    from ..tables.project_tables import merged
+    from ..core.tables.mappings import default_db
+    from ..core.tables.project_tables import merged
     from ..report import mappings as report
 
     tables = mapping_files.read(config.find(), args.mappings)

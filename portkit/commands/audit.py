@@ -10,12 +10,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
-from ..tables import ecosystem
+from ..core.tables import ecosystem
 from ..estimate.scope import Scope
 from ..estimate import effort, workitems
 from .. import rules
-from ..scan import resultcache, suppress
-from ..scan.job import ScanJob
+from .scan import resultcache, suppress
+from .scan.job import ScanJob
 from ..core.errors import PortkitError
 from ..core.files import Entry, Skipped, read
 from ..core.findings import SEVERITIES
@@ -25,8 +25,8 @@ from ..project.config import Config
 from ..project.settings import resolve
 from ..engine.facts import ProjectFacts
 from .results import AuditOptions, AuditResult, FileAudit
-from ..scan.job import scan_file
-from ..scan.walk import FileScan, Options
+from .scan.job import scan_file
+from .scan.walk import FileScan, Options
 from ..core.source import SourceFile
 from .workers import PerFile, Wording, run_files
 
@@ -88,11 +88,11 @@ def audit_paths(paths: list[Path], opts: AuditOptions,
     progress = progress_factory(len(entries)) if progress_factory else None
     job = audit_job(opts.scan, enabled, project.facts)
     if opts.deep is not None:   # parse: libclang's facts first, in worker processes
-        from ..deep import engine
+        from .deep import engine
         result.deep = engine.collect(project.root, entries, opts.deep, progress_factory)
     result.files = _outcomes(entries, job, opts, project.root, progress)
     if result.deep is not None:  # scan: the tree-sitter findings, refined by the facts
-        from ..deep.refine import refine
+        from .deep.refine import refine
         refine({s.rel: s for s in result.scans}, result.deep, project.root, enabled, job.hours)
     metrics = [(s.rel, s.metrics) for s in result.scans]
     scope = result.scope = Scope.of(metrics, project.optional, project.amd, project.components,
@@ -106,7 +106,7 @@ def audit_paths(paths: list[Path], opts: AuditOptions,
 def _outcomes(entries: list[Entry], job: ScanJob, opts: AuditOptions, root: Path,
               progress: Callable[[int], None] | None) -> list[FileAudit]:
     """Each entry's outcome, in order: kept results for files whose bytes were audited before
-    with the same settings (scan/resultcache.py), the others scanned in `opts.jobs` processes."""
+    with the same settings (commands/scan/resultcache.py), the others scanned in `opts.jobs` processes."""
     cache = resultcache.ResultCache("scans", root, job) if resultcache.enabled(opts.cache) else None
     kept: dict[int, FileAudit] = {}
     if cache is not None:

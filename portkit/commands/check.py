@@ -32,9 +32,9 @@ from ..engine.codes import Code
 # CUDA source, and loading it was most of such a commit's check (0.2-0.35 s of 0.3-0.4 s here).
 if TYPE_CHECKING:
     from ..engine.options import Options
-    from ..scan import resultcache
-    from ..scan.job import ScanJob
-    from ..scan.suppress import Suppression
+    from .scan import resultcache
+    from .scan.job import ScanJob
+    from .scan.suppress import Suppression
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,7 @@ class CheckOptions:
     baseline: Path | None = None
     rocm: str | None = None
     mappings: tuple[Path, ...] = ()   # --mappings FILE: applied after the policy's own mapping files
-    cache: bool = True                # reuse scan results by file content (scan/resultcache.py)
+    cache: bool = True                # reuse scan results by file content (commands/scan/resultcache.py)
 
 
 def run_check(opts: CheckOptions, cwd: Path | None = None) -> CheckResult:
@@ -87,8 +87,8 @@ def _scan_changes(cmp: gate_changes.Comparison, cfg: config.Config, scan: Option
     (project/pipeline.py: the gate and its baseline classify every region alike), through the
     result cache."""
     from ..project import pipeline
-    from ..scan import resultcache
-    from ..scan.job import ScanJob
+    from .scan import resultcache
+    from .scan.job import ScanJob
     job = ScanJob(scan, pipeline.tree_facts(cmp.root, scan, cfg), enabled=enabled, hours=False)
     cache = resultcache.ResultCache("gate", cmp.root, job, keep_others=KEPT_FILES) \
         if resultcache.enabled(use_cache) else None
@@ -222,8 +222,8 @@ def _findings(rel: str, data: bytes, kind: str, job: ScanJob, touched: set[int] 
     (suppress.Suppression.covers says which comments still hide what on changed lines). The scan
     itself is the cache's when these bytes were checked before (`version`: which of the file's
     versions the cache keeps it as)."""
-    from ..scan import resultcache, suppress
-    from ..scan.job import scan_file
+    from .scan import resultcache, suppress
+    from .scan.job import scan_file
     source = SourceFile.from_bytes(rel, data)
     scan = cache.get(rel + version, kind, data) if cache is not None else None
     if scan is None:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from ..core.findings import Finding
 
 if TYPE_CHECKING:
-    from ..scan.suppress import Suppression
+    from .scan.suppress import Suppression
 
 
 @dataclass

@@ -36,12 +36,12 @@ from ..core.files import Entry, Skipped, read_regular
 from ..core.output import confined, sweep_stale, write_generated
 from ..core.findings import Finding
 from .inplace import READ_ONLY, digest, in_place_path, links_note, read_only, replace_unchanged
-from ..tables.mappings import MappingDB, format_version
-from ..tables.project_tables import db_for
+from ..core.tables.mappings import MappingDB, format_version
+from ..core.tables.project_tables import db_for
 from ..project import pipeline
 from ..project.settings import resolve
-from ..scan.job import Job, scan_file
-from ..scan.walk import Options
+from .scan.job import Job, scan_file
+from .scan.walk import Options
 from ..core.source import SourceFile
 from .workers import PerFile, Wording, run_files
 from ..engine.codes import Code

@@ -23,14 +23,14 @@ from . import renaming
 from ..core.output import atomic_copy, atomic_write, confined, refuse_unless_regular, sweep_stale, write_generated
 from ..engine.rename_plan import RenamePlan
 from ..project.rename import rename_in_build_file
-from ..tables.mappings import format_version
+from ..core.tables.mappings import format_version
 from ..project import pipeline
 from ..project.config import Config
 from ..project.settings import resolve
 from ..engine.facts import ProjectFacts
 from .results import ConvertOptions, ConvertResult, FileOutcome, PolyfillHeader
-from ..scan.job import Job, scan_file
-from ..scan.walk import FileScan, Options
+from .scan.job import Job, scan_file
+from .scan.walk import FileScan, Options
 from ..core.source import SourceFile, split_lines
 from .workers import PerFile, Wording, run_files
 
@@ -143,7 +143,7 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
     result = ConvertResult(root=root, skipped=project.skipped, active_only=opts.scan.active_only,
                            amd_built=project.amd_built, carried=project.carried)
     if opts.deep is not None:   # libclang's facts, before the scan that they refine
-        from ..deep import engine
+        from .deep import engine
         result.deep = engine.collect(root, entries, opts.deep, progress_factory)
         if opts.scan.active_only:   # clang's preprocessor decides the files it saw
             pipeline.with_clang_lines(project, result.deep)
@@ -167,7 +167,7 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
         # Deep mode refines what convert reports; the edits are the tree-sitter ones, in every
         # #if branch, because the other configurations need them too.
         from .. import rules
-        from ..deep.refine import refine
+        from .deep.refine import refine
         converter_codes = frozenset(r.code for r in rules.all_rules() if r.group == "conversion")
         refine({s.rel: s for s in result.scans}, result.deep, root, converter_codes, hours=False)
     return result

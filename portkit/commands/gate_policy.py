@@ -24,7 +24,7 @@ from ..core.errors import PortkitError
 from ..core.files import link_on_path
 from ..core.findings import Finding, fingerprint
 from ..engine.codes import Code
-from ..tables.project_tables import ProjectTable, changed_names
+from ..core.tables.project_tables import ProjectTable, changed_names
 
 
 @dataclass(frozen=True)

@@ -26,13 +26,13 @@ from typing import TYPE_CHECKING, Callable
 from ..core.files import Entry, Skipped
 from ..engine.rename_plan import RenamePlan, renamed
 from .inplace import READ_ONLY, digest, read_only, replace_unchanged
-from ..scan.job import Job
+from .scan.job import Job
 from .results import FileOutcome
 
 if TYPE_CHECKING:
     from ..project.pipeline import Project
 
-ConvertJob = Job   # convert's job (scan/job.py): the settings and the tree's facts, `facts.rename` among them
+ConvertJob = Job   # convert's job (commands/scan/job.py): the settings and the tree's facts, `facts.rename` among them
 
 LINK = "a symbolic link is not renamed; rename its target instead"
 

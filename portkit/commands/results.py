@@ -15,17 +15,17 @@ from ..project.config import Config
 from ..engine.context import FileScan, Options
 from ..core.files import Entry, Skipped
 from ..core.findings import SEVERITIES, Finding
-from ..tables.mappings import Version
+from ..core.tables.mappings import Version
 from ..engine.facts import ProjectFacts
 from ..engine.rename_plan import RenamePlan
 
 if TYPE_CHECKING:
     from ..estimate.effort import Estimate
     from ..estimate.scope import Scope
-    from ..deep.engine import DeepOptions, DeepResult
+    from .deep.engine import DeepOptions, DeepResult
     from ..project.buildconfig import BuildConfig
     from .verify.compiler import Compiler
-    from ..scan.suppress import Suppression
+    from .scan.suppress import Suppression
 
 DEFAULT_VERIFY_TIMEOUT = 300.0   # seconds one unit's compile may take (verify --timeout)
 
@@ -140,7 +140,7 @@ class AuditOptions:
     jobs: int = 1
     deep: "DeepOptions | None" = None  # --engine clang: libclang's facts refine the findings
     config: Config = Config()         # the project's settings (amd-macros, exclude: not audited)
-    cache: bool = True                # keep and reuse results by file content (scan/resultcache.py)
+    cache: bool = True                # keep and reuse results by file content (commands/scan/resultcache.py)
 
 
 @dataclass

@@ -9,8 +9,8 @@ from typing import Callable, Generic, Iterable, TypeVar
 
 from ..core.files import Entry, Skipped, read
 from ..engine.context import Options
-from ..scan.job import Job
-from ..scan.walk import warm_up
+from .scan.job import Job
+from .scan.walk import warm_up
 
 T = TypeVar("T")
 R = TypeVar("R")

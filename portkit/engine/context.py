@@ -17,12 +17,12 @@ from tree_sitter import Node
 from ..core.edits import Edit, EditKind
 from ..core.findingstore import FindingStore, Pending
 from ..core.findings import Finding, fingerprint
-from ..tables.mappings import MappingDB, Version
-from ..tables import ecosystem
+from ..core.tables.mappings import MappingDB, Version
+from ..core.tables import ecosystem
 from .facts import ProjectFacts
 from .options import Options
 from .rule import Rule
-from ..platform.regions import FALLBACK, PORTED, RegionMap
+from .platform.regions import FALLBACK, PORTED, RegionMap
 from ..core.source import SourceFile
 
 T = TypeVar("T")
@@ -139,7 +139,7 @@ class ScanContext:
     # parsed again and walked with it (rewrite/macros.py) without importing scan.
     dispatch: "Dispatch | None" = None
     regions: RegionMap = field(default_factory=RegionMap)   # the platform model of this file
-    root: "Node | None" = None   # the file's own tree (scan/walk.py sets it before the walk)
+    root: "Node | None" = None   # the file's own tree (commands/scan/walk.py sets it before the walk)
     # The fixes the rules' fixers found in this walk, by family and by the node they fix
     # (engine/fix.py): the findings of the rules that own them carry them; --fix FAMILY applies a family's.
     fixes: dict = field(default_factory=dict)

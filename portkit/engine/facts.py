@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-from ..tables import ecosystem
+from ..core.tables import ecosystem
 from .rename_plan import RenamePlan
 
 
@@ -24,7 +24,7 @@ class ProjectFacts:
     shim_names: frozenset[bytes] = frozenset()   # CUDA names the project's shim headers map to HIP
     one_world: tuple[tuple[str, str], ...] = ()   # (macro, "amd"|"nvidia"): defined only in that world's code
     amd_shim: bool = False               # the tree has its own CUDA-to-HIP shim header: it already builds for AMD
-    amd_files: frozenset[str] = frozenset()   # headers only AMD branches include (platform/amd_headers.py)
+    amd_files: frozenset[str] = frozenset()   # headers only AMD branches include (engine/platform/amd_headers.py)
     project_defined: frozenset[str] = frozenset()   # polyfill names the project defines itself: none for them
     own_packages: frozenset[str] = frozenset()   # Python packages the project is (normalized): never its own dependency
     # the distributions the project requires (normalized; None: it declares none) and, per extra,

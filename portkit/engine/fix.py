@@ -212,7 +212,7 @@ def apply_each(ctx, fixes: list[Fix], family: Family) -> None:
     """Each fix whole or not at all: never over the converter's edits (the build migration may have
     rewritten the same bytes), nor in code this build does not compile (AMD-only, NVIDIA with an
     AMD branch)."""
-    from ..platform.regions import PROTECTED
+    from .platform.regions import PROTECTED
     for fix in sorted(fixes, key=lambda f: f.anchor):
         if fix.suggest_only or not fix.edits or ctx.regions.ranges and ctx.regions.kind_at(fix.anchor) in PROTECTED:
             continue

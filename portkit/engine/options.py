@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-from ..tables.mappings import Version
-from ..tables.project_tables import ProjectTable
+from ..core.tables.mappings import Version
+from ..core.tables.project_tables import ProjectTable
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class Options:
     fixes: frozenset[str] = frozenset()  # --fix FAMILY[,FAMILY]: the fix families applied (engine/fix.py; `warp`, `build`)
     active_only: bool = False            # --active-only: branches false under -D/-U are not converted
     finding_cap: int = 0                 # audit: findings of one rule kept per file (findingstore.py); 0: all
-    # the project's own mapping files, as read (tables/project_tables.py: db_for merges them)
+    # the project's own mapping files, as read (core/tables/project_tables.py: db_for merges them)
     mappings: tuple[ProjectTable, ...] = ()
 
     @cached_property
@@ -41,5 +41,5 @@ class Options:
         """The ROCm release the run targets, never None: `rocm`, or the newest the tables know. The one
         place "newest" is resolved (every scan, header and explanation reads this), once per settings;
         on first read, so that settings built for a change with no source to scan load no tables."""
-        from ..tables.mappings import target_release
+        from ..core.tables.mappings import target_release
         return target_release(self.rocm)

@@ -32,7 +32,7 @@ class Rule:
     category: str
     summary: str                       # the docstring's first line
     breaks_build: bool = False         # what it finds can stop the HIP build (verify explains errors by it)
-    deep_only: bool = False            # needs types: only `--engine clang` reports it (portkit/deep/)
+    deep_only: bool = False            # needs types: only `--engine clang` reports it (portkit/commands/deep/)
     # what the estimate and the reports read instead of testing codes:
     build_file: bool = False           # found in a build file: the project has build files to port (a signal)
     build_left: bool = False           # a build file convert leaves for a person (the fact build_files_left)

@@ -159,7 +159,7 @@ def scores(hours: list[float], lines: list[float], held_out: list[bool]) -> dict
 
 def estimate(facts: dict):
     """The estimate workitems computes from a snapshot, with the current cost model."""
-    from ..tables import ecosystem
+    from ..core.tables import ecosystem
     from . import effort, workitems
     files, findings, found = restore(facts)
     return workitems.estimate(files, findings, ecosystem.default(), effort.default_model(), found=found)

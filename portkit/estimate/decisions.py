@@ -24,9 +24,9 @@ from __future__ import annotations
 
 from .. import rules
 from ..core.findings import Finding, pattern
-from ..tables import blockers as rewrites
-from ..tables.ecosystem import Ecosystem
-from ..tables.mappings import default_db
+from ..core.tables import blockers as rewrites
+from ..core.tables.ecosystem import Ecosystem
+from ..core.tables.mappings import default_db
 from .effort import PROJECT, Item, Range, triangular_percentile
 
 

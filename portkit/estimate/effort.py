@@ -16,12 +16,12 @@ from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from pathlib import Path
 
-from ..tables import blockers as rewrites
+from ..core.tables import blockers as rewrites
 from .. import rules
 from ..core.errors import MappingError, PortkitError
-from ..tables import toml_cache
+from ..core.tables import toml_cache
 from ..core.findings import Finding
-from ..tables.records import check_keys, record
+from ..core.tables.records import check_keys, record
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -220,7 +220,7 @@ def load(path: Path) -> CostModel:
 
 @lru_cache(maxsize=1)
 def default_model() -> CostModel:
-    from ..tables.mappings import tables_dir
+    from ..core.tables.mappings import tables_dir
     return load(tables_dir() / "effort.toml")
 
 

@@ -31,7 +31,7 @@ from ..engine.context import Metrics
 from ..project import carried as carried_copies, product
 from ..project.amd_paths import AmdPaths
 from ..project.packages import package_dir
-from ..tables.ecosystem import normalize
+from ..core.tables.ecosystem import normalize
 
 NVIDIA_ONLY = "NVIDIA-only code paths (the project's AMD build leaves them out)"
 OPTIONAL_IMPORTS = "Python imports the code runs without (try/except ImportError)"

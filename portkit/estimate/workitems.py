@@ -22,7 +22,7 @@ from typing import Iterable
 from ..project.packages import package_dir, requires
 from .. import rules
 from ..engine.context import Metrics
-from ..tables.ecosystem import Ecosystem, normalize
+from ..core.tables.ecosystem import Ecosystem, normalize
 from .effort import (PROJECT, CostModel, Estimate, Item, Range, added, archetype, optional_totals, scaled,
                      total, weeks_of)
 from ..core.errors import PortkitError

@@ -20,7 +20,7 @@ Read from file names only, never from contents.
 from __future__ import annotations
 
 from ..core.files import Entry
-from ..tables import ecosystem
+from ..core.tables import ecosystem
 
 
 def learn(entries: list[Entry], eco: ecosystem.Ecosystem | None = None) -> tuple[tuple[str, str], ...]:

@@ -27,7 +27,7 @@ from pathlib import Path, PurePosixPath
 from typing import Callable
 
 from ..core.errors import PortkitError
-from ..tables.mappings import Version, parse_version
+from ..core.tables.mappings import Version, parse_version
 
 DEFAULT_BASELINE = ".portkit-baseline.json"
 SEVERITY_NAMES = ("blocker", "high", "medium", "low", "info")
@@ -127,7 +127,7 @@ def _read(path: Path) -> dict:
 
 
 def _loads(path: Path, data: bytes) -> dict:
-    from ..tables.toml_text import untrusted
+    from ..core.tables.toml_text import untrusted
     try:
         return untrusted(data.decode("utf-8"))
     except ValueError as exc:   # not UTF-8, not TOML, too deep, too long a number
@@ -222,7 +222,7 @@ def known_releases() -> tuple[tuple[int, int], ...]:
     """The ROCm minor releases --rocm accepts: from OLDEST_TARGET to the newest the tables know,
     as the tables name them (every release a HIP name first appeared in; 5.0 ... 7.2 today).
     Computed once: a command validates --rocm and the configuration's `rocm`, each over every name."""
-    from ..tables.mappings import default_db   # the tables decide which releases there are
+    from ..core.tables.mappings import default_db   # the tables decide which releases there are
     db = default_db()
     seen = {m.hip_since[:2] for m in (*db.names.values(), *db.headers.values()) if m.hip_since}
     return tuple(sorted(v for v in seen if v >= OLDEST_TARGET))

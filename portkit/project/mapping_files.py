@@ -1,7 +1,7 @@
 """Reading a project's own mapping files: `[tool.portkit] mappings` and `--mappings FILE`.
 
 The files are read here, once per run, into `ProjectTable`s that travel in `Options.mappings`
-(tables/project_tables.py merges and validates them). A file the configuration names is
+(core/tables/project_tables.py merges and validates them). A file the configuration names is
 relative to the configuration file's folder and must stay in the project: no `..`, not absolute
 (config.py), and never reached through a symbolic link, since the commit gate reads the same
 file from a commit, where a link is not a file (gate_policy.py). A file given on the command
@@ -16,7 +16,7 @@ from typing import Callable, Sequence
 
 from ..core.errors import PortkitError
 from ..core.files import link_on_path, read_regular
-from ..tables.project_tables import ProjectTable
+from ..core.tables.project_tables import ProjectTable
 from .config import Config
 
 MAX_BYTES = 16 * 1024 * 1024   # every shipped table together is about 2 MB

@@ -30,8 +30,8 @@ import posixpath
 
 from ..core.needles import Needles
 from ..core.source import begins_line
-from ..platform import ppexpr, regions
-from . import make_switches, setup_switches
+from ..engine.platform import ppexpr, regions
+from ..buildfiles import make_switches, setup_switches
 
 TEST_ONLY = "benchmarks, tests and examples"
 TEST_DIRS = frozenset({"bench", "benchmark", "benchmarks", "test", "tests", "testing", "example", "examples",

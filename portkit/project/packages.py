@@ -21,8 +21,8 @@ import ast
 import re
 
 from ..core.files import Entry, read
-from ..tables.ecosystem import normalize
-from ..tables.toml_text import untrusted
+from ..core.tables.ecosystem import normalize
+from ..core.tables.toml_text import untrusted
 
 _SETUP_NAME = re.compile(rb"""\bname\s*=\s*["']([A-Za-z0-9][A-Za-z0-9._-]*)["']""")
 

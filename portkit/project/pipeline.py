@@ -19,9 +19,9 @@ from ..core import datacache
 from ..core.files import Entry, Skipped, discover, read, read_sources, walk_stamp
 from ..engine.context import Options
 from ..engine.facts import ProjectFacts
-from ..platform import facts as platform_facts
+from ..engine.platform import facts as platform_facts
 from ..rewrite import polyfills
-from ..tables.mappings import tables_dir
+from ..core.tables.mappings import tables_dir
 from . import carried, includes
 from .config import Config
 from .packages import own_packages, requirements

@@ -17,8 +17,8 @@ from typing import Sequence
 
 from ..engine.options import Options
 from ..core.errors import PortkitError
-from ..tables.mappings import Version
-from ..tables.project_tables import ProjectTable, merged
+from ..core.tables.mappings import Version
+from ..core.tables.project_tables import ProjectTable, merged
 from . import mapping_files
 from .config import Config, rocm_release
 

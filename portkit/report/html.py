@@ -222,7 +222,7 @@ def view(doc: Audit, history: Sequence[Run] = ()) -> View:
 def _environment():
     import jinja2
 
-    from ..tables.mappings import data_dir
+    from ..core.tables.mappings import data_dir
     folder = data_dir("portkit._reports", "reports")
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(folder)), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)

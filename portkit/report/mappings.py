@@ -9,8 +9,8 @@ from typing import TextIO
 from rich.console import Console
 from rich.table import Table
 
-from ..tables.coverage import FamilyCoverage, all_records, by_family, coverage, record, titles
-from ..tables.mappings import Mapping, MappingDB, format_version
+from ..core.tables.coverage import FamilyCoverage, all_records, by_family, coverage, record, titles
+from ..core.tables.mappings import Mapping, MappingDB, format_version
 from ..core.version import __version__
 from .audit_model import JsonObject
 from .csv import neutralise

@@ -12,7 +12,7 @@ import os
 from collections import Counter
 from dataclasses import asdict, dataclass, replace
 
-from ..tables import ecosystem
+from ..core.tables import ecosystem
 from ..rewrite import polyfills
 from .. import rules
 from ..commands.results import AuditResult
@@ -20,8 +20,8 @@ from ..estimate.effort import Estimate, Item
 from ..estimate.scope import has_cuda, is_part
 from ..core.findings import SEVERITIES, Finding
 from ..core.findingstore import CAP_PER_CODE
-from ..tables.mappings import format_version
-from ..tables.project_tables import db_for
+from ..core.tables.mappings import format_version
+from ..core.tables.project_tables import db_for
 from ..core.version import __version__
 from .audit_model import (AmdImplementation, Archetype, Audit, AutofixEdit, Calibration, Confidence, CostModel,
     Decision, Dependency, Engine, FellBack, FileRecord, FindingRecord, Hours3, JsonObject, NamedHours, OptionalPart,

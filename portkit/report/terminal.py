@@ -28,7 +28,7 @@ def _amd_built(amd_built: dict[str, str], console: Console) -> None:
 
 def _carried(carried: dict[str, str], console: Console) -> None:
     """Library copies left as they are (project/carried.py): which, and why."""
-    from ..tables import ecosystem
+    from ..core.tables import ecosystem
     names = sorted({ecosystem.default().by_id[library].name for library in carried.values()})
     say(console, f"{_plural(len(carried), 'file')} of the tree's own copy of {', '.join(names)} left as "
                  f"they are: vendor-neutral source that builds for AMD as it is.")

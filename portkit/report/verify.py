@@ -16,7 +16,7 @@ from rich.console import Console
 
 from ..project.buildconfig import BuildConfig
 from ..core.findings import Finding
-from ..tables.mappings import format_version
+from ..core.tables.mappings import format_version
 from ..commands.results import ErrorReport, UnitReport, VerifyResult
 from .audit_model import JsonObject
 from .plain import say

@@ -3,7 +3,7 @@
 The registry of the scan's passes: each module in MODULES declares its passes in `PASSES`
 (engine/passes.py's `Pass`: its phase, the node kinds or names it handles, what runs before it),
 and `registry()` builds them once into the order the walk runs, as rules/__init__.py builds the
-rules. scan/walk.py reads only the registry and names no rewriter.
+rules. commands/scan/walk.py reads only the registry and names no rewriter.
 
 include_directives, includes, polyfills (includes.py)   #include lines, duplicate removal, the
                 inserted hip/hip_runtime.h and the polyfill header's #include

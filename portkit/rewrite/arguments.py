@@ -19,7 +19,7 @@ from tree_sitter import Node
 
 from ..engine.context import ScanContext, View
 from ..core.edits import EditKind
-from ..tables.mappings import Mapping
+from ..core.tables.mappings import Mapping
 from . import codes
 
 

@@ -12,7 +12,7 @@ from tree_sitter import Node
 from ..engine.context import ScanContext, View
 from ..engine.passes import Pass
 from ..core.edits import EditKind
-from ..tables.builtins import Builtin, help_text, table   # noqa: F401 (Builtin, help_text: this module's API)
+from ..core.tables.builtins import Builtin, help_text, table   # noqa: F401 (Builtin, help_text: this module's API)
 
 COMPONENTS = (b"x", b"y", b"z")
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from ..platform import ppexpr, ppguards, regions
+from ..engine.platform import ppexpr, ppguards, regions
 from ..engine.context import ScanContext, View
 from ..engine.passes import Pass
 from ..core.edits import EditKind

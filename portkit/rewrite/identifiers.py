@@ -21,9 +21,9 @@ from ..engine.passes import Pass
 from ..core.edits import EditKind
 from ..core.needles import finditer_from
 from ..core.source import begins_line
-from ..platform import regions
-from ..tables.mappings import Mapping, format_version, tables_dir
-from ..tables.records import table
+from ..engine.platform import regions
+from ..core.tables.mappings import Mapping, format_version, tables_dir
+from ..core.tables.records import table
 from . import arguments, atomics, codes, ffs, sparse_buffers
 
 # Families whose converted names mean the file needs the HIP runtime header.

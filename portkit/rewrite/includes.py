@@ -17,7 +17,7 @@ from . import polyfills
 from ..engine.context import IncludeSeen, ScanContext, View
 from ..engine.passes import Pass
 from ..core.edits import EditKind
-from ..platform import regions
+from ..engine.platform import regions
 from . import codes
 
 RUNTIME_HEADER = "hip/hip_runtime.h"

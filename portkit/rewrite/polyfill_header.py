@@ -13,7 +13,7 @@ sections (issue 31):
 
 from __future__ import annotations
 
-from ..tables.mappings import format_version
+from ..core.tables.mappings import format_version
 from .polyfills import GENERATED_MARK, RUNTIME_HEADER, Polyfill, by_name
 
 

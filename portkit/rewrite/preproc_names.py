@@ -16,7 +16,7 @@ from tree_sitter import Node
 
 from ..engine.context import ScanContext, View
 from ..engine.passes import Pass
-from ..tables.mappings import MappingDB
+from ..core.tables.mappings import MappingDB
 from . import codes
 
 SPLICE = re.compile(rb"\\(?:\r\n?|\n)")

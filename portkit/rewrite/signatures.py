@@ -15,8 +15,8 @@ from functools import lru_cache
 from tree_sitter import Node
 
 from ..core.errors import MappingError
-from ..tables import toml_cache
-from ..tables.mappings import Version, parse_version, tables_dir
+from ..core.tables import toml_cache
+from ..core.tables.mappings import Version, parse_version, tables_dir
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -24,7 +24,7 @@ from tree_sitter import Node
 from ..engine.context import ScanContext, View
 from ..engine.passes import Pass
 from ..core.edits import EditKind
-from ..tables.mappings import format_version
+from ..core.tables.mappings import format_version
 from ..engine.syntax import declarations
 from . import signatures
 from ..engine.codes import Code

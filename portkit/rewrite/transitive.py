@@ -21,8 +21,8 @@ from ..core.needles import finditer_from
 from ..core.source import include_matches
 from ..engine.context import ScanContext, View
 from ..engine.passes import Pass
-from ..platform.regions import PROTECTED
-from ..tables.mappings import Version
+from ..engine.platform.regions import PROTECTED
+from ..core.tables.mappings import Version
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ Effort:
 from tree_sitter import Node
 
 from ..engine.context import ScanContext, View
-from ..tables.mappings import format_version
+from ..core.tables.mappings import format_version
 from ..engine.rule import define
 
 RULE = define(__doc__, code="PK002", name="needs-newer-rocm", severity="high", category="api",

@@ -39,7 +39,7 @@ Effort:
 
 from tree_sitter import Node
 
-from ..platform import ppguards, regions
+from ..engine.platform import ppguards, regions
 from ..engine.context import ScanContext, View
 from ..engine.rule import define
 

@@ -31,8 +31,8 @@ from tree_sitter import Node
 from ..engine.context import ScanContext, View
 from ..core.errors import MappingError
 from ..core.findings import SEVERITIES
-from ..tables.mappings import tables_dir
-from ..tables.records import shown, table
+from ..core.tables.mappings import tables_dir
+from ..core.tables.records import shown, table
 from ..engine import syntax
 from ..engine.rule import define
 

@@ -24,7 +24,7 @@ Effort:
 
 from tree_sitter import Node
 
-from ..tables import targets as gpu_targets
+from ..core.tables import targets as gpu_targets
 from ..engine.context import ScanContext, View
 from ..engine import syntax
 from ..engine.rule import define

@@ -30,7 +30,7 @@ import re
 
 from tree_sitter import Node
 
-from ..tables import ecosystem, blockers as rewrites
+from ..core.tables import ecosystem, blockers as rewrites
 from ..engine.context import ScanContext, View
 from ..engine.textlines import lines
 from ..engine.rule import define

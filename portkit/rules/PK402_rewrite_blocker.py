@@ -34,7 +34,7 @@ import re
 
 from tree_sitter import Node
 
-from ..tables import ecosystem, blockers as rewrites
+from ..core.tables import ecosystem, blockers as rewrites
 from ..engine.context import ScanContext, View
 from ..engine.textlines import lines
 from ..engine import syntax
@@ -48,7 +48,7 @@ REFINES = ("PK001", "PK508")   # a rewrite blocker says more than "not migrated"
 FILE_KINDS = ("cmake", "make", "python")
 NAMES = tuple(sorted({ns.encode() for ns in rewrites._index(rewrites.default())[2]}))
 # check() finds a call only by a name with one of these prefixes: a file holding none of them
-# needs no call captured (scan/walk.py; ggml has 115,000 calls and none of these)
+# needs no call captured (commands/scan/walk.py; ggml has 115,000 calls and none of these)
 GATES = {"call_expression": tuple(p.encode() for p in rewrites.default().call_prefixes())}
 _FIND_PACKAGE = re.compile(r"\bfind_package\s*\(\s*([A-Za-z_][\w-]*)", re.I)
 _IMPORT = re.compile(r"^\s*(?:import\s+([\w.]+(?:\s*,\s*[\w.]+)*)|from\s+([\w.]+)\s+import\b)")

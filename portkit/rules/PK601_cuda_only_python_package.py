@@ -25,7 +25,7 @@ Effort:
 
 import re
 
-from ..tables import ecosystem, blockers as rewrites
+from ..core.tables import ecosystem, blockers as rewrites
 from ..engine import optional_imports
 from ..engine.context import ScanContext
 from ..engine.textlines import Line, lines

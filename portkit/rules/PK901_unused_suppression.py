@@ -1,6 +1,6 @@
 """A suppression comment that suppresses nothing.
 
-Reported by the suppression filter (portkit/scan/suppress.py) after the other rules ran.
+Reported by the suppression filter (portkit/commands/scan/suppress.py) after the other rules ran.
 
 What it finds:
     `portkit: ignore[...]` and `portkit: file-ignore[...]` comments that matched no finding of

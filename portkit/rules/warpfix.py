@@ -21,7 +21,7 @@ from dataclasses import replace
 from ..engine.context import ScanContext
 from ..core.edits import Edit, EditKind
 from ..engine.fix import Family, overlaps
-from ..platform.regions import PROTECTED
+from ..engine.platform.regions import PROTECTED
 from .PK008_warp_fix_choice import RULE as WARP_FIX_CHOICE
 from ._warpfix_model import CONSTANT, WarpFix, newline_of
 

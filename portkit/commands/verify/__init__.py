@@ -24,8 +24,8 @@ from ...project import compdb
 from ...project.buildconfig import STD, TreeConfig
 from ...core.errors import PortkitError
 from ...core.files import read
-from ...deep import worker_includes
-from ...tables.mappings import Version, default_db
+from ..deep import worker_includes
+from ...core.tables.mappings import Version, default_db
 from ...project import pipeline
 from ...project.settings import resolve
 from ..results import DEFAULT_VERIFY_TIMEOUT, ErrorReport, UnitReport, VerifyOptions, VerifyResult

@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ...core.errors import PortkitError
-from ...tables.mappings import Version, format_version
+from ...core.tables.mappings import Version, format_version
 from . import packs
 from .packs import Pack
 

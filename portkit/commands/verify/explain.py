@@ -26,11 +26,11 @@ from pathlib import Path
 from ... import rules
 from ...core.files import read_regular
 from ...core.findings import Finding, fingerprint
-from ...tables.mappings import Mapping, MappingDB, format_version
+from ...core.tables.mappings import Mapping, MappingDB, format_version
 from ...engine.facts import ProjectFacts
-from ...platform import regions
-from ...scan.job import Job, scan_file
-from ...scan.walk import Options
+from ...engine.platform import regions
+from ..scan.job import Job, scan_file
+from ..scan.walk import Options
 from ...core.source import SourceFile
 from .diagnostics import Located
 from ...engine.codes import Code
@@ -251,7 +251,7 @@ def _cuda_header_in_amd_branch(error: Located, facts: Facts, subject: str) -> Fi
 
 def _library(header: Mapping) -> str:
     """The ROCm library a header belongs to, as the ecosystem table names it."""
-    from ...tables import ecosystem
+    from ...core.tables import ecosystem
     library = ecosystem.default().header(header.cuda)
     return library.rocm if library is not None and library.rocm else f"the ROCm library under {header.hip}"
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...core.errors import PortkitError
-from ...tables.mappings import Version, format_version, parse_version
+from ...core.tables.mappings import Version, format_version, parse_version
 
 ENV = "PORTKIT_ROCM_HEADERS"
 MANIFEST = "manifest.json"

@@ -22,15 +22,15 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from ..estimate import effort
-from .. import rules
+from ...estimate import effort
+from ... import rules
 from ..scan import suppress
-from ..core.files import read_regular
-from ..core.findings import Finding, fingerprint
-from ..engine.context import FileScan, line_snippet
-from ..core.source import SourceFile
+from ...core.files import read_regular
+from ...core.findings import Finding, fingerprint
+from ...engine.context import FileScan, line_snippet
+from ...core.source import SourceFile
 from .engine import DeepResult
-from ..engine.codes import Code
+from ...engine.codes import Code
 
 
 def refine(scans: dict[str, FileScan], deep: DeepResult, root: Path, enabled: frozenset[str],

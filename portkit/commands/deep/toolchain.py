@@ -19,7 +19,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core.errors import PortkitError
+from ...core.errors import PortkitError
 
 DEFAULT_CUDA_PATH = Path("/usr/local/cuda")
 _CLANG_NAMES = ["clang"] + [f"clang-{v}" for v in range(30, 9, -1)]

@@ -124,7 +124,7 @@ def _selectors(contents: list, taught: list[tuple[str, set[str]]],
 
 def parse_defines(defines: list[str], undefines: list[str]) -> tuple[tuple, tuple]:
     """-D NAME[=VALUE] and -U NAME as the configured world's macros; a bad name is a user error."""
-    from ..core.errors import PortkitError
+    from ...core.errors import PortkitError
     parsed = []
     for item in defines:
         name, eq, value = item.partition("=")
@@ -172,7 +172,7 @@ def project_platforms(entries: list, facts, contents=None):
     `contents`: the sources' (entry, bytes) already read (pipeline.learn reads each file once)."""
     from dataclasses import replace
 
-    from ..core.files import read_sources
+    from ...core.files import read_sources
     taught: list[tuple[str, set[str]]] = []   # (file, the selectors its branches reveal)
     mapped: set[bytes] = set()
     sources: list[bytes] = []

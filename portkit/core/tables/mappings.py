@@ -13,7 +13,7 @@ from dataclasses import astuple, dataclass, fields
 from functools import lru_cache
 from pathlib import Path
 
-from ..core.errors import MappingError
+from ..errors import MappingError
 from .toml_text import untrusted
 from .entry_checks import TEXT_RE, VERSION_FIELDS, check_entry
 
@@ -280,13 +280,13 @@ def data_dir(package: str, checkout_name: str) -> Path:
     for location in (spec.submodule_search_locations or []) if spec else []:
         if Path(location).is_dir():
             return Path(location)
-    return Path(__file__).resolve().parents[2] / checkout_name
+    return Path(__file__).resolve().parents[3] / checkout_name
 
 
 def load_tables_cached(directory: Path) -> MappingDB:
     """load_tables, kept as plain JSON (datacache.py) keyed by the tables' sizes and times and by
     this module's source: parsing 10,000 records takes ~0.4 s, reading the cache ~0.1 s."""
-    from ..core import datacache
+    from .. import datacache
     from . import entry_checks
     code = (Path(__file__), Path(entry_checks.__file__), Path(datacache.__file__))
     return datacache.cached("tables", sorted(directory.glob("*.toml")), code, lambda: load_tables(directory),

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Protocol
 
-from ..core.errors import MappingError
+from ..errors import MappingError
 from .mappings import Family, Mapping, MappingDB, default_db, parse_table
 
 

@@ -18,7 +18,7 @@ from functools import lru_cache
 
 from tree_sitter import Node
 
-from ..engine import syntax
+from ...engine import syntax
 
 SUFFIX = rb"[uUlL]*"              # rstrip("ul") in syntax._int_of, after lower()
 _AFTER = rb"(?![0-9a-fA-FxXbB.'])"    # not the head of a longer token (0 of 0x01, 16 of 160, 32 of

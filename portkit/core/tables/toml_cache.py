@@ -28,7 +28,7 @@ def load(path: Path) -> dict:
     shipped = tables_dir()
     if path.parent != shipped and path.parent.resolve() != shipped.resolve():
         return _parse(path)
-    from ..core import datacache
+    from .. import datacache
     return datacache.cached(f"toml-{path.stem}", [path], (Path(__file__),), lambda: _parse(path),
                             _same, _document)
 

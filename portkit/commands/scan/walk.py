@@ -15,23 +15,23 @@ from types import MappingProxyType
 
 from tree_sitter import Node
 
-from ..core import findingstore, parse
-from ..core.needles import Needles
-from ..platform import regions
-from .. import rewrite
-from .. import rules
-from ..engine.context import FileScan, Metrics, Options, ScanContext, View, line_snippet
-from ..core.edits import normalize, resolve
-from ..core.findings import Finding
-from ..core.findingstore import FindingStore
-from ..tables.mappings import MappingDB
-from ..tables.project_tables import db_for
-from ..engine.facts import ProjectFacts
-from ..engine import fix, syntax
-from ..engine.codes import Code
-from ..engine.passes import Registry
+from ...core import findingstore, parse
+from ...core.needles import Needles
+from ...engine.platform import regions
+from ... import rewrite
+from ... import rules
+from ...engine.context import FileScan, Metrics, Options, ScanContext, View, line_snippet
+from ...core.edits import normalize, resolve
+from ...core.findings import Finding
+from ...core.findingstore import FindingStore
+from ...core.tables.mappings import MappingDB
+from ...core.tables.project_tables import db_for
+from ...engine.facts import ProjectFacts
+from ...engine import fix, syntax
+from ...engine.codes import Code
+from ...engine.passes import Registry
 from . import literals
-from ..core.source import SourceFile, begins_line
+from ...core.source import SourceFile, begins_line
 
 # The per-file types live in context.py; they are re-exported here for the callers that take
 # the scan's options and results from the scan.
@@ -203,7 +203,7 @@ def _gates(audit: bool, chosen: frozenset[str]) -> dict[str, Needles]:
 
 @lru_cache(maxsize=8)
 def _literals(audit: bool, chosen: frozenset[str]) -> frozenset[int | None] | None:
-    """The number_literal values the run's rules and fixes read (scan/literals.py finds them);
+    """The number_literal values the run's rules and fixes read (commands/scan/literals.py finds them);
     None: a rule reads every literal, and the query captures them all."""
     by_value = rules.literal_hooks() if audit else {}
     if by_value is None:

@@ -11,7 +11,7 @@ import sys
 from dataclasses import MISSING, fields
 from pathlib import Path
 
-from ..core.errors import MappingError
+from ..errors import MappingError
 from . import toml_cache
 
 if sys.version_info >= (3, 11):

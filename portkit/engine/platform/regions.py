@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from . import ppexpr
-from ..core.source import begins_line
+from ...core.source import begins_line
 
 AMD, PORTED, NVIDIA, FALLBACK = "amd", "ported", "nvidia", "fallback"
 PROTECTED = (AMD, PORTED)
@@ -128,8 +128,8 @@ class Builtins:
 @lru_cache(maxsize=1)
 def builtin_selectors() -> Builtins:
     """The selector macros of mappings/platforms.toml."""
-    from ..tables import toml_cache
-    from ..tables.mappings import tables_dir
+    from ...core.tables import toml_cache
+    from ...core.tables.mappings import tables_dir
     doc = toml_cache.load(tables_dir() / "platforms.toml")
     amd, nvidia = doc["amd"], doc["nvidia"]
     return Builtins(tuple(amd["defined"]), tuple(amd["valued"]), tuple(amd.get("device_pass", ())),

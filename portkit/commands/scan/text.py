@@ -8,14 +8,14 @@ the tree rules do (textlines.py has the line reader).
 
 from __future__ import annotations
 
-from .. import buildfiles, rules
-from ..engine import fix
-from ..engine.context import FileScan, Options, ScanContext
-from ..engine.facts import ProjectFacts
-from ..core.findingstore import FindingStore
-from ..tables.mappings import MappingDB
-from ..tables.project_tables import db_for
-from ..core.source import SourceFile
+from ... import buildfiles, rules
+from ...engine import fix
+from ...engine.context import FileScan, Options, ScanContext
+from ...engine.facts import ProjectFacts
+from ...core.findingstore import FindingStore
+from ...core.tables.mappings import MappingDB
+from ...core.tables.project_tables import db_for
+from ...core.source import SourceFile
 
 
 def scan_text(source: SourceFile, kind: str, options: Options, db: MappingDB | None = None,

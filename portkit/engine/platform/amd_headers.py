@@ -10,7 +10,7 @@ definition and 15 uses): 22.6 of that tree's 53.4 hours.
 A header is AMD-only when it includes HIP or ROCm headers and no CUDA one, and every `#include`
 of it in the tree sits in an AMD branch of its includer (under the AMD selectors the tree
 teaches, regions.py). Found before the scan, with the other platform facts (facts.py); the scan
-reads such a file as one AMD region (scan/walk.platform_map).
+reads such a file as one AMD region (commands/scan/walk.platform_map).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 import posixpath
 import re
 
-from ..core.source import include_matches
+from ...core.source import include_matches
 from .regions import AMD, CUDA_NAME, HIP_INCLUDE, Selectors, classify, is_shim
 
 # a CUDA header (<cuda_runtime.h>, <cublas_v2.h>, <nvtx3/...>, <cub/...>, <thrust/...> ...)

@@ -60,7 +60,7 @@ def coverage(db: MappingDB) -> tuple[list[FamilyCoverage], FamilyCoverage]:
 def record(m: Mapping) -> dict:
     """One record as JSON-ready data; versions as "X.Y[.Z]", absent fields left out."""
     out: dict = {"cuda": m.cuda, "family": m.family}
-    if m.origin:   # a project mapping file's record (tables/project_tables.py)
+    if m.origin:   # a project mapping file's record (core/tables/project_tables.py)
         out["file"] = m.origin
     out.update(kind=m.kind, status=m.status)
     if m.hip:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from ..core.errors import PortkitError
+from ..errors import PortkitError
 from . import toml_cache
 from .records import per_object
 

@@ -14,11 +14,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..core.comments import comment_spans, inside
-from ..core.files import kind_of
-from ..core.findings import Finding, fingerprint
-from ..core.source import SourceFile
-from ..engine.codes import Code
+from ...core.comments import comment_spans, inside
+from ...core.files import kind_of
+from ...core.findings import Finding, fingerprint
+from ...core.source import SourceFile
+from ...engine.codes import Code
 
 _DIRECTIVE = re.compile(rb"(//|/\*|#)[ \t]*portkit:[ \t]*(file-ignore|ignore)\b(?:\[([^\]]*)\])?")
 
@@ -95,7 +95,7 @@ def apply(source: SourceFile, findings: list[Finding], enabled: frozenset[str], 
           changed: set[int] | None = None) -> list[Finding]:
     """Findings minus the suppressed ones, plus PK901 for suppressions that matched nothing.
     `changed`: the lines a commit adds (see Suppression.covers)."""
-    from ..rules import get
+    from ...rules import get
 
     suppressions = find(source, kind)
     if not suppressions:

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..core.source import SourceFile
-from ..engine.context import FileScan, Options
-from ..engine.facts import ProjectFacts
-from ..tables.mappings import MappingDB
+from ...core.source import SourceFile
+from ...engine.context import FileScan, Options
+from ...engine.facts import ProjectFacts
+from ...core.tables.mappings import MappingDB
 from .text import scan_text
 from .walk import scan_source
 

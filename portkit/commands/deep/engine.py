@@ -2,7 +2,7 @@
 
 Which units, with which flags: the entries of a compile_commands.json (`-p`), or every CUDA
 source of the tree with the include directories its `#include`s need (the same inference as
-`portkit verify`) plus the user's -I/-D. Each unit runs in `python -m portkit.deep.worker`
+`portkit verify`) plus the user's -I/-D. Each unit runs in `python -m portkit.commands.deep.worker`
 (without the working directory on sys.path) under the per-file time limit; a unit that crashes
 libclang or runs out of time costs only its own facts: its files keep the tree-sitter findings,
 and the run says so in one note per unit.
@@ -23,11 +23,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
-from ..project import compdb
-from ..core.errors import PortkitError
-from ..core.files import Entry, read_regular
-from ..core.pylaunch import module_command
-from ..project.units import Unit, database_units, tree_units
+from ...project import compdb
+from ...core.errors import PortkitError
+from ...core.files import Entry, read_regular
+from ...core.pylaunch import module_command
+from ...project.units import Unit, database_units, tree_units
 from .toolchain import Toolchain
 from .worker import OUT_OF_MEMORY
 from .worker_unit import line_runs
@@ -36,7 +36,7 @@ SOURCE_SUFFIXES = (".cu", ".cpp", ".cc", ".cxx", ".c++", ".c")
 _USES_CUDA = re.compile(rb"\bcuda[A-Z_]\w*|\bcu[A-Z]\w*|__global__|__device__|<<<|[<\"]cuda")
 DEFAULT_ARCH = "sm_80"
 # the command one unit is parsed with: never imports from the audited directory (pylaunch)
-WORKER = module_command("portkit.deep.worker")
+WORKER = module_command("portkit.commands.deep.worker")
 
 
 @dataclass(frozen=True)

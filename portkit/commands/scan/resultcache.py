@@ -22,10 +22,10 @@ import hashlib
 import os
 from pathlib import Path
 
-from ..core import datacache
-from ..core.findings import Finding
-from ..core.version import __version__
-from ..engine.context import FileScan, Metrics
+from ...core import datacache
+from ...core.findings import Finding
+from ...core.version import __version__
+from ...engine.context import FileScan, Metrics
 
 FORMAT = 1
 _FINDING_FIELDS = tuple(f.name for f in dataclasses.fields(Finding) if f.name != "fixed_by")
@@ -101,8 +101,8 @@ def run_key(settings: object) -> str:
 
 def _code_stamp() -> str:
     """Names, sizes and modification times of portkit's own sources and shipped tables."""
-    from ..tables.mappings import tables_dir
-    package = Path(__file__).resolve().parents[1]
+    from ...core.tables.mappings import tables_dir
+    package = Path(__file__).resolve().parents[2]
     parts = []
     for folder, pattern in ((package, "*.py"), (tables_dir(), "*.toml")):
         for path in sorted(folder.rglob(pattern)):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from . import ecosystem
 from .records import per_object
-from ..core.errors import PortkitError
+from ..errors import PortkitError
 from . import toml_cache
 
 if sys.version_info >= (3, 11):

@@ -11,7 +11,7 @@ import sys
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..core.errors import MappingError
+from ..errors import MappingError
 from . import toml_cache
 from .mappings import Version, format_version, parse_version, tables_dir
 

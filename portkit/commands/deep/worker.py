@@ -1,6 +1,6 @@
 """The libclang side of deep mode, run in its own process: one translation unit in, facts out.
 
-`python -m portkit.deep.worker` reads one JSON request on stdin (the file, its flags, the
+`python -m portkit.commands.deep.worker` reads one JSON request on stdin (the file, its flags, the
 toolchain) and writes one JSON answer on stdout. libclang is C++ behind ctypes: on some inputs
 it aborts or crashes the whole process, so the parent (engine.py) runs this with a time limit
 and falls back to tree-sitter for the file when it dies. Nothing here imports the rest of

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from ..core.errors import MappingError
+from ..errors import MappingError
 
 KINDS = ("function", "type", "enum", "macro", "header", "namespace")
 STATUSES = ("supported", "partial", "experimental", "unsupported", "removed")
