@@ -51,6 +51,7 @@ MODULES = (
     "PK501_cmake_cuda_language", "PK502_cuda_architectures", "PK503_find_package_cuda",
     "PK504_cmake_cuda_targets", "PK505_nvcc_flags", "PK506_torch_cuda_extension",
     "PK507_cuda_visible_devices", "PK508_build_step_not_migrated", "PK509_build_migration_choice",
+    "PK510_cuda_only_subdirectory",
     "PK601_cuda_only_python_package",
     "PK701_rocm_library_not_installed", "PK702_include_not_found",
     "PK901_unused_suppression", "PK902_gate_policy_changed",
