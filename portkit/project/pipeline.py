@@ -11,18 +11,19 @@ the gate and its baseline classify every region alike.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core import datacache
+from ..core import datacache, needles, source
 from ..core.files import Entry, Skipped, discover, read, read_sources, walk_stamp
 from ..engine.context import Options
 from ..engine.facts import ProjectFacts
-from ..engine.platform import facts as platform_facts
+from ..engine.platform import amd_headers, ppexpr, regions, facts as platform_facts
 from ..rewrite import polyfills
 from ..core.tables.mappings import tables_dir
-from . import carried, includes
+from . import carried, includes, packages
 from .config import Config
 from .packages import own_packages, requirements
 
@@ -156,12 +157,15 @@ def _tree_key(root: Path, entries: list[Entry], options: Options, config: Config
     # the settings a gate runs with cannot go stale the day one of them does
     parts += [f"{table.shown}\0{table.text}" for table in options.mappings] + ["\0"]
     parts += walk_stamp(entries)
-    here = Path(__file__).resolve().parent.parent
-    code = [here / "project" / "pipeline.py", here / "project" / "includes.py", here / "platform" / "facts.py",
-            here / "platform" / "regions.py", here / "platform" / "ppexpr.py", here / "platform" / "amd_headers.py",
-            here / "rewrite" / "polyfills.py", here / "core" / "needles.py", here / "core" / "source.py",
-            here / "project" / "packages.py", here / "project" / "carried.py", tables_dir() / "ecosystem.toml"]
-    return datacache.digest(parts, code)
+    return datacache.digest(parts, _facts_code())
+
+
+def _facts_code() -> list[Path]:
+    """The modules whose code decides the facts (named by module, so that a move keeps the key
+    whole: a path that no longer exists would silently turn the gate's cache off)."""
+    modules = (sys.modules[__name__], includes, platform_facts, regions, ppexpr, amd_headers, polyfills, needles,
+               source, packages, carried)
+    return [Path(m.__file__) for m in modules] + [tables_dir() / "ecosystem.toml"]
 
 
 def _facts_to_plain(facts: ProjectFacts) -> dict:
