@@ -24,11 +24,13 @@ import re
 
 from ..engine.context import ScanContext
 from .cmake_file import CMakeFile, delete_arg, edit, insert_after, insert_before, is_on, replace_command, value_end
+from . import cmake_packages as packages
 from .cmake_findcuda import findcuda_library, nvcc_flags_variable
 from .cmake_flags import compile_options, custom_command, flags_in_strings, loose_flags
 from .cmake_lexer import Command, commands
 from .cmake_names import rewrite_names
-from .cmake_targets import (SOURCE_SUFFIX, add_target, link_libraries, marked_hip, replace_architectures,
+from .cmake_targets import (SOURCE_SUFFIX, add_target, aux_source_directory, link_libraries, marked_hip, mixed_glob,
+                            replace_architectures,
                             set_property, set_source_files_properties, set_target_properties, target_sources)
 from .table import BuildTable
 from .words import note
@@ -76,7 +78,11 @@ def _enable_language(f: CMakeFile, cmd: Command) -> None:
 
 
 def _find_package(f: CMakeFile, cmd: Command) -> None:
-    if not cmd.args or cmd.args[0].value not in ("CUDAToolkit", "CUDA"):
+    if not cmd.args:
+        return
+    if cmd.args[0].value not in ("CUDAToolkit", "CUDA"):
+        if not packages.find_package(f, cmd):   # a CUDA library's package (CCCL, NCCL ...), or another
+            f.found.add(cmd.args[0].value)
         return
     legacy = cmd.args[0].value == "CUDA"
     edit(f, cmd.args[0], "hip")
@@ -154,10 +160,13 @@ def _string(f: CMakeFile, cmd: Command) -> None:
 def _file(f: CMakeFile, cmd: Command) -> None:
     values = cmd.values()
     if len(values) >= 3 and values[0] in ("GLOB", "GLOB_RECURSE"):
-        patterns = [v for v in values[2:] if v not in ("CONFIGURE_DEPENDS", "LIST_DIRECTORIES", "RELATIVE",
-                                                       "true", "false")]
+        patterns = [v for k, v in enumerate(values[2:], start=2)
+                    if v not in ("CONFIGURE_DEPENDS", "FOLLOW_SYMLINKS", "LIST_DIRECTORIES", "RELATIVE")
+                    and values[k - 1] not in ("LIST_DIRECTORIES", "RELATIVE")]
         if patterns and all(p.endswith("*" + SOURCE_SUFFIX) for p in patterns):
             f.whole_vars.add(values[1])
+        elif any(p.endswith("*" + SOURCE_SUFFIX) for p in patterns):
+            mixed_glob(f, cmd)
 
 
 _HANDLERS = {
@@ -171,13 +180,14 @@ _HANDLERS = {
     "target_compile_options": compile_options, "add_compile_options": compile_options,
     "target_link_options": compile_options, "add_link_options": compile_options,
     "cuda_add_cublas_to_target": findcuda_library, "cuda_add_cufft_to_target": findcuda_library,
+    "aux_source_directory": aux_source_directory, "thrust_create_target": packages.thrust_create_target, "add_subdirectory": packages.add_subdirectory,
     "add_custom_command": custom_command, "add_custom_target": custom_command, "execute_process": custom_command,
 }
 
 
 def _insert_packages(f: CMakeFile) -> None:
     """find_package for each ROCm library used: after find_package(hip), else before first use."""
-    libs = sorted(p for p in f.packages if p != "hip")
+    libs = sorted(p for p in f.packages if p != "hip" and p not in f.found)
     if not libs:
         return
     if f.find_at is not None:

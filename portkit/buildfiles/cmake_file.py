@@ -29,6 +29,7 @@ class CMakeFile:
     done: set[int] = field(default_factory=set)                   # args (by start) already rewritten
     inserts: dict[int, list[str]] = field(default_factory=dict)   # offset -> text, in order of arrival
     marked: set[str] = field(default_factory=set)                 # sources already LANGUAGE HIP
+    found: set[str] = field(default_factory=set)                  # ROCm packages a find_package finds now
 
     @property
     def targets(self) -> tuple[str, ...]:

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import re
 
+from . import cmake_genex as genex
 from .cmake_file import CMakeFile, replace_command
 from .cmake_lexer import Arg, Command
 from .cmake_names import rewrite_names
-from .nvcc import Translation, Word, translate
+from .nvcc import Word, translate
 from .words import apply, note, report
 from ..engine.codes import Code
 from ..core.edits import EditKind
 
-_CUDA_GENEX_BODY = re.compile(r"\$<\$<(?:COMPILE_LANGUAGE|COMPILE_LANG_AND_ID):CUDA(?:,NVIDIA)?>:")
 _CUSTOM_KEYWORDS = {"COMMAND", "OUTPUT", "DEPENDS", "WORKING_DIRECTORY", "COMMENT", "VERBATIM", "BYPRODUCTS",
                     "MAIN_DEPENDENCY", "IMPLICIT_DEPENDS", "USES_TERMINAL", "COMMAND_EXPAND_LISTS",
                     "RESULT_VARIABLE", "OUTPUT_VARIABLE", "ERROR_VARIABLE", "SOURCES", "DEPFILE", "ALL",
@@ -29,41 +29,54 @@ _CUSTOM_KEYWORDS = {"COMMAND", "OUTPUT", "DEPENDS", "WORKING_DIRECTORY", "COMMEN
 def compile_options(f: CMakeFile, cmd: Command) -> None:
     """nvcc words among target_compile_options / add_compile_options / target_link_options.
 
-    A CUDA generator expression left empty (`$<$<COMPILE_LANGUAGE:CUDA>:--extended-lambda>`: clang
-    needs no switch) goes with its argument, and the command goes when nothing else is left."""
-    words: list[Word] = []
-    emptied: list[tuple[Arg, list[Word], Translation]] = []
-    options = [a for a in cmd.args[1 if cmd.lower.startswith("target_") else 0:]
-               if a.value not in ("PRIVATE", "PUBLIC", "INTERFACE", "BEFORE")]
-    for arg in cmd.args:
-        m = _CUDA_GENEX_BODY.match(arg.value)
-        if m:   # $<$<COMPILE_LANGUAGE:CUDA>:a;b>: only nvcc reads these
-            base = arg.start + (1 if arg.kind == "quoted" else 0) + m.end()
-            body = arg.value[m.end():-1] if arg.value.endswith(">") else arg.value[m.end():]
-            inner = list_items(body, base)
-            result = translate(inner, f.table, f.targets)
-            if inner and len(result.deleted()) == len(inner):
-                emptied.append((arg, inner, result))
-                f.done.add(arg.start)
-                continue
-            apply(f.ctx, inner, result, style="semicolon")
-            rewrite_names(f, cmd, Arg(arg.text[:m.end() + (1 if arg.kind == "quoted" else 0)], arg.start,
-                                       base, "unquoted"))
-            f.done.add(arg.start)
-        elif arg.kind in ("unquoted", "quoted") and arg.value.startswith("-"):
-            words.append(Word(arg.value, arg.start, arg.end))
-    for arg, inner, result in emptied:
-        report(f.ctx, inner, result)
-    if emptied and len(emptied) == len(options):
+    Words are read with the generator expression each is in (cmake_genex.py): those only nvcc
+    reads are translated as nvcc's, branch by branch, so an IF keeps its commas and a valued
+    option its value. A CUDA expression left empty (`$<$<COMPILE_LANGUAGE:CUDA>:--extended-lambda>`:
+    clang needs no switch) goes with its arguments, and the command goes when nothing else is left."""
+    args = [a for a in cmd.args[1 if cmd.lower.startswith("target_") else 0:]
+            if a.value not in ("PRIVATE", "PUBLIC", "INTERFACE", "BEFORE")]
+    reading = genex.read(args, f.text)
+    plans = [(s, translate(s.words, f.table, f.targets)) for s in reading.segments if s.context == "cuda" and s.words]
+    emptied = [g for g in reading.genexes if _emptied(g, reading, plans) and _args_of(g, args)]
+    for g in emptied:
+        for segment, result in plans:
+            if segment.words and g.start <= segment.words[0].start < g.end:
+                report(f.ctx, segment.words, result)
+    covered = [a for g in emptied for a in _args_of(g, args)]
+    if emptied and len(covered) == len(args):
         replace_command(f, cmd, [])
         return
-    for arg, _, _ in emptied:
+    for arg in covered:
         start = arg.start
         while start > 0 and f.text[start - 1] in " \t":
             start -= 1
         f.ctx.edit(start, arg.end, b"", "build", covers=True, kind=EditKind.BUILD)
+        f.done.add(arg.start)
+    gone = {a.start for a in covered}
+    for segment, result in plans:
+        if not any(w.start >= a.start and w.end <= a.end for a in covered for w in segment.words[:1]):
+            apply(f.ctx, segment.words, result, style="semicolon")
+    words = [w for w in reading.segments[0].words if w.text.startswith("-") and
+             not any(a.start in gone and a.start <= w.start < a.end for a in args)]
     if words:
         apply(f.ctx, words, translate(words, f.table, f.targets, nvcc_context=False))
+
+
+def _emptied(g: genex.Genex, reading: genex.Reading, plans: list) -> bool:
+    """A CUDA-only expression whose every option goes, written as whole arguments."""
+    inside = [s for s in reading.segments if s.context != "none" and s.words and g.start <= s.words[0].start < g.end]
+    if g.kind != "cond" or not inside or any(s.context != "cuda" for s in inside):
+        return False
+    results = {id(s): r for s, r in plans}
+    return all(len(results[id(s)].deleted()) == len(s.words) for s in inside)
+
+
+def _args_of(g: genex.Genex, args: list[Arg]) -> list[Arg]:
+    """The arguments an expression is written as, when it is exactly those (else none)."""
+    mine = [a for a in args if a.start < g.end and a.end > g.start]
+    first = mine[0].start + (1 if mine[0].kind == "quoted" else 0) if mine else -1
+    last = mine[-1].end - (1 if mine[-1].kind == "quoted" else 0) if mine else -1
+    return mine if first == g.start and last == g.end else []
 
 
 def flags_in_strings(f: CMakeFile, args: list[Arg], cmd: Command | None = None) -> None:
@@ -93,8 +106,13 @@ def loose_flags(f: CMakeFile, args: list[Arg]) -> None:
     variable of nvcc options is translated where it is built. An option's value may be the next
     argument (`list(APPEND NVCC_CMD -ccbin ${CMAKE_CUDA_HOST_COMPILER})`, ggml): the option and
     its value go together, never the option alone (issue 31: a bare compiler path was left)."""
+    reading = genex.read(args, f.text)
+    for segment in reading.segments[1:]:   # inside generator expressions: only nvcc's branches
+        if segment.context == "cuda" and segment.words:
+            apply(f.ctx, segment.words, translate(segment.words, f.table, f.targets), style="semicolon")
+    inside = {a.start for g in reading.genexes for a in args if a.start < g.end and a.end > g.start}
     for k, arg in enumerate(args):
-        if arg.kind not in ("quoted", "unquoted") or not arg.value.startswith("-"):
+        if arg.kind not in ("quoted", "unquoted") or not arg.value.startswith("-") or arg.start in inside:
             continue
         words = _blank_words(arg)
         following = args[k + 1] if k + 1 < len(args) else None

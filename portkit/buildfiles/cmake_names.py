@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from .cmake_file import CMakeFile, need
+from .cmake_packages import package_names
 from .cmake_lexer import Arg, Command
 from .words import note
 from ..engine.codes import Code
@@ -27,7 +28,11 @@ _STD_FEATURE = re.compile(r"\bcuda_std_(\d+)\b")     # target_compile_features(.
 
 def rewrite_names(f: CMakeFile, cmd: Command | None, arg: Arg) -> None:
     """CMAKE_CUDA_* variables, CUDA::* targets, CUDA generator expressions, FindCUDA variables."""
-    if arg.kind == "paren" or ("CUDA" not in arg.text and "cuda_std_" not in arg.text):
+    if arg.kind == "paren":
+        return
+    if "::" in arg.text or "_" in arg.text:
+        package_names(f, arg)
+    if "CUDA" not in arg.text and "cuda_std_" not in arg.text:
         return
     text = arg.text
     names = f.table.cmake

@@ -63,6 +63,40 @@ def target_sources(f: CMakeFile, cmd: Command) -> None:
         insert_after(f, cmd, f"set_source_files_properties({' '.join(sources)} PROPERTIES LANGUAGE HIP)")
 
 
+def mixed_glob(f: CMakeFile, cmd: Command) -> None:
+    """file(GLOB SRCS src/*.cu src/*.cpp): the .cu files of the list, globbed again beside it, are
+    compiled as HIP. CMake knows only `.hip` as HIP, and marking the whole list would compile the
+    C++ files (and any header it holds) as HIP too (issue 48: a globbed list's .cu files were not
+    compiled at all)."""
+    var = cmd.args[1].value
+    if f"${{{var}_CU}}" in f.marked:
+        return
+    patterns: list[str] = []
+    args = cmd.args[2:]
+    for k, arg in enumerate(args):
+        if arg.value in _GLOB_OPTIONS or arg.value.endswith("*" + SOURCE_SUFFIX) or \
+                (k > 0 and args[k - 1].value in ("RELATIVE", "LIST_DIRECTORIES")):
+            patterns.append(arg.text)
+        elif arg.value in ("RELATIVE", "LIST_DIRECTORIES"):
+            patterns.append(arg.text)
+    insert_after(f, cmd, f"file({cmd.args[0].text} {var}_CU {' '.join(patterns)})")
+    insert_after(f, cmd, f"set_source_files_properties(${{{var}_CU}} PROPERTIES LANGUAGE HIP)")
+
+
+_GLOB_OPTIONS = ("CONFIGURE_DEPENDS", "FOLLOW_SYMLINKS")
+
+
+def aux_source_directory(f: CMakeFile, cmd: Command) -> None:
+    """aux_source_directory(dir VAR) collects the sources of the languages the project enables:
+    with HIP instead of CUDA, no .cu file. They are globbed and added, and compiled as HIP."""
+    if len(cmd.args) < 2 or f"${{{cmd.args[1].value}_CU}}" in f.marked:
+        return
+    folder, var = cmd.args[0].value.rstrip("/"), cmd.args[1].value
+    insert_after(f, cmd, f'file(GLOB {var}_CU "{folder}/*{SOURCE_SUFFIX}")')
+    insert_after(f, cmd, f"list(APPEND {var} ${{{var}_CU}})")
+    insert_after(f, cmd, f"set_source_files_properties(${{{var}_CU}} PROPERTIES LANGUAGE HIP)")
+
+
 def _sources(f: CMakeFile, cmd: Command, args: list[Arg]) -> list[str]:
     """The .cu files among `args`, by name or through a variable set in this file."""
     found: list[str] = []

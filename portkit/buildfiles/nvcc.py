@@ -138,6 +138,11 @@ def _flag_changes(flag: Flag, i: int, last: int, value: str | None, shown: str, 
     """The changes for one nvcc option (words i..last) other than a GPU architecture."""
     if flag.action == "keep":
         return []
+    if flag.action == "translate" and not value and any("{value}" in h for h in flag.hip):
+        # `--default-stream` at the end of its list: its value is elsewhere (another variable,
+        # the next line's list). Never `-fgpu-default-stream=` with the value left behind.
+        return [Change(i, last, None, Code.BUILD_STEP_NOT_MIGRATED, f"`{shown}`: its value is not beside it; "
+                       "kept as is, write the hipcc option with its value", shown)]
     if flag.action == "drop":
         return [Change(i, last, [], Code.BUILD_MIGRATION_CHOICE, f"`{shown}` dropped: {flag.why}", shown)]
     if flag.action == "report":

@@ -70,6 +70,10 @@ class CMakeNames:
     dropped_properties: dict[str, str]      # CUDA_<X> target properties HIP has no use for -> why
     findcuda_commands: dict[str, str]       # cuda_add_executable -> add_executable
     findcuda_libraries: dict[str, str]      # cuda_add_cublas_to_target -> the [[library]] link name
+    packages: dict[str, str]                # find_package(CCCL) -> "rocthrust hipcub" ("": none)
+    package_targets: dict[str, str]         # CCCL::CCCL -> "roc::rocthrust hip::hipcub" ("": none)
+    package_variables: dict[str, str]       # NCCL_LIBRARIES -> roc::rccl
+    cuda_only_subdirectories: dict[str, str]   # add_subdirectory(.../cutlass) -> the ROCm alternative
     results: re.Pattern = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -134,7 +138,8 @@ def _cmake(path: Path, raw: object, links: set[str]) -> CMakeNames:
     names = record(CMakeNames, where, raw, **{
         key: _names(f"{where}.{key}", raw[key])
         for key in ("dropped_variables", "toolkit_variables", "dropped_properties", "findcuda_commands",
-                    "findcuda_libraries")})
+                    "findcuda_libraries", "packages", "package_targets", "package_variables",
+                    "cuda_only_subdirectories")})
     for command, link in names.findcuda_libraries.items():
         if link not in links:
             raise MappingError(f"{where}.findcuda_libraries: {command}: {link!r} is no [[library]] link name")
