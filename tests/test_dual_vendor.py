@@ -73,6 +73,6 @@ def test_a_cuda_macro_the_amd_build_defines_itself_keeps_its_name(tmp_path: Path
     assert main(["convert", str(tree), "-o", str(tmp_path / "out"), "-q", "--convert-amd-built"]) == 0
     assert (tmp_path / "out" / "amd.cu").read_text() == (tree / "amd.cu").read_text()
     assert (tmp_path / "out" / "nvidia.cu").read_text() == (
-        "#include <hip/hip_runtime.h>\n#ifdef __CUDA_ARCH__\n#define HIP_INF_F 1\n#endif\n"
+        "#include <hip/hip_runtime.h>\n#ifdef __HIP_DEVICE_COMPILE__\n#define HIP_INF_F 1\n#endif\n"
         "#include <hip/hip_math_constants.h>\n"
         "__global__ void k(float* r) { r[0] = HIP_INF_F; }\n")

@@ -70,9 +70,10 @@ def test_pragma_and_error_text_is_not_code():
 
 
 def test_runtime_include_goes_after_the_include_guard():
-    """As hipify-clang: right after `#ifndef NAME` of the guard, the line break first."""
+    """After the guard's `#define NAME` (hipify-clang's `#ifndef NAME` splits the guard: issue 48),
+    the line break first."""
     src = b"// helpers\n#ifndef H_CUH\n#define H_CUH\n__device__ float sq(float v) { return v * v; }\n#endif\n"
-    assert conv(src) == (b"// helpers\n#ifndef H_CUH\n#include <hip/hip_runtime.h>\n\n#define H_CUH\n"
+    assert conv(src) == (b"// helpers\n#ifndef H_CUH\n#define H_CUH\n#include <hip/hip_runtime.h>\n\n"
                          b"__device__ float sq(float v) { return v * v; }\n#endif\n")
 
 

@@ -1,24 +1,49 @@
-"""`__CUDACC__` in a header's `#if`: keep the NVIDIA test beside the AMD one (issue 31).
+"""Tests of the CUDA compiler's macros in an `#if`: the HIP build takes the same side (issues 31, 48).
 
-A shared header (ggml's include/ggml.h, a CPU backend's simd-mappings.h) is compiled by nvcc, by
-hipcc and by host compilers, often before any HIP header. HIP defines `__HIPCC__` on its NVIDIA
-backend only from hip/hip_common.h, so writing `__HIPCC__` for `__CUDACC__` there loses the branch
-on NVIDIA builds, where nvcc still defines `__CUDACC__`. In a header the test becomes
-`(defined(__HIPCC__) || defined(__CUDACC__))`; `#ifdef`/`#ifndef` become the `#if` forms. A
-directive that already tests `__HIPCC__` keeps its `__CUDACC__` (a re-run writes the same bytes).
-Sources (.cu) include the HIP runtime header first: there the plain rename stays.
+`#if defined(__CUDA__) || defined(__NVCC__)` around `#define PROJ_DEVICE __host__ __device__` leaves
+the macro empty under hipcc, and every device function the project declares with it becomes host
+code. Each macro has its HIP counterpart: `__CUDACC__` and `__NVCC__` (nvcc) -> `__HIPCC__`,
+`__CUDA__` (clang's CUDA mode) -> `__HIP__` (its HIP mode), `__CUDA_ARCH__` (nvcc's device pass)
+-> `__HIP_DEVICE_COMPILE__` (hip-clang's), HIP's own documented counterparts. hipify-clang renames
+`__CUDACC__` only (CUDA2HIP_Driver_API_types.cpp) and leaves the other three.
+
+A shared header (ggml's include/ggml.h, tiny-cuda-nn's common.h) is compiled by nvcc, by hipcc and
+by host compilers, often before any HIP header. HIP defines `__HIPCC__` and `__HIP_DEVICE_COMPILE__`
+on its NVIDIA backend only from hip/hip_common.h, so a plain rename there loses the branch on
+NVIDIA builds. In a header the test keeps the NVIDIA macro beside the HIP one:
+`defined(__NVCC__)` -> `(defined(__HIPCC__) || defined(__NVCC__))`; `#ifdef`/`#ifndef` become the
+`#if` forms. Sources (.cu) include the HIP runtime header first: there the plain rename.
+
+Left as they are: a directive that already tests a HIP macro (`__HIPCC__`, `__HIP__`,
+`__HIP_PLATFORM_AMD__`, `__HIP_DEVICE_COMPILE__`: a re-run writes the same bytes, and a port the
+author wrote stays); code the platform model protects (AMD-only, already ported); and
+`__CUDA_ARCH__` on a line that compares it (`__CUDA_ARCH__ >= 800` picks GPU-specific code: PK103
+reports it, --rewrite-guards rewrites it, and under that option guards.py owns every
+`__CUDA_ARCH__` test, so that one directive gets one edit).
 """
 
 from __future__ import annotations
+
+import re
 
 from tree_sitter import Node
 
 from ..core.edits import EditKind
 from ..engine.context import ScanContext, View
 
-NAME = b"__CUDACC__"
-BOTH = b"(defined(__HIPCC__) || defined(__CUDACC__))"
+NAME = b"__CUDACC__"   # the one the tables rename (driver.toml); the others are this module's alone
+HIP_SIDE = {b"__CUDACC__": b"__HIPCC__", b"__NVCC__": b"__HIPCC__", b"__CUDA__": b"__HIP__",
+            b"__CUDA_ARCH__": b"__HIP_DEVICE_COMPILE__"}
+OWN_NAMES = frozenset(HIP_SIDE) - {NAME}   # identifiers.py sends these here, not to the tables
+# defined in every pass of their compiler, so that after convert an AMD build takes their side
+COMPILERS = (b"__CUDACC__", b"__NVCC__", b"__CUDA__")
 HEADER_SUFFIXES = (".h", ".hpp", ".hh", ".hxx", ".cuh", ".inl", ".inc", ".ipp", ".tcc")
+_HIP_TESTED = re.compile(rb"\b(?:__HIPCC__|__HIP__|__HIP_PLATFORM_\w+|__HIP_DEVICE_COMPILE__)\b")
+_ARCH = b"__CUDA_ARCH__"
+# `defined(__CUDA_ARCH__)`, `defined __CUDA_ARCH__`, `#ifdef __CUDA_ARCH__`: a device-pass test; what
+# is left of the line after these naming __CUDA_ARCH__ compares it
+_ARCH_TESTED = re.compile(rb"\bdefined\s*\(\s*__CUDA_ARCH__\s*\)|\bdefined\s+__CUDA_ARCH__\b"
+                          rb"|#\s*(?:ifdef|ifndef|elifdef|elifndef)\s+__CUDA_ARCH__\b")
 
 
 def _directive_line(view: View, node: Node) -> bytes:
@@ -29,22 +54,35 @@ def _directive_line(view: View, node: Node) -> bytes:
 
 
 def keeps_nvidia(ctx: ScanContext, view: View, node: Node) -> bool:
-    """Handle `__CUDACC__` in a directive: True when it was written (or left) here, False when the
-    plain rename applies (a source file, or code outside `#if`)."""
+    """Handle a CUDA compiler macro in a directive: True when it was written (or left) here, False
+    when the tables' plain rename applies (`__CUDACC__` in a source file, or outside `#if`)."""
     parent = node.parent
     if parent is None or parent.type not in ("preproc_defined", "preproc_ifdef"):
         return False
-    if b"__HIPCC__" in _directive_line(view, node):
-        return True    # already tests both
-    rel = ctx.source.rel.lower()
-    if not (rel.endswith(HEADER_SUFFIXES) or "." not in rel.rsplit("/", 1)[-1]):
-        return False
-    if parent.type == "preproc_defined":
-        ctx.edit(view.start(parent), view.end(parent), BOTH, what="__CUDACC__", kind=EditKind.NAME)
+    line = _directive_line(view, node)
+    if _HIP_TESTED.search(line) or ctx.regions.protected(view.start(node)):
+        return True    # tests both already, or a port the model protects
+    name = node.text
+    if name == _ARCH and (ctx.options.rewrite_guards or _ARCH in _ARCH_TESTED.sub(b"", line)):
+        return True    # a comparison of the architecture, or guards.py's
+    hip = HIP_SIDE[name]
+    if not _in_header(ctx):
+        if name == NAME:
+            return False
+        ctx.edit(view.start(node), view.end(node), hip, what=name.decode(), kind=EditKind.NAME)
+    elif parent.type == "preproc_defined":
+        both = b"(defined(" + hip + b") || defined(" + name + b"))"
+        ctx.edit(view.start(parent), view.end(parent), both, what=name.decode(), kind=EditKind.NAME)
     else:
         negated = view.data[parent.start_byte:node.start_byte].rstrip().endswith(b"ifndef")
-        text = b"#if !defined(__HIPCC__) && !defined(__CUDACC__)" if negated else b"#if " + BOTH[1:-1]
-        ctx.edit(view.start(parent), view.end(node), text, what="__CUDACC__", kind=EditKind.NAME)
+        text = (b"#if !defined(" + hip + b") && !defined(" + name + b")" if negated
+                else b"#if defined(" + hip + b") || defined(" + name + b")")
+        ctx.edit(view.start(parent), view.end(node), text, what=name.decode(), kind=EditKind.NAME)
     ctx.metrics.refs_found += 1
     ctx.metrics.refs_converted += 1
     return True
+
+
+def _in_header(ctx: ScanContext) -> bool:
+    rel = ctx.source.rel.lower()
+    return rel.endswith(HEADER_SUFFIXES) or "." not in rel.rsplit("/", 1)[-1]

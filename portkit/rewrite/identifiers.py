@@ -87,6 +87,9 @@ def handle(ctx: ScanContext, view: View, node: Node, text: bytes | None = None) 
     if qualified and _qualified_name(node) in qualified:
         _convert(ctx, view, node, qualified[_qualified_name(node)])
         return
+    if text in cudacc.OWN_NAMES:
+        cudacc.keeps_nvidia(ctx, view, node)   # __NVCC__, __CUDA__, __CUDA_ARCH__: no table entry
+        return
     mapping = ctx.db.names_by_bytes.get(text)
     if mapping is None or not _matches_kind(node, mapping):
         return
@@ -367,8 +370,9 @@ def _by_arity(ctx: ScanContext, node: Node, mapping: Mapping) -> Mapping:
 
 
 def _names(ctx: ScanContext) -> tuple:
-    """The tables' names, and the namespaces whose innermost name need not be one (thrust::cuda)."""
-    return ctx.db.names_by_bytes, ctx.db.qualified
+    """The tables' names, the namespaces whose innermost name need not be one (thrust::cuda), and
+    the CUDA compiler macros cudacc.py gives their HIP side."""
+    return ctx.db.names_by_bytes, ctx.db.qualified, cudacc.OWN_NAMES
 
 
 PASSES = (Pass("identifiers", "walk", handle, capture="name", names=_names),)

@@ -3,8 +3,11 @@
 The layout follows hipify-clang (HipifyAction.cpp): the include keeps its delimiters; an
 include that HIP does not need (`device_launch_parameters.h`) or that repeats a HIP header
 loses the text from `#` to its path, the rest of the line stays; the runtime header goes in as
-a line break, the include and a line break, after `#pragma once` or the guard's `#ifndef NAME`,
-else before the first #include, else at the top of the file.
+a line break, the include and a line break, after `#pragma once` or the include guard, else
+before the first #include, else at the top of the file. Unlike hipify-clang, which inserts after
+`#ifndef NAME`, the guard's place is after its `#define NAME` line when that line comes next: a
+line between the two splits the guard (issue 48: 13 headers of one project), which no maintainer
+takes. Every line a finish pass inserts (the polyfill header, the NVIDIA helpers) goes there too.
 """
 
 from __future__ import annotations
@@ -13,11 +16,11 @@ import re
 
 from tree_sitter import Node
 
-from . import polyfills
+from . import cudacc, polyfills
 from ..engine.context import IncludeSeen, ScanContext, View
 from ..engine.passes import Pass
 from ..core.edits import EditKind
-from ..engine.platform import regions
+from ..engine.platform import ppexpr, regions
 from . import codes
 
 RUNTIME_HEADER = "hip/hip_runtime.h"
@@ -142,18 +145,19 @@ _PRAGMA_ONCE = re.compile(rb"#[ \t]*pragma[ \t]+once\b")
 
 
 def insertion_point(ctx: ScanContext, root: Node) -> tuple[int, tuple]:
-    """Where hipify-clang inserts the runtime header, with the key of the block it lands in.
+    """Where the runtime header (and every line a finish pass adds) goes, with the key of the
+    block it lands in.
 
-    The earlier of the end of `#pragma once` and the end of `#ifndef NAME` of an include guard;
-    else the `#` of the first #include (one at file level: hipify-clang sees only the active
-    branch, and a header inserted inside an #if would be conditional); else the file's start.
+    The earlier of the end of `#pragma once` and the include guard's place (_guard_end); else
+    the `#` of the first #include (one at file level: hipify-clang sees only the active branch,
+    and a header inserted inside an #if would be conditional); else the file's start.
     """
     data = ctx.source.parse_bytes
     guard = _include_guard(data, root)
-    blocks = [root] if guard is None else [root, guard]
+    blocks = [root] if guard is None else [root, guard[0]]
     spots = [(_pragma_once_end(data, block), block) for block in blocks]
     if guard is not None:
-        spots.append((guard.child_by_field_name("name").end_byte, guard))
+        spots.append((guard[1], guard[0]))
     spots = [(at, block) for at, block in spots if at is not None]
     if spots:
         at, block = min(spots, key=lambda spot: spot[0])
@@ -164,8 +168,9 @@ def insertion_point(ctx: ScanContext, root: Node) -> tuple[int, tuple]:
     return at, (block.type, block.start_byte, block.end_byte)
 
 
-def _include_guard(data: bytes, root: Node) -> Node | None:
-    """The `#ifndef NAME` ... `#endif` around everything but comments (clang's controlling macro)."""
+def _include_guard(data: bytes, root: Node) -> tuple[Node, int] | None:
+    """The include guard around everything but comments (clang's controlling macro) and where a
+    line goes in it: `#ifndef NAME` or `#if !defined(NAME)` ... `#endif`, no #else."""
     code = []
     for i in range(root.child_count):   # two are enough to say no (a generated file's root has 120,000)
         child = root.child(i)
@@ -173,11 +178,51 @@ def _include_guard(data: bytes, root: Node) -> Node | None:
             code.append(child)
             if len(code) > 1:
                 return None
-    if len(code) != 1 or code[0].type != "preproc_ifdef" or data[code[0].start_byte:code[0].start_byte + 7] != b"#ifndef":
+    if len(code) != 1 or code[0].child_by_field_name("alternative") is not None:
         return None
-    if code[0].child_by_field_name("name") is None or code[0].child_by_field_name("alternative") is not None:
+    guard = code[0]
+    if guard.type == "preproc_ifdef" and data[guard.start_byte:guard.start_byte + 7] == b"#ifndef":
+        name = guard.child_by_field_name("name")
+    elif guard.type == "preproc_if":
+        name = _not_defined(guard.child_by_field_name("condition"))
+    else:
         return None
-    return code[0]
+    if name is None:
+        return None
+    at = _guard_end(data, guard, name)
+    if at is None and guard.type == "preproc_if":
+        return None   # not a guard clang knows without its #define: as before, no guard
+    return guard, name.end_byte if at is None else at
+
+
+def _not_defined(condition: Node | None) -> Node | None:
+    """NAME of `!defined(NAME)` / `!defined NAME`, the one #if form clang takes for a guard."""
+    if condition is None or condition.type != "unary_expression" or condition.child(0).type != "!":
+        return None
+    test = condition.child_by_field_name("argument")
+    if test is None or test.type != "preproc_defined":
+        return None
+    return next((c for c in test.children if c.type == "identifier"), None)
+
+
+def _guard_end(data: bytes, guard: Node, name: Node) -> int | None:
+    """The end of the guard's `#define NAME` line, before its line break, when that #define comes
+    right after the test (comments and blank lines between): a line inserted there is inside the
+    guard and after it; the test's own line ends (`#ifndef NAME`, hipify-clang's place) would
+    split the two."""
+    after = False
+    for child in guard.children:
+        if not after:
+            after = child.end_byte >= name.end_byte
+            continue
+        if child.type == "comment" or not child.type.strip():   # the `\n` ending an #if's condition
+            continue
+        defined = child.child_by_field_name("name") if child.type == "preproc_def" else None
+        if defined is None or data[defined.start_byte:defined.end_byte] != data[name.start_byte:name.end_byte]:
+            return None
+        end = child.end_byte
+        return end - 2 if data[end - 2:end] == b"\r\n" else end - 1 if data[end - 1:end] == b"\n" else end
+    return None
 
 
 def _pragma_once_end(data: bytes, block: Node) -> int | None:
@@ -226,8 +271,19 @@ def _holds_include(node: Node) -> bool:
 
 def _finish_pass(ctx: ScanContext, view: View, root: Node) -> None:
     """A file with an AMD path chose its own headers there: no runtime header is added."""
-    finish(ctx, root, add_runtime=not ctx.regions.shim and
-           not any(kind == regions.AMD for _, _, kind in ctx.regions.ranges))
+    finish(ctx, root, add_runtime=not ctx.regions.shim and _no_amd_path(ctx))
+
+
+def _no_amd_path(ctx: ScanContext) -> bool:
+    """No AMD-only branch once the CUDA compiler's tests take the HIP side (cudacc.py): the #else
+    of `#ifdef __NVCC__` is the host compilers' code, AMD-only in the model only because hipcc
+    skipped the test convert now gives it; counting it, a re-run added the header the first omitted."""
+    if not any(kind == regions.AMD for _, _, kind in ctx.regions.ranges):
+        return True
+    worlds = regions.selectors(ctx.facts.amd_macros, one_world=ctx.facts.one_world)
+    taken = {name.decode(): ppexpr.DEFINED for name in cudacc.COMPILERS}
+    converted = regions.classify(ctx.source.data, regions.Selectors({**worlds.amd, **taken}, worlds.nvidia))
+    return not any(kind == regions.AMD for _, _, kind in converted.ranges)
 
 
 def _polyfills_wanted(ctx: ScanContext, view: View) -> bool:
