@@ -41,6 +41,18 @@ class ProjectFacts:
     # headers the tree generates from a template (src/nccl.h.in -> src/nccl.h): NCCL's own API
     # header, which its 80 sources include as "nccl.h", is never RCCL's
     generated_headers: frozenset[str] = frozenset()
+    # (name, file, line): the macros that write inline assembly (`#define SYNC() asm(...)`, an alias
+    # `#define ASM asm`), in audit mode (project/asm_macros.py): a use in device code is PTX (PK301)
+    asm_macros: tuple[tuple[str, str, int], ...] = ()
+
+    @cached_property   # the names the walk hands PK301 (rules' FACT_NAMES)
+    def asm_macro_names(self) -> frozenset[bytes]:
+        return frozenset(name.encode("latin-1") for name, _, _ in self.asm_macros)
+
+    def asm_macro(self, name: bytes) -> tuple[str, int]:
+        """Where the assembly macro `name` is defined: (file, line)."""
+        text = name.decode("latin-1")
+        return next((rel, line) for macro, rel, line in self.asm_macros if macro == text)
 
     @cached_property   # asked for each CUDA name a file holds: computed once per facts
     def carried_libraries(self) -> frozenset[str]:

@@ -23,7 +23,7 @@ from ..engine.facts import ProjectFacts
 from ..engine.platform import amd_headers, ppexpr, regions, facts as platform_facts
 from ..rewrite import polyfills
 from ..core.tables.mappings import tables_dir
-from . import carried, includes, packages
+from . import asm_macros, carried, includes, packages
 from .config import Config
 from .packages import own_packages, requirements
 
@@ -123,6 +123,8 @@ def learn(entries: list[Entry], options: Options, config: Config = Config(),
         facts = platform_facts.project_platforms(entries, facts, sources)
     if options.polyfills:   # its own definitions win over a polyfill
         facts = replace(facts, project_defined=polyfills.project_defined(entries, sources))
+    if options.audit:   # the macros that write inline assembly: their uses are PTX too (PK301)
+        facts = replace(facts, asm_macros=asm_macros.learn(read_sources(entries) if sources is None else sources))
     return facts
 
 
@@ -163,7 +165,7 @@ def _tree_key(root: Path, entries: list[Entry], options: Options, config: Config
 def _facts_code() -> list[Path]:
     """The modules whose code decides the facts (named by module, so that a move keeps the key
     whole: a path that no longer exists would silently turn the gate's cache off)."""
-    modules = (sys.modules[__name__], includes, platform_facts, regions, ppexpr, amd_headers, polyfills, needles,
+    modules = (sys.modules[__name__], includes, asm_macros, platform_facts, regions, ppexpr, amd_headers, polyfills, needles,
                source, packages, carried)
     return [Path(m.__file__) for m in modules] + [tables_dir() / "ecosystem.toml"]
 
@@ -175,7 +177,8 @@ def _facts_to_plain(facts: ProjectFacts) -> dict:
             "project_defined": sorted(facts.project_defined), "own_packages": sorted(facts.own_packages),
             "requirements": None if facts.requirements is None else sorted(facts.requirements),
             "extras": [[extra, sorted(names)] for extra, names in facts.extras],
-            "carried": [list(pair) for pair in facts.carried], "generated_headers": sorted(facts.generated_headers)}
+            "carried": [list(pair) for pair in facts.carried], "generated_headers": sorted(facts.generated_headers),
+            "asm_macros": [list(m) for m in facts.asm_macros]}
 
 
 def _facts_from_plain(plain: dict) -> ProjectFacts:
@@ -188,7 +191,8 @@ def _facts_from_plain(plain: dict) -> ProjectFacts:
                         requirements=None if plain.get("requirements") is None else frozenset(plain["requirements"]),
                         extras=tuple((extra, frozenset(names)) for extra, names in plain.get("extras", ())),
                         carried=tuple((library, directory) for library, directory in plain.get("carried", ())),
-                        generated_headers=frozenset(plain.get("generated_headers", ())))
+                        generated_headers=frozenset(plain.get("generated_headers", ())),
+                        asm_macros=tuple((str(name), str(rel), int(line)) for name, rel, line in plain.get("asm_macros", ())))
 
 
 def with_clang_lines(project: Project, deep) -> None:

@@ -1,9 +1,12 @@
 """Inline PTX assembly.
 
 What it finds:
-    Every `asm`/`asm volatile` statement in device code (or whose text is PTX), with what it
-    does when the instruction is recognisable: lane id, cp.async, wgmma, mma, ldmatrix,
-    ld.global.nc, shuffles, votes, fences, clocks.
+    Every `asm`/`asm volatile`/`__asm__` statement in device code (or whose text is PTX), with
+    what it does when the instruction is recognisable: lane id, cp.async, wgmma, mma, ldmatrix,
+    ld.global.nc, shuffles, votes, fences, clocks. The preprocessor's forms too: a macro whose
+    body is PTX (`#define SYNC_WARP() asm volatile("bar.warp.sync -1;")`) at its definition, and
+    in device code every use of a macro that writes assembly, an alias (`#define ASM asm`) included
+    (the tree's assembly macros: project/asm_macros.py).
 
 Why it matters on AMD GPUs:
     PTX is NVIDIA's virtual instruction set; no AMD compiler accepts it. Every block must be
@@ -35,6 +38,7 @@ from ..engine.rule import define
 RULE = define(__doc__, code="PK301", name="inline-ptx-asm", severity="high", category="kernel",
               breaks_build=True)
 NODES = ("gnu_asm_expression",)
+FACT_NAMES = "asm_macro_names"   # the walk hands check_name every use of the tree's assembly macros
 
 # (pattern in the PTX text, what it does, blocker?) - the first match describes the block.
 KNOWN = (
@@ -81,9 +85,11 @@ def amd_assembly(text: str) -> bool:
 def check(ctx: ScanContext, view: View, node: Node) -> None:
     text = b"".join(s.text for s in node.children if s.type in ("string_literal", "concatenated_string"))
     ptx = text.decode("utf-8", "replace")
-    if not syntax.in_device_code(node) and not (_PTX_LOOK.search(ptx) and ";" in ptx):
+    if not syntax.in_device_code(node) and not (_PTX_LOOK.search(ptx) and ";" in ptx) \
+            and not (view.base and _ptx_mnemonic(ptx)):
         return  # host assembly (x86 cpuid, rdtsc ...) is not ours to judge; outside device code
-        # PTX is told by its `;`-ended statements too (RISC-V's `fcvt.ps.f16 f3, f2\n` looks typed)
+        # PTX is told by its `;`-ended statements too (RISC-V's `fcvt.ps.f16 f3, f2\n` looks typed),
+        # and in a macro body (which has no function around it) by a PTX instruction it names
     if amd_assembly(ptx):
         return  # AMD GCN/CDNA/RDNA assembly (ggml's v_dot2_f32_f16) is already ported
     what, blocker = "PTX", False
@@ -91,7 +97,29 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
         if pattern.search(ptx):
             what, blocker = description, is_blocker
             break
-    first = ptx.strip().strip('"').split(";")[0].strip()[:60]
+    first = _unspliced(ptx).strip().strip('"').split(";")[0].strip()[:60]
     ctx.flag(RULE, view.start(node), view.end(node),
              f"inline PTX ({what}): `{first}` - PTX does not compile for AMD GPUs",
              subject=what, severity="blocker" if blocker else None)
+
+
+def _unspliced(text: str) -> str:
+    """The template as the compiler reads it: backslash-newlines joined (phase 2)."""
+    return text.replace("\\\r\n", "").replace("\\\n", "")
+
+
+def _ptx_mnemonic(ptx: str) -> bool:
+    """A PTX instruction the table knows (`bar.warp.sync`, `shfl.sync`...) in a template written
+    as statements (`;` or `\\n`): how a macro body's PTX is told from a host macro's `cpuid`."""
+    body = _unspliced(ptx)
+    return any(pattern.search(body) for pattern, _, _ in _KNOWN) and (";" in body or "\\n" in body)
+
+
+def check_name(ctx: ScanContext, view: View, node: Node) -> None:
+    """A use, in device code, of a macro the tree defines as inline assembly: the kernel runs PTX."""
+    if view.base or not syntax.in_device_code(node):
+        return   # inside another macro's body: the alias is learned, the definition reported
+    rel, line = ctx.facts.asm_macro(node.text)
+    ctx.flag(RULE, view.start(node), view.end(node),
+             f"inline assembly through the macro `{node.text.decode('latin-1')}` ({rel}:{line} defines it with "
+             f"`asm`) - PTX does not compile for AMD GPUs", subject="PTX through a macro")

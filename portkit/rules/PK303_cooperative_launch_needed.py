@@ -3,7 +3,8 @@
 What it finds:
     `this_grid()` / `grid_group` (grid-wide synchronisation) and `this_multi_grid()` /
     `multi_grid_group` (multi-device synchronisation); and a `<<<...>>>` launch of a kernel of the
-    same file that uses a grid group, which needs a cooperative launch on either vendor.
+    same file that uses a grid group, itself or through a device function of the file it calls,
+    which needs a cooperative launch on either vendor.
     Cooperative-group features HIP lacks
     altogether (`memcpy_async`, `wait`, `cluster_group`, `labeled_partition`) are reported as
     PK001 from the mapping tables, with the alternative in the message.
@@ -29,6 +30,8 @@ Effort:
     A few hours per kernel, with validation.
 """
 
+import re
+
 from tree_sitter import Node
 
 from ..engine.context import ScanContext, View
@@ -40,6 +43,7 @@ RULE = define(__doc__, code="PK303", name="cooperative-launch-needed", severity=
 NAMES = (b"this_grid", b"grid_group", b"this_multi_grid", b"multi_grid_group")
 NODES = ("kernel_call_syntax",)
 REFINES = ("PK101",)
+_CALL_DEPTH = 4   # device helpers calling helpers: deeper chains than this are not written
 
 
 def check_name(ctx: ScanContext, view: View, node: Node) -> None:
@@ -75,22 +79,30 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
 
 
 def grid_kernels(ctx: ScanContext) -> frozenset[bytes]:
-    """The names of the file's __global__ functions whose bodies use a grid group."""
+    """The names of the file's __global__ functions that use a grid group, in their own body or
+    through a function of the file they call (`__device__ void barrier_all() { cg::this_grid().sync(); }`):
+    the launch needs a cooperative launch either way."""
     root = ctx.root
     if root is None or not any(n in ctx.source.data for n in (b"this_grid", b"grid_group")):
         return frozenset()
-    found, stack = set(), [root]
+    functions: dict[bytes, tuple[bool, bytes]] = {}   # name -> (a kernel?, its body)
+    stack = [root]
     while stack:
         node = stack.pop()
         if node.type == "function_definition":
-            body = node.child_by_field_name("body")
-            head = ctx.source.parse_bytes[node.start_byte:body.start_byte] if body is not None else b""
-            text = body.text if body is not None else b""
-            if b"__global__" in head and (b"this_grid" in text or b"grid_group" in text) and b"sync" in text:
-                declarator = node.child_by_field_name("declarator")
-                name = syntax.declared_name(declarator) if declarator is not None else b""
-                if name:
-                    found.add(name)
+            body, declarator = node.child_by_field_name("body"), node.child_by_field_name("declarator")
+            name = syntax.declared_name(declarator) if declarator is not None else b""
+            if body is not None and name:
+                head = ctx.source.parse_bytes[node.start_byte:body.start_byte]
+                functions[name] = (b"__global__" in head, body.text)
             continue
         stack.extend(node.children)
-    return frozenset(found)
+    users = {name for name, (_, text) in functions.items()
+             if (b"this_grid" in text or b"grid_group" in text) and b"sync" in text}
+    for _ in range(_CALL_DEPTH):   # callers of a grid user use the grid too
+        calls = re.compile(rb"\b(?:" + b"|".join(re.escape(n) for n in sorted(users)) + rb")\s*\(") if users else None
+        grown = users | {name for name, (_, text) in functions.items() if calls is not None and calls.search(text)}
+        if grown == users:
+            break
+        users = grown
+    return frozenset(name for name in users if functions[name][0])

@@ -107,6 +107,13 @@ def tree_hooks() -> tuple[dict[str, tuple[TreeCheck, ...]], dict[bytes, tuple[Tr
 
 
 @lru_cache(maxsize=1)
+def fact_name_hooks() -> tuple[tuple[str, TreeCheck], ...]:
+    """(attribute of ProjectFacts, check) of the rules that read names the tree defines
+    (FACT_NAMES: PK301's assembly macros): the walk adds them to the identifier hooks per tree."""
+    return tuple((m.FACT_NAMES, m.check_name) for m in modules() if hasattr(m, "FACT_NAMES"))
+
+
+@lru_cache(maxsize=1)
 def literal_hooks() -> dict[int, tuple[TreeCheck, ...]] | None:
     """The number_literal checks by the literal's value (LITERALS), or None where a rule inspects
     every literal (then the scan calls each of them on all)."""

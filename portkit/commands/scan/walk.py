@@ -146,6 +146,8 @@ def _captures(ctx: ScanContext, view: View, root: Node) -> tuple[dict[str, list[
     audit = ctx.options.audit
     families = _fixing(audit, ctx.options.fixes)
     rule_nodes, rule_names = rules.tree_hooks() if audit else _NO_HOOKS
+    if audit:
+        rule_names = _with_fact_names(rule_names, ctx.facts)
     kinds = set(rule_nodes).union(*(entry.kinds for entry in families.values()))
     for kind, texts in _gates(audit, ctx.options.fixes).items():   # no text a check needs: no node captured
         if not texts.any_in(view.data):
@@ -167,6 +169,22 @@ def _captures(ctx: ScanContext, view: View, root: Node) -> tuple[dict[str, list[
     if audit and not view.base and families.keys() - ctx.options.fixes:   # a fix only for a finding kept
         ctx.fix_of = fix.on_demand(view, families)
     return caps, rule_nodes, rule_names
+
+
+def _with_fact_names(static: dict, facts: ProjectFacts) -> dict:
+    """The identifier hooks plus the names this tree defines that a rule reads (FACT_NAMES)."""
+    extra = tuple((names, check) for attr, check in rules.fact_name_hooks() if (names := getattr(facts, attr)))
+    return _merged_names(extra) if extra else static
+
+
+@lru_cache(maxsize=4)
+def _merged_names(extra: tuple[tuple[frozenset[bytes], object], ...]) -> MappingProxyType:
+    """One object per tree's names (the walk's name filter is cached by the hooks' identity)."""
+    merged = {name: list(checks) for name, checks in rules.tree_hooks()[1].items()}
+    for names, check in extra:
+        for name in names:
+            merged.setdefault(name, []).append(check)
+    return MappingProxyType({name: tuple(checks) for name, checks in merged.items()})
 
 
 _START = attrgetter("start_byte")
