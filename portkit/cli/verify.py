@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .common import add_jobs, seconds
+from .common import add_file_set, add_jobs, file_set, seconds
 from ..core.errors import PortkitError
 
 if TYPE_CHECKING:
@@ -34,6 +34,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
     p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write the report to FILE")
     add_jobs(p, "compilers run at once")
+    add_file_set(p)   # the files under OUT, chosen as convert and audit choose theirs
     p.add_argument("-q", "--quiet", action="store_true", help="text format: print only the summary line")
 
 
@@ -75,7 +76,13 @@ def options(args: argparse.Namespace, source: Path | None = None, only: frozense
         compile_commands=args.compile_commands, includes=tuple(args.includes), defines=tuple(args.defines),
         source=source, rocm=rocm_release(args.rocm), jobs=jobs or args.jobs, timeout=args.timeout,
         only=only, std=args.std, build_config=args.build_config, rocm_headers=args.rocm_headers,
-        download=args.download)
+        download=args.download, config=_file_set(args))
+
+
+def _file_set(args: argparse.Namespace):
+    """verify's --exclude and --no-respect-gitignore (not convert --verify's: it compiles what it wrote)."""
+    from ..project.config import Config
+    return file_set(Config(), args) if hasattr(args, "respect_gitignore") and hasattr(args, "out") else Config()
 
 
 def run(args: argparse.Namespace, progress_factory) -> int:

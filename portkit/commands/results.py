@@ -203,6 +203,7 @@ class VerifyOptions:
     defines: tuple[str, ...] = ()            # -D for every unit
     source: Path | None = None               # the CUDA tree the output was converted from
     rocm: Version | None = None              # the release to explain against (default: the compiler's)
+    config: Config = field(default_factory=Config)   # the file set under OUT (--exclude, --no-respect-gitignore)
     jobs: int = 1
     timeout: float = DEFAULT_VERIFY_TIMEOUT
     only: frozenset[str] | None = None       # compile only these files (convert --verify: what it wrote)

@@ -62,7 +62,7 @@ def verify_tree(out: Path, opts: VerifyOptions,
     compiler = compilers.select(opts.compiler, opts.rocm_path, opts.rocm, opts.rocm_headers, opts.download)
     scan = resolve(rocm=_explained_release(opts, compiler), audit=True)
     target = scan.target
-    project = pipeline.prepare([out], scan)
+    project = pipeline.prepare([out], scan, opts.config)
     root, entries, skipped = project.root, project.entries, project.skipped
     sources: dict[str, bytes] = {}
     for entry in entries:
