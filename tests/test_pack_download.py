@@ -37,10 +37,11 @@ def _repository_files(repository: str) -> dict[str, bytes]:
         files[lib.licence] = f"MIT licence of {repository}\n".encode()
         for template in lib.templates:
             prefix = f"@{lib.variable}_" if lib.variable else "@"
-            files[f"{top}{template}"] = "".join(f"#define {macro} {prefix}{key}@\n"
-                                                 for key, macro in TEMPLATE_LINES.items()).encode()
+            files[f"{top}{template.partition('>')[0]}"] = "".join(f"#define {macro} {prefix}{key}@\n"
+                                                                  for key, macro in TEMPLATE_LINES.items()).encode()
         if lib.templates and not lib.release_version:
-            files["CMakeLists.txt"] = b'rocm_setup_version(VERSION "2.11.4")\n'
+            files[lib.version_file] = (b'rocm_setup_version(VERSION "2.11.4")\n' if lib.version_file == "CMakeLists.txt"
+                                       else b"NCCL_MAJOR := 2\nNCCL_MINOR := 11\nNCCL_PATCH := 4\n")
     if repository == "ROCm/HIP":
         files["VERSION"] = b"#HIP_VERSION_MAJOR\n6\n#HIP_VERSION_MINOR\n2\n#HIP_VERSION_PATCH\n41133\n"
     files["tests/big_test.cpp"] = b"// not taken\n"
@@ -111,8 +112,8 @@ def test_a_pinned_pack_is_downloaded_into_the_cache_on_first_use(sources, tmp_pa
         "#define MAJOR 6\n#define MINOR 2\n#define PATCH 0\n")    # rocm-core: the release itself
     assert "#define HIP_VERSION_PATCH 41133\n" in (root / "include" / "hip" / "hip_version.h").read_text()
     err = capsys.readouterr().err.splitlines()
-    assert err[0] == "portkit: downloading ROCm 6.2.0 headers: ROCm/HIP (1/12)"
-    assert len(err) == 12
+    assert err[0] == "portkit: downloading ROCm 6.2.0 headers: ROCm/HIP (1/15)"
+    assert len(err) == 15
     assert packs.locate((6, 2, 0)).root == root       # and found there from now on, without the network
 
 

@@ -25,7 +25,7 @@ ARCHIVE = REPO / "fixtures" / "rocm-headers" / "rocm-6.2.0-headers.tar.xz"
 BF16 = REPO / "fixtures" / "convert" / "bf16_types" / "input.cu"
 # the include folders of the libraries whose headers the pack holds; a case using another is not compiled against it
 PACKED = {"hip", "hipblas", "hipblaslt", "hipsparse", "hiprand", "rocrand", "rocprim", "hipcub", "thrust",
-          "roctracer", "rocm-core"}
+          "roctracer", "rocm-core", "hipfft", "hipsolver", "rccl"}
 LIBRARY_INCLUDE = re.compile(rb'#\s*include\s*[<"](hip\w*|roc\w*|rccl|miopen|thrust|hipcub|rocprim)/')
 
 
@@ -46,10 +46,11 @@ def test_the_pack_is_what_its_manifest_pins(pack62: Path):
     assert pack.pinned and pack.describe().endswith("; pinned)")
     assert (pack.release, pack.libraries) == ((6, 2, 0), ("hip", "hipblas", "hipblaslt", "hipsparse", "hiprand",
                                                           "rocrand", "rocprim", "hipcub", "rocthrust", "roctx",
-                                                          "rocm-core"))
+                                                          "rocm-core", "hipfft", "hipsolver", "rccl"))
     assert [s.split("@")[0] for s in pack.sources] == [
         "ROCm/HIP", "ROCm/clr", "ROCm/hipBLAS", "ROCm/hipBLASLt", "ROCm/hipSPARSE", "ROCm/hipRAND", "ROCm/rocRAND",
-        "ROCm/rocPRIM", "ROCm/hipCUB", "ROCm/rocThrust", "ROCm/roctracer", "ROCm/rocm-core"]
+        "ROCm/rocPRIM", "ROCm/hipCUB", "ROCm/rocThrust", "ROCm/roctracer", "ROCm/rocm-core", "ROCm/hipFFT",
+        "ROCm/hipSOLVER", "ROCm/rccl"]
     assert sorted(p.name for p in (pack62 / "include").iterdir()) == sorted(PACKED)
     assert "#define HIP_VERSION_PATCH 41133" in (pack62 / "include" / "hip" / "hip_version.h").read_text()
     # the generated version headers, as each library's CMake writes them
@@ -59,8 +60,8 @@ def test_the_pack_is_what_its_manifest_pins(pack62: Path):
     assert "#define ROCTHRUST_VERSION_MAJOR 3\n" in (pack62 / "include/thrust/rocthrust_version.hpp").read_text()
     assert sorted(p.name for p in (pack62 / "licenses").iterdir()) == [
         "HIP-LICENSE.txt", "clr-LICENCE", "hipBLAS-LICENSE.md", "hipBLASLt-LICENSE.md", "hipCUB-LICENSE.txt",
-        "hipRAND-LICENSE.txt", "hipSPARSE-LICENSE.md", "rocPRIM-LICENSE.txt", "rocRAND-LICENSE.txt",
-        "rocThrust-LICENSE", "rocm-core-copyright", "roctracer-LICENSE"]
+        "hipFFT-LICENSE.md", "hipRAND-LICENSE.txt", "hipSOLVER-LICENSE.md", "hipSPARSE-LICENSE.md", "rccl-LICENSE.txt",
+        "rocPRIM-LICENSE.txt", "rocRAND-LICENSE.txt", "rocThrust-LICENSE", "rocm-core-copyright", "roctracer-LICENSE"]
 
 
 def test_a_changed_or_foreign_pack_is_refused_in_one_line(pack62: Path, tmp_path: Path):

@@ -34,8 +34,23 @@ MANIFEST = "manifest.json"
 # (pack_fetch.py): the same bytes either way. The 6.2.0 one is fixtures/rocm-headers/. A pack
 # built otherwise (fewer libraries, another release) is used too, and the report says it is not
 # pinned.
-PINNED = {"6.2.0": "3128e24c52560c89ab356ec53f067c0927707cf8923e46c3150c1485aef635b4"}
+PINNED = {"6.2.0": "d53562131f5c1c1c751bbce9c134e9e693722e5bad2c719b0476b4a9c26e0bca"}
 ARCHIVES = (".tar.xz", ".tar.gz", ".tgz", ".tar")
+# Who provides a ROCm library's headers, by its include folder (or flat header name): the name a
+# person knows, AMD's ROCm package, and Debian's package where Debian has one (bookworm), so that a
+# library missing from the pack and the installation is named in one line with what to install.
+PROVIDERS = {
+    "hipblas": ("hipBLAS", "hipblas-dev", ""), "hipblaslt": ("hipBLASLt", "hipblaslt-dev", ""),
+    "hipsparse": ("hipSPARSE", "hipsparse-dev", "libhipsparse-dev"), "hipfft": ("hipFFT", "hipfft-dev", ""),
+    "hiprand": ("hipRAND", "hiprand-dev", "libhiprand-dev"), "rocrand": ("rocRAND", "rocrand-dev", "librocrand-dev"),
+    "hipsolver": ("hipSOLVER", "hipsolver-dev", ""), "rccl": ("RCCL", "rccl-dev", ""),
+    "miopen": ("MIOpen", "miopen-hip-dev", ""), "rocprim": ("rocPRIM", "rocprim-dev", "librocprim-dev"),
+    "hipcub": ("hipCUB", "hipcub-dev", ""), "thrust": ("rocThrust", "rocthrust-dev", ""),
+    "rocblas": ("rocBLAS", "rocblas-dev", ""), "rocsparse": ("rocSPARSE", "rocsparse-dev", "librocsparse-dev"),
+    "rocfft": ("rocFFT", "rocfft-dev", ""), "rocsolver": ("rocSOLVER", "rocsolver-dev", ""),
+    "roctracer": ("roctracer", "roctracer-dev", ""), "hiptensor": ("hipTensor", "hiptensor-dev", ""),
+    "rocwmma": ("rocWMMA", "rocwmma-dev", ""), "hipdnn": ("hipDNN", "hipdnn-dev", ""),
+}
 
 
 @dataclass(frozen=True)
@@ -50,6 +65,38 @@ class Pack:
         pin = "pinned" if self.pinned else "not a pack portkit pins"
         return (f"ROCm {format_version(self.release)} header pack at {self.root} "
                 f"({', '.join(self.libraries)}; from {', '.join(self.sources)}; {pin})")
+
+
+def provider(header: str) -> tuple[str, str, str] | None:
+    """(library, ROCm package, Debian package or "") of a ROCm library header (`hipblas/hipblas.h`,
+    the older flat `hipblas.h`), or None for one portkit does not know."""
+    first = header.split("/", 1)[0]
+    return PROVIDERS.get(first) or PROVIDERS.get(first.rsplit(".", 1)[0] if "/" not in header else "")
+
+
+def not_found(header: str, where: str) -> str | None:
+    """The one line that names a missing library and what provides it (None: not a known library):
+    `hipblas/hipblas.h: hipBLAS is not in WHERE; the ROCm package hipblas-dev`."""
+    known = provider(header)
+    if known is None:
+        return None
+    name, package, debian = known
+    apt = f"apt install {debian} / " if debian else ""
+    return f"{header}: {name} is not in {where}; {apt}the ROCm package {package}"
+
+
+def missing_libraries(missing: dict[str, list[str]], pack: bool) -> list[str]:
+    """One line per ROCm library that some unit could not find (`missing`: unit -> headers), with
+    the package that provides it and how many units stopped on it: what to install, said once."""
+    where = "the header pack or the ROCm installation" if pack else "the ROCm installation"
+    units: dict[str, tuple[str, set[str]]] = {}
+    for unit, headers in missing.items():
+        for header in headers:
+            known = provider(header)
+            if known is not None:
+                units.setdefault(known[0], (header, set()))[1].add(unit)
+    return [f"{not_found(header, where)} ({len(rels)} unit{'' if len(rels) == 1 else 's'})"
+            for _name, (header, rels) in sorted(units.items())]
 
 
 def cache_dir() -> Path:
