@@ -155,11 +155,18 @@ def _toml_type(value: object) -> str:
     return names.get(type(value), "a date or time")
 
 
+def _did_you_mean(unknown: list[str]) -> str:
+    """"did you mean fail-on? " for a key a hand typed as Python spells it (fail_on) or nearly."""
+    import difflib
+    close = [m for key in unknown for m in difflib.get_close_matches(key.replace("_", "-").lower(), KNOWN, 1, 0.75)]
+    return f"did you mean {', '.join(dict.fromkeys(close))}? " if close else ""
+
+
 def _parse(root: Path, path: Path, table: dict, source: str) -> Config:
     unknown = sorted(set(table) - set(KNOWN))
     if unknown:
         raise PortkitError(f"{path}: unknown portkit setting {', '.join(unknown)} "
-                           f"(known: {', '.join(KNOWN)})")
+                           f"({_did_you_mean(unknown)}known: {', '.join(KNOWN)})")
     lists = {key: _strings(path, table, key) for key in ("select", "ignore", "exclude", "amd-macros", "mappings")}
     for macro in lists["amd-macros"]:
         if not _MACRO_RE.fullmatch(macro):
