@@ -35,6 +35,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write the report to FILE")
     add_jobs(p, "compilers run at once")
     add_file_set(p)   # the files under OUT, chosen as convert and audit choose theirs
+    p.add_argument("--no-cache", action="store_false", dest="cache",
+                   help="compile every unit, neither reusing nor keeping results of units whose files did not "
+                        "change (PORTKIT_NO_CACHE=1 does the same)")
     p.add_argument("-q", "--quiet", action="store_true", help="text format: print only the summary line")
 
 
@@ -76,7 +79,7 @@ def options(args: argparse.Namespace, source: Path | None = None, only: frozense
         compile_commands=args.compile_commands, includes=tuple(args.includes), defines=tuple(args.defines),
         source=source, rocm=rocm_release(args.rocm), jobs=jobs or args.jobs, timeout=args.timeout,
         only=only, std=args.std, build_config=args.build_config, rocm_headers=args.rocm_headers,
-        download=args.download, config=_file_set(args))
+        download=args.download, config=_file_set(args), cache=getattr(args, "cache", True))
 
 
 def _file_set(args: argparse.Namespace):

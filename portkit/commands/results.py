@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from ..project.config import Config
 from ..engine.context import FileScan, Options
-from ..core.files import Entry, Skipped
+from ..core.files import Entry, LeftOut, Skipped
 from ..core.findings import SEVERITIES, Finding
 from ..core.tables.mappings import Version
 from ..engine.facts import ProjectFacts
@@ -100,8 +100,10 @@ class ConvertResult:
     deep: "DeepResult | None" = None
     polyfills: PolyfillHeader | None = None   # the header, when the converted files use a polyfill
     active_only: bool = False   # --active-only: branches not compiled under -D/-U were left as they are
+    left_out: LeftOut = LeftOut()   # what the paths hold that was not read: git ignores it, `exclude`
     amd_built: dict[str, str] = field(default_factory=dict)   # files left as they are: the tree builds them for AMD
     carried: dict[str, str] = field(default_factory=dict)     # files left as they are: a carried library's copy
+    needs_person: list[Finding] = field(default_factory=list)  # the audit's, high or worse (convert_audit.py)
 
     @property
     def scans(self) -> list[FileScan]:
@@ -161,6 +163,7 @@ class AuditResult:
     deep: "DeepResult | None" = None
     facts: ProjectFacts = ProjectFacts()   # what the project pipeline learned of the tree
     scope: "Scope | None" = None           # where each priced site belongs (estimate/scope.py)
+    left_out: LeftOut = LeftOut()          # what the paths hold that was not read: git ignores it, `exclude`
 
     @property
     def scans(self) -> list[FileScan]:
@@ -211,6 +214,7 @@ class VerifyOptions:
     build_config: bool = True                # read the build's standard, -I and -D (CMake, Makefile)
     rocm_headers: str | None = None          # --rocm-headers: a ROCm header pack (or a folder of packs)
     download: bool = True                    # a pinned pack not found may be downloaded (not --offline)
+    cache: bool = True                       # reuse a unit's result while nothing it reads changed (unitcache.py)
     # convert --verify: `rocm` is the conversion's target, compiled against where its headers are
     # (installed, a pack); where they are not, the installed release compiles and explains
     explain_as_compiled: bool = False
@@ -227,6 +231,7 @@ class ErrorReport:
     source_text: str | None = None
     findings: list[Finding] = field(default_factory=list)
     consequence_of: str | None = None        # "file:line" of the explained error this one follows from
+    include_chain: list[str] = field(default_factory=list)   # "file:line" from the unit to a library header
 
     @property
     def explained(self) -> bool:
@@ -271,6 +276,7 @@ class VerifyResult:
     configurations: list[tuple["BuildConfig", int]] = field(default_factory=list)   # and how many units each
     std: str | None = None                   # --std, when given
     default_std: str | None = None           # the compiler's own, when known
+    missing_libraries: list[str] = field(default_factory=list)   # one line per ROCm library not found
 
     def count(self, what: str) -> int:
         if what == "compiled":

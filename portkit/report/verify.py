@@ -34,7 +34,7 @@ def _error(e: ErrorReport) -> JsonObject:
     return {"path": e.rel, "line": e.line, "column": e.column, "severity": e.severity, "message": e.message,
             "source_line": e.source_line, "source_text": e.source_text,
             "explained": e.explained, "unexplained": not e.explained, "consequence_of": e.consequence_of,
-            "findings": [_finding(f) for f in e.findings]}
+            "include_chain": e.include_chain, "findings": [_finding(f) for f in e.findings]}
 
 
 def _unit(u: UnitReport) -> JsonObject:
@@ -61,6 +61,7 @@ def document(result: VerifyResult) -> JsonObject:
         "configurations": [{"origin": c.origin, "files": list(c.files), "std": c.std, "includes": list(c.includes),
                             "defines": list(c.defines), "units": n} for c, n in result.configurations],
         "units": [_unit(u) for u in result.units],
+        "missing_libraries": result.missing_libraries,
         "unmatched_compile_commands": result.unmatched,
         "skipped": [{"path": s.rel, "reason": s.reason, "error": s.error} for s in result.skipped],
     }
@@ -134,6 +135,8 @@ def render_text(result: VerifyResult, console: Console) -> None:
         if unit.output:
             for line in unit.output.splitlines()[-6:]:
                 say(console, f"  {line}")
+    for line in result.missing_libraries:
+        say(console, f"not found: {line}")
     for s in result.skipped:
         say(console, ("error", "red") if s.error else "skipped", f": {s.rel}: {s.reason}")
     for path in result.unmatched:
@@ -150,6 +153,8 @@ def render_text(result: VerifyResult, console: Console) -> None:
 def _print_error(error: ErrorReport, console: Console) -> None:
     where = f"{error.rel}:{error.line}:{error.column}" if error.rel else "(outside the tree)"
     say(console, f"  {where}: {error.severity}: {error.message}")
+    if error.include_chain:
+        say(console, f"    included: {' -> '.join(error.include_chain)}")
     if error.source_line is not None:
         say(console, f"    CUDA line {error.source_line}: {(error.source_text or '').strip()}")
     if error.consequence_of is not None:

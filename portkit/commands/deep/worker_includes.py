@@ -57,6 +57,7 @@ class Blocked:
 
     stand_ins: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)   # every project file the walk read (verify's cache key)
 
 
 def clean(data: bytes) -> tuple[bytes, list[int], list[int]]:
@@ -141,6 +142,7 @@ class _Scan:
             done = len(self.computed)
         self.found.notes = [f"{f}:{n}: {text}" if f else f"the command line: {text}"
                             for (f, n), text in sorted(dict.fromkeys(self.notes))]
+        self.found.files = sorted(self.directives)
         return self.found
 
     def read(self, path: str) -> None:

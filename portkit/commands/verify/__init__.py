@@ -30,8 +30,8 @@ from ...project import pipeline
 from ...project.settings import resolve
 from ..results import DEFAULT_VERIFY_TIMEOUT, ErrorReport, UnitReport, VerifyOptions, VerifyResult
 from . import compiler as compilers
-from . import standins
-from .diagnostics import Located, locate, parse
+from . import packs, standins, unitcache
+from .diagnostics import Located, include_chain, locate, parse
 from .explain import Facts, explain
 from ...project.units import Unit, configured, database_config, database_units, tree_units
 from ...engine.codes import Code
@@ -51,14 +51,7 @@ def verify_tree(out: Path, opts: VerifyOptions,
                 progress_factory: Callable[[int], Callable[[int], None] | None] | None = None) -> VerifyResult:
     """Compile every unit of the converted tree `out` and explain each failure."""
     start = time.perf_counter()
-    if opts.jobs < 1:
-        raise PortkitError(f"--jobs must be at least 1, not {opts.jobs}")
-    if not out.is_dir():
-        raise PortkitError(f"{out}: not a directory (verify takes the converted tree, e.g. the -o of convert)")
-    if opts.source is not None and not opts.source.is_dir():
-        raise PortkitError(f"{opts.source}: --source is not a directory")
-    if opts.std is not None and not STD.match(opts.std):
-        raise PortkitError(f"--std: {opts.std!r} is not a C++ standard (c++17, gnu++20, ...)")
+    _check_options(out, opts)
     compiler = compilers.select(opts.compiler, opts.rocm_path, opts.rocm, opts.rocm_headers, opts.download)
     scan = resolve(rocm=_explained_release(opts, compiler), audit=True)
     target = scan.target
@@ -80,33 +73,62 @@ def verify_tree(out: Path, opts: VerifyOptions,
         extra += (f"-std={opts.std}",)
     result.std = opts.std
     result.default_std = next((f[5:] for f in compiler.hip_before if f.startswith("-std=")), None)
-    commands = {unit.rel: _refuse_non_regular(root, unit, _command(compiler, unit, opts, extra)) for unit in units}
+    commands = {unit.rel: _command(compiler, unit, opts, extra) for unit in units}
+    reached = {unit.rel: _refuse_non_regular(root, unit, commands[unit.rel]) for unit in units}
     progress = progress_factory(len(units)) if progress_factory else None
+    cache = unitcache.UnitCache(root, compiler, opts.cache)
 
-    missing: dict[str, list[str]] = {}
-
-    def run(unit: Unit) -> tuple[Unit, compilers.CompileRun]:
-        outcome = compilers.compile_unit(commands[unit.rel], root, opts.timeout)
-        if outcome.returncode != 0:   # every header it cannot find, in one run (standins.py)
-            missing[unit.rel] = standins.missing_headers(outcome, commands[unit.rel], root, opts.timeout)
+    def run(unit: Unit) -> tuple[Unit, compilers.CompileRun, list[str]]:
+        outcome, missing = _compile(commands[unit.rel], reached[unit.rel], root, opts.timeout, cache)
         if progress:
             progress(1)
-        return unit, outcome
+        return unit, outcome, missing
 
-    facts = Facts(root, scan, opts.source.absolute() if opts.source else None, default_db(), project.facts)
+    facts = Facts(root, scan, opts.source.absolute() if opts.source else None, default_db(), project.facts,
+                  pack=compiler.pack is not None)
     pool = ThreadPoolExecutor(max_workers=opts.jobs)
     try:
-        for unit, outcome in pool.map(run, units):
+        for unit, outcome, missing in pool.map(run, units):
             report = _report(unit, outcome, root, facts, opts.timeout)
-            report.missing_headers = missing.get(unit.rel, [])
+            report.missing_headers = missing
             result.units.append(report)
     except BaseException:       # Ctrl-C, or an error: no compiler may outlive the run
         pool.shutdown(wait=False, cancel_futures=True)
         compilers.stop_all()
         raise
     pool.shutdown()
+    cache.save()
+    result.missing_libraries = packs.missing_libraries({u.rel: u.missing_headers for u in result.units},
+                                                       compiler.pack is not None)
     result.seconds = time.perf_counter() - start
     return result
+
+
+def _compile(cmd: list[str], reached: list[str], root: Path, timeout: float,
+             cache: unitcache.UnitCache) -> tuple[compilers.CompileRun, list[str]]:
+    """One unit's compile and the headers it cannot find, or what was kept for the same inputs."""
+    key = unitcache.unit_key(cmd, reached, cache.identity) if cache.on else ""
+    kept = cache.get(key) if cache.on else None
+    if kept is not None:
+        return kept
+    outcome = compilers.compile_unit(cmd, root, timeout)
+    missing: list[str] = []
+    if outcome.returncode != 0:   # every header it cannot find, in one run (standins.py)
+        missing = standins.missing_headers(outcome, cmd, root, timeout)
+    cache.put(key, outcome, missing)
+    return outcome, missing
+
+
+def _check_options(out: Path, opts: VerifyOptions) -> None:
+    """Bad usage, in one line, before anything runs."""
+    if opts.jobs < 1:
+        raise PortkitError(f"--jobs must be at least 1, not {opts.jobs}")
+    if not out.is_dir():
+        raise PortkitError(f"{out}: not a directory (verify takes the converted tree, e.g. the -o of convert)")
+    if opts.source is not None and not opts.source.is_dir():
+        raise PortkitError(f"{opts.source}: --source is not a directory")
+    if opts.std is not None and not STD.match(opts.std):
+        raise PortkitError(f"--std: {opts.std!r} is not a C++ standard (c++17, gnu++20, ...)")
 
 
 _CUDA_USE = re.compile(rb"#\s*include\s*[<\"](?:cuda_runtime(?:_api)?|cuda|cublas_v2|cublasLt|cufft|curand|cusparse)\.h[>\"]"
@@ -158,14 +180,15 @@ def _command(compiler: compilers.Compiler, unit: Unit, opts: VerifyOptions, extr
 
 
 def _refuse_non_regular(root: Path, unit: Unit, cmd: list[str]) -> list[str]:
-    """The command, unless the unit's directives name a device, FIFO or /proc file, or a file past
-    64 MiB: the compiler would read `/dev/zero` until memory runs out and wait on a FIFO forever, so the run stops
-    before any compile starts, as for an argument a shell would see (worker_includes.py)."""
+    """The project files the unit's directives reach (the cache's key), unless they name a device,
+    FIFO or /proc file, or a file past 64 MiB: the compiler would read `/dev/zero` until memory runs
+    out and wait on a FIFO forever, so the run stops before any compile starts, as for an argument a
+    shell would see (worker_includes.py)."""
     blocked = worker_includes.scan(str(unit.path), cmd, str(root))
     if blocked.notes:
         raise PortkitError(f"{unit.path}: not compiled: {blocked.notes[0]}; a compiler reads such a file to its "
                            f"end, or waits on a FIFO forever")
-    return cmd
+    return blocked.files
 
 
 def _report(unit: Unit, outcome: compilers.CompileRun, root: Path, facts: Facts, timeout: float) -> UnitReport:
@@ -178,8 +201,9 @@ def _report(unit: Unit, outcome: compilers.CompileRun, root: Path, facts: Facts,
         return report
     report.status = "failed"
     for diagnostic in parse(outcome.output):
-        located = locate(diagnostic, root, root)
-        report.errors.append(_error(located, unit.rel, facts))
+        error = _error(locate(diagnostic, root, root), unit.rel, facts)
+        error.include_chain = include_chain(diagnostic, root, root)
+        report.errors.append(error)
     consequences(report.errors)
     if not report.errors:
         report.output = outcome.output.strip()[-2000:]

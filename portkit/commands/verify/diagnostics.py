@@ -17,6 +17,7 @@ from pathlib import Path
 _LOCATED = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<column>\d+): (?P<severity>fatal error|error|warning|note|remark): "
                       r"(?P<message>.*)$")
 _UNLOCATED = re.compile(r"^(?:(?P<tool>[\w.+-]+): )?(?P<severity>fatal error|error): (?P<message>.*)$")
+_INCLUDED = re.compile(r"^In file included from (?P<path>.+?):(?P<line>\d+):$")
 _QUOTED = re.compile(r"'([^']+)'")
 # clang's own bookkeeping, not a problem in the code
 _NOT_ERRORS = ("too many errors emitted",)
@@ -30,6 +31,8 @@ class Diagnostic:
     line: int = 0
     column: int = 0
     notes: list[tuple[str, int, int, str]] = field(default_factory=list)   # (path, line, column, text)
+    # clang's "In file included from PATH:LINE:" lines before it, outermost (the unit) first
+    included_from: list[tuple[str, int]] = field(default_factory=list)
 
     @property
     def subject(self) -> str | None:
@@ -52,21 +55,28 @@ def parse(output: str) -> list[Diagnostic]:
     """The errors of one compile, in order, each with its notes, duplicates removed."""
     errors: list[Diagnostic] = []
     current: Diagnostic | None = None
+    chain: list[tuple[str, int]] = []     # the include lines clang printed for the next diagnostic
     for raw in output.splitlines():
         line = raw.rstrip()
+        included = _INCLUDED.match(line)
+        if included:
+            chain.append((included.group("path"), int(included.group("line"))))
+            continue
         match = _LOCATED.match(line)
         if match:
             severity = match.group("severity")
             if severity == "note":
+                chain = []            # include lines before a note say where the note's file was reached
                 if current is not None:
                     current.notes.append((match.group("path"), int(match.group("line")),
                                           int(match.group("column")), match.group("message")))
                 continue
             if severity in ("warning", "remark"):
-                current = None
+                current, chain = None, []
                 continue
             current = Diagnostic(severity, match.group("message"), match.group("path"),
-                                 int(match.group("line")), int(match.group("column")))
+                                 int(match.group("line")), int(match.group("column")), included_from=chain)
+            chain = []
             errors.append(current)
             continue
         match = _UNLOCATED.match(line)
@@ -80,10 +90,13 @@ def parse(output: str) -> list[Diagnostic]:
 
 
 def locate(diagnostic: Diagnostic, root: Path, cwd: Path) -> Located:
-    """Where in the converted tree the error belongs: its own place, or the first note inside the
-    tree (an error in a ROCm header, an inline-asm line)."""
+    """Where in the converted tree the error belongs: its own place, else the first note inside the
+    tree (an error in a ROCm header instantiated from the user's line, an inline-asm line), else
+    the last include line inside the tree: the project's `#include` through which a library header
+    reached the error ('driver_types.h' not found, wanted by rocThrust's CUDA backend)."""
     places = [(diagnostic.path, diagnostic.line, diagnostic.column)] if diagnostic.path else []
     places += [(p, l, c) for (p, l, c, _text) in diagnostic.notes]
+    places += [(p, l, 1) for (p, l) in reversed(diagnostic.included_from)]
     for path, line, column in places:
         rel = relative(path, root, cwd)
         if rel is not None:
@@ -99,3 +112,27 @@ def relative(path: str | None, root: Path, cwd: Path) -> str | None:
         return Path(os.path.realpath(full)).relative_to(os.path.realpath(root)).as_posix()
     except ValueError:
         return None
+
+
+def include_chain(diagnostic: Diagnostic, root: Path, cwd: Path) -> list[str]:
+    """`FILE:LINE` of each include from the unit to the header the error is in, when that header is
+    a library's (outside the tree) and the project reached it: how a CUDA header got into a HIP
+    unit (src/x.hip:2, thrust/system/cuda/error.h:27, .../guarded_driver_types.h:50). Empty for
+    an error in the project's own files, whose place says it already."""
+    if diagnostic.path is None or relative(diagnostic.path, root, cwd) is not None:
+        return []
+    if not any(relative(path, root, cwd) is not None for path, _ in diagnostic.included_from):
+        return []
+    hops = [*diagnostic.included_from, (diagnostic.path, diagnostic.line)]
+    return [f"{shown(path, root, cwd)}:{line}" for path, line in hops]
+
+
+def shown(path: str, root: Path, cwd: Path) -> str:
+    """A path as a person reads it: relative to the tree, else from the include folder it was found
+    in (`thrust/system/cuda/error.h`, not the pack's or /usr's absolute path)."""
+    rel = relative(path, root, cwd)
+    if rel is not None:
+        return rel
+    posix = Path(path).as_posix()
+    at = posix.rfind("/include/")
+    return posix[at + len("/include/"):] if at >= 0 else posix

@@ -32,7 +32,8 @@ from ...engine.platform import regions
 from ..scan.job import Job, scan_file
 from ..scan.walk import Options
 from ...core.source import SourceFile
-from .diagnostics import Located
+from .diagnostics import Located, relative, shown
+from .packs import not_found, provider
 from ...engine.codes import Code
 
 
@@ -77,8 +78,9 @@ class Facts:
     """Scans converted files on demand (once each) for the explanations."""
 
     def __init__(self, root: Path, scan: Options, source_root: Path | None, db: MappingDB,
-                 project: ProjectFacts = ProjectFacts()):
+                 project: ProjectFacts = ProjectFacts(), pack: bool = False):
         self.root = root
+        self.pack = pack              # the compiler checks against a header pack, not an installation
         self.scan = scan              # the audit's settings at the release verified (project/settings.py)
         self.target = scan.target
         self.project = project        # what the project pipeline learned of the converted tree
@@ -117,7 +119,8 @@ def explain(error: Located, unit_rel: str, facts: Facts) -> list[Finding]:
     subject = error.diagnostic.subject
     if error.rel is not None:
         here = facts.of(error.rel).findings
-        on_line = [f for f in here if f.line <= error.line <= f.end_line and _breaks_build(f.code)]
+        stops = _at_error_directive(error, facts)
+        on_line = [f for f in here if f.line <= error.line <= f.end_line and (stops or _breaks_build(f.code))]
         about = [f for f in on_line if f.subject == subject]
         if about or on_line:
             return about or on_line
@@ -136,6 +139,15 @@ def explain(error: Located, unit_rel: str, facts: Facts) -> list[Finding]:
     return []
 
 
+def _at_error_directive(error: Located, facts: Facts) -> bool:
+    """The error is an `#error` directive the build reached: any finding on that line is about why
+    it is reached (PK103: `#if CUDA_VERSION < 8000` holds under hip-clang), though its rule's other
+    findings (a branch an AMD build takes differently) do not stop a build, so the rule is not one
+    that `breaks_build`: such a PK103 on the very line was not linked (issue 48)."""
+    lines = facts.of(error.rel).lines if error.rel is not None else []
+    return 0 < error.line <= len(lines) and _ERROR_DIRECTIVE.match(lines[error.line - 1]) is not None
+
+
 @lru_cache(maxsize=None)
 def _breaks_build(code: str) -> bool:
     return rules.by_code()[code].breaks_build if code in rules.by_code() else False
@@ -148,6 +160,9 @@ def _from_tables(error: Located, subject: str, facts: Facts) -> Finding | None:
     if "file not found" in message:
         header = index.headers.get(subject)
         if header is None:
+            through = _cuda_header_in_library(error, facts, subject)
+            if through is not None:
+                return through
             if subject in index.cuda_headers:
                 return _cuda_header_in_amd_branch(error, facts, subject)
             if _looks_cuda(subject):
@@ -162,9 +177,7 @@ def _from_tables(error: Located, subject: str, facts: Facts) -> Finding | None:
         if subject.startswith("hip/"):
             return None     # the HIP runtime's own headers come with the compiler
         return _finding(Code.ROCM_LIBRARY_NOT_INSTALLED, error, facts, subject,
-                        f"{subject} belongs to a ROCm library ({_library(header)}) that this compiler "
-                        f"(ROCm {target}) cannot find: install its development package, or pass its include "
-                        f"directory with -I")
+                        _not_installed(subject, header, facts))
     record = index.names.get(subject)
     if record is None:
         return None
@@ -247,6 +260,46 @@ def _cuda_header_in_amd_branch(error: Located, facts: Facts, subject: str) -> Fi
                     f"{subject} is CUDA's header (HIP: {hip}) in a branch only the project's AMD build compiles, "
                     f"which portkit leaves as the project wrote it: the project's own AMD build translates it "
                     f"(a hipify step), or convert with --no-platform-model to convert that branch too")
+
+
+def _not_installed(subject: str, header: Mapping, facts: Facts) -> str:
+    """One line: the library, that neither the pack nor the installation has it, and its package."""
+    where = ("the header pack or the ROCm installation" if facts.pack
+             else f"the ROCm {format_version(facts.target)} installation")
+    return not_found(subject, where) or (f"{subject} belongs to a ROCm library ({_library(header)}) that is not "
+                                         f"in {where}: install its development package, or pass its include "
+                                         f"directory with -I")
+
+
+_BACKEND = re.compile(r"^(?P<head>.*?/)cuda(?P<tail>/.*)$")
+
+
+def _cuda_header_in_library(error: Located, facts: Facts, subject: str) -> Finding | None:
+    """A CUDA header that a library header wants, reached through the project's own #include
+    (rocThrust's thrust/system/cuda/error.h includes <driver_types.h>: the CUDA backend rocThrust
+    keeps for its NVIDIA build). Explained at that #include by its chain, with the library's HIP
+    backend when the pack or installation has the same header under hip/ instead of cuda/."""
+    d = error.diagnostic
+    hops = [*d.included_from, (d.path, d.line)]
+    inside = [i for i, (path, _) in enumerate(hops) if relative(path, facts.root, facts.root) is not None]
+    cuda = subject in _hip_index(facts.db).cuda_headers or _looks_cuda(subject)
+    if d.path is None or not cuda or not inside or inside[-1] == len(hops) - 1:
+        return None
+    entry = Path(hops[inside[-1] + 1][0]).as_posix()     # the library header the project includes
+    included = shown(entry, facts.root, facts.root)       # as the #include names it: thrust/system/cuda/error.h
+    chain = " -> ".join(f"{shown(path, facts.root, facts.root)}:{line}" for path, line in hops[inside[-1]:])
+    backend = _BACKEND.match(included)
+    instead = "use the library's HIP API instead"
+    what = "a library header that needs the CUDA toolkit"
+    if backend is not None:
+        known = provider(included)
+        what = (f"{known[0] if known else 'the library'}'s CUDA backend ({backend.group('head')}cuda/), "
+                f"which needs the CUDA toolkit")
+        hip = f"{backend.group('head')}hip{backend.group('tail')}"
+        if Path(entry[:len(entry) - len(included)] + hip).is_file():
+            instead = f"convert to its HIP backend: <{hip}>"
+    return _finding(Code.NO_HIP_EQUIVALENT, error, facts, included,
+                    f"{chain} -> '{subject}' not found: a CUDA header reached through {what}; {instead}")
 
 
 def _library(header: Mapping) -> str:
