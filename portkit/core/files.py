@@ -68,6 +68,18 @@ class Skipped:
     link: bool = False   # a symbolic link the walk did not follow (includes.py names who includes it)
 
 
+@dataclass(frozen=True)
+class LeftOut:
+    """What a command did not read under the paths it was given, and why: its summary says so, so
+    that a tree git ignores is never mistaken for a tree with nothing to port."""
+
+    ignored: tuple[str, ...] = ()   # what git ignores (a folder ends with /), as discover() names them
+    excluded: int = 0               # files the configuration's `exclude` or --exclude leaves as they are
+
+    def __bool__(self) -> bool:
+        return bool(self.ignored or self.excluded)
+
+
 def walk_stamp(entries: list[Entry]) -> list[str]:
     """Each file's name, kind, size and modification time as the walk saw them (its own lstat):
     what a cache of facts about a whole tree is keyed on, as ruff and black key theirs (an edit
@@ -89,10 +101,12 @@ def common_root(paths: list[Path]) -> Path:
     return Path(os.path.commonpath([str(b) for b in bases]))
 
 
-def discover(paths: list[Path], ignored=None) -> tuple[Path, list[Entry], list[Skipped]]:
+def discover(paths: list[Path], ignored=None,
+             left: list[str] | None = None) -> tuple[Path, list[Entry], list[Skipped]]:
     """All files under the given paths, sorted by relative name, with what had to be skipped.
     `ignored` (project/ignored.py: what git ignores, by absolute path) leaves folders and files out
-    of the walk; a path named in `paths` is always taken."""
+    of the walk, each named in `left` (a folder with a trailing /), so that a command can say what
+    it did not read; a path named in `paths` is always taken."""
     resolved = []
     for given in paths:
         if not given.exists() and not given.is_symlink():
@@ -103,7 +117,7 @@ def discover(paths: list[Path], ignored=None) -> tuple[Path, list[Entry], list[S
     skipped: list[Skipped] = []
     for path in resolved:
         if path.is_dir():
-            _walk(root, path, entries, skipped, ignored)
+            _walk(root, path, entries, skipped, ignored, left)
         else:
             rel = path.relative_to(root).as_posix()
             if not _regular(path, follow=True):
@@ -113,7 +127,8 @@ def discover(paths: list[Path], ignored=None) -> tuple[Path, list[Entry], list[S
     return root, [entries[k] for k in sorted(entries)], skipped
 
 
-def _walk(root: Path, top: Path, entries: dict[str, Entry], skipped: list[Skipped], ignored=None) -> None:
+def _walk(root: Path, top: Path, entries: dict[str, Entry], skipped: list[Skipped], ignored=None,
+          left: list[str] | None = None) -> None:
     """os.walk's order (top-down, each folder's subfolders in name order), from os.scandir's
     entries: their type and link bits come with the listing, so a file costs at most one lstat
     (three through pathlib, for every file of the tree at every commit the gate keys its facts on)."""
@@ -131,7 +146,11 @@ def _walk(root: Path, top: Path, entries: dict[str, Entry], skipped: list[Skippe
         prefix = "" if prefix == "." else prefix + "/"
         subfolders = []
         for entry in sorted((e for e in found if _is_dir(e)), key=lambda e: e.name):
-            if entry.name in SKIP_DIRS or (ignored and ignored.folder(entry.path)):
+            if entry.name in SKIP_DIRS:
+                continue
+            if ignored and ignored.folder(entry.path):
+                if left is not None:
+                    left.append(prefix + entry.name + "/")
                 continue
             if entry.is_symlink():
                 skipped.append(Skipped(prefix + entry.name, "symbolic link to a directory, not followed",
@@ -143,6 +162,8 @@ def _walk(root: Path, top: Path, entries: dict[str, Entry], skipped: list[Skippe
             if is_temp_name(name):   # a write in progress, or left by a killed run: never an input
                 continue
             if ignored and ignored.file(entry.path):
+                if left is not None:
+                    left.append(prefix + name)
                 continue
             rel = prefix + name
             if entry.is_symlink():
