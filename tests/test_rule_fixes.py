@@ -77,7 +77,7 @@ def test_fix_families_come_from_the_rule_modules():
     """One registry, built from the rule modules: the warp rules and PK504 declare their families."""
     families = rules.fix_families()
     assert sorted(families) == ["build", "warp"]
-    assert families["warp"].codes == {"PK201", "PK202", "PK204", "PK205"} and families["build"].codes == {"PK504"}
+    assert families["warp"].codes == {"PK201", "PK202", "PK204", "PK205", "PK208"} and families["build"].codes == {"PK504"}
     assert families["build"].text == {"cmake": (importlib.import_module(
         "portkit.rules.PK504_cmake_cuda_targets").check_text,)}
 
