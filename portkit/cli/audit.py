@@ -41,6 +41,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--focus-hours", type=bounded("--focus-hours", 1, 80), metavar="H",
                    help="focused engineering hours per person per week (default 30, from effort.toml)")
     p.add_argument("--rocm", metavar="X.Y", help="target ROCm release (default: the newest the tables know)")
+    p.add_argument("--port-style", choices=("one-way", "both-vendors"),
+                   help="the port the headline prices: one-way (the tree becomes HIP) or both-vendors (a build "
+                        "option, a shim header and guards; the default for a tree with its own build)")
     p.add_argument("--statistics", action="store_true", help="add counts per rule (text and csv)")
     p.add_argument("--explain-estimate", action="store_true",
                    help="print the estimate's work items as a table (what each covers, its hours and why)")
@@ -85,7 +88,7 @@ def run_audit(args: argparse.Namespace) -> int:
     cfg = file_set(config.find(), args)   # [tool.portkit] / portkit.toml; flags win
     defines, undefines = platform_facts.parse_defines(args.defines, args.undefines)
     scan = dict(file_timeout=check_file_timeout(args.file_timeout), platform_model=args.platform_model,
-                polyfills=args.polyfills, defines=defines, undefines=undefines)
+                polyfills=args.polyfills, defines=defines, undefines=undefines, port_style=args.port_style)
     opts = configured(cfg, rocm=args.rocm, select=tuple(args.select), ignore=tuple(args.ignore),
                       fail_on=args.fail_on, scan=scan, mappings=tuple(args.mappings), team_size=args.team_size,
                       focus_hours=args.focus_hours,

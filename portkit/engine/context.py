@@ -69,6 +69,9 @@ class Metrics:
     branches_undecided: int = 0    # --active-only: conditions ppexpr cannot evaluate (converted as active)
     # findings past Options.finding_cap, counted, not kept: (code, pattern, severity, platform) -> count
     findings_not_stored: dict[tuple[str, str, str, str], int] = field(default_factory=dict)
+    # lines of the #if tests of __NVCC__/__CUDA__/__CUDA_ARCH__ convert makes take the HIP side
+    # (rewrite/cudacc.py): each picks a qualifier macro; the estimate prices them as one decision
+    compiler_tests: tuple[int, ...] = ()
 
 
 @dataclass

@@ -33,6 +33,7 @@ class Options:
     fixes: frozenset[str] = frozenset()  # --fix FAMILY[,FAMILY]: the fix families applied (engine/fix.py; `warp`, `build`)
     active_only: bool = False            # --active-only: branches false under -D/-U are not converted
     finding_cap: int = 0                 # audit: findings of one rule kept per file (findingstore.py); 0: all
+    port_style: str = ""                 # audit: one-way or both-vendors (settings.PORT_STYLES); "": by the tree
     # the project's own mapping files, as read (core/tables/project_tables.py: db_for merges them)
     mappings: tuple[ProjectTable, ...] = ()
 

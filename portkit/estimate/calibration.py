@@ -16,10 +16,12 @@ from ..engine.context import Metrics
 from ..core.findings import Finding
 from ..project.amd_paths import AmdImplementation, AmdPaths
 from ..project.optional import OptionalCode
+from ..project.product import OwnBuild
 from .scope import Scope
 
 METRICS = ("kind", "lines", "kernels", "refs_converted", "refs_found", "launches", "has_device_code",
            "triton_kernels", "cuda_extension")
+TUPLES = ("nvidia_lines", "optional_imports", "compiler_tests")
 SETS = ("libraries", "imports")
 FINDING = ("code", "name", "severity", "category", "path", "line", "subject", "platform")
 
@@ -36,8 +38,7 @@ def snapshot(files: list[tuple[str, Metrics]], findings: list[Finding], scope: S
     paths = {p for p, _ in kept} | {f.path for f in findings}
     out: dict = {
         "files": [[p, {**{k: getattr(m, k) for k in METRICS}, **{k: sorted(getattr(m, k)) for k in SETS},
-                       **({"nvidia_lines": [list(r) for r in m.nvidia_lines]} if m.nvidia_lines else {}),
-                       **({"optional_imports": [list(r) for r in m.optional_imports]} if m.optional_imports else {})}]
+                       **{k: _plain(getattr(m, k)) for k in TUPLES if getattr(m, k)}}]
                   for p, m in kept],
         "findings": [[getattr(f, k) for k in FINDING] + [bool(f.autofix)] for f in findings],
     }
@@ -47,6 +48,8 @@ def snapshot(files: list[tuple[str, Metrics]], findings: list[Finding], scope: S
                       "amd_dirs": list(scope.amd.amd_dirs)}
     if scope is not None and scope.components:
         out["components"] = list(scope.components)
+    if scope is not None and (scope.build.root or scope.build.tests):
+        out["build"] = {"root": scope.build.root, "tests": list(scope.build.tests)}
     if scope is not None and scope.carried:
         out["carried"] = [list(pair) for pair in scope.carried]
     if found is not None:
@@ -64,8 +67,7 @@ def restore(data: dict) -> tuple[list[tuple[str, Metrics]], list[Finding], Scope
     """The inverse of snapshot(): the arguments workitems.estimate takes."""
     files = [(p, Metrics(**{k: v for k, v in m.items() if k in METRICS},
                          **{k: set(m.get(k, ())) for k in SETS},
-                         nvidia_lines=tuple(tuple(r) for r in m.get("nvidia_lines", ())),
-                         optional_imports=tuple(tuple(r) for r in m.get("optional_imports", ()))))
+                         **{k: tuple(tuple(r) if isinstance(r, list) else r for r in m.get(k, ())) for k in TUPLES}))
              for p, m in data["files"]]
     findings = []
     for row in data["findings"]:
@@ -82,8 +84,14 @@ def restore(data: dict) -> tuple[list[tuple[str, Metrics]], list[Finding], Scope
     amd = data.get("amd", {})
     paths = AmdPaths(tuple(AmdImplementation(**i) for i in amd.get("implementations", ())),
                      tuple(amd.get("amd_dirs", ())))
+    build = data.get("build", {})
     return files, findings, Scope.of(files, found, paths, tuple(data.get("components", ())),
-                                     carried=tuple((lib, where) for lib, where in data.get("carried", ())))
+                                     carried=tuple((lib, where) for lib, where in data.get("carried", ())),
+                                     build=OwnBuild(build.get("root", ""), tuple(build.get("tests", ()))))
+
+
+def _plain(value: tuple) -> list:
+    return [list(r) if isinstance(r, tuple) else r for r in value]
 
 
 def _ranks(values: list[float]) -> list[float]:

@@ -63,6 +63,24 @@ class Fixed:
 
 
 @dataclass(frozen=True)
+class Decision:
+    """[decision.NAME]: a construct that breaks the AMD build, one item (build_decisions.py): `first`
+    for its first site, `per` for each further one, capped at `max`."""
+
+    label: str
+    alternative: str
+    basis: str
+    first: Range
+    per: Range = (0.0, 0.0, 0.0)
+    max: Range = (0.0, 0.0, 0.0)
+    libraries: tuple[str, ...] = ()   # ecosystem ids whose adoption the decision is (NCCL -> RCCL)
+    subjects: tuple[str, ...] = ()    # finding subjects (prefixes) that are the decision's sites
+
+    def hours(self, sites: int) -> Range:
+        return tuple(round(min(f + (sites - 1) * p, m), 3) for f, p, m in zip(self.first, self.per, self.max))
+
+
+@dataclass(frozen=True)
 class Archetype:
     """[[archetype]]: a kind of project, first match wins."""
 
@@ -103,6 +121,7 @@ class CostModel:
     # rules priced per file ([per_file]): each further file costs this fraction of the first site,
     # each further site in a file `per_site`: a kernel family is redesigned once per file
     per_file_by_code: dict[str, float] = field(default_factory=dict)   # how the model scores on real ports ([calibration])
+    decisions: dict[str, Decision] = field(default_factory=dict)   # [decision.NAME]: build-breaking constructs
 
     def finding_hours(self, f: Finding) -> Range:
         """The cost range of the first finding of its pattern; nothing for code that already has an
@@ -149,7 +168,7 @@ def added(a: Range, b: Range) -> Range:
 
 TABLE = "mappings/effort.toml"
 KEYS = ("schema", "model", "calibration", "per_site", "per_file", "unit", "fixed", "finding", "finding_by_severity",
-        "dependency_status", "dependency", "archetype")
+        "dependency_status", "dependency", "archetype", "decision")
 MODEL_KEYS = ("focus_hours_per_week", "per_site", "repeat_in_file")
 
 
@@ -180,6 +199,14 @@ def _fixed(name: str, raw) -> Fixed:
     return record(Fixed, where, raw, **ranges)
 
 
+def _decision(name: str, raw) -> Decision:
+    where = f"{TABLE}: decision.{name}"
+    check_keys(where, raw, required=("label", "alternative", "basis", "first", "max"),
+               optional=("per", "libraries", "subjects"))
+    ranges = {k: _range(f"decision.{name}.{k}", raw.get(k, [0, 0, 0])) for k in ("first", "per", "max")}
+    return record(Decision, where, raw, **ranges)
+
+
 def _table(section: str, data: dict) -> dict:
     """A section keyed by names of its own (rule codes, units, libraries)."""
     table = data.get(section, {})
@@ -206,6 +233,7 @@ def load(path: Path) -> CostModel:
         per_site=float(model["per_site"]),
         per_site_by_code={k: float(v) for k, v in _table("per_site", data).items()},
         per_file_by_code={k: float(v) for k, v in _table("per_file", data).items()},
+        decisions={k: _decision(k, v) for k, v in _table("decision", data).items()},
         repeat_in_file=float(model["repeat_in_file"]),
         units={k: _unit(k, v) for k, v in _table("unit", data).items()},
         fixed={k: _fixed(k, v) for k, v in _table("fixed", data).items()},
@@ -281,7 +309,10 @@ class Estimate:
     items: list[Item] = field(default_factory=list)   # the headline's and the optional ones
     optional: list[dict] = field(default_factory=list)   # per feature: hours and person-weeks
     decisions: list[dict] = field(default_factory=list)   # one per blocker family (decisions.py)
-    scope: str = SCOPE
+    scope: str = SCOPE                 # the definition of done, in one line (scope.Scope.done)
+    # the port style the headline assumes and both prices (workitems._styles): assumed, reason,
+    # one_way and both_vendors (person-weeks p10/p50/p90/mean)
+    port_style: dict = field(default_factory=dict)
 
     @property
     def headline_items(self) -> list[Item]:

@@ -7,7 +7,9 @@ belongs to the headline ("") or to one named part that is priced apart, as a "No
 - code the default build leaves out (project/optional.py): its optional feature;
 - a second distribution installed apart (project/product.py): "<dir>/ (installed apart)";
 - benchmarks, tests, examples and dev code (project/product.py), when the tree has product code
-  beside them (a tree of samples is priced whole); in a project with CUDA C/C++ sources, also
+  beside them (a tree of samples is priced whole), except the tests the project's test command
+  builds (product.OwnBuild.tests): done means they pass on AMD, so they are the headline's, even
+  behind a build switch such as BUILD_TESTS (issue 50); in a project with CUDA C/C++ sources, also
   the Python scripts outside its own packages (llm.c's train_gpt2.py reference, ggml's
   conversion scripts) and, when it has no Python package, its requirements files;
 - NVIDIA-only code: what the project's own `#if` keeps out of its AMD build (the platform
@@ -30,6 +32,7 @@ from typing import Iterable
 from ..engine.context import Metrics
 from ..project import carried as carried_copies, product
 from ..project.amd_paths import AmdPaths
+from ..project.product import OwnBuild
 from ..project.packages import package_dir
 from ..core.tables.ecosystem import normalize
 
@@ -61,17 +64,19 @@ class Scope:
     own_packages: frozenset[str] | None = None   # project/packages.py; None: not known
     cuda_sources: bool = False               # the project has CUDA C/C++ sources
     carried: tuple[tuple[str, str], ...] = ()   # (library, directory): copies of vendor-neutral libraries
+    build: OwnBuild = field(default_factory=OwnBuild)   # the root's build file, the tests done runs
 
     @classmethod
     def of(cls, files: Iterable[tuple[str, Metrics]], optional=None, amd: AmdPaths | None = None,
            components: tuple[str, ...] = (), own_packages: frozenset[str] | None = None,
-           carried: tuple[tuple[str, str], ...] = ()) -> "Scope":
+           carried: tuple[tuple[str, str], ...] = (), build: OwnBuild | None = None) -> "Scope":
         files = list(files)
         amd = amd or AmdPaths()
         scope = cls(optional, amd, components,
                     {path: m.nvidia_lines for path, m in files if m.nvidia_lines}, own_packages=own_packages,
                     cuda_sources=any(has_cuda(m) for _, m in files), carried=carried,
-                    guarded={path: m.optional_imports for path, m in files if m.optional_imports})
+                    guarded={path: m.optional_imports for path, m in files if m.optional_imports},
+                    build=build or OwnBuild())
         scope.split_product = any((has_cuda(m) or m.kind == "python") and not product.non_product(path)
                                   and scope.priced(path) for path, m in files)
         return scope
@@ -97,6 +102,8 @@ class Scope:
 
     def whole(self, path: str) -> str:
         """The part a whole file belongs to ("" = the headline), before any line of it is asked."""
+        if self.build.runs(path) and not product.component(path, self.components):
+            return ""   # a test the definition of done runs, whatever switch builds it
         if self.optional is not None and path in self.optional.files:
             return self.optional.files[path]
         where = product.component(path, self.components)
@@ -105,6 +112,15 @@ class Scope:
         if self.split_product and (product.non_product(path) or self._script(path)):
             return NOT_PRODUCT
         return ""
+
+    def done(self) -> str:
+        """The definition of done in one line: what it compiles and runs, what is priced apart."""
+        tests = self.build.tests
+        named = ", ".join(tests[:3]) + (f" and {len(tests) - 3} more" if len(tests) > 3 else "")
+        built = (f"the tests its test command builds are included: {named}" if tests
+                 else "its test command builds no GPU tests portkit found")
+        return (f"Done means the converted code compiles for AMD GPUs and passes the project's own tests there "
+                f"({built}); examples, benchmarks and docs are priced apart; performance tuning is not included.")
 
     def _script(self, path: str) -> bool:
         """A Python script or requirements list beside a CUDA C/C++ project, outside its packages."""

@@ -27,7 +27,7 @@ from .effort import (PROJECT, CostModel, Estimate, Item, Range, added, archetype
                      total, weeks_of)
 from ..core.errors import PortkitError
 from ..core.findings import Finding, pattern
-from . import decisions
+from . import build_decisions, decisions
 from .scope import Scope, has_cuda
 
 def signals(files: Iterable[tuple[str, Metrics]], findings: list[Finding],
@@ -254,26 +254,36 @@ def _library_sites(path: str, lib, eco: Ecosystem, found) -> tuple[list[str], st
 
 
 def items(files: list[tuple[str, Metrics]], findings: list[Finding], present: set[str],
-          model: CostModel, eco: Ecosystem, found=None) -> list[Item]:
-    """Every priced piece of the port: patterns, units, fixed costs, dependencies. `found`: where
-    each site belongs (scope.Scope; None: everything is the headline)."""
+          model: CostModel, eco: Ecosystem, found=None, style: str = build_decisions.ONE_WAY) -> list[Item]:
+    """Every priced piece of the port: patterns, units, fixed costs, dependencies, and the decisions
+    that break the build (build_decisions.py; `style`: the port style the headline assumes). `found`:
+    where each site belongs (scope.Scope; None: everything is the headline)."""
     scope = found if found is not None else Scope.of(files)
     counted = [(path, m.findings_not_stored) for path, m in files if m.findings_not_stored and scope.priced(path)]
     priced = [f for f in findings if scope.priced(f.path)
               and not (scope.builds_for_amd and rules.of(f.code).build_file and not scope.whole(f.path))]
-    work = (patterns(priced, model, scope.feature, counted, lambda f: decisions.family_of(f, eco))
-            + units(files, model, scope) + fixed(present, facts(files, findings, scope), model)
+    taken: dict[str, list[Finding]] = {}
+    rest = []
+    for f in priced:   # a decision's sites are its own, not a pattern's
+        name = build_decisions.takes(f, model, decisions.family_of(f, eco))
+        (taken.setdefault(name, []) if name else rest).append(f)
+    project = facts(files, findings, scope)
+    work = (patterns(rest, model, scope.feature, counted, lambda f: decisions.family_of(f, eco))
+            + units(files, model, scope) + fixed(present, project, model)
             + dependencies(files, findings, eco, model, scope))
-    return decisions.merge(work, priced, eco)   # one construct, one item
+    work = decisions.merge(work, priced, eco)   # one construct, one item
+    return build_decisions.items(work, taken, files, scope, model, style, int(project["cuda_files"]),
+                                 "cuda-extension" in present)
 
 
 def estimate(files: list[tuple[str, Metrics]], findings: list[Finding], eco: Ecosystem,
              model: CostModel, team_size: int = 1, focus_hours: float | None = None,
              found: Scope | None = None, own_packages: frozenset[str] | None = None,
-             requirements: frozenset[str] | None = None) -> Estimate:
+             requirements: frozenset[str] | None = None, port_style: str = "") -> Estimate:
     """The estimate for one audited tree (`files`: (path, metrics) of every scanned file; `found`:
     where each site belongs, scope.Scope, or None when nothing is known; `own_packages`: the Python
-    packages the project is, and `requirements` the distributions it requires: project/packages.py)."""
+    packages the project is, and `requirements` the distributions it requires: project/packages.py;
+    `port_style`: one-way or both-vendors, "" for the tree's default, build_decisions.port_style)."""
     if team_size < 1:
         raise PortkitError(f"--team-size must be at least 1, not {team_size}")
     focus = focus_hours or model.focus_hours_per_week
@@ -283,10 +293,24 @@ def estimate(files: list[tuple[str, Metrics]], findings: list[Finding], eco: Eco
     present = signals(files, findings, own_packages, requirements, found)
     if found.builds_for_amd:
         present.add("builds-for-amd")
-    work = items(files, findings, present, model, eco, found)
+    style, reason = build_decisions.port_style(port_style, found)
+    work = items(files, findings, present, model, eco, found, style)
+    dual = [i for i in work if i.kind == "decision" and i.key == "dual_vendor_build"]
+    if dual and dual[0].optional and not found.build.root:   # no build of its own: shown as a price only
+        work = [i for i in work if i not in dual]
     hours = total([i for i in work if not i.optional])
     weeks = weeks_of(hours, focus)
     calendar = {k: round(v / team_size, 2) for k, v in weeks.items()}
+    listed = decisions.decisions(work, findings, eco)
+    listed += [d for d in build_decisions.entries(work, model) if d["id"] not in {e["id"] for e in listed}]
     return Estimate(archetype(present, model), sorted(present), hours, weeks, calendar, team_size, focus,
                     sum(1 for f in findings if f.severity == "blocker"), work, optional_totals(work, focus),
-                    decisions.decisions(work, findings, eco))
+                    listed, found.done(), _styles(work, dual, style, reason, focus))
+
+
+def _styles(work: list[Item], dual: list[Item], style: str, reason: str, focus: float) -> dict:
+    """The two prices (issue 50, item 3): the one-way port without the dual-vendor build's item, the
+    both-vendors port with it, and which the headline assumes."""
+    one_way = [i for i in work if not i.optional and i not in dual]
+    return {"assumed": style, "reason": reason, "one_way": weeks_of(total(one_way), focus),
+            "both_vendors": weeks_of(total(one_way + dual), focus)}

@@ -13,6 +13,7 @@ holding either file, stopping at a `.git`). Keys (all optional; command-line fla
     mappings = ["cuda_wrappers.toml"]   # the project's own mapping files, relative to this file's
                                      # folder (docs/mapping-format.md, "Project mapping files")
     respect-gitignore = false        # also take the files git ignores (default: git's file set)
+    port-style = "one-way"           # audit's --port-style: the estimate's headline (one-way, both-vendors)
 
 An unknown key or a wrong type is an error (exit 2), so a typo never silently disables a rule.
 """
@@ -31,7 +32,8 @@ from ..core.tables.mappings import Version, parse_version
 
 DEFAULT_BASELINE = ".portkit-baseline.json"
 SEVERITY_NAMES = ("blocker", "high", "medium", "low", "info")
-KNOWN = ("amd-macros", "baseline", "exclude", "fail-on", "ignore", "mappings", "respect-gitignore", "rocm", "select")
+KNOWN = ("amd-macros", "baseline", "exclude", "fail-on", "ignore", "mappings", "port-style", "respect-gitignore", "rocm",
+         "select")
 # Every value is full-matched (never `^...$`, which takes a trailing newline), at its type.
 _MACRO_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _CODE_RE = re.compile(r"[A-Za-z0-9]+")            # a rule code or prefix (PK3, PK301) or `all`
@@ -51,6 +53,7 @@ class Config:
     amd_macros: tuple[str, ...] = field(default_factory=tuple)   # the project's AMD selector macros
     mappings: tuple[str, ...] = field(default_factory=tuple)     # its mapping files, relative to root
     respect_gitignore: bool = True   # in a git work tree, the files git would take (project/ignored.py)
+    port_style: str = ""             # the estimate's port style (one-way, both-vendors; "": by the tree)
 
     def excluded(self, rel: str) -> bool:
         """True when a root-relative path matches an `exclude` pattern (`dir/**` covers the tree)."""
@@ -192,10 +195,12 @@ def _parse(root: Path, path: Path, table: dict, source: str) -> Config:
                            f"(no `..`, not absolute), got {table['baseline']!r:.200}")
     if "rocm" in table:
         rocm_release(table["rocm"], f"{path}: `rocm`")
+    if table.get("port-style", "one-way") not in ("one-way", "both-vendors"):
+        raise PortkitError(f"{path}: `port-style` must be \"one-way\" or \"both-vendors\"")
     return Config(root=root, source=source, fail_on=fail_on, select=lists["select"], ignore=lists["ignore"],
                   baseline=table.get("baseline", DEFAULT_BASELINE), exclude=lists["exclude"],
                   rocm=table.get("rocm"), amd_macros=lists["amd-macros"], mappings=lists["mappings"],
-                  respect_gitignore=respect_gitignore)
+                  respect_gitignore=respect_gitignore, port_style=table.get("port-style", ""))
 
 
 def _strings(path: Path, table: dict, key: str) -> tuple[str, ...]:

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from .amd_paths import AmdPaths
     from .ignored import Kept
     from .optional import OptionalCode
+    from .product import OwnBuild
 
 
 @dataclass
@@ -49,6 +50,7 @@ class Project:
     # (amd_paths.py) and its second distributions (product.py)
     amd: "AmdPaths | None" = None
     components: tuple[str, ...] = ()
+    own_build: "OwnBuild | None" = None   # the root's build file and the tests done runs (product.py)
     amd_built: dict[str, str] = field(default_factory=dict)   # left as they are: their AMD build's evidence
     carried: dict[str, str] = field(default_factory=dict)     # left as they are: a carried library's copy (carried.py)
 
@@ -89,15 +91,16 @@ def prepare(paths: list[Path], options: Options, config: Config = Config(),
         renamed, clashes = plan(entries, rename)
         skipped += clashes
         facts = replace(facts, rename=renamed)
-    left_out, amd, components = None, None, ()
+    left_out, amd, components, own_build = None, None, (), None
     if optional:
         from . import amd_paths, optional as optional_code, product
         left_out = optional_code.learn(_contents(entries, sources), options.defines)
         amd, components = amd_paths.learn(entries), product.distributions(entries)
+        own_build = product.own_build(entries)
     if left:   # mirrored byte for byte by convert, read by nothing else
         entries = sorted(entries + left, key=lambda e: e.rel)
     return Project(root, entries, skipped, facts, excluded=len(left) - len(amd_built) - len(kept_copies),
-                   optional=left_out, amd=amd, components=components, amd_built=amd_built, carried=kept_copies)
+                   optional=left_out, amd=amd, components=components, own_build=own_build, amd_built=amd_built, carried=kept_copies)
 
 
 def git_ignored(paths: list[Path], config: Config) -> "Kept | None":

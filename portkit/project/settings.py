@@ -22,6 +22,8 @@ from ..core.tables.project_tables import ProjectTable, merged
 from . import mapping_files
 from .config import Config, rocm_release
 
+# the estimate's port styles ("": the tree's default: both vendors for a tree with its own build)
+PORT_STYLES = ("", "one-way", "both-vendors")
 # An AMD GPU target as clang's --offload-arch takes it: gfx90a, gfx942:xnack-, gfx1100, gfx9-generic.
 OFFLOAD_ARCH = re.compile(r"gfx[0-9a-f]{3,4}(?::(?:sramecc|xnack)[+-])*|gfx[0-9]+(?:-[0-9]+)*-generic")
 
@@ -51,6 +53,8 @@ def scan_options(launch_syntax: str = "cuda", rocm: str | Version | None = None,
         raise PortkitError(f"--launch-syntax must be 'cuda' or 'hip', not {launch_syntax!r}")
     if builtins not in ("cuda", "hip"):
         raise PortkitError(f"--builtins must be 'cuda' or 'hip', not {builtins!r}")
+    if settings.get("port_style", "") not in PORT_STYLES:
+        raise PortkitError(f"--port-style must be 'one-way' or 'both-vendors', not {settings['port_style']!r}")
     options = Options(launch_syntax=launch_syntax, rocm=rocm_release(rocm), prefer_roc=prefer_roc,
                       offload_arch=offload_archs(offload_arch), build_files=build_files, builtins=builtins)
     options = replace(options, **settings) if settings else options
@@ -60,13 +64,13 @@ def scan_options(launch_syntax: str = "cuda", rocm: str | Version | None = None,
 
 
 def resolve(cfg: Config | None = None, *, rocm: str | Version | None = None, mappings: Sequence[Path] = (),
-            tables: tuple[ProjectTable, ...] | None = None, **values) -> Options:
+            tables: tuple[ProjectTable, ...] | None = None, port_style: str | None = None, **values) -> Options:
     """A command's settings, once: the flag-over-configuration merge of every command and of the API.
     `rocm` (--rocm) over the configuration's; the project's mapping files are the configuration's then
     `mappings` (--mappings), read before any other value is checked, unless `tables` gives them already
     read (check: the compared version's policy); `values`: scan_options' further values (audit=True,
-    launch_syntax, polyfills ...)."""
+    launch_syntax, polyfills ...); `port_style` (--port-style) over the configuration's `port-style`."""
     cfg = cfg or Config()
     if tables is None:
         tables = mapping_files.read(cfg, mappings)
-    return scan_options(rocm=rocm or cfg.rocm, mappings=tables, **values)
+    return scan_options(rocm=rocm or cfg.rocm, mappings=tables, port_style=port_style or cfg.port_style, **values)

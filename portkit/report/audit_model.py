@@ -208,6 +208,16 @@ class WorkItem:
 
 
 @dataclass(frozen=True)
+class PortStyle:
+    """The port the headline prices, and both prices (estimate/build_decisions.py, issue 50)."""
+
+    assumed: str                # one-way or both-vendors
+    reason: str
+    one_way: Spread             # person-weeks of the one-way port
+    both_vendors: Spread        # ... and of the port that keeps both vendors (+ the dual-vendor build)
+
+
+@dataclass(frozen=True)
 class CostModel:
     method: str
     per_site: float
@@ -233,6 +243,7 @@ class Estimate:
     by_directory: tuple[NamedHours, ...]
     items: tuple[WorkItem, ...]
     model: CostModel
+    port_style: PortStyle | None = None   # None only in a document saved before issue 50
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from ..rewrite import polyfills
 from .. import rules
 from ..commands.results import AuditResult
 from ..estimate.effort import Estimate, Item
+from ..estimate.build_decisions import BOTH_VENDORS_PART
 from ..estimate.scope import has_cuda, is_part
 from ..core.findings import SEVERITIES, Finding
 from ..core.findingstore import CAP_PER_CODE
@@ -25,7 +26,7 @@ from ..core.tables.project_tables import db_for
 from ..core.version import __version__
 from .audit_model import (AmdImplementation, Archetype, Audit, AutofixEdit, Calibration, Confidence, CostModel,
     Decision, Dependency, Engine, FellBack, FileRecord, FindingRecord, Hours3, JsonObject, NamedHours, OptionalPart,
-    Percentiles, Platforms, Polyfill, RuleInfo, RunOptions, Skipped, Spread, Summary, TableCounts, Tool, WorkItem)
+    Percentiles, Platforms, Polyfill, PortStyle, RuleInfo, RunOptions, Skipped, Spread, Summary, TableCounts, Tool, WorkItem)
 from .audit_model import Estimate as EstimateRecord
 
 SCHEMA_VERSION = 1
@@ -58,8 +59,10 @@ def item_record(i: Item) -> WorkItem:
 
 
 def changes(parts: tuple[OptionalPart, ...]) -> tuple[str, ...]:
-    """What would move the number: each optional feature the team might decide to port."""
-    return tuple((f"porting the {o.feature}" if is_part(o.feature) else f"porting the optional {o.feature} code")
+    """What would move the number: each optional feature the team might decide to port (or the
+    dual-vendor build a one-way port leaves out)."""
+    return tuple(("keeping both vendors (a build option, a shim header and guards)" if o.feature == BOTH_VENDORS_PART
+                  else f"porting the {o.feature}" if is_part(o.feature) else f"porting the optional {o.feature} code")
                  + f" adds {o.person_weeks.p50:.1f} person-weeks (P50; "
                  f"{o.person_weeks.p10:.1f}-{o.person_weeks.p90:.1f})" for o in parts)
 
@@ -82,7 +85,9 @@ def _estimate_record(e: Estimate) -> EstimateRecord:
         by_category=tuple(NamedHours(k, round(v, 1)) for k, v in e.by("category")),
         by_directory=tuple(NamedHours(k, round(v, 1)) for k, v in e.by("directory")),
         items=tuple(item_record(i) for i in sorted(e.items, key=_item_order)),
-        model=CostModel("sum of the work items' percentiles", model.per_site, "mappings/effort.toml"))
+        model=CostModel("sum of the work items' percentiles", model.per_site, "mappings/effort.toml"),
+        port_style=PortStyle(e.port_style["assumed"], e.port_style["reason"], Spread(**e.port_style["one_way"]),
+                             Spread(**e.port_style["both_vendors"])) if e.port_style else None)
 
 
 def _item_order(i: Item) -> tuple:

@@ -11,7 +11,7 @@ from typing import TextIO
 from rich.console import Console
 from rich.table import Table
 
-from .audit_model import Audit, Estimate, WorkItem
+from .audit_model import Audit, Estimate, PortStyle, WorkItem
 from .csv import statistics_rows
 from .model import amd_build_line
 from .plain import cell, say
@@ -67,6 +67,8 @@ def _estimate(doc: Audit, console: Console) -> None:
         say(console, amd_build_line(platforms))
     say(console, s.headline)
     say(console, f"Scope: {e.scope}")
+    if e.port_style:
+        say(console, port_style_line(e.port_style))
     for change in e.changes:
         say(console, f"Not included: {change}.")
     if platforms and not platforms.builds_for_amd and (platforms.amd_path_share or platforms.shim_files):
@@ -78,6 +80,15 @@ def _estimate(doc: Audit, console: Console) -> None:
         say(console, f"Polyfills: convert defines {_plural(len(fills), 'name')} ROCm "
                      f"{doc.options.rocm or doc.tool.mappings.newest_rocm} lacks in portkit_polyfills.h "
                      f"(priced as review): {', '.join(p.name for p in fills)}")
+
+
+def port_style_line(style: PortStyle) -> str:
+    """The port the headline prices, why, and the other style's price (issue 50)."""
+    names = {"one-way": "one-way", "both-vendors": "both vendors (a build option, a shim header and guards)"}
+    other = "one-way" if style.assumed == "both-vendors" else "both-vendors"
+    price = {"one-way": style.one_way, "both-vendors": style.both_vendors}
+    return (f"Port style: {names[style.assumed]}, {_weeks(price[style.assumed].p50)} person-weeks (P50), since "
+            f"{style.reason}; {other}: {_weeks(price[other].p50)} (--port-style {other})")
 
 
 def _blockers(doc: Audit, console: Console) -> None:

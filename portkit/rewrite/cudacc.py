@@ -80,6 +80,7 @@ def keeps_nvidia(ctx: ScanContext, view: View, node: Node) -> bool:
         ctx.edit(view.start(parent), view.end(node), text, what=name.decode(), kind=EditKind.NAME)
     ctx.metrics.refs_found += 1
     ctx.metrics.refs_converted += 1
+    ctx.metrics.compiler_tests += (ctx.source.position(view.start(node))[0],)
     return True
 
 
