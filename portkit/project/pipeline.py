@@ -20,7 +20,7 @@ from ..core import datacache, needles, source
 from ..core.files import Entry, Skipped, discover, read, read_sources, walk_stamp
 from ..engine.context import Options
 from ..engine.facts import ProjectFacts
-from ..engine.platform import amd_headers, ppexpr, regions, facts as platform_facts
+from ..engine.platform import amd_headers, compilers, directives, ppexpr, regions, facts as platform_facts
 from ..rewrite import polyfills
 from ..core.tables.mappings import tables_dir
 from . import asm_macros, carried, includes, packages
@@ -168,8 +168,8 @@ def _tree_key(root: Path, entries: list[Entry], options: Options, config: Config
 def _facts_code() -> list[Path]:
     """The modules whose code decides the facts (named by module, so that a move keeps the key
     whole: a path that no longer exists would silently turn the gate's cache off)."""
-    modules = (sys.modules[__name__], includes, asm_macros, platform_facts, regions, ppexpr, amd_headers, polyfills, needles,
-               source, packages, carried)
+    modules = (sys.modules[__name__], includes, asm_macros, platform_facts, regions, compilers, directives, ppexpr,
+               amd_headers, polyfills, needles, source, packages, carried)
     return [Path(m.__file__) for m in modules] + [tables_dir() / "ecosystem.toml"]
 
 

@@ -16,7 +16,10 @@ NVIDIA builds. In a header the test keeps the NVIDIA macro beside the HIP one:
 
 Left as they are: a directive that already tests a HIP macro (`__HIPCC__`, `__HIP__`,
 `__HIP_PLATFORM_AMD__`, `__HIP_DEVICE_COMPILE__`: a re-run writes the same bytes, and a port the
-author wrote stays); code the platform model protects (AMD-only, already ported); and
+author wrote stays); a test in a group whose other branches name an AMD selector (`#ifdef __CUDACC__`
+/ `#elif defined(GGML_USE_HIP)`: the platform model keeps hip-clang's reading there,
+engine/platform/compilers.py, so the AMD build still takes the author's branch); code the platform
+model protects (AMD-only, already ported); and
 `__CUDA_ARCH__` on a line that compares it (`__CUDA_ARCH__ >= 800` picks GPU-specific code: PK103
 reports it, --rewrite-guards rewrites it, and under that option guards.py owns every
 `__CUDA_ARCH__` test, so that one directive gets one edit).
@@ -35,7 +38,8 @@ NAME = b"__CUDACC__"   # the one the tables rename (driver.toml); the others are
 HIP_SIDE = {b"__CUDACC__": b"__HIPCC__", b"__NVCC__": b"__HIPCC__", b"__CUDA__": b"__HIP__",
             b"__CUDA_ARCH__": b"__HIP_DEVICE_COMPILE__"}
 OWN_NAMES = frozenset(HIP_SIDE) - {NAME}   # identifiers.py sends these here, not to the tables
-# defined in every pass of their compiler, so that after convert an AMD build takes their side
+# defined in every pass of their compiler, so that after convert an AMD build takes their side (the
+# platform model's list too: mappings/platforms.toml's [nvidia] compilers)
 COMPILERS = (b"__CUDACC__", b"__NVCC__", b"__CUDA__")
 HEADER_SUFFIXES = (".h", ".hpp", ".hh", ".hxx", ".cuh", ".inl", ".inc", ".ipp", ".tcc")
 _HIP_TESTED = re.compile(rb"\b(?:__HIPCC__|__HIP__|__HIP_PLATFORM_\w+|__HIP_DEVICE_COMPILE__)\b")
@@ -60,8 +64,9 @@ def keeps_nvidia(ctx: ScanContext, view: View, node: Node) -> bool:
     if parent is None or parent.type not in ("preproc_defined", "preproc_ifdef"):
         return False
     line = _directive_line(view, node)
-    if _HIP_TESTED.search(line) or ctx.regions.protected(view.start(node)):
-        return True    # tests both already, or a port the model protects
+    at = view.start(node)
+    if _HIP_TESTED.search(line) or ctx.regions.protected(at) or ctx.regions.compiler_tests.keeps(at):
+        return True    # tests both already, a port the model protects, or a group that chose its AMD branch
     name = node.text
     if name == _ARCH and (ctx.options.rewrite_guards or _ARCH in _ARCH_TESTED.sub(b"", line)):
         return True    # a comparison of the architecture, or guards.py's

@@ -17,10 +17,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from . import ppexpr
-from .regions import Selectors
+from . import compilers, ppexpr
+from .directives import COMMENT, condition, directive_text, directives
 # The platform model's own reading of a directive, so that both passes agree on every branch.
-from .regions import COMMENT, and_, condition, directive_text, directives, not_, or_, track_define
+from .regions import Selectors, and_, builtin_selectors, not_, or_, track_define
 
 # The macros an AMD build evaluates differently: nvcc's and the CUDA headers' version and
 # architecture macros (hip-clang defines none of them).
@@ -58,6 +58,7 @@ class Group:
     parent_nvidia: bool | None
     branches: list[Branch] = field(default_factory=list)
     aware: bool = False          # a condition names an AMD selector: the AMD build was thought of
+    hip: bool = False            # tests a CUDA compiler macro convert makes HIP's (compilers.py)
 
     @property
     def macros(self) -> tuple[str, ...]:
@@ -104,6 +105,8 @@ def analyse(data: bytes, worlds: Selectors) -> Guards:
         amd.setdefault(name, ppexpr.UNDEFINED)
         nvidia.setdefault(name, ppexpr.DEFINED)
     amd_names = frozenset(k for k, v in worlds.amd.items() if v != ppexpr.UNDEFINED)
+    names = builtin_selectors().compilers   # `#if defined(__CUDACC__) && __CUDA_ARCH__ < 600`: read converted
+    hip_side = compilers.read(data, names, worlds.nvidia).hip_side
     stack: list[Group] = []
     active_amd: bool | None = True
     active_nvidia: bool | None = True
@@ -118,7 +121,7 @@ def analyse(data: bytes, worlds: Selectors) -> Guards:
             _error(out, stack, m, active_amd, active_nvidia)
             continue
         if kind in ("if", "ifdef", "ifndef"):
-            stack.append(Group(active_amd, active_nvidia))
+            stack.append(Group(active_amd, active_nvidia, hip=m.start() in hip_side))
         elif not stack:
             continue   # an #else/#endif without #if: a broken file
         group = stack[-1]
@@ -130,7 +133,7 @@ def analyse(data: bytes, worlds: Selectors) -> Guards:
                 out.groups.append(group)
             active_amd, active_nvidia = group.parent_amd, group.parent_nvidia
             continue
-        branch = _branch(kind, text, m, after, amd, nvidia)
+        branch = _branch(kind, text, m, after, compilers.taken(amd, names) if group.hip else amd, nvidia)
         group.aware = group.aware or any(n in amd_names for n in _IDENT.findall(branch.text))
         earlier_amd = _or_all(b.amd for b in group.branches)
         earlier_nvidia = _or_all(b.nvidia for b in group.branches)

@@ -17,7 +17,8 @@ plus the project's own), and each byte range gets one of:
 - shared: everything else (the gaps between the ranges).
 
 A vendor shim file (a header whose job is mapping CUDA names to HIP names or back) is AMD as a
-whole. The model is directive-only (no parse), so it costs little next to the scan.
+whole. The CUDA compiler's own macros (`#ifdef __CUDACC__`) are read as convert leaves them: the
+AMD build takes their side unless their group names an AMD selector (compilers.py). The model is directive-only (no parse), so it costs little next to the scan.
 """
 
 from __future__ import annotations
@@ -27,19 +28,16 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from . import ppexpr
-from ...core.source import begins_line
+from . import compilers, ppexpr
+# the directive reader, also read from here by the model's other walks (ppguards.py, facts.py)
+from .directives import COMMENT, condition, directive_text, directives  # noqa: F401
 
 AMD, PORTED, NVIDIA, FALLBACK = "amd", "ported", "nvidia", "fallback"
 PROTECTED = (AMD, PORTED)
 
-# Searched from the `#` (a literal prefix the regex engine finds fast); directives() checks that
-# only blanks stand before it on its line.
-_DIRECTIVE = re.compile(rb"#[ \t]*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif|define|undef|error)\b([^\n]*)")
-COMMENT = re.compile(r"/\*.*?\*/|//.*", re.S)
 # A branch that uses HIP: its guard is an AMD selector (GGML_USE_HIP guarding "vendors/hip.h").
 # `#define cudaX hipX` (and back): a line of a vendor shim header, read name then body.
-DEFINE_LINE = re.compile(rb"#[ \t]*define[ \t]+(\w+)([^\n]*)")   # from the '#': see _DIRECTIVE
+DEFINE_LINE = re.compile(rb"#[ \t]*define[ \t]+(\w+)([^\n]*)")   # from the '#': see directives.py
 CUDA_NAME = re.compile(rb"(?:cu|CU|nccl|NCCL|__nv|nv|__shfl|__ballot|__all_sync|__any_sync|__syncwarp)")
 VENDOR_BODY = re.compile(rb"\b(?:hip|HIP|roc|ROC|rccl|musa|MUSA|mublas|MUBLAS|__hip|__shfl|__ballot|__all|__any)")
 _HIP_NAME = re.compile(rb"(?:hip|HIP)")
@@ -49,12 +47,14 @@ HIP_INCLUDE = re.compile(rb"#[ \t]*include[ \t]*[<\"](?:[^>\"\n]*/)?(?:hip|rocm|
                          rb"[/._\w]*[>\"]")
 _CUDA_BODY = re.compile(rb"\b(?:cu|CU)[a-zA-Z]")
 SHIM_MIN_DEFINES = 8
-# `#ifdef __CUDA_ARCH__`, `#if !defined(__CUDACC__)`: the #else is host code, not an AMD path; so
-# are the two-vendor forms convert writes in headers (rewrite/cudacc.py):
-# `(defined(__HIPCC__) || defined(__CUDACC__))` and `!defined(__HIPCC__) && !defined(__CUDACC__)`.
-_ONE = r"\s*\(?\s*defined\s*\(?\s*(?:__CUDA_ARCH__|__CUDACC__|__NVCC__)\s*\)?\s*\)?\s*"
-_BOTH = (r"\s*\(?\s*defined\s*\(\s*__HIPCC__\s*\)\s*\|\|\s*defined\s*\(\s*__CUDACC__\s*\)\s*\)?\s*"
-         r"|\s*!\s*defined\s*\(\s*__HIPCC__\s*\)\s*&&\s*!\s*defined\s*\(\s*__CUDACC__\s*\)\s*")
+# `#ifdef __CUDA_ARCH__`, `#if !defined(__NVCC__)`: the #else is host code, not an AMD path; so
+# are the two-vendor forms convert writes in headers (rewrite/cudacc.py), for each CUDA macro and
+# its HIP counterpart: `(defined(__HIPCC__) || defined(__NVCC__))`, `!defined(__HIP__) && !defined(__CUDA__)`.
+_ONE = r"\s*\(?\s*defined\s*\(?\s*(?:__CUDA_ARCH__|__CUDACC__|__NVCC__|__CUDA__)\s*\)?\s*\)?\s*"
+_PAIRS = (("__HIPCC__", "__CUDACC__"), ("__HIPCC__", "__NVCC__"), ("__HIP__", "__CUDA__"),
+          ("__HIP_DEVICE_COMPILE__", "__CUDA_ARCH__"))
+_BOTH = "|".join(rf"\s*\(?\s*defined\s*\(\s*{h}\s*\)\s*\|\|\s*defined\s*\(\s*{c}\s*\)\s*\)?\s*"
+                 rf"|\s*!\s*defined\s*\(\s*{h}\s*\)\s*&&\s*!\s*defined\s*\(\s*{c}\s*\)\s*" for h, c in _PAIRS)
 DEVICE_SPLIT = re.compile(rf"\s*!?{_ONE}|\s*!?{_BOTH}")
 # HIP's NVIDIA platform: code under it is already HIP, written for HIP's NVIDIA backend (portkit's
 # own NVIDIA helpers among it): PORTED, left as it is, whatever else the #if group holds.
@@ -79,6 +79,7 @@ class RegionMap:
     shim: bool = False
     inactive: list[tuple[int, int]] = field(default_factory=list)   # false under the user's -D/-U
     undecided: int = 0   # #if/#elif conditions the user's -D/-U leave unknown (read as compiled)
+    compiler_tests: compilers.CompilerTests = compilers.NONE   # what convert does with `#ifdef __CUDACC__`
     _starts: list[int] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
@@ -120,9 +121,11 @@ class Builtins:
     amd_device: tuple[str, ...]        # maybe defined in an AMD build (device pass), never in an NVIDIA one
     nvidia_valued: tuple[str, ...]     # defined (value unknown) in an NVIDIA build, never in an AMD one
     nvidia_device: tuple[str, ...]     # maybe defined in an NVIDIA build (device pass, HIP's platform), never in an AMD one
+    compilers: tuple[str, ...] = ()    # the CUDA compiler's: never in an AMD build, taken as defined once converted (compilers.py)
 
     def names(self) -> set[str]:
-        return {*self.amd_defined, *self.amd_valued, *self.amd_device, *self.nvidia_valued, *self.nvidia_device}
+        return {*self.amd_defined, *self.amd_valued, *self.amd_device, *self.nvidia_valued, *self.nvidia_device,
+                *self.compilers}
 
 
 @lru_cache(maxsize=1)
@@ -133,7 +136,8 @@ def builtin_selectors() -> Builtins:
     doc = toml_cache.load(tables_dir() / "platforms.toml")
     amd, nvidia = doc["amd"], doc["nvidia"]
     return Builtins(tuple(amd["defined"]), tuple(amd["valued"]), tuple(amd.get("device_pass", ())),
-                    tuple(nvidia["valued"]), tuple(nvidia.get("device_pass", ())) + tuple(nvidia.get("hip_platform", ())))
+                    tuple(nvidia["valued"]), tuple(nvidia.get("device_pass", ())) + tuple(nvidia.get("hip_platform", ())),
+                    tuple(nvidia.get("compilers", ())))
 
 
 @lru_cache(maxsize=8)
@@ -153,7 +157,7 @@ def selectors(amd_macros: tuple[str, ...] = (), defines: tuple[tuple[str, int | 
     b = builtin_selectors()
     amd: dict = {m: 1 for m in (*b.amd_defined, *amd_macros)}
     amd.update({m: ppexpr.DEFINED for m in b.amd_valued})
-    amd.update({m: ppexpr.UNDEFINED for m in (*b.nvidia_valued, *b.nvidia_device)})
+    amd.update({m: ppexpr.UNDEFINED for m in (*b.nvidia_valued, *b.nvidia_device, *b.compilers)})
     nvidia: dict = {m: ppexpr.DEFINED for m in b.nvidia_valued}
     nvidia.update({m: ppexpr.UNDEFINED for m in (*b.amd_defined, *b.amd_valued, *b.amd_device, *amd_macros)})
     for name, world in one_world:   # defined only in that world's code anywhere in the tree
@@ -178,6 +182,7 @@ class _Branch:
 class _Group:
     parent: list                # per world: is the enclosing branch compiled
     taken: list                 # per world: an earlier branch of the group is taken
+    hip: bool = False           # tests a CUDA compiler macro convert makes HIP's (compilers.py)
     branches: list = field(default_factory=list)   # (branch, end)
     open: _Branch | None = None
 
@@ -192,19 +197,6 @@ def not_(a: bool | None) -> bool | None:
     return None if a is None else not a
 
 
-def condition(kind: str, text: str) -> tuple[str, str | None]:
-    """The directive as an #if expression, and X for a positive `defined(X)` test."""
-    text = COMMENT.sub(" ", text.replace("\\\n", " ").replace("\\\r\n", " ")).strip()
-    if kind in ("ifdef", "elifdef"):
-        name = text.split()[0] if text.split() else ""
-        return f"defined({name})", name or None
-    if kind in ("ifndef", "elifndef"):
-        name = text.split()[0] if text.split() else ""
-        return f"!defined({name})", None
-    m = re.fullmatch(r"\(?\s*defined\s*\(?\s*(\w+)\s*\)?\s*\)?", text)
-    return text, (m.group(1) if m else None)
-
-
 def classify(data: bytes, worlds: Selectors, record: dict | None = None) -> RegionMap:
     """The region map of one file's bytes under the worlds (AMD, NVIDIA, and the user's -D/-U)."""
     if b"#" not in data:
@@ -217,6 +209,8 @@ def classify(data: bytes, worlds: Selectors, record: dict | None = None) -> Regi
     inactive: list[tuple[int, int]] = []
     undecided = 0
     active: list = [True] * len(envs)
+    names = builtin_selectors().compilers
+    tests = compilers.read(data, names, worlds.nvidia)
     for m in directives(data):
         kind = m.group(1).decode()
         raw, after = directive_text(data, m)
@@ -225,7 +219,7 @@ def classify(data: bytes, worlds: Selectors, record: dict | None = None) -> Regi
             track_define(kind, text, active, envs, record)
             continue
         if kind in ("if", "ifdef", "ifndef"):
-            group = _Group(list(active), [False] * len(envs))
+            group = _Group(list(active), [False] * len(envs), m.start() in tests.hip_side)
             stack.append(group)
         elif not stack:
             continue   # an #else/#endif without #if: the file is broken; ignore it
@@ -242,7 +236,8 @@ def classify(data: bytes, worlds: Selectors, record: dict | None = None) -> Regi
             conds: list = [True] * len(envs)
         else:
             expr = condition(kind, text)[0]
-            conds = [ppexpr.truth(ppexpr.evaluate(expr, env)) for env in envs]
+            read = [compilers.taken(envs[0], names), *envs[1:]] if group.hip else envs
+            conds = [ppexpr.truth(ppexpr.evaluate(expr, env)) for env in read]
             if len(envs) > 2 and conds[2] is None and and_(group.parent[2], not_(group.taken[2])) is not False:
                 undecided += 1
         active = [and_(and_(p, not_(t)), c) for p, t, c in zip(group.parent, group.taken, conds)]
@@ -250,7 +245,7 @@ def classify(data: bytes, worlds: Selectors, record: dict | None = None) -> Regi
         group.open = _Branch(after, active, kind != "else" and DEVICE_SPLIT.fullmatch(expr) is not None,
                              kind != "else" and HIP_NVIDIA.search(expr) is not None and not _NOT_HIP_NVIDIA.search(expr),
                              kind != "else" and conds[0] is True and _names_amd(expr, worlds.amd))
-    return RegionMap(_flatten(spans), shim, _union(inactive), undecided)
+    return RegionMap(_flatten(spans), shim, _union(inactive), undecided, tests)
 
 
 def _union(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -261,26 +256,6 @@ def _union(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
         else:
             out.append((start, end))
     return out
-
-
-def directives(data: bytes, errors: bool = False):
-    """The conditional and #define/#undef directives of a file, in order (and #error with
-    `errors`, for the guard rule: ppguards.py)."""
-    for m in _DIRECTIVE.finditer(data):
-        if not errors and m.group(1) == b"error":
-            continue
-        if begins_line(data, m.start()):
-            yield m
-
-
-def directive_text(data: bytes, m: re.Match) -> tuple[bytes, int]:
-    """The directive's text after its keyword, continuation lines joined, and where the next line starts."""
-    text, end = m.group(2), m.end()
-    while text.endswith((b"\\", b"\\\r")) and end < len(data):
-        nl = data.find(b"\n", end + 1)
-        nxt = data[end + 1:len(data) if nl == -1 else nl]
-        text, end = text.rstrip(b"\r")[:-1] + b" " + nxt, (len(data) if nl == -1 else nl)
-    return text, min(end + 1, len(data))
 
 
 def or_(a: bool | None, b: bool | None) -> bool | None:
