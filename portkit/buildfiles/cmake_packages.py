@@ -18,6 +18,7 @@ from .cmake_lexer import Arg, Command
 from .words import note
 from ..engine.codes import Code
 from ..core.edits import EditKind
+from ..core.tables import ecosystem
 
 # find_package options that mean the same for ROCm's config packages; the others (a version,
 # EXACT, COMPONENTS of the CUDA package, its PATHS and HINTS) describe the CUDA package only.
@@ -31,6 +32,9 @@ def find_package(f: CMakeFile, cmd: Command) -> bool:
     rocm = f.table.cmake.packages.get(name)
     if rocm is None:
         return False
+    library = ecosystem.default().by_id.get(name.lower())
+    if library is not None:   # the estimate prices the library the build finds (NCCL -> RCCL: estimate/build_decisions.py)
+        f.ctx.metrics.libraries.add(library.id)
     if not rocm:
         note(f.ctx, Code.BUILD_STEP_NOT_MIGRATED, cmd.args[0].start, cmd.args[0].end,
              f"`{name}` has no ROCm package: {f.table.cmake.cuda_only_subdirectories.get(name.lower(), 'none')}", name)
