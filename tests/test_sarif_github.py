@@ -132,7 +132,7 @@ def test_rules_carry_what_github_reads(repo: Path, tmp_path: Path):
     assert pk201["properties"] == {"tags": ["portability", "warp"], "precision": "high",
                                    "problem.severity": "error", "severity": "high"}
     assert pk201["defaultConfiguration"] == {"level": "error"}
-    assert pk201["helpUri"] == "https://github.com/portkit/portkit/blob/main/docs/rules.md"
+    assert pk201["helpUri"] == "https://github.com/portkit/portkit/blob/main/docs/rules.md#pk201-hardcoded-warp-size"
     assert pk201["help"]["markdown"].startswith("**What it finds**\n\n")
     assert "**Example**\n\n```\nint lane = threadIdx.x % 32;" in pk201["help"]["markdown"]
     assert pk201["help"]["markdown"].endswith("\n\n`portkit explain PK201` prints this help.")

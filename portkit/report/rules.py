@@ -13,7 +13,13 @@ def render_list(rules: tuple[Rule, ...], stream: TextIO, fmt: str = "text") -> N
                      "`portkit explain CODE` prints one rule in full.\n\n")
         stream.write("| code | name | severity | category | what it finds |\n|---|---|---|---|---|\n")
         for r in rules:
-            stream.write(f"| {r.code} | {r.name} | {r.severity} | {r.category} | {r.summary} |\n")
+            stream.write(f"| [{r.code}](#{r.code.lower()}-{r.name}) | {r.name} | {r.severity} | {r.category} "
+                         f"| {r.summary} |\n")
+        for r in rules:   # one section per rule: SARIF's helpUri anchors here (report/sarif.help_uri)
+            stream.write(f"\n## {r.code} {r.name}\n\n{r.severity}, {r.category}. {r.summary}\n")
+            for name, text in r.sections.items():
+                body = f"```\n{text}\n```" if name == "Example" else text
+                stream.write(f"\n**{name}**\n\n{body}\n")
         return
     group = None
     for r in rules:

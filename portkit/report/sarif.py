@@ -9,7 +9,11 @@ Written to what GitHub's code scanning documents it reads ("SARIF support for co
 - rules with short and full descriptions, help as text and markdown, a help URI, a default level
   and `problem.severity` with `precision` (GitHub sorts non-security alerts by these). Portability
   findings are not vulnerabilities: no `security-severity`, which would file them as security alerts;
-- at most 25,000 results per run (GitHub rejects more): the most severe are kept, with a note.
+- at most 25,000 results per run (GitHub rejects more): the most severe are kept, with a note;
+- columns in the unit the run declares (`columnKind` unicodeCodePoints): a finding's column counts
+  bytes, so each is counted again in code points on its line (Columns), or a line with `é€` before
+  the finding puts the annotation 3 columns off;
+- each rule's `helpUri` is its own section of docs/rules.md (its heading's anchor, help_uri).
 Message texts are sentences: the finding, then its fix, each closed by a full stop.
 """
 
@@ -18,7 +22,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence, TextIO
+from typing import Callable, Sequence, TextIO
 from urllib.parse import quote_from_bytes
 
 from .. import rules
@@ -35,6 +39,42 @@ INFO_URI = "https://github.com/portkit/portkit"
 HELP_URI = f"{INFO_URI}/blob/main/docs/rules.md"
 BASE_ID = "%SRCROOT%"
 MAX_RESULTS = 25_000   # results per run GitHub code scanning accepts
+
+
+class Columns:
+    """Byte columns as code points, from each file's line, read once per file. A line that is not
+    the finding's (the file changed since, or the gate read a staged version) keeps its byte column:
+    a wrong count is worse than the one that was meant."""
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+        self.files: dict[str, list[bytes] | None] = {}
+
+    def line(self, path: str, number: int) -> bytes | None:
+        if path not in self.files:
+            from ..core.files import read_regular
+            from ..core.source import split_lines
+            try:
+                self.files[path] = split_lines(read_regular(self.root / path))
+            except (OSError, ValueError):
+                self.files[path] = None
+        lines = self.files[path]
+        return lines[number - 1] if lines is not None and 0 < number <= len(lines) else None
+
+    def code_points(self, path: str, number: int, column: int, snippet: str | None = None) -> int:
+        """`column` (1-based, in bytes) counted in code points; unchanged where the line is ASCII
+        up to it, unknown, or (with `snippet`) not the finding's line."""
+        text = self.line(path, number)
+        if text is None or column <= 1 or text[:column - 1].isascii():
+            return column
+        if snippet is not None and snippet.rstrip("…") not in text.decode("utf-8", "surrogateescape"):
+            return column
+        return len(text[:column - 1].decode("utf-8", "surrogateescape")) + 1
+
+
+def help_uri(rule) -> str:
+    """The rule's section of docs/rules.md: GitHub's anchor of its heading `PKnnn name`."""
+    return f"{HELP_URI}#{rule.code.lower()}-{rule.name}"
 
 
 @dataclass(frozen=True)
@@ -89,7 +129,7 @@ def _rule_descriptor(rule) -> JsonObject:
         "shortDescription": {"text": rule.summary},
         "fullDescription": {"text": rule.full_description},
         "help": {"text": f"{help_text}\n\n{more}", "markdown": f"{help_markdown}\n\n{more}"},
-        "helpUri": HELP_URI,
+        "helpUri": help_uri(rule),
         "defaultConfiguration": {"level": LEVEL[rule.severity]},
         "properties": {"tags": ["portability", rule.category], "precision": "high",
                        "problem.severity": PROBLEM_SEVERITY[rule.severity], "severity": rule.severity},
@@ -109,9 +149,10 @@ def line_hash(f: FindingRecord, uri: str) -> str:
 
 
 def _result(f: FindingRecord, index: dict[str, int], base: SourceRoot, seen: dict[str, int],
-            hours: bool) -> JsonObject:
-    region: JsonObject = {"startLine": f.line, "startColumn": f.column, "endLine": f.end_line,
-                          "endColumn": max(f.end_column, 1)}
+            hours: bool, columns: Columns) -> JsonObject:
+    region: JsonObject = {"startLine": f.line, "startColumn": columns.code_points(f.path, f.line, f.column, f.snippet),
+                          "endLine": f.end_line,
+                          "endColumn": max(columns.code_points(f.path, f.end_line, f.end_column), 1)}
     if f.snippet:
         region["snippet"] = {"text": f.snippet}
     uri = artifact_uri(f.path, base)
@@ -131,17 +172,20 @@ def _result(f: FindingRecord, index: dict[str, int], base: SourceRoot, seen: dic
                        **({"effortHours": as_json(f.effort_hours)} if hours else {})},
     }
     if f.autofix:
-        result["fixes"] = [_fix(f.autofix, uri)]
+        result["fixes"] = [_fix(f.autofix, uri, lambda line, column: columns.code_points(f.path, line, column))]
     return result
 
 
-def _fix(autofix: tuple[AutofixEdit, ...], uri: str) -> JsonObject:
-    """The `convert --fix warp` edits of a finding, as a SARIF fix an editor can apply."""
+def _fix(autofix: tuple[AutofixEdit, ...], uri: str,
+         cp: Callable[[int, int], int] = lambda line, column: column) -> JsonObject:
+    """The `convert --fix warp` edits of a finding, as a SARIF fix an editor can apply (`cp`: a
+    byte column in code points)."""
     return {"description": {"text": "portkit convert --fix warp"},
             "artifactChanges": [{
                 "artifactLocation": {"uri": uri, "uriBaseId": BASE_ID},
-                "replacements": [{"deletedRegion": {"startLine": e.line, "startColumn": e.column,
-                                                    "endLine": e.end_line, "endColumn": e.end_column},
+                "replacements": [{"deletedRegion": {"startLine": e.line, "startColumn": cp(e.line, e.column),
+                                                    "endLine": e.end_line,
+                                                    "endColumn": cp(e.end_line, e.end_column)},
                                   "insertedContent": {"text": e.text}} for e in autofix]}]}
 
 
@@ -170,6 +214,7 @@ def log(findings: Sequence[FindingRecord], root: str | Path, version: str, prope
                                  f"(GitHub code scanning accepts at most {MAX_RESULTS:,} results per run); "
                                  f"`--format json` lists them all."))
     seen: dict[str, int] = {}
+    columns = Columns(root)
     where = "the git work tree's root" if base.in_git else "the audited folder"
     run = {
         "tool": {"driver": {
@@ -180,7 +225,7 @@ def log(findings: Sequence[FindingRecord], root: str | Path, version: str, prope
                                                             for level, text in notes]} if notes else {})}],
         "originalUriBaseIds": {BASE_ID: {"uri": base.uri, "description": {"text": where}}},
         "columnKind": "unicodeCodePoints",
-        "results": [_result(f, index, base, seen, hours) for f in kept],
+        "results": [_result(f, index, base, seen, hours, columns) for f in kept],
         "properties": {**(properties or {}), "resultsOmitted": len(findings) - len(kept)},
     }
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
