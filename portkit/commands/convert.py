@@ -14,12 +14,11 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from ..rewrite import polyfill_header, polyfills
-from ..buildfiles import FORMATS as BUILD_FORMATS
 from ..core.edits import apply_edits
 from ..core.errors import PortkitError
 from ..core.files import SOURCE_SUFFIXES, Entry, Skipped, open_regular, read_regular
 from .inplace import digest, rewrite
-from . import renaming
+from . import convert_audit, renaming
 from ..core.output import atomic_copy, atomic_write, confined, refuse_unless_regular, sweep_stale, write_generated
 from ..engine.rename_plan import RenamePlan
 from ..project.rename import rename_in_build_file
@@ -49,7 +48,9 @@ def convert_bytes(rel: str, data: bytes, options: Options, kind: str = "source",
 
 
 def _convert_entry(entry: Entry, data: bytes, job: Job) -> FileOutcome:
-    if not (entry.is_source or entry.kind in BUILD_FORMATS):   # read all the same: an unreadable file is not copied
+    # every file of a kind the audit reads is scanned, a shell script or a requirements list too
+    # (nothing to convert there: no edits), so that convert's count of files and lines is the audit's
+    if entry.kind is None:   # read all the same: an unreadable file is not copied
         return FileOutcome(entry, plan=job.facts.rename)
     scan, output = _convert_data(entry, data, job)
     return FileOutcome(entry, scan=scan, output=output, plan=job.facts.rename, input_digest=digest(data))
@@ -170,6 +171,7 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
         from .deep.refine import refine
         converter_codes = frozenset(r.code for r in rules.all_rules() if r.group == "conversion")
         refine({s.rel: s for s in result.scans}, result.deep, root, converter_codes, hours=False)
+    result.needs_person = convert_audit.needs_person(paths, opts)   # what `portkit audit` would say
     return result
 
 

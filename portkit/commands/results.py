@@ -102,6 +102,7 @@ class ConvertResult:
     active_only: bool = False   # --active-only: branches not compiled under -D/-U were left as they are
     amd_built: dict[str, str] = field(default_factory=dict)   # files left as they are: the tree builds them for AMD
     carried: dict[str, str] = field(default_factory=dict)     # files left as they are: a carried library's copy
+    needs_person: list[Finding] = field(default_factory=list)  # the audit's, high or worse (convert_audit.py)
 
     @property
     def scans(self) -> list[FileScan]:

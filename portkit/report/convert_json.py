@@ -2,8 +2,9 @@
 
 The same facts as the text summary (report/terminal.py), as data: which files change, how many
 stay as they are or were written, the findings counted by code and severity, and the findings
-that need a person: every CUDA reference left unconverted, and every finding of high severity or
-worse (the bar the audit's headline uses). docs/ci.md documents the fields.
+that need a person: those `portkit audit` reports at high severity or worse (the bar its headline
+uses), every CUDA reference left unconverted among them, with the same codes and lines as the
+audit's (commands/convert_audit.py). docs/ci.md documents the fields.
 """
 
 from __future__ import annotations
@@ -11,18 +12,12 @@ from __future__ import annotations
 from collections import Counter
 from typing import TextIO
 
-from .. import rules
 from ..commands.results import ConvertResult
 from ..core.findings import SEVERITIES
 from .audit_model import JsonObject, as_json
 from .json import dumps
 
 VERSION = 1
-NEEDS_PERSON = ("blocker", "high")
-
-
-def needs_person(f) -> bool:
-    return rules.of(f.code).outcome == "left" or f.severity in NEEDS_PERSON
 
 
 def document(result: ConvertResult, mode: str) -> JsonObject:
@@ -47,7 +42,7 @@ def document(result: ConvertResult, mode: str) -> JsonObject:
         "findings": {"total": len(findings),
                      "by_code": dict(sorted(Counter(f.code for f in findings).items())),
                      "by_severity": {s: sum(1 for f in findings if f.severity == s) for s in SEVERITIES}},
-        "needs_person": [as_json(finding_record(f)) for f in findings if needs_person(f)],
+        "needs_person": [as_json(finding_record(f)) for f in result.needs_person],
         "polyfills": None if header is None else {"path": header.rel, "changed": header.changed,
                                                   "names": sorted(header.users)},
         "skipped": [{"path": s.rel, "reason": s.reason} for s in result.all_skipped if not s.error],

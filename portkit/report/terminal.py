@@ -53,6 +53,10 @@ def render_convert(result: ConvertResult, console: Console, mode: str) -> None:
                               result.total("refs_left"))
     share = f" ({100.0 * converted / found:.1f}% converted)" if found else ""
     console.print(f"CUDA references: {found:,} found, {converted:,} converted, {left:,} left{share}")
+    need = len(result.needs_person)
+    if need:   # what the audit's headline counts, so that "100.0% converted" never reads as done
+        say(console, f"{_plural(need, 'site')} need{'s' if need == 1 else ''} a person (high severity or worse): "
+                     f"see `portkit audit`")
     if result.total("warp_fixes"):
         console.print(f"Warp fixes (--fix warp): {result.total('warp_fixes'):,}")
     _already_ported(scans, console)
@@ -68,7 +72,7 @@ def render_convert(result: ConvertResult, console: Console, mode: str) -> None:
     for title, items in groups:
         if not items:
             continue
-        console.print(f"\n[bold]{title}[/] ({len(items):,}):")
+        console.print(f"\n[bold]{title}[/] ({_left_count(len(items), left) if title == groups[0][0] else f'{len(items):,}'}):")
         for f in items:
             style = SEVERITY_STYLE.get(f.severity, "")
             say(console, f"  {f.path}:{f.line}:{f.column}: ", (f.code, style), f" {f.message}")
@@ -86,6 +90,16 @@ def render_convert(result: ConvertResult, console: Console, mode: str) -> None:
         console.print(f"\nRewrote {_plural(result.written, 'file')} in place.")
     elif mode == "check":
         _would_change(result, console)
+
+
+def _left_count(sites: int, references: int) -> str:
+    """The sites left unconverted, and why they are more than the references left: a name HIP has
+    (atomicAdd) used with a type it has no overload for is a site, not a reference left."""
+    if sites <= references:
+        return f"{sites:,}"
+    more = sites - references
+    uses = f"{more:,} use{'' if more == 1 else 's'} of a converted name HIP has no form for"
+    return f"{sites:,}: the {_plural(references, 'reference')} left, and {uses}" if references else f"{sites:,}: {uses}"
 
 
 def would_change(result: ConvertResult) -> list[str]:

@@ -1,0 +1,35 @@
+"""What `portkit audit` says needs a person in the tree convert was given, for convert's summary.
+
+convert's own scan runs the converter only (the rules read the tree in the audit's scan, which keeps
+no edits: commands/scan/walk.py), so on its own it saw no warp-size or PTX finding and said
+"100.0% converted" where the audit said 4 findings need a person. The audit's scan runs here with
+the settings convert resolved (the same ROCm, mapping files, polyfills, -D/-U, configuration), its
+result cache shared with `portkit audit`, and the findings its headline counts are kept: the same
+codes and lines, so convert's "N sites need a person" and the audit's are one number.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from ..core.findings import Finding
+from .results import AuditOptions, ConvertOptions
+
+NEEDS_PERSON = ("blocker", "high")   # the audit's headline: "N findings need a person (high severity or worse)"
+
+
+def audit_options(opts: ConvertOptions) -> AuditOptions:
+    """`portkit audit`'s options for the run convert was asked for: its scan settings with the
+    rules on (--fix, the launch and builtin spellings are convert's choices of output, not what the
+    audit reads), the configuration's select and ignore."""
+    scan = replace(opts.scan, audit=True, fixes=frozenset(), launch_syntax="cuda", builtins="cuda")
+    cfg = opts.config
+    return AuditOptions(scan=scan, select=cfg.select, ignore=cfg.ignore, config=cfg, jobs=opts.jobs)
+
+
+def needs_person(paths: list[Path], opts: ConvertOptions) -> list[Finding]:
+    """The findings of high severity or worse the audit of `paths` reports, in its order."""
+    from .audit import audit_paths
+    result = audit_paths(paths, audit_options(opts))
+    return [f for f in result.findings if f.severity in NEEDS_PERSON]
