@@ -45,6 +45,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help="the port the headline prices: one-way (the tree becomes HIP) or both-vendors (a build "
                         "option, a shim header and guards; the default for a tree with its own build)")
     p.add_argument("--statistics", action="store_true", help="add counts per rule (text and csv)")
+    p.add_argument("--all", action="store_true", dest="every",
+                   help="text format: list every finding, info ones too (without it: the first 40, the headline's first)")
     p.add_argument("--explain-estimate", action="store_true",
                    help="print the estimate's work items as a table (what each covers, its hours and why)")
     add_platform_model(p)
@@ -108,10 +110,10 @@ def run_audit(args: argparse.Namespace) -> int:
         _explain(doc, args.output, args.quiet)
     elif args.output is not None:
         buffer = io.StringIO()
-        formatter.render(doc, buffer, statistics=args.statistics)
+        formatter.render(doc, buffer, **_render_options(args))
         emit(buffer.getvalue(), args.output, f"the {args.format} report", args.quiet)
     elif not (args.quiet and args.format == "text"):
-        formatter.render(doc, sys.stdout, statistics=args.statistics)
+        formatter.render(doc, sys.stdout, **_render_options(args))
         sys.stdout.flush()
     if args.format != "text" or args.quiet or args.output is not None:
         for s in result.errors:  # the text report lists them itself
@@ -121,6 +123,14 @@ def run_audit(args: argparse.Namespace) -> int:
     if result.errors or refused is not None:
         return 2
     return 1 if result.failed() else 0
+
+
+def _render_options(args: argparse.Namespace) -> dict:
+    """What the chosen format is told: --statistics; --all is the text report's (the other formats
+    list every finding already)."""
+    if args.every and args.format != "text":
+        raise PortkitError(f"--all lists every finding of the text report; --format {args.format} lists them all already")
+    return {"statistics": args.statistics, **({"every": True} if args.every else {})}
 
 
 def _explain(doc: Audit, output: Path | None, quiet: bool) -> None:

@@ -28,18 +28,19 @@ def _weeks(value: float) -> str:
     return f"{value:.1f}"
 
 
-def render(doc: Audit, stream: TextIO, statistics: bool = False) -> None:
-    """Colours on a terminal; plain text, 120 columns wide, into files and pipes."""
+def render(doc: Audit, stream: TextIO, statistics: bool = False, every: bool = False) -> None:
+    """Colours on a terminal; plain text, 120 columns wide, into files and pipes. `every` (--all):
+    every finding listed, not the first MAX_FINDINGS_LISTED."""
     terminal = stream.isatty() if hasattr(stream, "isatty") else False
     console = Console(file=stream, highlight=False, emoji=False, soft_wrap=True, width=None if terminal else 120)
-    render_console(doc, console, statistics)
+    render_console(doc, console, statistics, every)
 
 
-def render_console(doc: Audit, console: Console, statistics: bool = False) -> None:
+def render_console(doc: Audit, console: Console, statistics: bool = False, every: bool = False) -> None:
     _estimate(doc, console)
-    _blockers(doc, console)
+    _blockers(doc, console, every)
     _findings(doc, console)
-    _listing(doc, console)
+    _listing(doc, console, every)
     _not_stored(doc, console)
     _where(doc, console)
     if statistics:
@@ -91,9 +92,11 @@ def port_style_line(style: PortStyle) -> str:
             f"{style.reason}; {other}: {_weeks(price[other].p50)} (--port-style {other})")
 
 
-def _blockers(doc: Audit, console: Console) -> None:
-    """The decisions first (one per blocker family), then the first blocker sites."""
-    blockers = [f for f in doc.findings if f.severity == "blocker"]
+def _blockers(doc: Audit, console: Console, every: bool = False) -> None:
+    """The decisions first (one per blocker family), then the first blocker sites (--all: every
+    one), the headline's first; a fix text is printed under the first site it belongs to, once."""
+    blockers = leading(doc, [f for f in doc.findings if f.severity == "blocker"])
+    limit = len(blockers) if every else MAX_BLOCKERS_SHOWN
     if not blockers:
         return
     decisions = doc.required_estimate().decisions
@@ -106,13 +109,15 @@ def _blockers(doc: Audit, console: Console) -> None:
         say(console, "  ", (d.label, "bold"), f": {d.kernels} kernels, {d.files} files, {d.sites} sites; "
                      f"{d.hours.p50:.0f} h P50{where}")
         say(console, f"      instead: {d.alternative}{since}", style="dim")
-    console.print(f"Blocker sites (the first {min(len(blockers), MAX_BLOCKERS_SHOWN)}):")
-    for f in blockers[:MAX_BLOCKERS_SHOWN]:
+    console.print(f"Blocker sites ({'all' if every else 'the first'} {min(len(blockers), limit)}):")
+    shown: set[str] = set()   # a rule's generic "Instead" repeated under each of its sites said nothing new
+    for f in blockers[:limit]:
         say(console, f"  {f.path}:{f.line}:{f.column}: ", (f.code, "bold"), f" {f.message}")
-        if f.fix:
+        if f.fix and f.fix not in shown:
+            shown.add(f.fix)
             say(console, f"      instead: {f.fix}", style="dim")
-    if len(blockers) > MAX_BLOCKERS_SHOWN:
-        console.print(f"  ... and {len(blockers) - MAX_BLOCKERS_SHOWN} more (see --format json)")
+    if len(blockers) > limit:
+        console.print(f"  ... and {len(blockers) - limit} more (--all lists them; so does --format json)")
 
 
 def _findings(doc: Audit, console: Console) -> None:
@@ -133,16 +138,60 @@ def _findings(doc: Audit, console: Console) -> None:
     console.print(table)
 
 
-def _listing(doc: Audit, console: Console) -> None:
-    rest = [f for f in doc.findings if f.severity not in ("blocker", "info")]
+def _listing(doc: Audit, console: Console, every: bool = False) -> None:
+    """The findings below blocker, the headline's first (the product as its default build makes
+    it), then the parts the estimate prices apart; each by severity, then path. Info findings only
+    with --all, which lists every one."""
+    rest = leading(doc, [f for f in doc.findings if f.severity != "blocker" and (every or f.severity != "info")])
     if not rest:
         return
-    console.print()
-    for f in rest[:MAX_FINDINGS_LISTED]:
+    limit = len(rest) if every else MAX_FINDINGS_LISTED
+    parts = _parts(doc)
+    shown = rest[:limit]
+    headings = any(_part(parts, f) != "" for f in shown)   # a tree priced whole reads as one list
+    heading: object = ()
+    for f in shown:
+        part = _part(parts, f)
+        if part != heading:
+            console.print()
+            if headings:
+                say(console, "In the estimate's headline:" if part == "" else
+                    f"Priced apart: {part}:" if part else "Not priced (AMD code, info):", style="bold")
+        heading = part
         style = SEVERITY_STYLE.get(f.severity, "")
         say(console, f"{f.path}:{f.line}:{f.column}: ", (f.code, style), f" {f.message}")
-    if len(rest) > MAX_FINDINGS_LISTED:
-        console.print(f"... and {len(rest) - MAX_FINDINGS_LISTED} more (all of them: --format json, sarif or csv)")
+    if len(rest) > limit:
+        console.print(f"... and {len(rest) - limit} more (--all lists them; so do --format json, sarif and csv)")
+
+
+def _parts(doc: Audit) -> dict[str, str]:
+    """path:line -> the part the estimate prices it in ("" = the headline), from its work items
+    (the JSON's `optional` of each item): the scope the estimate decided, never decided again here."""
+    where: dict[str, str] = {}
+    for item in doc.estimate.items if doc.estimate is not None else ():
+        for site in item.findings:
+            where.setdefault(site, item.optional)
+            where.setdefault(site.rsplit(":", 1)[0], item.optional)   # the file, for a site past SHOWN_FINDINGS
+    return where
+
+
+def _part(parts: dict[str, str], f) -> str | None:
+    """The part of a finding: "" the headline, a feature's name, or None when the estimate prices
+    it nowhere (AMD code, an info finding)."""
+    return parts.get(f"{f.path}:{f.line}", parts.get(f.path))
+
+
+def leading(doc: Audit, findings: list) -> list:
+    """Findings in the order a reader needs them: the headline's, then each part priced apart,
+    then those priced nowhere; within each, by severity, then path and line."""
+    parts = _parts(doc)
+    order = {s: i for i, s in enumerate(doc.summary.by_severity)}
+
+    def key(f) -> tuple:
+        part = _part(parts, f)
+        return (0 if part == "" else 2 if part is None else 1, part or "", order.get(f.severity, 9),
+                f.path, f.line, f.column)
+    return sorted(findings, key=key)
 
 
 def _not_stored(doc: Audit, console: Console) -> None:
@@ -233,10 +282,25 @@ def _where(doc: Audit, console: Console) -> None:
 
 
 def _statistics(doc: Audit, console: Console) -> None:
+    """--statistics: the run's counts, then the findings per rule, most first, as ruff's
+    --statistics prints them (count, code, name), so the rule to fix first is the top line."""
     console.print()
     table = Table(title="Statistics", title_justify="left", show_edge=False)
     table.add_column("statistic")
     table.add_column("value", justify="right")
     for name, value in statistics_rows(doc):
-        table.add_row(cell(name), str(value))
+        if not name.startswith("rule "):   # per rule: the table below, with names
+            table.add_row(cell(name), str(value))
+    console.print(table)
+    names = {r.code: (r.name, r.severity) for r in doc.rules}
+    per_code = sorted(doc.summary.by_code.items(), key=lambda kv: (-kv[1], kv[0]))
+    if not per_code:
+        return
+    console.print()
+    table = Table(title="Findings per rule", title_justify="left", show_edge=False)
+    for name in ("count", "code", "name", "severity"):
+        table.add_column(name, justify="right" if name == "count" else "left")
+    for code, n in per_code:
+        name, severity = names.get(code, ("", ""))
+        table.add_row(f"{n:,}", code, name, severity)
     console.print(table)
