@@ -9,6 +9,7 @@ exit codes.
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 
@@ -107,13 +108,43 @@ def main(argv: list[str] | None = None) -> int:
         return 143
     except BrokenPipeError:
         return 0
-    except Exception as exc:  # an internal error: one line unless PORTKIT_DEBUG asks for the traceback
-        if os.environ.get("PORTKIT_DEBUG"):
-            raise
-        print(f"portkit: internal error: {type(exc).__name__}: {safe(exc)} "
-              f"(set PORTKIT_DEBUG=1 for details, and please report it)", file=sys.stderr)
+    except OSError as exc:
+        if exc.errno not in WRITE_ERRNOS or not _writing_output(exc):
+            return _internal(exc)
+        print(f"portkit: error: cannot write the output: {exc.strerror or exc}", file=sys.stderr)
         return 2
+    except Exception as exc:  # an internal error: one line unless PORTKIT_DEBUG asks for the traceback
+        return _internal(exc)
     return 0
+
+
+# a full disk, a quota, a file too large or a device error on standard output (`> /dev/full`):
+# the user's to fix, one line and exit 2, never "internal error, please report it"
+WRITE_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO)
+
+
+def _writing_output(exc: OSError) -> bool:
+    """True when the error came from writing standard output: a write to a file names it, and
+    the files portkit writes itself go through output.py, which reports their own errors."""
+    if exc.filename is not None:
+        return False
+    try:
+        sys.stdout.flush()   # what is still buffered fails the same way: dropped, not retried at exit
+    except OSError:
+        pass
+    try:   # what is left in the buffer would fail again when the interpreter exits
+        sys.stdout = open(os.devnull, "w")
+    except OSError:
+        pass
+    return True
+
+
+def _internal(exc: BaseException) -> int:
+    if os.environ.get("PORTKIT_DEBUG"):
+        raise exc
+    print(f"portkit: internal error: {type(exc).__name__}: {safe(exc)} "
+          f"(set PORTKIT_DEBUG=1 for details, and please report it)", file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":

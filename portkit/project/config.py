@@ -159,7 +159,7 @@ def _toml_type(value: object) -> str:
 
 
 def _did_you_mean(unknown: list[str]) -> str:
-    """"did you mean fail-on? " for a key a hand typed as Python spells it (fail_on) or nearly."""
+    """A "did you mean fail-on? " for a key typed as Python spells it (fail_on), or nearly."""
     import difflib
     close = [m for key in unknown for m in difflib.get_close_matches(key.replace("_", "-").lower(), KNOWN, 1, 0.75)]
     return f"did you mean {', '.join(dict.fromkeys(close))}? " if close else ""

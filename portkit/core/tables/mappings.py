@@ -201,6 +201,8 @@ def parse_table(shown: str, text: str, stem: str | None = None) -> tuple[Family,
     unknown = set(doc) - FILE_KEYS
     if unknown:
         raise MappingError(f"{shown}: unknown top-level key {sorted(unknown)[0]!r}")
+    if stem is None and isinstance(doc.get("family"), str):   # a project's own file: only what it maps is asked for
+        doc = {"title": doc["family"], "source": shown, **doc}
     for key in ("schema", "family", "title", "source", "entries"):
         if key not in doc:
             raise MappingError(f"{shown}: missing top-level key {key!r}")
