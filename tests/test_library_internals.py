@@ -115,3 +115,54 @@ def test_a_name_converts_from_the_release_that_declares_it(cuda, hip, since):
     assert (mapping.hip, mapping.hip_since) == (hip, since)
     assert mapping.resolve((6, 2, 0), False)[0] == hip
     assert mapping.resolve((5, 7, 0), False)[0] is None   # PK002 there: needs a newer ROCm
+
+
+# --- item 2: library internals -------------------------------------------------------------
+
+from portkit.commands.convert import convert_bytes  # noqa: E402
+from portkit.engine.options import Options  # noqa: E402
+
+FIXTURES = ROOT / "fixtures" / "convert"
+
+
+def _convert(text: str):
+    """The converted text at ROCm 6.2 and the findings as (code, line, subject)."""
+    scan, out = convert_bytes("case.cu", text.encode(), Options(rocm=(6, 2, 0)))
+    return (text if out is None else out.decode()), sorted((f.code, f.line, f.subject) for f in scan.findings)
+
+
+def test_cub_dispatch_stays_and_names_the_public_algorithm():
+    """hipcub::DispatchRadixSort does not exist (ROCm/hipCUB rocm-6.2.2 declares no Dispatch*)."""
+    text, findings = _convert((FIXTURES / "cub_dispatch_internals" / "input.cu").read_text())
+    assert "cub::DispatchRadixSort<hipcub::SortOrder::Ascending" in text
+    assert "hipcub::Dispatch" not in text and "hipcub::DeviceReduce::Sum" in text
+    assert findings == [("PK001", 4, "cub/device/dispatch/dispatch_radix_sort.cuh"),
+                        ("PK001", 15, "cub::DispatchRadixSort"), ("PK001", 24, "cub::DispatchRadixSort")]
+    note = default_db().names["cub::DispatchRadixSort"].note
+    assert "hipcub::DeviceRadixSort" in note
+
+
+def test_every_unconverted_cub_member_is_the_dispatch_layer():
+    """The qualified cub:: records are CUB's dispatch structs, each naming a hipcub::Device* algorithm."""
+    members = {m.cuda: m for m in default_db().names.values() if m.cuda.startswith("cub::")}
+    assert len(members) == 17
+    for name, mapping in members.items():
+        assert mapping.hip is None and "Dispatch" in name and "hipcub::Device" in mapping.note, name
+
+
+def test_thrust_backend_names_become_rocthrusts():
+    text, findings = _convert("thrust::system_error e(c, thrust::cuda_category());\n"
+                              "bool b = cat == thrust::system::cuda_category();\n"
+                              "thrust::system::cuda::allocator<int> a;\n"
+                              "thrust::system::cuda::detail::bad_alloc x;\n")
+    assert text == ("thrust::system_error e(c, thrust::hip_category());\n"
+                    "bool b = cat == thrust::system::hip_category();\n"
+                    "thrust::system::hip::allocator<int> a;\n"
+                    "thrust::system::cuda::detail::bad_alloc x;\n")
+    assert findings == [("PK001", 4, "thrust::system::cuda::detail")]
+
+
+def test_a_projects_own_cuda_category_is_not_thrusts():
+    """Only the qualified spelling is Thrust's: a project's own error category keeps its name."""
+    source = "const std::error_category &cuda_category();\nauto &c = my::cuda_category();\n"
+    assert _convert(source) == (source, [])

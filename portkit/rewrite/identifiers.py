@@ -24,7 +24,7 @@ from ..core.source import begins_line
 from ..engine.platform import regions
 from ..core.tables.mappings import Mapping, format_version, tables_dir
 from ..core.tables.records import table
-from . import arguments, atomics, codes, ffs, sparse_buffers
+from . import arguments, atomics, codes, ffs, qualified_names, sparse_buffers
 
 # Families whose converted names mean the file needs the HIP runtime header.
 RUNTIME_FAMILIES = frozenset({"runtime", "driver", "device"})
@@ -33,37 +33,12 @@ RUNTIME_FAMILIES = frozenset({"runtime", "driver", "device"})
 def _matches_kind(node: Node, mapping: Mapping) -> bool:
     """A namespace entry (cub) only matches `cub::`; types may also appear as `Type::`."""
     if node.type == "namespace_identifier":
-        if mapping.kind == "namespace" and _nested_scope(node):
+        if mapping.kind == "namespace" and qualified_names.nested_scope(node):
             return False  # at::cuda::, thrust::cuda::: someone else's namespace called cuda
         return mapping.kind in ("namespace", "type", "enum")
     if mapping.kind == "type" and mapping.cuda.isalpha() and mapping.cuda.islower():
         return node.type == "type_identifier"  # `texture<...>` is the type, a variable `texture` is not
     return mapping.kind != "namespace"
-
-
-def _nested_scope(node: Node) -> bool:
-    """`x::NAME::y`: NAME is a namespace inside another one, not a top-level library namespace."""
-    qualified = node.parent
-    outer = qualified.parent if qualified is not None else None
-    if qualified is None or outer is None or outer.type != "qualified_identifier":
-        return False
-    name = outer.child_by_field_name("name")
-    scope = outer.child_by_field_name("scope")
-    return name is not None and name.id == qualified.id and scope is not None and scope.text != b""
-
-
-
-def _qualified_name(node: Node) -> bytes:
-    """`thrust::cuda` for the `cuda` of `thrust::cuda::par` (or `::thrust::cuda::par`)."""
-    name, current = node.text, node.parent
-    while current is not None and current.parent is not None and current.parent.type == "qualified_identifier":
-        outer = current.parent
-        inner, scope = outer.child_by_field_name("name"), outer.child_by_field_name("scope")
-        if inner is None or inner.id != current.id or scope is None or not scope.text:
-            break
-        name = scope.text + b"::" + name
-        current = outer
-    return name
 
 
 def audit_notes(ctx: ScanContext, mapping: Mapping, start: int, end: int) -> None:
@@ -83,9 +58,11 @@ def audit_notes(ctx: ScanContext, mapping: Mapping, start: int, end: int) -> Non
 def handle(ctx: ScanContext, view: View, node: Node, text: bytes | None = None) -> None:
     """Convert or report one CUDA name (`text`: the node's, where the caller has it already)."""
     text = node.text if text is None else text
-    qualified = ctx.db.qualified.get(text) if node.type == "namespace_identifier" else None
-    if qualified and _qualified_name(node) in qualified:
-        _convert(ctx, view, node, qualified[_qualified_name(node)])
+    if node.type == "namespace_identifier" and qualified_names.member_left(ctx, node):
+        return
+    qualified = ctx.db.qualified.get(text)
+    if qualified and qualified_names.spelled(node) in qualified:
+        _convert(ctx, view, node, qualified[qualified_names.spelled(node)])
         return
     if text in cudacc.OWN_NAMES:
         cudacc.keeps_nvidia(ctx, view, node)   # __NVCC__, __CUDA__, __CUDA_ARCH__: no table entry

@@ -98,8 +98,8 @@ def _check_names(where: str, raw: dict) -> None:
     """The names the converter writes into sources (`hip`, `roc`, `legacy`), and the CUDA name."""
     if raw["kind"] == "header":
         _check_header(where, raw)
-    elif raw["kind"] == "namespace" and "::" in raw["cuda"]:
-        _check_qualified(where, raw)
+    elif raw["kind"] in ("namespace", "type", "function") and "::" in raw["cuda"]:
+        _check_qualified(where, raw)   # thrust::cuda, thrust::cuda_category, cub::DispatchScan
     elif not _IDENT_RE.fullmatch(raw["cuda"]):
         raise MappingError(f"{where}: {raw['cuda']!r} is not an identifier")
     elif "hip" in raw and not _IDENT_RE.fullmatch(raw["hip"]):
@@ -121,7 +121,9 @@ def _check_header(where: str, raw: dict) -> None:
 
 
 def _check_qualified(where: str, raw: dict) -> None:
-    """thrust::cuda -> thrust::hip: only the innermost namespace is renamed."""
+    """thrust::cuda -> thrust::hip: only the innermost name is renamed. A library's member
+    (cub::DispatchScan, a type; thrust::cuda_category, a function) is matched only so qualified:
+    a project's own DispatchScan or cuda_category is not the library's."""
     cuda, hip = raw["cuda"], raw.get("hip")
     if not _QUALIFIED_RE.fullmatch(cuda):
         raise MappingError(f"{where}: {cuda!r} is not a qualified name")
