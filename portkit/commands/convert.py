@@ -153,6 +153,9 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
     if job.facts.rename is not None:   # what is known not to be written keeps its name from the start
         plan, why = renaming.before_scan(project, job.facts.rename, opts.in_place, opts.force)
         job = renaming.with_plan(job, plan)
+    # what `portkit audit` would say needs a person, of the files as they are before any is written
+    # (--in-place --rename moves the paths it was given)
+    result.needs_person = convert_audit.needs_person(paths, opts)
     progress = progress_factory(len(entries)) if progress_factory else None
     if opts.output is not None and str(opts.output) != "-":
         _refuse_overwriting_inputs(entries, opts.output, job.facts.rename, opts.output_name)
@@ -171,7 +174,6 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
         from .deep.refine import refine
         converter_codes = frozenset(r.code for r in rules.all_rules() if r.group == "conversion")
         refine({s.rel: s for s in result.scans}, result.deep, root, converter_codes, hours=False)
-    result.needs_person = convert_audit.needs_person(paths, opts)   # what `portkit audit` would say
     return result
 
 
