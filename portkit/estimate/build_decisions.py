@@ -52,8 +52,9 @@ def port_style(requested: str, scope: Scope) -> tuple[str, str]:
 def items(work: list[Item], taken: dict[str, list[Finding]], files: list[tuple[str, Metrics]], scope: Scope,
           model: CostModel, style: str, cuda_files: int, extension: bool = False) -> list[Item]:
     """`work` with the decisions' items added: `taken`, the findings each decision took; the
-    communication library's adoption item becomes its swap; `extension`: a PyTorch CUDA extension,
-    which PyTorch hipifies at build time for either vendor, so it needs no dual-vendor build of its own."""
+    communication library's adoption item becomes its swap; `extension`: the root's setup.py builds a
+    PyTorch CUDA extension, which PyTorch hipifies at build time for either vendor, so it needs no
+    dual-vendor build of its own (tiny-cuda-nn's bindings/torch, beside its root CMake, does not decide)."""
     out = [i for i in work if not _swapped(i, model)]
     for name, decision in sorted(model.decisions.items()):
         sites = [(f.path, f.line) for f in taken.get(name, ())]
@@ -63,8 +64,10 @@ def items(work: list[Item], taken: dict[str, list[Finding]], files: list[tuple[s
             sites = [_site(s) for i in work if _swapped(i, model) and i.key in decision.libraries for s in i.findings]
         by_part: dict[str, list[str]] = {}
         for path, line in sites:
-            by_part.setdefault(scope.feature(path, line) if line else scope.whole(path), []).append(
-                f"{path}:{line}" if line else path)
+            part = scope.feature(path, line) if line else scope.whole(path)
+            if scope.builds_for_amd and not part and (name == "qualifier_macros" or not line):
+                continue   # the tree's AMD build compiles these as they are, and finds its own packages
+            by_part.setdefault(part, []).append(f"{path}:{line}" if line else path)
         for part, where in sorted(by_part.items()):
             out.append(_item(name, decision, tuple(sorted(set(where))), part,
                              1 if decision.libraries else len(set(where))))

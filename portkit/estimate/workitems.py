@@ -273,7 +273,7 @@ def items(files: list[tuple[str, Metrics]], findings: list[Finding], present: se
             + dependencies(files, findings, eco, model, scope))
     work = decisions.merge(work, priced, eco)   # one construct, one item
     return build_decisions.items(work, taken, files, scope, model, style, int(project["cuda_files"]),
-                                 "cuda-extension" in present)
+                                 "cuda-extension" in present and scope.build.root == "setup.py")
 
 
 def estimate(files: list[tuple[str, Metrics]], findings: list[Finding], eco: Ecosystem,
