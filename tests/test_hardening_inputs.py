@@ -450,6 +450,9 @@ def test_a_pyproject_in_the_tree_that_does_not_read_declares_nothing(tmp_path: P
     tree.mkdir()
     (tree / "k.cu").write_text("__global__ void k(float *x) { x[threadIdx.x] = 0; }\n")
     (tree / "pyproject.toml").write_text(text)
+    # the configuration is found from the files, and portkit.toml is looked for first: the broken
+    # pyproject.toml is then read only for the package names (as configuration it is an error, exit 2)
+    (tree / "portkit.toml").write_text("")
     assert run(capsys, "audit", str(tree), "-q") == (0, "", "")
 
 

@@ -101,6 +101,10 @@ def team(tmp_path: Path, monkeypatch) -> Path:
     return root
 
 
+# what convert and audit say first on standard error when the team's configuration applies
+CONFIGURATION = "portkit: configuration: pyproject.toml [tool.portkit]\n"
+
+
 def run(capsys, *args: str) -> tuple[int, str, str]:
     code = main(list(args))
     out = capsys.readouterr()
@@ -111,7 +115,7 @@ def run(capsys, *args: str) -> tuple[int, str, str]:
 
 def test_convert_applies_the_configured_mapping_file(team: Path, capsys):
     code, out, err = run(capsys, "convert", "src", "-o", "out", "--rocm", "6.2")
-    assert (code, err) == (0, "")
+    assert (code, err) == (0, CONFIGURATION)
     assert (team / "out" / "main.cu").read_text() == MAIN_HIP
     assert (team / "out" / "alloc.cu").read_text() == ALLOC_HIP
     assert f"  {PK001_LINE}\n" in out
@@ -156,7 +160,7 @@ def test_a_project_record_takes_the_place_of_a_shipped_one(team: Path, capsys):
         'schema = 1\nfamily = "alloc"\ntitle = "Our allocator"\nsource = "team decision"\nentries = [\n'
         '  { cuda = "cudaMalloc", hip = "teamMalloc", kind = "function", status = "supported" },\n]\n')
     code, _, err = run(capsys, "convert", "src", "-o", "out", "--rocm", "6.2", "--mappings", "allocator.toml")
-    assert (code, err) == (0, "")
+    assert (code, err) == (0, CONFIGURATION)
     assert "    MY_HIP_CHECK(teamMalloc(&d, 64 * sizeof(float)));\n" in (team / "out" / "main.cu").read_text()
     assert "    MY_HIP_CHECK(hipFree(d));\n" in (team / "out" / "main.cu").read_text()
 
@@ -190,7 +194,7 @@ def test_compat_header_names_a_command_line_mapping_file_in_its_command(team: Pa
 
 def test_audit_reports_an_unsupported_project_record_as_pk001(team: Path, capsys):
     code, out, err = run(capsys, "audit", "src", "--format", "json", "--rocm", "6.2")
-    assert (code, err) == (0, "")
+    assert (code, err) == (0, CONFIGURATION)
     doc = json.loads(out)
     found = [(f["code"], f["path"], f["line"], f["column"], f["message"]) for f in doc["findings"]]
     assert found == [("PK001", "main.cu", 8, 5, "myCudaGraphLaunch has no HIP equivalent: our HIP layer has no graphs")]
@@ -304,7 +308,7 @@ def test_a_missing_project_mapping_file_is_one_line(team: Path, capsys):
 def test_config_paths_resolve_from_the_config_folder(team: Path, monkeypatch, capsys):
     monkeypatch.chdir(team / "src")
     code, _, err = run(capsys, "convert", ".", "-o", "../out", "--rocm", "6.2")
-    assert (code, err) == (0, "")
+    assert (code, err) == (0, f"portkit: configuration: {team / 'pyproject.toml'} [tool.portkit]\n")
     assert (team / "out" / "main.cu").read_text() == MAIN_HIP
 
 

@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 
 from . import deep as cli_deep
-from .common import (MAX_TEAM, add_file_set, add_file_timeout, add_jobs, add_mappings, add_no_cache, add_platform_model,
-    bounded, check_file_timeout, codes, count, emit, file_set, progress_factory)
+from .common import (MAX_TEAM, add_config, add_file_set, add_file_timeout, add_jobs, add_mappings, add_no_cache,
+    add_platform_model, bounded, check_file_timeout, codes, configuration, count, emit, nothing_read, progress_factory,
+    say_scope)
 from ..core.errors import PortkitError
 from ..report import AUDIT_EMITTERS
 from ..report.safe_text import safe
@@ -60,6 +61,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--history", type=Path, metavar="PATH",
                    help="the history database (default: .portkit/history.sqlite under the audited root)")
     add_mappings(p)
+    add_config(p)
     add_file_set(p)
     add_jobs(p)
     add_file_timeout(p)
@@ -87,7 +89,7 @@ def run_audit(args: argparse.Namespace) -> int:
     from ..report import audit_emitter
     from ..report.model import build
 
-    cfg = file_set(config.find(), args)   # [tool.portkit] / portkit.toml; flags win
+    cfg = configuration(args)   # [tool.portkit] / portkit.toml above the paths, or --config; flags win
     defines, undefines = platform_facts.parse_defines(args.defines, args.undefines)
     scan = dict(file_timeout=check_file_timeout(args.file_timeout), platform_model=args.platform_model,
                 polyfills=args.polyfills, defines=defines, undefines=undefines, port_style=args.port_style)
@@ -98,8 +100,10 @@ def run_audit(args: argparse.Namespace) -> int:
                       cache=args.cache)
     result = audit_paths(args.paths, opts, progress_factory=progress_factory(Console(stderr=True), "auditing"))
     if not args.quiet:
+        say_scope(cfg, result.left_out)
         for line in cli_deep.notes(result.deep):
             print(f"portkit: {safe(line)}", file=sys.stderr)
+    empty = _empty(args, result)
     doc = build(result)
     history_path = args.history or result.root / history.DEFAULT
     refused = _record(doc, history_path, result.root) if args.record else None
@@ -120,9 +124,21 @@ def run_audit(args: argparse.Namespace) -> int:
             print(f"portkit: {safe(s.rel)}: {safe(s.reason)}", file=sys.stderr)
     if refused is not None:
         print(f"portkit: error: {safe(refused)}", file=sys.stderr)
-    if result.errors or refused is not None:
+    if result.errors or refused is not None or empty:
         return 2
     return 1 if result.failed() else 0
+
+
+def _empty(args: argparse.Namespace, result) -> bool:
+    """A run that read no file says so (ruff: "No Python files found"), never a clean "nothing to
+    port"; under --fail-on (the flag or the configuration's) it is an error: a gate that checked
+    nothing must not pass. True: exit 2."""
+    if result.files:
+        return False
+    failing = result.options.fail_on is not None
+    if failing or not args.quiet:
+        print(f"portkit: {'error' if failing else 'warning'}: {nothing_read('audit', args.paths)}", file=sys.stderr)
+    return failing
 
 
 def _render_options(args: argparse.Namespace) -> dict:

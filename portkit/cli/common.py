@@ -173,3 +173,60 @@ def add_platform_model(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-platform-model", action="store_false", dest="platform_model",
                    help="treat every byte as CUDA code compiled by every build: convert AMD-only and already "
                         "ported #if branches and shim headers too, and cost them (docs/platforms.md)")
+
+
+def add_config(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", type=Path, metavar="FILE",
+                   help="the configuration to use: a portkit.toml, or a pyproject.toml with [tool.portkit] (default: "
+                        "the nearest one above the files given, up to the repository's root; docs/configuration.md)")
+
+
+def configuration(args: argparse.Namespace):
+    """The configuration of the paths given (--config FILE, else the nearest above them, wherever
+    the command runs from), with the command line's file-set flags applied."""
+    from ..project import config
+    return file_set(config.for_paths(args.paths, args.config), args)
+
+
+def configuration_line(cfg) -> str | None:
+    """The line naming the file whose settings apply ("configuration: pyproject.toml [tool.portkit]";
+    None: none, the defaults), relative to the working directory when it lies below it."""
+    if cfg.path is None:
+        return None
+    try:
+        shown = cfg.path.relative_to(Path.cwd().absolute()).as_posix()
+    except ValueError:
+        shown = str(cfg.path)
+    return f"configuration: {shown}" + (" [tool.portkit]" if cfg.source.endswith("[tool.portkit]") else "")
+
+
+def left_out_line(left) -> str | None:
+    """What the paths hold that the command did not read, and why (None: nothing left out)."""
+    parts = []
+    if left.ignored:
+        folders = sum(1 for name in left.ignored if name.endswith("/"))
+        files = len(left.ignored) - folders
+        counted = " and ".join(f"{n:,} {word}{'' if n == 1 else 's'}"
+                               for n, word in ((folders, "folder"), (files, "file")) if n)
+        shown = ", ".join(left.ignored[:3]) + (", ..." if len(left.ignored) > 3 else "")
+        parts.append(f"{counted} git ignores ({shown}; --no-respect-gitignore takes "
+                     f"{'it' if len(left.ignored) == 1 else 'them'})")
+    if left.excluded:
+        parts.append(f"{left.excluded:,} file{'' if left.excluded == 1 else 's'} `exclude` matches "
+                     f"(the configuration's or --exclude)")
+    return "left out " + "; ".join(parts) if parts else None
+
+
+def nothing_read(verb: str, paths: list[Path]) -> str:
+    """The words for a run that found no file it reads under `paths` ("nothing to audit ...")."""
+    from ..report.safe_text import safe
+    return (f"nothing to {verb}: no C, C++, CUDA, build or Python file under "
+            f"{', '.join(safe(str(p)) for p in paths)}")
+
+
+def say_scope(cfg, left) -> None:
+    """The configuration used and what was left out, on standard error (never mixed with a report)."""
+    from ..report.safe_text import safe
+    for line in (configuration_line(cfg), left_out_line(left)):
+        if line is not None:
+            print(f"portkit: {safe(line)}", file=sys.stderr)

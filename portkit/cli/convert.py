@@ -8,8 +8,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from . import deep as cli_deep, verify as cli_verify
-from .common import (add_file_set, add_file_timeout, add_jobs, add_mappings, add_platform_model, check_file_timeout,
-    file_set, progress_factory)
+from .common import (add_config, add_file_set, add_file_timeout, add_jobs, add_mappings, add_platform_model,
+    check_file_timeout, configuration, nothing_read, progress_factory, say_scope)
 from ..core.errors import PortkitError
 from ..report.safe_text import safe, safe_diff
 
@@ -28,6 +28,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     _add_spelling(p, newest)
     _add_layout(p)
     add_mappings(p)
+    add_config(p)
     add_file_set(p)
     add_jobs(p)
     add_file_timeout(p)
@@ -178,12 +179,13 @@ def run(args: argparse.Namespace) -> int:
             print(f"portkit: {safe(s.rel)}: {safe(s.reason)}", file=sys.stderr)
     elif not args.quiet:
         render_convert(result, console, mode)
+        say_scope(cfg, result.left_out)
         for line in cli_deep.notes(result.deep):
             print(f"portkit: {safe(line)}", file=sys.stderr)
     else:
         for s in result.errors:
             print(f"portkit: {safe(s.rel)}: {safe(s.reason)}", file=sys.stderr)
-    if result.errors:
+    if _empty(args, result) or result.errors:
         return 2
     if args.check and (result.changed or (result.polyfills is not None and result.polyfills.changed)):
         return 1
@@ -193,10 +195,21 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _project_configuration(args: argparse.Namespace):
-    """The configuration with the command line's file-set flags (its `rocm` is the target where --rocm
-    is not given, as for audit and check, --verify's too: project/settings.py resolves it)."""
-    from ..project import config
-    return file_set(config.find(), args)
+    """The configuration of the paths (--config, else the nearest above them: a run from elsewhere
+    applies the project's mapping files all the same), with the command line's file-set flags (its
+    `rocm` is the target where --rocm is not given, as for audit and check, --verify's too)."""
+    return configuration(args)
+
+
+def _empty(args: argparse.Namespace, result) -> bool:
+    """A run that read no file says so; with --check it is an error (exit 2): a check of nothing
+    must not pass as "nothing would change". True: exit 2."""
+    if result.scans:
+        return False
+    if args.check or not args.quiet:
+        print(f"portkit: {'error' if args.check else 'warning'}: {nothing_read('convert', args.paths)}",
+              file=sys.stderr)
+    return args.check
 
 
 def _configuration(args: argparse.Namespace) -> tuple[tuple, tuple]:

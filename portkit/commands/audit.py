@@ -84,7 +84,8 @@ def audit_paths(paths: list[Path], opts: AuditOptions,
     enabled = rules.selected(list(opts.select), list(opts.ignore))
     project = pipeline.prepare([Path(p) for p in paths], opts.scan, opts.config, optional=True)
     entries = project.scanned
-    result = AuditResult(root=project.root, options=opts, skipped=project.skipped, facts=project.facts)
+    result = AuditResult(root=project.root, options=opts, skipped=project.skipped, facts=project.facts,
+                         left_out=project.left_out)
     progress = progress_factory(len(entries)) if progress_factory else None
     job = audit_job(opts.scan, enabled, project.facts)
     if opts.deep is not None:   # parse: libclang's facts first, in worker processes

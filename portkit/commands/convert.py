@@ -142,7 +142,7 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
     if opts.scan.polyfills:   # a file of the header's name that portkit did not write stops the run here
         _polyfill_guard(root, opts)
     result = ConvertResult(root=root, skipped=project.skipped, active_only=opts.scan.active_only,
-                           amd_built=project.amd_built, carried=project.carried)
+                           amd_built=project.amd_built, carried=project.carried, left_out=project.left_out)
     if opts.deep is not None:   # libclang's facts, before the scan that they refine
         from .deep import engine
         result.deep = engine.collect(root, entries, opts.deep, progress_factory)

@@ -1,7 +1,9 @@
 """Project configuration: `[tool.portkit]` in pyproject.toml, or portkit.toml, shared by audit and check.
 
-Found by walking up from the working directory to the repository root (the first directory
-holding either file, stopping at a `.git`). Keys (all optional; command-line flags override):
+Found from the files a command is given, as ruff finds it: the nearest directory above the folder
+they all lie in that holds either file, stopping at a `.git` (for_paths); or the one file
+`--config FILE` names. The gate reads it from the version it compares with (find_in).
+Keys (all optional; command-line flags override):
 
     fail-on = "high"                 # check's and audit's --fail-on
     select = ["PK2", "PK301"]        # --select
@@ -21,6 +23,7 @@ An unknown key or a wrong type is an error (exit 2), so a typo never silently di
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 from functools import lru_cache
 from dataclasses import dataclass, field
@@ -55,6 +58,11 @@ class Config:
     respect_gitignore: bool = True   # in a git work tree, the files git would take (project/ignored.py)
     port_style: str = ""             # the estimate's port style (one-way, both-vendors; "": by the tree)
 
+    @property
+    def path(self) -> Path | None:
+        """The file the configuration was read from (None: none, the defaults)."""
+        return None if self.root is None else self.root / self.source.removesuffix(" [tool.portkit]")
+
     def excluded(self, rel: str) -> bool:
         """True when a root-relative path matches an `exclude` pattern (`dir/**` covers the tree)."""
         return any(fnmatch.fnmatchcase(rel, pattern) or
@@ -84,6 +92,36 @@ def find(start: Path | None = None) -> Config:
         if (directory / ".git").exists():
             break
     return Config()
+
+
+def for_paths(paths: list[Path], given: Path | None = None) -> Config:
+    """The configuration of the files a command is given, as ruff finds it: the nearest one above
+    the folder they all lie in, wherever the command runs from (from the working directory, a run
+    from outside the repository read none: no team mapping file, other findings), or the one file
+    `--config` names."""
+    if given is not None:
+        return read_file(given)
+    bases = [p.absolute() if p.is_dir() else p.absolute().parent for p in paths]
+    try:
+        start = Path(os.path.commonpath([str(b) for b in bases])) if bases else None
+    except ValueError:   # paths on different drives share no folder: each would have its own
+        start = None
+    return find(start)
+
+
+def read_file(path: Path) -> Config:
+    """--config FILE: a portkit.toml, or a pyproject.toml with a [tool.portkit] table (a file of
+    any other name is read as portkit.toml is). Its folder is the root its paths are relative to."""
+    path = path.absolute()
+    if not path.is_file():
+        raise PortkitError(f"{path}: --config: no such file")
+    doc = _read(path)
+    if path.name != "pyproject.toml":
+        return _parse(path.parent, path, doc, path.name)
+    table = _portkit_table(path, doc)
+    if table is None:
+        raise PortkitError(f"{path}: --config: no [tool.portkit] table")
+    return _parse(path.parent, path, table, "pyproject.toml [tool.portkit]")
 
 
 def candidates(root: Path, start: Path) -> list[str]:

@@ -17,6 +17,7 @@ without git, nothing is ignored.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,17 +62,40 @@ def ignored_under(folders: list[Path]) -> Kept | None:
     roots: set[str] = set()
     taken: set[str] = set()
     for folder in folders:
-        if git.toplevel(folder) is None:
+        top = git.toplevel(folder)
+        if top is None:
             continue
         try:
-            out = git.run(["ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "."], folder,
-                          check=False)
+            out = git.run(["ls-files", "-z", "--cached", "--others", "--exclude-standard",
+                           *_taken_as_named(top, folder), "--", "."], folder, check=False)
         except PortkitError:   # git vanished mid-run: take every file rather than fail the command
             continue
         roots.add(str(folder))
         taken.update(str(folder / os.fsdecode(raw)) for raw in out.split(b"\0") if raw)
     if not roots:
         return None
+    return _kept(roots, taken)
+
+
+def _taken_as_named(top: Path, folder: Path) -> list[str]:
+    """git's own options that take a folder named on the command line, as ruff and ripgrep do,
+    though it or a folder above it is ignored (`portkit audit out/x` where .gitignore holds `out/`:
+    before, git listed nothing and the audit said "nothing to port"). Each folder from the top down
+    to it is re-included by a command-line pattern, which outranks every .gitignore; the patterns
+    inside it (`*.o`, its own .gitignore) still apply to what it holds."""
+    try:
+        rel = folder.resolve().relative_to(top.resolve())
+    except (OSError, ValueError):
+        return []
+    parts = [_GLOB.sub(r"\\\g<0>", part) for part in rel.parts]
+    return [f"--exclude=!/{'/'.join(parts[:depth])}/" for depth in range(1, len(parts) + 1)]
+
+
+_GLOB = re.compile(r"[\\*?\[\]! #]")   # what a gitignore pattern reads as more than the character itself
+
+
+def _kept(roots: set[str], taken: set[str]) -> Kept:
+    """The answer, with every folder on the way to a taken file (the walk enters those)."""
     on_the_way: set[str] = set()
     for path in taken:
         parent = os.path.dirname(path)

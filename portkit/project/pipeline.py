@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core import datacache, needles, source
-from ..core.files import Entry, Skipped, discover, read, read_sources, walk_stamp
+from ..core.files import Entry, LeftOut, Skipped, discover, read, read_sources, walk_stamp
 from ..engine.context import Options
 from ..engine.facts import ProjectFacts
 from ..engine.platform import amd_headers, compilers, directives, ppexpr, regions, facts as platform_facts
@@ -53,6 +53,12 @@ class Project:
     own_build: "OwnBuild | None" = None   # the root's build file and the tests done runs (product.py)
     amd_built: dict[str, str] = field(default_factory=dict)   # left as they are: their AMD build's evidence
     carried: dict[str, str] = field(default_factory=dict)     # left as they are: a carried library's copy (carried.py)
+    ignored: tuple[str, ...] = ()   # what git ignores under the paths, not read (discover names them)
+
+    @property
+    def left_out(self) -> LeftOut:
+        """What the paths hold that no command reads, and why: what the summaries say."""
+        return LeftOut(self.ignored, self.excluded)
 
     @property
     def scanned(self) -> list[Entry]:
@@ -67,7 +73,8 @@ def prepare(paths: list[Path], options: Options, config: Config = Config(),
     the code its default build leaves out; with `leave_amd_built`, convert's default, the files the
     tree's own AMD build compiles are left as they are, like excluded ones: amd_paths.covered; with
     `leave_carried`, convert's too, the copies of vendor-neutral libraries the tree carries)."""
-    root, entries, skipped = discover([Path(p) for p in paths], git_ignored([Path(p) for p in paths], config))
+    ignored: list[str] = []
+    root, entries, skipped = discover([Path(p) for p in paths], git_ignored([Path(p) for p in paths], config), ignored)
     entries, left = _split_excluded(entries, config)
     entries, skipped = includes.follow(entries, skipped)
     amd_built: dict[str, str] = {}
@@ -100,7 +107,8 @@ def prepare(paths: list[Path], options: Options, config: Config = Config(),
     if left:   # mirrored byte for byte by convert, read by nothing else
         entries = sorted(entries + left, key=lambda e: e.rel)
     return Project(root, entries, skipped, facts, excluded=len(left) - len(amd_built) - len(kept_copies),
-                   optional=left_out, amd=amd, components=components, own_build=own_build, amd_built=amd_built, carried=kept_copies)
+                   optional=left_out, amd=amd, components=components, own_build=own_build, amd_built=amd_built, carried=kept_copies,
+                   ignored=tuple(ignored))
 
 
 def git_ignored(paths: list[Path], config: Config) -> "Kept | None":
