@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from ..project.config import Config
 from ..engine.context import FileScan, Options
-from ..core.files import Entry, Skipped
+from ..core.files import Entry, LeftOut, Skipped
 from ..core.findings import SEVERITIES, Finding
 from ..core.tables.mappings import Version
 from ..engine.facts import ProjectFacts
@@ -100,6 +100,7 @@ class ConvertResult:
     deep: "DeepResult | None" = None
     polyfills: PolyfillHeader | None = None   # the header, when the converted files use a polyfill
     active_only: bool = False   # --active-only: branches not compiled under -D/-U were left as they are
+    left_out: LeftOut = LeftOut()   # what the paths hold that was not read: git ignores it, `exclude`
     amd_built: dict[str, str] = field(default_factory=dict)   # files left as they are: the tree builds them for AMD
     carried: dict[str, str] = field(default_factory=dict)     # files left as they are: a carried library's copy
     needs_person: list[Finding] = field(default_factory=list)  # the audit's, high or worse (convert_audit.py)
@@ -162,6 +163,7 @@ class AuditResult:
     deep: "DeepResult | None" = None
     facts: ProjectFacts = ProjectFacts()   # what the project pipeline learned of the tree
     scope: "Scope | None" = None           # where each priced site belongs (estimate/scope.py)
+    left_out: LeftOut = LeftOut()          # what the paths hold that was not read: git ignores it, `exclude`
 
     @property
     def scans(self) -> list[FileScan]:
