@@ -255,11 +255,14 @@ def test_pre_commit_from_and_to_ref_gate_the_pull_request(repo: Path, capsys, mo
     assert f"(changes against the merge base of {base} and {head})" in out
 
 
-def test_all_files_with_nothing_to_compare_says_so(repo: Path, capsys):
+def test_all_files_with_nothing_to_compare_checks_each_file_whole(repo: Path, capsys):
+    """`pre-commit run --all-files`: no file differs from HEAD, so each is checked whole against the
+    baseline (there is none here), never passed unread."""
     pull_request(repo)
-    assert check(capsys, "k.cu", "README.md") == (
-        0, "portkit check: nothing to compare: 1 file not checked (none differs from HEAD; in CI pass "
-           "--diff-base REV, or run pre-commit with --from-ref and --to-ref)\n", "")
+    code, out, err = check(capsys, "k.cu", "README.md")
+    assert (code, err) == (1, "") and out.startswith(PTX_LINE)
+    assert out.splitlines()[-1].startswith("portkit check: 1 new finding at or above high (no change to compare: "
+                                           "each file whole, against the baseline).")
 
 
 def readme_pre_commit_config() -> str:
@@ -272,7 +275,7 @@ def readme_pre_commit_config() -> str:
 @pytest.mark.slow
 def test_readme_pre_commit_snippet_works_in_ci(repo: Path, capsys):
     """The README's `.pre-commit-config.yaml`, as written, with portkit on PATH: the CI recipe
-    (`--from-ref/--to-ref`) blocks the pull request's PTX; `--all-files` says it compared nothing."""
+    (`--from-ref/--to-ref`) blocks the pull request's PTX; `--all-files` checks each file whole."""
     pre_commit = shutil.which("pre-commit") or str(Path(sys.executable).parent / "pre-commit")
     require_tool(pre_commit, "pre-commit (pip install pre-commit)")
     (repo / ".pre-commit-config.yaml").write_text(readme_pre_commit_config())
@@ -285,8 +288,8 @@ def test_readme_pre_commit_snippet_works_in_ci(repo: Path, capsys):
     assert ci.returncode == 1 and PTX_LINE in ci.stdout, ci.stdout + ci.stderr
     everything = subprocess.run([pre_commit, "run", "--all-files"], cwd=repo, env=env,
                                 capture_output=True, text=True, timeout=300)
-    assert everything.returncode == 0, everything.stdout + everything.stderr
-    assert "portkit check: nothing to compare: 1 file not checked" in everything.stdout
+    assert everything.returncode == 1, everything.stdout + everything.stderr   # the PTX, checked whole
+    assert PTX_LINE in everything.stdout and "nothing to compare" not in everything.stdout
 
 
 # 6. The change under review does not set its own policy -----------------------------------------

@@ -73,9 +73,6 @@ def run_check(opts: CheckOptions, cwd: Path | None = None) -> CheckResult:
         described = gate_policy.changes(*proposed)
         if described and Code.GATE_POLICY_CHANGED in enabled:
             result.policy.append(gate_policy.changed_finding(*proposed, described, enforced))
-    if cmp.unchanged and cmp.unchanged == len(cmp.contents):
-        result.not_compared = cmp.unchanged   # `pre-commit run --all-files`: nothing to compare with
-        return _sort(result, limit)
     if any(not cfg.excluded(rel) for rel in cmp.contents):
         _scan_changes(cmp, cfg, scan, enabled, accepted, result, opts.cache)
     return _sort(result, limit)

@@ -4,8 +4,9 @@ old version of each, and where the gate's policy comes from.
 Four ways in, one answer (Comparison):
 - `check --staged` (the git hook): the index against HEAD; policy from the index;
 - `check FILE...` (the pre-commit framework during a commit): the work tree against HEAD;
-  policy from the index. When none of the files differs from HEAD (`pre-commit run
-  --all-files`), there is nothing to compare, and the gate says so instead of passing them;
+  policy from the index. A file given that does not differ from HEAD (`pre-commit run
+  --all-files`) has no change to compare with: it is checked whole, against the baseline, as a
+  plain audit of it would be, never passed unread;
 - `check --diff-base REV [FILE...]`, or pre-commit's PRE_COMMIT_FROM_REF/TO_REF (CI): the work
   tree against REV (the merge base with TO_REF); policy from REV. Files git does not track and
   does not ignore are new in every line;
@@ -34,7 +35,7 @@ class Comparison:
     old: dict[str, str] = field(default_factory=dict)   # blob id of each file's version before
     policy_rev: str | None = None            # the commit the policy comes from; None: see below
     policy_in_index: bool = False            # policy from the index (--staged, files vs HEAD)
-    unchanged: int = 0                       # files given that the change does not touch
+    unchanged: int = 0                       # files given that the change does not touch: checked whole
     renamed: dict[str, str] = field(default_factory=dict)   # new path -> the path it was renamed from
     head: str | None = None                  # HEAD's commit id when collect() asked git ("": no commit yet)
 
@@ -94,11 +95,24 @@ def _given_files(root: Path, opts, base: str | None, shown: str | None) -> Compa
     for rel in contents:   # a file git does not track is new in every line
         if rel not in known and rel not in lines:
             lines[rel] = every_line(contents[rel])
-    unchanged = 0 if base else sum(1 for rel in contents if rel not in changes and rel in known)
-    return Comparison(root, {r: contents[r] for r in rels if r in contents}, lines,
-                      f"changes against {shown or 'HEAD'}", old={r: c.old for r, c in changes.items()},
-                      policy_rev=base, policy_in_index=base is None, unchanged=unchanged,
-                      renamed=_renamed(changes))
+    mode = f"changes against {shown or 'HEAD'}"
+    whole = [] if base else [rel for rel in contents if rel not in changes and rel in known]
+    for rel in whole:   # no change to compare with (`pre-commit run --all-files`): the file whole
+        lines[rel] = every_line(contents[rel])
+    if whole:
+        mode = _whole_mode(len(whole), len(contents), mode)
+    return Comparison(root, {r: contents[r] for r in rels if r in contents}, lines, mode,
+                      old={r: c.old for r, c in changes.items()}, policy_rev=base, policy_in_index=base is None,
+                      unchanged=len(whole), renamed=_renamed(changes))
+
+
+def _whole_mode(whole: int, given: int, mode: str) -> str:
+    """How the summary names a check of files with no change: each is checked whole, against the
+    baseline, as a plain audit of it would be. Passing them unread ("nothing to compare", then
+    pre-commit's green "Passed") checked nothing."""
+    if whole == given:
+        return "no change to compare: each file whole, against the baseline"
+    return f"{mode}; {whole} file{'s' if whole != 1 else ''} without a change checked whole, against the baseline"
 
 
 def _renamed(changes: dict[str, git.Change]) -> dict[str, str]:
