@@ -1,6 +1,11 @@
 """Convert a CUDA tree, verify the result with a ROCm compiler, and count what explains the failures.
 
     python benchmarks/verify_bench.py CUDA_TREE [--rocm 5.2] [--jobs 2] [--json verify.json]
+    python benchmarks/verify_bench.py --table NAME=VERIFY.json ...    # one row per verify JSON document
+
+The --table rows (units, compiled, failed explained, unexplained, not reached, seconds) are those of
+benchmarks/results/verify_bench.txt, from `portkit verify OUT --rocm 6.2 -j 2 --format json` runs on
+converted real trees, before and after a change, cold (empty cache) and warm (a second run).
 
 Prints the conversion time, the verify summary (units compiled / failed / explained /
 unexplained), the finding codes that explain the failures, and the unexplained errors grouped
@@ -24,7 +29,24 @@ from portkit.report.verify import document
 from portkit.commands.verify import VerifyOptions, verify_tree
 
 
+def table(named: list[str]) -> int:
+    """One row per verify document: what the issue's measurements name."""
+    print(f"{'run':34} {'units':>5} {'compiled':>8} {'explained':>9} {'unexplained':>11} {'not reached':>11} "
+          f"{'seconds':>8}  missing libraries")
+    for item in named:
+        name, _, path = item.partition("=")
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        s = doc["summary"]
+        explained = s["failed"] - s["unexplained"] - s["not_reached"]
+        libraries = "; ".join(line.split(":")[0] for line in doc.get("missing_libraries", [])) or "-"
+        print(f"{name:34} {s['units']:5} {s['compiled']:8} {explained:9} {s['unexplained']:11} "
+              f"{s['not_reached']:11} {s['seconds']:8.1f}  {libraries}")
+    return 0
+
+
 def main() -> int:
+    if sys.argv[1:2] == ["--table"]:
+        return table(sys.argv[2:])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("tree", type=Path)
     parser.add_argument("--rocm", default="5.2")
