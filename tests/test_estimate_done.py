@@ -104,7 +104,7 @@ def test_library_internals_are_one_decision_not_a_drop_in():
     assert [d["id"] for d in e.decisions] == ["library_internals"]
 
 
-def test_the_port_style_is_stated_and_both_prices_given(capsys):
+def test_the_port_style_is_stated_and_both_prices_given(capsys, tmp_path: Path):
     """A tree with its own build keeps both vendors by default; --port-style one-way moves the
     dual-vendor build out of the headline into "Not included"."""
     doc = audit(DONE)
@@ -117,6 +117,9 @@ def test_the_port_style_is_stated_and_both_prices_given(capsys):
     assert ("Port style: both vendors (a build option, a shim header and guards), 1.7 person-weeks (P50), since the "
             "tree has its own build (CMakeLists.txt): maintainers keep both vendors; one-way: 1.3 "
             "(--port-style one-way)") in lines
+    assert main(["audit", str(DONE), "--rocm", "6.2", "--html", str(tmp_path / "r.html"), "-q"]) == 0
+    assert ('<p class="small" id="port-style">Port style: both vendors (a build option, a shim header and guards), '
+            '1.7 person-weeks') in (tmp_path / "r.html").read_text()
     one = audit(DONE, port_style="one-way")["estimate"]
     assert one["person_weeks"]["p50"] == 1.3
     assert [(i["key"], i["optional"]) for i in one["items"] if i["key"] == "dual_vendor_build"] == [

@@ -189,7 +189,7 @@ def test_the_page_answers_first_then_one_chart_then_folded_details():
     outline = _outline(text)
     assert outline.sections == ["answer", "decisions", "effort", "details", "method"]
     assert outline.ids["answer"] == ["headline", "kpi-p50", "estimate-range", "kpi-p10", "kpi-p90", "blocks",
-                                     "kpi-decisions", "kpi-blockers", "not-included", "scope", "conversion"]
+                                     "kpi-decisions", "kpi-blockers", "not-included", "scope", "port-style", "conversion"]
     assert outline.ids["decisions"] == ["no-decisions"]
     assert outline.folded == ["blocker-sites", "work-items", "by-directory", "dependencies", "breakdown", "trend",
                               "all-findings", "files"]   # and "polyfills" where convert would define some

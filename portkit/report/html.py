@@ -29,7 +29,7 @@ from ..estimate.scope import is_part
 from .audit_model import Audit, Decision, Estimate, FindingRecord, NamedHours, WorkItem
 from .html_view import (Answer, Bar, Covers, DecisionRow, DependencyRow, Dot, OptionalView, OutsidePart, PolyfillRow,
     PolyfillView, Run, RunMark, Trend, TrendLine, View, WorkItemRow)
-from .model import amd_build_line, conversion_headline
+from .model import amd_build_line, conversion_headline, port_style_line
 
 TOP_DIRECTORIES = 10
 CHART_ITEMS = 8            # work items drawn in the one chart; the rest are one bar
@@ -193,7 +193,7 @@ def view(doc: Audit, history: Sequence[Run] = ()) -> View:
         headline=_headline(doc, e),
         decisions=tuple(d for d in rows if not d.optional),
         decisions_outside=_outside(rows),
-        not_included=e.changes, scope=e.scope,
+        not_included=e.changes, scope=e.scope, port_style=port_style_line(e.port_style) if e.port_style else "",
         amd_build=amd_build_line(s.platforms),
         chart=hours_chart(headline_items, {d.label for d in e.decisions if not d.optional}),
         hours=e.hours,

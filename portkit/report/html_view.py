@@ -164,6 +164,7 @@ class View:
     decisions_outside: tuple[OutsidePart, ...]
     not_included: tuple[str, ...]
     scope: str
+    port_style: str           # the port style the headline prices, and the other's price
     amd_build: str
     chart: tuple[Bar, ...]
     hours: Spread

@@ -90,6 +90,19 @@ def _estimate_record(e: Estimate) -> EstimateRecord:
                              Spread(**e.port_style["both_vendors"])) if e.port_style else None)
 
 
+def port_style_line(style: PortStyle) -> str:
+    """The port the headline prices, why, and the other style's price (issue 50)."""
+    names = {"one-way": "one-way", "both-vendors": "both vendors (a build option, a shim header and guards)"}
+    other = "one-way" if style.assumed == "both-vendors" else "both-vendors"
+    price = {"one-way": style.one_way, "both-vendors": style.both_vendors}
+    return (f"Port style: {names[style.assumed]}, {_pw(price[style.assumed].p50)} person-weeks (P50), since "
+            f"{style.reason}; {other}: {_pw(price[other].p50)} (--port-style {other})")
+
+
+def _pw(weeks: float) -> str:
+    return f"{weeks:.1f}"
+
+
 def _item_order(i: Item) -> tuple:
     return (i.optional, -i.percentiles["p50"], i.kind, i.key)
 

@@ -11,9 +11,9 @@ from typing import TextIO
 from rich.console import Console
 from rich.table import Table
 
-from .audit_model import Audit, Estimate, PortStyle, WorkItem
+from .audit_model import Audit, Estimate, WorkItem
 from .csv import statistics_rows
-from .model import amd_build_line
+from .model import amd_build_line, port_style_line
 from .plain import cell, say
 from .terminal import SEVERITY_STYLE, _plural
 
@@ -81,15 +81,6 @@ def _estimate(doc: Audit, console: Console) -> None:
         say(console, f"Polyfills: convert defines {_plural(len(fills), 'name')} ROCm "
                      f"{doc.options.rocm or doc.tool.mappings.newest_rocm} lacks in portkit_polyfills.h "
                      f"(priced as review): {', '.join(p.name for p in fills)}")
-
-
-def port_style_line(style: PortStyle) -> str:
-    """The port the headline prices, why, and the other style's price (issue 50)."""
-    names = {"one-way": "one-way", "both-vendors": "both vendors (a build option, a shim header and guards)"}
-    other = "one-way" if style.assumed == "both-vendors" else "both-vendors"
-    price = {"one-way": style.one_way, "both-vendors": style.both_vendors}
-    return (f"Port style: {names[style.assumed]}, {_weeks(price[style.assumed].p50)} person-weeks (P50), since "
-            f"{style.reason}; {other}: {_weeks(price[other].p50)} (--port-style {other})")
 
 
 def _blockers(doc: Audit, console: Console, every: bool = False) -> None:
