@@ -6,6 +6,8 @@ directives reach (worker_includes: the same walk that refuses devices and FIFOs)
 for the headers outside the tree: the pack's manifest (which pins every file of it), or the
 compiler's own file for an installed ROCm. What is kept is what the compiler said (exit status,
 output) and the headers the stand-ins found missing; a unit over the time limit is never kept.
+Headers outside the tree that are neither the pack's nor the installed ROCm's (a dependency given
+with -I or by the build) are in the key by their folder only: after changing one, --no-cache.
 
 One slot per tree and compiler in portkit's data cache (core/datacache.py: JSON with a digest,
 this user's files only), rewritten after each run with the units of that run, so it never grows
