@@ -1,0 +1,149 @@
+"""Whole real projects after convert: does each GPU unit compile for AMD, and does the CMake configure?
+
+    python benchmarks/real_builds.py [--trees /tmp/trees] [--rocm 6.2] [--jobs 2] [--md FILE] [NAME ...]
+
+Issue 48's measurement. For each project folder under --trees (fetched public CUDA projects,
+never committed: llm.c, ggml, faiss, tiny-cuda-nn, cuCollections, nccl-tests, LightGBM,
+CTranslate2, gunrock), as a user would:
+1. `portkit convert TREE -o OUT` (the whole tree);
+2. `portkit verify OUT --source TREE --rocm X -j N` (each translation unit against the ROCm X
+   header pack or installation; every failure explained by a finding or counted unexplained);
+3. when OUT has a top-level CMakeLists.txt: configure it for the HIP build with this machine's
+   CMake and Debian's ROCm (tools/debian-rocm.cmake), first error line kept.
+Writes one Markdown table (units, compiled, failed and explained, unexplained, not reached,
+seconds, the configure result) and the unexplained errors grouped by message, the list of
+portkit's gaps. The trees are read, never written; outputs go to a temporary folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+TOOLCHAIN = REPO / "tools" / "debian-rocm.cmake"
+PROJECTS = ("llm.c", "ggml", "faiss", "tiny-cuda-nn", "cuCollections", "nccl-tests", "LightGBM",
+            "CTranslate2", "gunrock")
+FIRST_ERROR = re.compile(r"(CMake Error.*|Could not find a package configuration file provided by \"[\w-]+\"|"
+                         r"By not providing \"Find[\w-]+\.cmake\".*|error:.*)")
+NAMES = re.compile(r"'[^']*'|\"[^\"]*\"")
+
+
+@dataclass
+class Outcome:
+    """One project's numbers: the verify summary, the configure result, the gaps."""
+
+    name: str
+    files: int = 0
+    convert_s: float = 0.0
+    summary: dict = field(default_factory=dict)
+    configure: str = "no CMakeLists.txt"
+    gaps: Counter = field(default_factory=Counter)
+
+
+def portkit(*args: str, timeout: int) -> subprocess.CompletedProcess:
+    """The CLI as a user runs it (this checkout's portkit), never through a shell."""
+    return subprocess.run([sys.executable, "-m", "portkit", *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=REPO)
+
+
+def configure(out: Path, build: Path) -> str:
+    """Configure OUT's CMake for HIP: 'configures', or the first error line."""
+    if not (out / "CMakeLists.txt").is_file():
+        return "no CMakeLists.txt"
+    cmd = ["cmake", "-S", str(out), "-B", str(build), f"-DCMAKE_TOOLCHAIN_FILE={TOOLCHAIN}",
+           "-DCMAKE_BUILD_TYPE=Release"]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    except subprocess.TimeoutExpired:
+        return "configure: timed out (600 s)"
+    if proc.returncode == 0:
+        return "configures"
+    match = FIRST_ERROR.search(proc.stderr + proc.stdout)
+    return (match.group(1) if match else proc.stderr.strip().splitlines()[-1:] or ["failed"])[0][:160]
+
+
+def measure(tree: Path, rocm: str, jobs: int, work: Path) -> Outcome:
+    outcome = Outcome(tree.name)
+    out = work / f"{tree.name}-hip"
+    start = time.perf_counter()
+    converted = portkit("convert", str(tree), "-o", str(out), "--rocm", rocm, "-j", str(jobs), "--format", "json",
+                        timeout=3600)
+    outcome.convert_s = time.perf_counter() - start
+    if converted.returncode not in (0, 1):
+        outcome.configure = "convert failed: " + converted.stderr.strip()[-160:]
+        return outcome
+    report = work / f"{tree.name}-verify.json"
+    verified = portkit("verify", str(out), "--source", str(tree), "--rocm", rocm, "-j", str(jobs), "--format", "json",
+                       "-o", str(report), timeout=7200)
+    if report.is_file():
+        doc = json.loads(report.read_text(encoding="utf-8"))
+        outcome.summary = doc["summary"]
+        outcome.gaps = Counter(_first_unexplained(u) for u in doc["units"] if u["unexplained"])
+    else:
+        outcome.summary = {"error": verified.stderr.strip()[-160:]}
+    outcome.configure = configure(out, work / f"{tree.name}-build")
+    return outcome
+
+
+def _first_unexplained(unit: dict) -> str:
+    for error in unit["errors"]:
+        if error["unexplained"]:
+            return NAMES.sub("'...'", error["message"])[:120]
+    return "(no error line: " + (unit.get("compiler_output") or "").strip()[:80] + ")"
+
+
+def table(outcomes: list[Outcome], rocm: str, jobs: int) -> str:
+    lines = [f"# Real projects after `portkit convert`, verified at ROCm {rocm} (-j {jobs})", "",
+             "| project | units | compiled | failed, explained | unexplained | not reached | verify s | CMake for HIP |",
+             "|---|---:|---:|---:|---:|---:|---:|---|"]
+    lines += [_row(o) for o in outcomes]
+    for o in outcomes:
+        if o.gaps:
+            lines += ["", f"## {o.name}: unexplained units by their first unexplained error", ""]
+            lines += [f"- {n} × `{message}`" for message, n in o.gaps.most_common(15)]
+    return "\n".join(lines) + "\n"
+
+
+def _row(o: Outcome) -> str:
+    s = o.summary
+    if "units" not in s:
+        return f"| {o.name} | - | - | - | - | - | - | {s.get('error', o.configure)} |"
+    return (f"| {o.name} | {s['units']} | {s['compiled']} | {s['explained']} | {s['unexplained']} | "
+            f"{s['not_reached']} | {s['seconds']:.0f} | {o.configure} |")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("names", nargs="*", help=f"projects under --trees (default: {', '.join(PROJECTS)})")
+    parser.add_argument("--trees", type=Path, default=Path("/tmp/trees"))
+    parser.add_argument("--rocm", default="6.2")
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--md", type=Path, help="also write the table here")
+    args = parser.parse_args()
+    outcomes = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in args.names or PROJECTS:
+            tree = args.trees / name
+            if not tree.is_dir():
+                print(f"{name}: not under {args.trees}, skipped", file=sys.stderr)
+                continue
+            outcomes.append(measure(tree, args.rocm, args.jobs, Path(tmp)))
+            print(_row(outcomes[-1]), flush=True)
+    text = table(outcomes, args.rocm, args.jobs)
+    print(text)
+    if args.md:
+        args.md.write_text(text, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
