@@ -83,7 +83,7 @@ def _report_parser(sub: argparse._SubParsersAction) -> None:
 def run_audit(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from ..project import config, history
+    from ..project import history
     from ..engine.platform import facts as platform_facts
     from ..commands.audit import audit_paths, configured
     from ..report import audit_emitter
