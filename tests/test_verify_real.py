@@ -171,3 +171,15 @@ def test_a_units_result_is_kept_until_a_file_it_reads_changes(pack62, tmp_path, 
     verify_tree(tree, VerifyOptions(rocm=(6, 2, 0), rocm_headers=str(pack62), cache=False))
     assert sorted(compiled) == ["fill.hip", "sort.hip"]
     assert datacache.cache_dir() == tmp_path / "cache"
+
+
+def test_a_library_missing_from_the_installation_names_the_installed_release_not_the_target():
+    """verify --rocm 6.2 with no 6.2 pack falls back to the ROCm installed here (5.2): a library
+    the installation lacks is 'not in the ROCm 5.2 installation', the release that was looked in."""
+    from portkit.commands.verify.explain import Facts, _not_installed
+    from portkit.commands.scan.walk import Options
+    from portkit.core.tables.mappings import parse_version
+    facts = Facts(REPO, Options(audit=True, rocm=parse_version("6.2")), None, None,
+                          installed=parse_version("5.2"))
+    assert _not_installed("hipblas/hipblas.h", None, facts) == \
+        "hipblas/hipblas.h: hipBLAS is not in the ROCm 5.2 installation; the ROCm package hipblas-dev"

@@ -85,7 +85,7 @@ def verify_tree(out: Path, opts: VerifyOptions,
         return unit, outcome, missing
 
     facts = Facts(root, scan, opts.source.absolute() if opts.source else None, default_db(), project.facts,
-                  pack=compiler.pack is not None)
+                  pack=compiler.pack is not None, installed=compiler.rocm)
     pool = ThreadPoolExecutor(max_workers=opts.jobs)
     try:
         for unit, outcome, missing in pool.map(run, units):

@@ -26,7 +26,7 @@ from pathlib import Path
 from ... import rules
 from ...core.files import read_regular
 from ...core.findings import Finding, fingerprint
-from ...core.tables.mappings import Mapping, MappingDB, format_version
+from ...core.tables.mappings import Mapping, MappingDB, Version, format_version
 from ...engine.facts import ProjectFacts
 from ...engine.platform import regions
 from ..scan.job import Job, scan_file
@@ -78,9 +78,10 @@ class Facts:
     """Scans converted files on demand (once each) for the explanations."""
 
     def __init__(self, root: Path, scan: Options, source_root: Path | None, db: MappingDB,
-                 project: ProjectFacts = ProjectFacts(), pack: bool = False):
+                 project: ProjectFacts = ProjectFacts(), pack: bool = False, installed: Version | None = None):
         self.root = root
         self.pack = pack              # the compiler checks against a header pack, not an installation
+        self.installed = installed    # the installation's release (the compiler's), which may not be the target's
         self.scan = scan              # the audit's settings at the release verified (project/settings.py)
         self.target = scan.target
         self.project = project        # what the project pipeline learned of the converted tree
@@ -265,7 +266,7 @@ def _cuda_header_in_amd_branch(error: Located, facts: Facts, subject: str) -> Fi
 def _not_installed(subject: str, header: Mapping, facts: Facts) -> str:
     """One line: the library, that neither the pack nor the installation has it, and its package."""
     where = ("the header pack or the ROCm installation" if facts.pack
-             else f"the ROCm {format_version(facts.target)} installation")
+             else f"the ROCm {format_version(facts.installed or facts.target)} installation")
     return not_found(subject, where) or (f"{subject} belongs to a ROCm library ({_library(header)}) that is not "
                                          f"in {where}: install its development package, or pass its include "
                                          f"directory with -I")
