@@ -18,6 +18,7 @@ from ..report.safe_text import safe
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ..report.audit_model import Audit
+    from ..report.html_verify import Compiles
     from ..report.html_view import Run
 
 
@@ -56,6 +57,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                         "`portkit convert` defines for them (docs/polyfills.md)")
     p.add_argument("--html", type=Path, metavar="FILE",
                    help="also write the HTML report for managers (one self-contained file)")
+    _add_verify_result(p)
     p.add_argument("--record", action="store_true",
                    help="append this run's summary to the history (the HTML report shows the trend)")
     p.add_argument("--history", type=Path, metavar="PATH",
@@ -78,6 +80,13 @@ def _report_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("audit", type=Path, metavar="AUDIT_JSON")
     p.add_argument("-o", "--output", type=Path, metavar="FILE", required=True, help="the HTML file to write")
     p.add_argument("--history", type=Path, metavar="PATH", help="a history database to draw the trend from")
+    _add_verify_result(p)
+
+
+def _add_verify_result(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--verify-result", type=Path, metavar="FILE",
+                   help="the output of `portkit verify --format json`: the HTML report shows how many units "
+                        "compile at which ROCm release")
 
 
 def run_audit(args: argparse.Namespace) -> int:
@@ -89,6 +98,7 @@ def run_audit(args: argparse.Namespace) -> int:
     from ..report import audit_emitter
     from ..report.model import build
 
+    compiles = _compiles(args)   # read first: a bad file is exit 2 before a long audit
     cfg = configuration(args)   # [tool.portkit] / portkit.toml above the paths, or --config; flags win
     defines, undefines = platform_facts.parse_defines(args.defines, args.undefines)
     scan = dict(file_timeout=check_file_timeout(args.file_timeout), platform_model=args.platform_model,
@@ -108,7 +118,7 @@ def run_audit(args: argparse.Namespace) -> int:
     history_path = args.history or result.root / history.DEFAULT
     refused = _record(doc, history_path, result.root) if args.record else None
     if args.html is not None:
-        _write_html(doc, args.html, _history(history_path, doc.root, result.root), args.quiet)
+        _write_html(doc, args.html, _history(history_path, doc.root, result.root), args.quiet, compiles)
     formatter = audit_emitter(args.format)
     if args.explain_estimate:   # the work items instead of the report, in any --format
         _explain(doc, args.output, args.quiet)
@@ -182,10 +192,21 @@ def _record(doc: Audit, path: Path, root: Path) -> PortkitError | None:
     return None
 
 
-def _write_html(doc: Audit, output: Path, runs: list[Run], quiet: bool = False) -> None:
+def _compiles(args: argparse.Namespace) -> Compiles | None:
+    """--verify-result: verify's counts for the HTML report, checked before anything runs."""
+    if args.verify_result is None:
+        return None
+    if getattr(args, "html", "report") is None:
+        raise PortkitError("--verify-result is shown in the HTML report: add --html FILE")
+    from ..report.html_verify import read
+    return read(args.verify_result)
+
+
+def _write_html(doc: Audit, output: Path, runs: list[Run], quiet: bool = False,
+                compiles: Compiles | None = None) -> None:
     from ..report import html
     buffer = io.StringIO()
-    html.render(doc, buffer, history=runs)
+    html.render(doc, buffer, history=runs, compiles=compiles)
     emit(buffer.getvalue(), output, "the HTML report", quiet)
 
 
@@ -206,7 +227,7 @@ def run_report(args: argparse.Namespace) -> int:
     if found is not None:
         raise PortkitError(f"{args.audit}: not a valid portkit audit: {found}")
     runs = _history(args.history, doc["root"]) if args.history else []
-    _write_html(load(doc), args.output, runs)
+    _write_html(load(doc), args.output, runs, compiles=_compiles(args))
     return 0
 
 
