@@ -115,3 +115,40 @@ def test_a_snapshot_prices_what_the_audit_it_was_taken_from_priced(tmp_path: Pat
     result = audit_paths([tmp_path], AuditOptions())
     facts = calibration.snapshot([(s.rel, s.metrics) for s in result.scans], result.findings, result.scope)
     assert calibration.estimate(facts).hours == result.estimate.hours
+
+
+HISTORIES = tomllib.loads((HERE / "histories.toml").read_text(encoding="utf-8"))["project"]
+
+
+def test_squashed_histories_take_their_days_from_the_unsquashed_ports_lines_per_day():
+    """The rate is the median manual lines per commit day of the seven unsquashed ports (a squashed
+    one's single day would make its rate its whole port); faiss's 2662 lines are 37.9 days."""
+    assert calibration.lines_per_day(HISTORIES) == (70.3, 64.0, 403.4)
+    changed = [dict(p, measured={**p["measured"], "manual_lines": 10 ** 6}) if p.get("squashed") else p
+               for p in HISTORIES]
+    assert calibration.lines_per_day(changed) == (70.3, 64.0, 403.4)
+    by_name = {p["name"]: p for p in HISTORIES}
+    assert calibration.measured_weeks(by_name["xformers"], 70.3) == 28.8    # 144 commit days / 5
+    assert calibration.measured_weeks(by_name["faiss"], 70.3) == 7.57       # 2662 / 70.3 / 5
+    assert calibration.measured_weeks(by_name["rccl"], 70.3) == 11.44       # 4022 lines beat its 7 days
+
+
+def test_the_scale_of_a_held_out_project_is_fitted_on_the_others_only():
+    estimates = [{"p10": 1.0, "p50": 2.0, "p90": 4.0}] * 4
+    measured = [1.0, 2.0, 4.0, 100.0]
+    out = calibration.scale_leave_one_out(estimates, measured)
+    assert [r["scale"] for r in out] == [2.0, 2.0, 1.0, 1.0]   # medians of the other three ratios
+    assert out[0] == {"scale": 2.0, "p10": 2.0, "p50": 4.0, "p90": 8.0, "error_factor": 4.0, "inside": False}
+    assert out[2]["error_factor"] == 2.0 and out[2]["inside"] is True
+    again = calibration.scale_leave_one_out(estimates, measured[:3] + [1.0])
+    assert again[3]["scale"] == out[3]["scale"]   # its own measure never enters its scale
+
+
+def test_the_leave_one_out_section_is_what_the_script_writes_from_the_kept_headlines():
+    import sys
+    sys.path.insert(0, str(HERE))
+    import leave_one_out
+    kept = json.loads((HERE.parent / "results" / "calibration_whole_trees.json").read_text())["histories"]
+    assert len(kept["trees"]) >= 10
+    text = (HERE.parent / "results" / "calibration_whole_trees.md").read_text()
+    assert "\n".join(leave_one_out.section(kept)) in text

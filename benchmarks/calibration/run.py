@@ -258,12 +258,24 @@ def write_whole_trees(label: str, rows: dict[str, dict]) -> None:
     """Merge `rows` under `label` into the results file and render its table."""
     path = RESULTS / "calibration_whole_trees.json"
     data = json.loads(path.read_text()) if path.exists() else {"runs": {}}
-    commit = subprocess.run(["git", "-C", str(HERE.parents[1]), "describe", "--always", "--abbrev=10", "--dirty"],
-                            capture_output=True, text=True).stdout.strip()
+    commit = describe()
     run = data["runs"].setdefault(label, {"portkit": commit, "date": date.today().isoformat(), "trees": {}})
     run.update({"portkit": commit, "date": date.today().isoformat()})
     run["trees"].update(rows)
     path.write_text(json.dumps(data, indent=1) + "\n")
+    render_results()
+
+
+def describe() -> str:
+    """portkit's commit, -dirty when the working tree differs (what a results row was made with)."""
+    return subprocess.run(["git", "-C", str(HERE.parents[1]), "describe", "--always", "--abbrev=10", "--dirty"],
+                          capture_output=True, text=True).stdout.strip()
+
+
+def render_results() -> None:
+    """calibration_whole_trees.md from its JSON: the whole trees' runs, then the leave-one-out
+    section on the port histories (leave_one_out.py) when their headlines are kept."""
+    data = json.loads((RESULTS / "calibration_whole_trees.json").read_text())
     labels = list(data["runs"])
     out = ["# Whole trees: portkit's headline against the real AMD port",
            "",
@@ -284,6 +296,9 @@ def write_whole_trees(label: str, rows: dict[str, dict]) -> None:
         optional_code = "; ".join(f"{o['feature']} +{o['person_weeks_p50']:g}" for o in last["optional"]) or "-"
         out.append(f"| {name} ({last['commit'][:8]}) | {last['outcome']} | {last['source']} | " + " | ".join(cells)
                    + f" | {optional_code} | {last['blockers']} |")
+    if "histories" in data:
+        import leave_one_out  # noqa: PLC0415  (it imports this module)
+        out += ["", *leave_one_out.section(data["histories"])]
     (RESULTS / "calibration_whole_trees.md").write_text("\n".join(out) + "\n")
 
 

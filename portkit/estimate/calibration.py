@@ -171,3 +171,49 @@ def estimate(facts: dict):
     from . import effort, workitems
     files, findings, found = restore(facts)
     return workitems.estimate(files, findings, ecosystem.default(), effort.default_model(), found=found)
+
+
+def lines_per_day(histories: list[dict]) -> tuple[float, float, float]:
+    """Manual lines per commit day of the ports whose history kept their days (squashed = false):
+    the median, and the lower and upper quartile (the rate a squashed port's days are derived
+    with, and its spread). histories: histories.toml's [[project]] tables."""
+    rates = sorted(p["measured"]["manual_lines"] / p["measured"]["commit_days"]
+                   for p in histories if not p.get("squashed"))
+    if len(rates) < 3:
+        raise ValueError("lines_per_day needs at least 3 ports that are not squashed")
+    return round(median(rates), 1), round(_quantile(rates, 0.25), 1), round(_quantile(rates, 0.75), 1)
+
+
+def _quantile(values: list[float], q: float) -> float:
+    """Linear interpolation between the order statistics (sorted `values`)."""
+    at = q * (len(values) - 1)
+    lo = int(at)
+    return values[lo] + (values[min(lo + 1, len(values) - 1)] - values[lo]) * (at - lo)
+
+
+def measured_weeks(project: dict, rate: float) -> float:
+    """A port's history-measured effort in person-weeks: its commit days / 5, and for a squashed
+    history (its days say nothing) the larger of that and its manual lines at `rate` lines a day."""
+    m = project["measured"]
+    days = m["commit_days"]
+    if project.get("squashed"):
+        days = max(days, m["manual_lines"] / rate)
+    return round(days / 5, 2)
+
+
+def scale_leave_one_out(estimates: list[dict], measured: list[float]) -> list[dict]:
+    """For each project: the estimate's global scale fitted on the others only (the median of
+    their measured / P50 on a log scale), its P10/P50/P90 times that scale, the error factor of the
+    scaled P50 (1.0 = exact, always >= 1) and whether the measured effort lies in the scaled P10-P90.
+    estimates: {"p10", "p50", "p90"} per project, in person-weeks."""
+    if len(estimates) != len(measured) or len(estimates) < 3:
+        raise ValueError("scale_leave_one_out needs one estimate per measure, at least 3")
+    logs = [math.log(m / e["p50"]) for e, m in zip(estimates, measured)]
+    out = []
+    for i, (e, m) in enumerate(zip(estimates, measured)):
+        scale = math.exp(median(x for j, x in enumerate(logs) if j != i))
+        p10, p50, p90 = (round(e[k] * scale, 2) for k in ("p10", "p50", "p90"))
+        out.append({"scale": round(scale, 3), "p10": p10, "p50": p50, "p90": p90,
+                    "error_factor": round(math.exp(abs(math.log(m / (e["p50"] * scale)))), 2),
+                    "inside": e["p10"] * scale <= m <= e["p90"] * scale})
+    return out

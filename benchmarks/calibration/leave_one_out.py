@@ -1,0 +1,135 @@
+"""Leave-one-out calibration of the estimate's scale on whole-tree human ports (issue 50, item 4).
+
+    python benchmarks/calibration/leave_one_out.py --audit [--mirrors /work/.mirror] [--only NAME]
+    python benchmarks/calibration/leave_one_out.py
+
+--audit runs `portkit audit TREE --format json --jobs 2` on each upstream tree of histories.toml at
+its recorded base (the upstream before the port; `git archive` of the mirror, no submodules, as
+run.py --whole-trees exports a tree) and keeps each headline under "histories" in
+benchmarks/results/calibration_whole_trees.json. Without --audit, nothing is audited: the
+measured effort is computed from histories.toml, the leave-one-out table from the kept headlines,
+and benchmarks/results/calibration_whole_trees.md is written again with its new section.
+How the measured effort is defined, and why: docs/estimate.md, "Leave-one-out on port histories".
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import tomllib
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parents[1]))
+
+import run  # noqa: E402  (benchmarks/calibration/run.py: the tree export and the results file)
+from portkit.estimate import calibration  # noqa: E402
+
+
+def projects() -> list[dict]:
+    return tomllib.loads((HERE / "histories.toml").read_text())["project"]
+
+
+def audit_base(project: dict, mirrors: Path) -> dict | None:
+    """portkit's headline on the upstream tree at the port's base commit."""
+    mirror = mirrors / project["upstream"].replace("/", "+") / "repo"
+    if not mirror.is_dir():
+        print(f"skip {project['name']}: no mirror {mirror}", file=sys.stderr)
+        return None
+    base = project["measured"]["base"]
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / project["name"]
+        run.export_tree(mirror, base, root)
+        done = subprocess.run([sys.executable, "-m", "portkit", "audit", str(root), "--format", "json",
+                               "--jobs", "2"], capture_output=True, cwd=HERE.parents[1])
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"portkit audit {project['name']} failed ({done.returncode}): {done.stderr.decode()[-2000:]}")
+    e = json.loads(done.stdout)["estimate"]
+    top = sorted((i for i in e["items"] if not i.get("optional")), key=lambda i: -i["p50"])[:4]
+    return {"upstream": project["upstream"], "base": base,
+            "person_weeks": {k: e["person_weeks"][k] for k in ("p10", "p50", "p90")},
+            "hours": {k: e["hours"][k] for k in ("p10", "p50", "p90")},
+            "port_style": e.get("port_style", {}).get("style", ""),
+            "top": [f"{i['label']} {i['p50']:g} h" for i in top]}
+
+
+def table(kept: dict) -> tuple[dict, list[dict]]:
+    """The rate squashed histories are measured with, and per project (histories.toml's order,
+    those with a kept headline): measured person-weeks against the leave-one-out scaled estimate."""
+    histories = [p for p in projects() if p["name"] in kept["trees"]]
+    rate, q1, q3 = calibration.lines_per_day(projects())
+    measured = [calibration.measured_weeks(p, rate) for p in histories]
+    estimates = [kept["trees"][p["name"]]["person_weeks"] for p in histories]
+    rows = []
+    for p, m, e, loo in zip(histories, measured, estimates, calibration.scale_leave_one_out(estimates, measured)):
+        span = (f"{calibration.measured_weeks(p, q3):g}-{calibration.measured_weeks(p, q1):g}"
+                if p.get("squashed") else "")
+        rows.append({"name": p["name"], "squashed": bool(p.get("squashed")), "measured": m, "span": span,
+                     "estimate": e, "top": kept["trees"][p["name"]]["top"], **loo})
+    return {"rate": rate, "q1": q1, "q3": q3}, rows
+
+
+def section(kept: dict) -> list[str]:
+    """The markdown section on the port histories, from the kept headlines."""
+    rate, rows = table(kept)
+    within = sum(r["error_factor"] <= 1.5 for r in rows)
+    inside = sum(r["inside"] for r in rows)
+    out = ["## Leave-one-out on the port histories (issue 50, item 4)", "",
+           "Written by `python benchmarks/calibration/leave_one_out.py [--audit]` (histories.toml; method: "
+           "docs/estimate.md, \"Leave-one-out on port histories\"). Estimate: `portkit audit TREE --format json "
+           f"--jobs 2` on the upstream tree at the port's base, portkit {kept['portkit']}. Measured: commit days / 5; "
+           f"a squashed history's days from its manual lines at {rate['rate']:g} lines a commit day (the median of "
+           f"the unsquashed ports; quartiles {rate['q1']:g}-{rate['q3']:g}, the range shown). Each project's estimate "
+           "is scaled by the median measured/P50 of the other projects (the scale column) and compared with its "
+           "measure.", "",
+           "| project | measured person-weeks | estimate P50 (P10-P90) | leave-one-out scale | scaled P50 (P10-P90) "
+           "| error factor | within x1.5 | measured in P10-P90 | largest headline items |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        e = r["estimate"]
+        measured = f"{r['measured']:g}" + (f" (squashed: {r['span']})" if r["squashed"] else "")
+        out.append(f"| {r['name']} | {measured} | {e['p50']:g} ({e['p10']:g}-{e['p90']:g}) | x{r['scale']:g} | "
+                   f"{r['p50']:g} ({r['p10']:g}-{r['p90']:g}) | x{r['error_factor']:g} | "
+                   f"{'yes' if r['error_factor'] <= 1.5 else 'no'} | {'yes' if r['inside'] else 'no'} | "
+                   f"{'; '.join(r['top'][:2])} |")
+    out += ["", f"Within x1.5: **{within} of {len(rows)}**; measured inside the scaled P10-P90: "
+            f"**{inside} of {len(rows)}**."]
+    return out
+
+
+def run_audits(args: argparse.Namespace) -> None:
+    path = run.RESULTS / "calibration_whole_trees.json"
+    data = json.loads(path.read_text()) if path.exists() else {"runs": {}}
+    kept = data.setdefault("histories", {"portkit": "", "trees": {}})
+    for project in projects():
+        if args.only and project["name"] not in args.only:
+            continue
+        row = audit_base(project, args.mirrors)
+        if row is None:
+            continue
+        kept["trees"][project["name"]] = row
+        kept["portkit"] = run.describe()
+        pw = row["person_weeks"]
+        print(f"{project['name']}: {pw['p50']:g} ({pw['p10']:g}-{pw['p90']:g}) {'; '.join(row['top'])}", flush=True)
+        path.write_text(json.dumps(data, indent=1) + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
+    ap.add_argument("--only", action="append", default=[])
+    ap.add_argument("--audit", action="store_true", help="audit each upstream tree at its base first")
+    args = ap.parse_args(argv)
+    if args.audit:
+        run_audits(args)
+    if not args.audit:
+        run.render_results()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
