@@ -44,10 +44,25 @@ class ProjectFacts:
     # (name, file, line): the macros that write inline assembly (`#define SYNC() asm(...)`, an alias
     # `#define ASM asm`), in audit mode (project/asm_macros.py): a use in device code is PTX (PK301)
     asm_macros: tuple[tuple[str, str, int], ...] = ()
+    # the namespaces named like a CUDA library's that the tree declares inside its own ("ctranslate2::cuda",
+    # project/own_namespaces.py): an unqualified `cuda::` where one is visible is the project's, not libcu++'s
+    own_namespaces: tuple[str, ...] = ()
 
     @cached_property   # the names the walk hands PK301 (rules' FACT_NAMES)
     def asm_macro_names(self) -> frozenset[bytes]:
         return frozenset(name.encode("latin-1") for name, _, _ in self.asm_macros)
+
+    @cached_property   # name -> the outer paths it is declared under: (b"cuda": {("ctranslate2",)})
+    def _namespace_parents(self) -> dict[bytes, frozenset[tuple[str, ...]]]:
+        out: dict[bytes, set[tuple[str, ...]]] = {}
+        for full in self.own_namespaces:
+            *outer, name = full.split("::")
+            out.setdefault(name.encode("latin-1"), set()).add(tuple(outer))
+        return {name: frozenset(paths) for name, paths in out.items()}
+
+    def namespace_parents(self, name: bytes) -> frozenset[tuple[str, ...]]:
+        """The outer namespaces under which the tree declares its own namespace `name`."""
+        return self._namespace_parents.get(name, frozenset()) if self.own_namespaces else frozenset()
 
     def asm_macro(self, name: bytes) -> tuple[str, int]:
         """Where the assembly macro `name` is defined: (file, line)."""

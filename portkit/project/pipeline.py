@@ -21,9 +21,10 @@ from ..core.files import Entry, LeftOut, Skipped, discover, read, read_sources, 
 from ..engine.context import Options
 from ..engine.facts import ProjectFacts
 from ..engine.platform import amd_headers, compilers, directives, ppexpr, regions, facts as platform_facts
-from ..rewrite import polyfills
+from ..rewrite import polyfills, qualified_names
 from ..core.tables.mappings import tables_dir
-from . import asm_macros, carried, includes, packages
+from ..core.tables.project_tables import db_for
+from . import asm_macros, carried, includes, own_namespaces, packages
 from .config import Config
 from .packages import own_packages, requirements
 
@@ -128,15 +129,15 @@ def learn(entries: list[Entry], options: Options, config: Config = Config(),
     facts = ProjectFacts(amd_macros=tuple(config.amd_macros), own_packages=own_packages(entries),
                          requirements=required, extras=extras, carried=carried.learn(entries),
                          generated_headers=generated_headers(entries))
-    if sources is None and (options.platform_model or options.polyfills):
-        sources = read_sources(entries)   # once for both passes
+    sources = read_sources(entries) if sources is None else sources   # once for every pass
     if options.platform_model:   # the tree's AMD selectors, learned before the scan (regions.py)
         facts = platform_facts.project_platforms(entries, facts, sources)
     if options.polyfills:   # its own definitions win over a polyfill
         facts = replace(facts, project_defined=polyfills.project_defined(entries, sources))
     if options.audit:   # the macros that write inline assembly: their uses are PTX too (PK301)
-        facts = replace(facts, asm_macros=asm_macros.learn(read_sources(entries) if sources is None else sources))
-    return facts
+        facts = replace(facts, asm_macros=asm_macros.learn(sources))
+    # ctranslate2::cuda: its `cuda::` uses are the project's, not libcu++'s
+    return replace(facts, own_namespaces=own_namespaces.learn(sources, db_for(options).names_by_bytes))
 
 
 def generated_headers(entries: list[Entry]) -> frozenset[str]:
@@ -176,8 +177,8 @@ def _tree_key(root: Path, entries: list[Entry], options: Options, config: Config
 def _facts_code() -> list[Path]:
     """The modules whose code decides the facts (named by module, so that a move keeps the key
     whole: a path that no longer exists would silently turn the gate's cache off)."""
-    modules = (sys.modules[__name__], includes, asm_macros, platform_facts, regions, compilers, directives, ppexpr,
-               amd_headers, polyfills, needles, source, packages, carried)
+    modules = (sys.modules[__name__], includes, asm_macros, own_namespaces, qualified_names, platform_facts, regions,
+               compilers, directives, ppexpr, amd_headers, polyfills, needles, source, packages, carried)
     return [Path(m.__file__) for m in modules] + [tables_dir() / "ecosystem.toml"]
 
 
@@ -189,7 +190,7 @@ def _facts_to_plain(facts: ProjectFacts) -> dict:
             "requirements": None if facts.requirements is None else sorted(facts.requirements),
             "extras": [[extra, sorted(names)] for extra, names in facts.extras],
             "carried": [list(pair) for pair in facts.carried], "generated_headers": sorted(facts.generated_headers),
-            "asm_macros": [list(m) for m in facts.asm_macros]}
+            "asm_macros": [list(m) for m in facts.asm_macros], "own_namespaces": list(facts.own_namespaces)}
 
 
 def _facts_from_plain(plain: dict) -> ProjectFacts:
@@ -203,7 +204,8 @@ def _facts_from_plain(plain: dict) -> ProjectFacts:
                         extras=tuple((extra, frozenset(names)) for extra, names in plain.get("extras", ())),
                         carried=tuple((library, directory) for library, directory in plain.get("carried", ())),
                         generated_headers=frozenset(plain.get("generated_headers", ())),
-                        asm_macros=tuple((str(name), str(rel), int(line)) for name, rel, line in plain.get("asm_macros", ())))
+                        asm_macros=tuple((str(name), str(rel), int(line)) for name, rel, line in plain.get("asm_macros", ())),
+                        own_namespaces=tuple(str(name) for name in plain.get("own_namespaces", ())))
 
 
 def with_clang_lines(project: Project, deep) -> None:

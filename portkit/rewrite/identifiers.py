@@ -85,6 +85,8 @@ def handle(ctx: ScanContext, view: View, node: Node, text: bytes | None = None) 
         return   # faiss's `#ifdef USE_AMD_ROCM #define CUDART_NAN_F ...`: the AMD build's own definition
     if mapping.kind == "namespace" and text in ctx.derived(own_namespaces):
         return   # mamba's `#else namespace cuda { namespace std = ::std; }`: the AMD build's own cuda::std
+    if mapping.kind == "namespace" and qualified_names.own_use(ctx, view, node, text):
+        return   # ctranslate2's `namespace cuda` and its `cuda::` uses: the project's, not libcu++'s
     if parent is not None and parent.is_error and _inside_string(view.data, node.start_byte):
         return   # error recovery split a string literal: "cudaMalloc failed" is text, not code
     if mapping.arity_alias:
