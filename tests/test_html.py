@@ -189,13 +189,15 @@ def test_the_page_answers_first_then_one_chart_then_folded_details():
     outline = _outline(text)
     assert outline.sections == ["answer", "decisions", "effort", "details", "method"]
     assert outline.ids["answer"] == ["headline", "kpi-p50", "estimate-range", "kpi-p10", "kpi-p90", "blocks",
-                                     "kpi-decisions", "kpi-blockers", "not-included", "scope", "port-style", "conversion"]
+                                     "kpi-decisions", "kpi-blockers", "not-included", "scope", "port-style", "depends",
+                                     "compiles-unknown", "conversion"]   # the fourth card (issue 51, item 7)
     assert outline.ids["decisions"] == ["no-decisions"]
     assert outline.folded == ["blocker-sites", "work-items", "by-directory", "dependencies", "breakdown", "trend",
                               "all-findings", "files"]   # and "polyfills" where convert would define some
     assert outline.details and not [d for d, is_open in outline.details if is_open]
     items = [i for i in load(doc).estimate.items if not i.optional]
-    assert text.count('<div class="bar-row"') == len(html.hours_chart(items, set())) == 9
+    assert text.count('<div class="bar-row"') == len(html.hours_chart(items, set())) == 8
+    assert text.count('<p class="caption" id="chart-rest">Not drawn: ') == 1   # the rest: longer than a bar
     assert "<svg" not in text   # the one chart is HTML; the trend (an svg) needs two recorded runs
     assert '<details id="all-findings" class="section" hidden>' in text   # the script shows it
 

@@ -224,7 +224,7 @@ def test_report_of_a_real_project(browser, tree, tmp_path):
         pytest.skip(f"{root} not here (a real tree, never committed; set PORTKIT_REAL_TREES)")
     page, doc = _report(tmp_path, root)
     measured = check_layout(browser, page, f"{tree}_report", tmp_path)
-    decisions = [d for d in doc["estimate"]["decisions"] if not d["optional"]]
+    decisions = {d["id"] for d in doc["estimate"]["decisions"] if not d["optional"]}   # one per family
     assert browser.find_element("id", "kpi-decisions").text == str(len(decisions))
     assert measured["pdf_pages"] <= 4   # the details are folded on paper too
 
@@ -238,3 +238,45 @@ def test_report_is_readable_without_javascript(sample_report):
     sites = re.findall(r'<span class="site">([^<]+):(\d+)</span>', body)
     assert sorted((name, int(line)) for name, line in sites) == sorted(
         (f["path"].rsplit("/", 1)[-1], f["line"]) for f in doc["findings"])   # each once, under its directory
+
+
+# --- issue 51, item 7: the four cards on a wide screen, and a phone ---------------------------------
+
+PHONE = (390, 844)
+CARDS = ("#headline", "#blocks", "#not-included", "#depends")
+DOCS_SHOTS = {"report_1400.png": SCREEN, "report_390.png": PHONE}   # docs/report.md shows them
+
+
+def test_four_cards_above_the_fold_and_a_phone_scrolls_only_down(browser, tmp_path):
+    """At 1400 px the four cards (with the compile card of a verify result) are on the first
+    screen side by side; at 390 px (a phone) nothing is wider than the screen, folds open or
+    closed, and the cards stack. PORTKIT_DOCS_SCREENSHOTS=1 writes the screenshots docs/ shows."""
+    verify = REPO / "fixtures" / "report" / "verify_sample_project.json"
+    page, _ = _report(tmp_path, REPO / "fixtures" / "sample_project", "--rocm", "5.2", "--verify-result", str(verify))
+    shots = {}
+    _viewport(browser, SCREEN)
+    browser.get(page.as_uri())
+    rects = [browser.execute_script(RECT, sel) for sel in (*CARDS, "#compiles")]
+    assert all(bottom <= SCREEN[1] for _, bottom in rects), rects
+    assert len({top for top, _ in rects[:4]}) == 1   # one row
+    assert browser.find_element("id", "compiles").text == "1 of 4 units compile at ROCm 5.2"
+    shots["report_1400.png"] = tmp_path / "report_1400.png"
+    browser.save_screenshot(str(shots["report_1400.png"]))
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                            {"width": PHONE[0], "height": PHONE[1], "deviceScaleFactor": 1, "mobile": True})
+    browser.get(page.as_uri())
+    assert browser.execute_script("return document.documentElement.clientWidth") == PHONE[0]
+    assert browser.execute_script(WIDER) == [0, []]
+    tops = [browser.execute_script(RECT, sel)[0] for sel in CARDS]
+    assert tops == sorted(tops) and len(set(tops)) == 4   # stacked, in the order they are asked
+    shots["report_390.png"] = tmp_path / "report_390.png"
+    browser.save_screenshot(str(shots["report_390.png"]))
+    browser.execute_script(OPEN_ALL)   # a table of eight columns scrolls inside its own box; the page never does
+    assert browser.execute_script(WIDER.replace("e.checkVisibility()", "e.checkVisibility() && !e.closest('table')")
+                                  ) == [0, []]
+    assert browser.execute_script(BROKEN_PATHS) == []
+    _viewport(browser, SCREEN)
+    for name, path in shots.items():
+        _keep(path)
+        if os.environ.get("PORTKIT_DOCS_SCREENSHOTS") == "1":
+            shutil.copy2(path, REPO / "docs" / name)

@@ -24,15 +24,16 @@ from typing import Sequence, TextIO
 
 from markupsafe import Markup
 
-from . import html_groups, html_markup
+from . import html_groups, html_items, html_markup
 from ..estimate.scope import is_part
+from .families import Family, counts, families
 from .audit_model import Audit, Decision, Estimate, FindingRecord, NamedHours, WorkItem
-from .html_view import (Answer, Bar, Covers, DecisionRow, DependencyRow, Dot, OptionalView, OutsidePart, PolyfillRow,
+from .html_verify import Compiles
+from .html_view import (Answer, Bar, Covers, DecisionRow, DependencyCard, DependencyRow, Dot, OptionalView, OutsidePart, PolyfillRow,
     PolyfillView, Run, RunMark, Trend, TrendLine, View, WorkItemRow)
 from .model import amd_build_line, conversion_headline, port_style_line
 
 TOP_DIRECTORIES = 10
-CHART_ITEMS = 8            # work items drawn in the one chart; the rest are one bar
 SEVERITY_COLOUR = {        # Okabe-Ito, colour-blind safe; always shown with the word
     "blocker": "#D55E00", "high": "#E69F00", "medium": "#0072B2", "low": "#56B4E9", "info": "#999999",
 }
@@ -40,8 +41,7 @@ TREND = {"width": 640, "height": 200, "pad": 40}
 STATUS_TEXT = {"drop-in": "drop-in", "different-api": "different API", "partial": "partial", "none": "none"}
 
 
-def _hours(value: float) -> str:
-    return f"{value:,.0f} h" if value >= 10 else f"{value:,.1f} h"
+_hours = html_items.hours
 
 
 def _n(count: int, word: str, plural: str = "") -> str:
@@ -49,20 +49,14 @@ def _n(count: int, word: str, plural: str = "") -> str:
 
 
 def bars(rows: list[tuple[str, float, bool]]) -> tuple[Bar, ...]:
-    """Horizontal bars as HTML (labels wrap, print keeps them): each bar's share of the longest,
-    in percent, labelled with its hours; `flag` marks a bar that is a decision."""
-    top = max((v for _, v, _ in rows), default=0.0) or 1.0
-    return tuple(Bar(label, _hours(value), max(round(100 * value / top, 1), 0.5), flag) for label, value, flag in rows)
+    """Horizontal bars (html_items.bars) of rows without a detail."""
+    return html_items.bars([(label, value, flag, "") for label, value, flag in rows])
 
 
-def hours_chart(items: Sequence[WorkItem], decided: set[str]) -> tuple[Bar, ...]:
-    """Where the estimate's hours go: its largest work items, then one bar for the rest."""
-    ranked = sorted(items, key=lambda i: (-i.p50, i.label))
-    rows = [(i.label, i.p50, i.label in decided) for i in ranked[:CHART_ITEMS]]
-    rest = ranked[CHART_ITEMS:]
-    if rest:
-        rows.append((f"{len(rest)} other work items", round(sum(i.p50 for i in rest), 1), False))
-    return bars(rows)
+def hours_chart(items: Sequence[WorkItem], decided: set[str],
+                named: dict[int, tuple[str, str]] | None = None) -> tuple[Bar, ...]:
+    """Where the estimate's hours go (html_items.hours_chart)."""
+    return html_items.hours_chart(items, decided, named)
 
 
 def top_directories(rows: Sequence[NamedHours]) -> list[tuple[str, float]]:
@@ -120,8 +114,9 @@ def _covers(item: WorkItem) -> Covers:
     return Covers((), 0, ", ".join(f"{k} {v:g}" for k, v in item.facts.items()))
 
 
-def _item_row(item: WorkItem) -> WorkItemRow:
-    return WorkItemRow(item.label, _covers(item), item.p10, item.p50, item.p90, item.why)
+def _item_row(item: WorkItem, named: dict[int, tuple[str, str]]) -> WorkItemRow:
+    label, detail = named.get(id(item), (item.label, ""))
+    return WorkItemRow(label, detail, _covers(item), item.p10, item.p50, item.p90, item.why)
 
 
 def _polyfills(doc: Audit) -> PolyfillView:
@@ -133,73 +128,97 @@ def _polyfills(doc: Audit) -> PolyfillView:
 
 def _headline(doc: Audit, e: Estimate) -> Answer:
     """The first screen's numbers: how long, what blocks, and the conversion in words."""
-    s, weeks, decisions = doc.summary, e.person_weeks, e.decisions
-    inside = sum(1 for d in decisions if not d.optional)
+    s, weeks = doc.summary, e.person_weeks
+    inside, outside = counts(e.decisions)   # one per family, as the text report counts them
     return Answer(
         p50=f"{weeks.p50:.1f}", p10=f"{weeks.p10:.1f}", p90=f"{weeks.p90:.1f}",
         calendar_p50=f"{e.calendar_weeks.p50:.1f}", calendar_p90=f"{e.calendar_weeks.p90:.1f}",
         team_size=e.team_size, focus=f"{e.focus_hours_per_week:g}",
         decisions=inside, decisions_word="decision" if inside == 1 else "decisions",
-        decisions_outside=len(decisions) - inside, blockers=f"{s.blockers:,}",
+        decisions_outside=outside, blockers=f"{s.blockers:,}",
         need_person=_n(conversion_headline(s).need_person, "finding needs", "findings need"),
         archetype=e.archetype, files=f"{s.files:,}", lines=f"{s.lines:,}",
         findings=f"{s.findings:,}", conversion=s.headline)
 
 
-def _decision_rows(decisions: Sequence[Decision]) -> list[DecisionRow]:
-    """The decisions as the first screen lists them, each linked to its sites further down."""
-    rows = []
-    for k, d in enumerate(decisions):
-        where = _n(d.sites, "site")
-        where += f" ({_n(d.blocker_sites, 'blocker')})" if d.blocker_sites != d.sites else ""
-        where += " in " + _n(d.files, "file")
-        where += f", {_n(d.kernels, 'kernel')}" if d.kernels else ""
-        h = d.hours
-        rows.append(DecisionRow(label=d.label, alternative=d.alternative, optional=d.optional,
-                                anchor=f"decision-{k + 1}", where=where,
-                                hours_text=f"{_hours(h.p50)} ({h.p10:,.0f}\u2013{h.p90:,.0f})",
-                                since=f"ROCm {d.rocm_since}+" if d.rocm_since else ""))
-    return rows
+def _where(d: Decision) -> str:
+    where = _n(d.sites, "site")
+    where += f" ({_n(d.blocker_sites, 'blocker')})" if d.blocker_sites != d.sites else ""
+    where += " in " + _n(d.files, "file")
+    return where + (f", {_n(d.kernels, 'kernel')}" if d.kernels else "")
 
 
-NAMED_OUTSIDE = 3   # decisions named in a folded part's summary line (a printed page shows only that line)
+def _part_name(feature: str) -> str:
+    return f"the {feature}" if is_part(feature) else f"the optional {feature} code"   # as model.changes() says
 
 
-def _outside(rows: list[DecisionRow]) -> tuple[OutsidePart, ...]:
-    """Decisions about code the estimate leaves out, by the part they belong to, each part with
-    the line its folded list shows: how many, and the first few by name."""
-    parts: dict[str, list[DecisionRow]] = {}
-    for d in rows:
-        if d.optional:
-            parts.setdefault(d.optional, []).append(d)
-    out = []
-    for feature, ds in parts.items():
-        names = "; ".join(d.label for d in ds[:NAMED_OUTSIDE])
-        names += f"; and {len(ds) - NAMED_OUTSIDE} more" if len(ds) > NAMED_OUTSIDE else ""
-        part = f"the {feature}" if is_part(feature) else f"the optional {feature} code"   # as model.changes() says
-        out.append(OutsidePart(feature, part, tuple(ds), names, _n(len(ds), "more decision")))
-    return tuple(out)
+def _decision_row(family: Family, anchors: dict[int, int]) -> DecisionRow:
+    """One decision (a family) as the first screen lists it, linked to its sites further down:
+    in the estimate, its headline sites and a note of those in parts priced apart; else each
+    part's sites and the hours of all of them (the estimate sums percentiles the same way)."""
+    d = family.first
+    if family.in_estimate:
+        where = _where(d) + "".join(f"; {_n(p.sites, 'more site')} in {_part_name(p.optional)}, not in the estimate"
+                                    for p in family.apart)
+        p10, p50, p90 = d.hours.p10, d.hours.p50, d.hours.p90
+    else:
+        where = "; ".join(f"{_where(p)} in {_part_name(p.optional)}" for p in family.parts)
+        p10, p50, p90 = (round(sum(getattr(p.hours, k) for p in family.parts), 1) for k in ("p10", "p50", "p90"))
+    return DecisionRow(label=d.label, alternative=d.alternative, optional=d.optional,
+                       anchor=f"decision-{anchors[id(d)]}", where=where,
+                       hours_text=f"{_hours(p50)} ({p10:,.0f}\u2013{p90:,.0f})",
+                       since=f"ROCm {d.rocm_since}+" if d.rocm_since else "")
 
 
-def view(doc: Audit, history: Sequence[Run] = ()) -> View:
+NAMED_OUTSIDE = 3   # decisions named in the folded summary line (a printed page shows only that line)
+
+
+def _outside(fams: Sequence[Family], rows: list[DecisionRow]) -> tuple[OutsidePart, ...]:
+    """The decisions only code the estimate leaves out needs, one per family, as one fold whose
+    line says how many, for which parts, and the first few by name."""
+    ds = [r for f, r in zip(fams, rows) if not f.in_estimate]
+    if not ds:
+        return ()
+    parts = list(dict.fromkeys(p.optional for f in fams if not f.in_estimate for p in f.parts))
+    names = "; ".join(d.label for d in ds[:NAMED_OUTSIDE])
+    names += f"; and {len(ds) - NAMED_OUTSIDE} more" if len(ds) > NAMED_OUTSIDE else ""
+    part = " or ".join(_part_name(p) for p in parts)
+    return (OutsidePart(", ".join(parts), part, tuple(ds), names, _n(len(ds), "more decision")),)
+
+
+def _dependency_card(rows: Sequence[DependencyRow]) -> DependencyCard:
+    """What the port depends on, for the first screen: the libraries, and those a person moves."""
+    statuses = ", ".join(f"{n} {STATUS_TEXT[k]}" for k, n in Counter(d.status for d in rows).most_common())
+    hard = tuple(f"{label}: {', '.join(d.name for d in rows if d.status == status)}"
+                 for status, label in (("none", "No ROCm counterpart"), ("different-api", "A different API on ROCm"))
+                 if any(d.status == status for d in rows))
+    return DependencyCard(_n(len(rows), "CUDA library or package", "CUDA libraries and packages"), statuses, hard)
+
+
+def view(doc: Audit, history: Sequence[Run] = (), compiles: Compiles | None = None) -> View:
     """Everything the template shows, computed once here."""
     s, e = doc.summary, doc.required_estimate()
-    rows = _decision_rows(e.decisions)
+    fams = families(e.decisions)
+    anchors = {id(d): k + 1 for k, d in enumerate(e.decisions)}   # html_groups.by_decision's anchors
+    rows = [_decision_row(f, anchors) for f in fams]
+    named = html_items.titles(doc)
     headline_items = [i for i in e.items if not i.optional]
+    inside, apart = html_items.top_files(doc)
     dependencies = tuple(DependencyRow(d.name, d.kind, d.rocm, d.status, STATUS_TEXT[d.status])
                          for d in doc.dependencies)
     return View(
         doc=doc,
         headline=_headline(doc, e),
-        decisions=tuple(d for d in rows if not d.optional),
-        decisions_outside=_outside(rows),
+        decisions=tuple(r for f, r in zip(fams, rows) if f.in_estimate),
+        decisions_outside=_outside(fams, rows),
         not_included=e.changes, scope=e.scope, port_style=port_style_line(e.port_style) if e.port_style else "",
         amd_build=amd_build_line(s.platforms),
-        chart=hours_chart(headline_items, {d.label for d in e.decisions if not d.optional}),
+        chart=hours_chart(headline_items, {d.label for d in e.decisions if not d.optional}, named),
+        chart_rest=html_items.rest_line(headline_items),
         hours=e.hours,
-        items=tuple(_item_row(i) for i in headline_items),
+        items=tuple(_item_row(i, named) for i in headline_items),
         optional=tuple(OptionalView(o.feature, o.person_weeks,
-                                    tuple(_item_row(i) for i in e.items if i.optional == o.feature))
+                                    tuple(_item_row(i, named) for i in e.items if i.optional == o.feature))
                        for o in e.optional),
         blocker_groups=html_groups.by_decision(e.decisions, e.items, doc.findings),
         areas=html_groups.by_area(doc.findings),
@@ -214,7 +233,7 @@ def view(doc: Audit, history: Sequence[Run] = ()) -> View:
         severities=tuple(s.by_severity.items()),
         findings_json=_findings_json(doc.findings),
         codes=tuple(sorted({f.code for f in doc.findings})),
-        files=tuple(sorted(doc.files, key=lambda f: (-f.effort_hours, f.path))),
+        files=inside, files_apart=apart, compiles=compiles, dependency_card=_dependency_card(dependencies),
         model=e.model)
 
 
@@ -233,6 +252,7 @@ def _environment():
     return env
 
 
-def render(doc: Audit, stream: TextIO, statistics: bool = False, history: Sequence[Run] = ()) -> None:
-    """The self-contained page: the template displays view(doc, history), field by field."""
-    stream.write(_environment().get_template("report.html.j2").render(**vars(view(doc, history))))
+def render(doc: Audit, stream: TextIO, statistics: bool = False, history: Sequence[Run] = (),
+           compiles: Compiles | None = None) -> None:
+    """The self-contained page: the template displays view(doc, history, compiles), field by field."""
+    stream.write(_environment().get_template("report.html.j2").render(**vars(view(doc, history, compiles))))

@@ -6,12 +6,13 @@ template reads these attributes and computes nothing (STYLE.md, habit 8).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from markupsafe import Markup
 
 from .audit_model import Archetype, Audit, CostModel, FileRecord, Spread
 from .html_groups import Area, BlockerGroup
+from .html_verify import Compiles
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,7 @@ class Bar:
     value: str                  # the hours, formatted
     percent: float              # of the longest bar
     decision: bool              # the bar is a decision's work item
+    detail: str = field(default="", metadata={"omit_empty": True})   # the rule code and name of a titled item
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,8 @@ class Covers:
 
 @dataclass(frozen=True)
 class WorkItemRow:
-    label: str
+    label: str                  # the title in plain words (html_items.title)
+    detail: str                 # the rule code and name, or ""
     covers: Covers
     p10: float
     p50: float
@@ -132,6 +135,15 @@ class PolyfillView:
 
 
 @dataclass(frozen=True)
+class DependencyCard:
+    """What the port depends on: the CUDA libraries and packages, and those with no drop-in."""
+
+    count: str                  # "6 CUDA libraries and packages"
+    statuses: str               # "4 drop-in, 1 partial, 1 none"
+    hard: tuple[str, ...]       # "A different API on ROCm: cuDNN, NVML": what a person moves
+
+
+@dataclass(frozen=True)
 class Answer:
     """The first screen's numbers, formatted."""
 
@@ -144,7 +156,7 @@ class Answer:
     focus: str
     decisions: int
     decisions_word: str
-    decisions_outside: int
+    decisions_outside: int      # one per family (report/families.py), as the text report counts them
     blockers: str
     need_person: str
     archetype: Archetype
@@ -167,6 +179,7 @@ class View:
     port_style: str           # the port style the headline prices, and the other's price
     amd_build: str
     chart: tuple[Bar, ...]
+    chart_rest: str           # the items the chart leaves out, as a line, when they would be its longest bar
     hours: Spread
     items: tuple[WorkItemRow, ...]
     optional: tuple[OptionalView, ...]
@@ -182,5 +195,8 @@ class View:
     severities: tuple[tuple[str, int], ...]
     findings_json: Markup
     codes: tuple[str, ...]
-    files: tuple[FileRecord, ...]
+    files: tuple[FileRecord, ...]         # the files in the headline, the most hours first
+    files_apart: tuple[FileRecord, ...]   # priced apart, or nothing to price
+    compiles: Compiles | None             # audit --verify-result
+    dependency_card: DependencyCard
     model: CostModel

@@ -42,7 +42,7 @@ HOURS3 = {"low": NUMBER, "likely": NUMBER, "high": NUMBER}
 PERCENTILES = {"p10": NUMBER, "p50": NUMBER, "p90": NUMBER}
 NAMED_HOURS = [{"name": str, "hours": NUMBER}]
 POLYFILLS = [{"name": str, "serves": [str], "files": [str], "note": str}]
-DECISIONS = [{"label": str, "alternative": str, "rocm_since": str, "kernels": int, "files": int, "sites": int,
+DECISIONS = [{"id": Opt(str), "label": str, "alternative": str, "rocm_since": str, "kernels": int, "files": int, "sites": int,
               "blocker_sites": int, "hours": PERCENTILES, "optional": str}]
 # model.amd_build_line reads the last two only when `builds_for_amd` is true (audit_problem)
 PLATFORMS = {"builds_for_amd": Opt(bool), "amd_build_share": Opt(NUMBER), "amd_implementations": Opt([{"evidence": str}])}
@@ -68,6 +68,7 @@ AUDIT = {
         "decisions": Opt(DECISIONS),
     },
     "dependencies": [{"kind": str, "name": str, "rocm": (str, type(None)), "status": OneOf(STATUSES)}],
+    "rules": Opt([{"code": str, "name": str, "summary": str}]),   # the work items' plain titles (html_items.py)
     "files": [{"path": str, "kind": (str, type(None)), "lines": int, "cuda_refs": int, "refs_converted": int,
                "kernels": int, "findings": int, "effort_hours": NUMBER}],
     "findings": [{"code": str, "name": str, "severity": OneOf(SEVERITIES), "path": str, "line": int,

@@ -13,6 +13,7 @@ from rich.table import Table
 
 from .audit_model import Audit, Estimate, WorkItem
 from .csv import statistics_rows
+from .families import families
 from .model import amd_build_line, port_style_line
 from .plain import cell, say
 from .terminal import SEVERITY_STYLE, _plural
@@ -90,15 +91,17 @@ def _blockers(doc: Audit, console: Console, every: bool = False) -> None:
     limit = len(blockers) if every else MAX_BLOCKERS_SHOWN
     if not blockers:
         return
-    decisions = doc.required_estimate().decisions
+    decided = families(doc.required_estimate().decisions)   # one per family, as the HTML counts them
     console.print()
-    console.print(f"[bold red]Decisions ({len(decisions)})[/] - {_plural(len(blockers), 'blocker site')}, "
+    console.print(f"[bold red]Decisions ({len(decided)})[/] - {_plural(len(blockers), 'blocker site')}, "
                   f"one decision per library or feature family:")
-    for d in decisions:
+    for family in decided:
+        for k, d in enumerate(family.parts):
+            where = f"; not included: {d.optional}" if d.optional else ""
+            lead = ("  ", (d.label, "bold"), ": ") if k == 0 else ("      and ",)
+            say(console, *lead, f"{d.kernels} kernels, {d.files} files, {d.sites} sites; {d.hours.p50:.0f} h P50{where}")
+        d = family.first
         since = f" (ROCm {d.rocm_since}+)" if d.rocm_since else ""
-        where = f"; not included: {d.optional}" if d.optional else ""
-        say(console, "  ", (d.label, "bold"), f": {d.kernels} kernels, {d.files} files, {d.sites} sites; "
-                     f"{d.hours.p50:.0f} h P50{where}")
         say(console, f"      instead: {d.alternative}{since}", style="dim")
     console.print(f"Blocker sites ({'all' if every else 'the first'} {min(len(blockers), limit)}):")
     shown: set[str] = set()   # a rule's generic "Instead" repeated under each of its sites said nothing new
