@@ -85,9 +85,12 @@ def rest_line(items: Sequence[WorkItem]) -> str:
 def parts_of_files(doc: Audit) -> dict[str, str]:
     """path -> the part the estimate prices its findings in: "" (the headline) when any of its
     sites is in a headline item, else the first part priced apart; the estimate's items decide,
-    never this page."""
+    never this page. A dependency's sites say nothing of a part: llm.c's cuBLAS item lists
+    dev/cuda/ files, which the estimate prices apart."""
     part: dict[str, str] = {}
     for item in doc.required_estimate().items:
+        if item.kind == "dependency":   # priced once for the project: its sites are wherever it is included
+            continue
         for site in item.findings:
             path = site.rsplit(":", 1)[0]
             if part.get(path) != "":
