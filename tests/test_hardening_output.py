@@ -211,3 +211,10 @@ def test_report_history_with_a_negative_number_has_no_trend(saved_audit: dict, t
     assert capsys.readouterr().err == (f"portkit: warning: {db}: not a portkit history: column p50_weeks holds "
                                        f"-3.0; the report has no trend\nportkit: wrote the HTML report to "
                                        f"{tmp_path / 'r.html'}\n")
+
+
+def test_a_saved_port_style_is_validated_before_the_page_reads_it(saved_audit: dict):
+    """estimate.port_style (issue 50) is shown on the page: a saved document's is checked like the rest."""
+    bad = json.loads(json.dumps(saved_audit))
+    bad["estimate"]["port_style"]["assumed"] = "sideways"
+    assert shape.audit_problem(bad) == "estimate.port_style.assumed: expected one of one-way, both-vendors, got 'sideways'"

@@ -66,6 +66,8 @@ AUDIT = {
         "scope": str, "changes": [str],
         "model": {"method": str, "source": str},
         "decisions": Opt(DECISIONS),
+        "port_style": Opt({"assumed": OneOf(("one-way", "both-vendors")), "reason": str,
+                           "one_way": PERCENTILES, "both_vendors": PERCENTILES}),   # issue 50; older documents lack it
     },
     "dependencies": [{"kind": str, "name": str, "rocm": (str, type(None)), "status": OneOf(STATUSES)}],
     "rules": Opt([{"code": str, "name": str, "summary": str}]),   # the work items' plain titles (html_items.py)
