@@ -85,7 +85,7 @@ def test_mask_less_votes_compile_for_nvidia(folder: Path, hip_include: Path):
 
 
 def test_the_thrust_conversions_are_found():
-    assert [f.name for f in THRUST] == ["thrust_algorithms"]
+    assert [f.name for f in THRUST] == ["thrust_algorithms", "thrust_cuda_backend_names"]
 
 
 @pytest.mark.parametrize("folder", _params("convert", THRUST))

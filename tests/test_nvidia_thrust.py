@@ -43,3 +43,29 @@ def test_thrust_without_its_cuda_backend_gets_nothing():
 def test_an_audit_writes_no_block():
     scan, _ = convert_bytes("k.cu", SOURCE, Options(audit=True))
     assert scan.edits == []
+
+
+def test_the_error_names_get_their_aliases_too():
+    """thrust::system::cuda::errc and thrust::[system::]cuda_category become rocThrust's
+    thrust::system::hip and hip_category, which CUDA's Thrust lacks: the block names them there too
+    (thrust_cuda_backend_names compiles through HIP's NVIDIA backend: tests/test_nvidia_backend.py).
+    The category is a function, defined once per translation unit under its own #ifndef."""
+    data = (b"#include <thrust/system/cuda/error.h>\n"
+            b"int code(const thrust::system_error& e) {\n"
+            b"  if (e.code().category() != thrust::cuda_category()) return -1;\n"
+            b"  return thrust::system::cuda::errc::errc_t(e.code().value()); }\n")
+    out = _convert(data)
+    block = helper(b"\n", include=False, system=True, category=True)
+    assert block == (PLATFORM + b"\n" + MARK + b", which builds with CUDA's Thrust: its CUDA backend under rocThrust's name\n"
+                     b"#include <thrust/system/cuda/execution_policy.h>\n#include <thrust/system/cuda/error.h>\n"
+                     b"namespace thrust { namespace hip = cuda; }\n"
+                     b"namespace thrust { namespace system { namespace hip = cuda; } }\n"
+                     b"#ifndef PORTKIT_THRUST_HIP_CATEGORY\n#define PORTKIT_THRUST_HIP_CATEGORY\n"
+                     b"namespace thrust { namespace system { inline const error_category& hip_category() "
+                     b"{ return cuda_category(); } } using system::hip_category; }\n#endif\n#endif\n")
+    # no runtime call: the block includes the HIP runtime header itself, as the policy's does
+    assert out.startswith(helper(b"\n", include=True, system=True, category=True))
+    assert b"thrust::hip_category()" in out and b"thrust::system::hip::errc::errc_t" in out
+    assert _convert(out) == out
+    only_category = b"#include <thrust/system_error.h>\nauto& c = thrust::system::cuda_category();\n"
+    assert _convert(only_category).startswith(helper(b"\n", include=True, category=True))

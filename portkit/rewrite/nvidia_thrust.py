@@ -12,6 +12,14 @@ active only on HIP's NVIDIA platform, that names CUDA's backend `thrust::hip` (a
 inline ABI namespace; an alias may be declared again for the same namespace, so two converted
 headers in one translation unit are fine). And each converted `thrust/system/cuda/` include is
 written for both platforms: CUDA's header on the NVIDIA platform, rocThrust's otherwise.
+
+The conversion also writes rocThrust's `thrust::system::hip::` (CUDA Thrust's
+`thrust::system::cuda::errc`) and `thrust::[system::]hip_category()` (`cuda_category()`), which
+CUDA's Thrust lacks too: the block then adds `thrust::system::hip` as an alias of
+`thrust::system::cuda` (thrust/system/cuda/error.h declares both it and `cuda_category`) and
+`hip_category` as a function returning `cuda_category()`, in `thrust::system` with
+`using system::hip_category;` in `thrust` as rocThrust declares it. A function may be defined
+only once per translation unit, so that definition sits under an #ifndef of its own.
 """
 
 from __future__ import annotations
@@ -26,17 +34,29 @@ from .nvidia_votes import PLATFORM, after_runtime_header, keep_block
 
 MARK = b"// rocThrust's thrust::hip through HIP's NVIDIA backend"
 _QUALIFIER = re.compile(rb"\bthrust\s*::\s*$")
+_SYSTEM = re.compile(rb"\bthrust\s*::\s*system\s*::\s*$")
 _BACKEND = b"thrust/system/cuda/"
-_END = re.compile(rb"#endif")   # the block's one #endif
+_END = re.compile(rb"#endif(?:\s*#endif)?")   # the block's #endif (after the category's own, if any)
+CATEGORY_GUARD = b"PORTKIT_THRUST_HIP_CATEGORY"
 
 
-def helper(newline: bytes, include: bool) -> bytes:
+def helper(newline: bytes, include: bool, system: bool = False, category: bool = False) -> bytes:
+    """The block; `system`: the conversion wrote thrust::system::hip, `category`: hip_category."""
     lines = [PLATFORM, MARK + b", which builds with CUDA's Thrust: its CUDA backend under rocThrust's name"]
     if include:
         lines.append(b"#include <hip/hip_runtime.h>")
-    lines += [b"#include <thrust/system/cuda/execution_policy.h>",
-              b"namespace thrust { namespace hip = cuda; }",
-              b"#endif"]
+    lines += [b"#include <thrust/system/cuda/execution_policy.h>"]
+    if system or category:
+        lines.append(b"#include <thrust/system/cuda/error.h>")
+    lines.append(b"namespace thrust { namespace hip = cuda; }")
+    if system:
+        lines.append(b"namespace thrust { namespace system { namespace hip = cuda; } }")
+    if category:
+        lines += [b"#ifndef " + CATEGORY_GUARD, b"#define " + CATEGORY_GUARD,
+                  b"namespace thrust { namespace system { inline const error_category& hip_category() "
+                  b"{ return cuda_category(); } } using system::hip_category; }",
+                  b"#endif"]
+    lines.append(b"#endif")
     return newline.join(lines) + newline
 
 
@@ -46,11 +66,15 @@ def keep(ctx: ScanContext) -> None:
     keep_block(ctx, MARK, _END)
 
 
-def written(ctx: ScanContext) -> bool:
-    """Whether this conversion wrote `thrust::hip` in place of `thrust::cuda`."""
+def written(ctx: ScanContext) -> tuple[bool, bool, bool]:
+    """Which of rocThrust's names CUDA's Thrust lacks this conversion wrote: (any, `thrust::system::hip`
+    in place of `thrust::system::cuda`, `hip_category`); `thrust::hip` for `thrust::cuda` is the first's."""
     data = ctx.source.data
-    return any(e.kind == EditKind.NAME and e.text == b"hip" and data[e.start:e.end] == b"cuda"
-               and _QUALIFIER.search(data, max(0, e.start - 40), e.start) for e in ctx.edits)
+    renamed = [e.start for e in ctx.edits if e.kind == EditKind.NAME and e.text == b"hip" and data[e.start:e.end] == b"cuda"]
+    policy = any(_QUALIFIER.search(data, max(0, start - 40), start) for start in renamed)
+    system = any(_SYSTEM.search(data, max(0, start - 60), start) for start in renamed)
+    category = any(e.kind == EditKind.NAME and e.text == b"hip_category" for e in ctx.edits)
+    return policy or system or category, system, category
 
 
 def add(ctx: ScanContext, fallback) -> None:
@@ -71,9 +95,12 @@ def add(ctx: ScanContext, fallback) -> None:
                               "nvidia thrust", kind=EditKind.PLATFORM_INCLUDE))
         ctx.edits.append(Edit(line_end, line_end, newline + b"#endif", "nvidia thrust",
                               kind=EditKind.PLATFORM_INCLUDE))
-    if MARK not in data and written(ctx):
-        after_runtime_header(ctx, fallback(), lambda include: helper(newline, include), "nvidia thrust",
-                             EditKind.NVIDIA_THRUST)
+    if MARK in data:
+        return
+    wanted, system, category = written(ctx)
+    if wanted:
+        after_runtime_header(ctx, fallback(), lambda include: helper(newline, include, system, category),
+                             "nvidia thrust", EditKind.NVIDIA_THRUST)
 
 
 def _finish_pass(ctx: ScanContext, view: View, root) -> None:
