@@ -155,7 +155,10 @@ def test_thrust_backend_names_become_rocthrusts():
                               "bool b = cat == thrust::system::cuda_category();\n"
                               "thrust::system::cuda::allocator<int> a;\n"
                               "thrust::system::cuda::detail::bad_alloc x;\n")
-    assert text == ("thrust::system_error e(c, thrust::hip_category());\n"
+    # after the block that names rocThrust's names on HIP's NVIDIA platform (rewrite/nvidia_thrust.py)
+    from portkit.rewrite.nvidia_thrust import helper
+    block = helper(b"\n", include=True, system=True, category=True).decode()
+    assert text == block + ("thrust::system_error e(c, thrust::hip_category());\n"
                     "bool b = cat == thrust::system::hip_category();\n"
                     "thrust::system::hip::allocator<int> a;\n"
                     "thrust::system::cuda::detail::bad_alloc x;\n")
