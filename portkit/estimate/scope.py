@@ -102,10 +102,10 @@ class Scope:
 
     def whole(self, path: str) -> str:
         """The part a whole file belongs to ("" = the headline), before any line of it is asked."""
-        if self.build.runs(path) and not product.component(path, self.components):
-            return ""   # a test the definition of done runs, whatever switch builds it
         if self.optional is not None and path in self.optional.files:
-            return self.optional.files[path]
+            return self.optional.files[path]   # only a feature's build compiles it, a test too
+        if self.build.runs(path) and not product.component(path, self.components):
+            return ""   # a test the definition of done runs, whatever test switch builds it
         where = product.component(path, self.components)
         if where:
             return component_label(where)

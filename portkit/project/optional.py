@@ -31,7 +31,8 @@ import posixpath
 from ..core.needles import Needles
 from ..core.source import begins_line
 from ..engine.platform import ppexpr, regions
-from ..buildfiles import make_switches, setup_switches
+from ..buildfiles import cmake_switches, make_switches, setup_switches
+from .product import non_product
 
 TEST_ONLY = "benchmarks, tests and examples"
 TEST_DIRS = frozenset({"bench", "benchmark", "benchmarks", "test", "tests", "testing", "example", "examples",
@@ -43,7 +44,6 @@ _HAS_INCLUDE = re.compile(r"__has_include(?:_next)?\s*\(\s*[<\"]([^>\"]+)[>\"]\s
 # tried at every line, one that starts with a character only where it occurs (regions.py alike)
 _DEFINE = re.compile(rb"#[ \t]*define[ \t]+(\w+)")
 _INCLUDE = re.compile(rb"#[ \t]*include[ \t]*[<\"]([^>\"]+)[>\"]")
-_CMAKE_OPTION = re.compile(r"\boption\s*\(\s*(\w+)\s+\"[^\"]*\"\s+OFF\s*\)", re.I)
 SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".cu")
 
 
@@ -72,14 +72,14 @@ def test_only(path: str) -> bool:
     return any(part.lower() in TEST_DIRS for part in path.split("/")[:-1])
 
 
-def feature_flags(files: list[tuple[str, str, bytes]], defines: tuple = ()) -> tuple[frozenset[str], frozenset[str]]:
-    """Macros that name an optional feature: ENABLE_/USE_/WITH_ names and CMake options defaulting
-    to OFF, less those the sources #define (then the default build has them) or -D gives."""
+def feature_flags(files: list[tuple[str, str, bytes]], defines: tuple = (),
+                  off: frozenset[str] = frozenset()) -> tuple[frozenset[str], frozenset[str]]:
+    """Macros that name an optional feature: ENABLE_/USE_/WITH_ names and the CMake switches `off`
+    (cmake_switches.py: options defaulting to OFF), less those the sources #define (then the
+    default build has them) or -D gives."""
     defined = {name for _, kind, data in files if kind == "source"
                for name in (m.group(1).decode() for m in _directive(_DEFINE, data))}
     defined |= {name for name, _ in defines}
-    off = {m for _, kind, data in files if kind == "cmake"
-           for m in _CMAKE_OPTION.findall(data.decode("utf-8", "replace"))}
     return frozenset(off - defined), frozenset(defined)
 
 
@@ -95,7 +95,9 @@ def _condition(kind: str, text: str, flags, defined: frozenset[str]) -> str | No
     on = {n: 1 for n in names}
     default = ppexpr.truth(ppexpr.evaluate(_HAS_INCLUDE.sub("0", expr), off))
     wanted = ppexpr.truth(ppexpr.evaluate(_HAS_INCLUDE.sub("1", expr), on))
-    if default is False and wanted is True:
+    # the default build never takes it and the feature may: not default code, whatever else the
+    # test names (faiss: `defined(USE_NVIDIA_CUVS) && !defined(FAISS_CUVS_NO_IVFSQ)`)
+    if default is False and wanted is not False:
         labels = flags if isinstance(flags, dict) else {}
         return ", ".join(sorted({labels.get(n) or n for n in names}) + sorted(headers))
     return None
@@ -170,9 +172,12 @@ def _derived(files: list[tuple[str, str, bytes]], flags, defined) -> dict[str, s
 
 def learn(files: list[tuple[str, str, bytes]], defines: tuple = ()) -> OptionalCode:
     """The optional code of a tree: `files` are (path, kind, bytes) of every scanned file."""
-    flags, defined = feature_flags(files, defines)
+    given = frozenset(name for name, _ in defines)
+    cmake = _cmake(files, given)
+    flags, defined = feature_flags(files, defines, cmake.switches)
     found = OptionalCode()
-    built, make_flags = _build_switches(files, found, {name for name, _ in defines})
+    built, make_flags = _build_switches(files, found, set(given))
+    _merge_cmake(cmake, found, built, make_flags)
     derived = _derived(files, {**{f: f for f in flags}, **make_flags}, defined)
     flags = {**{f: f for f in flags}, **make_flags, **derived}
     for path, kind, data in files:
@@ -213,6 +218,36 @@ def _build_switches(files, found: OptionalCode, given: set[str]) -> tuple[dict[s
         if ranges:
             found.ranges[path] = ranges
     return built, make_flags
+
+
+def _cmake(files, given: frozenset[str]) -> cmake_switches.CMakeSwitches:
+    """The CMake switches, less the ones that build only tests, benchmarks or examples
+    (BUILD_TESTS: the test command's own switch, which the definition of done turns on)."""
+    texts = {path: data.decode("latin-1") for path, kind, data in files if kind == "cmake"}
+    if not texts:
+        return cmake_switches.CMakeSwitches()
+    paths = frozenset(path for path, _, _ in files)
+    found = cmake_switches.learn(texts, paths, given)
+    apart = {label for label, added in found.added.items()
+             if label in found.testing or all(non_product(p) for p in added if p.endswith(SOURCE_SUFFIXES))}
+    # CUDA behind a switch only (CTranslate2's WITH_CUDA, 0 .cu built without it): that switch is
+    # the build being ported, as setup.py's biggest CUDA switch is (setup_switches._default)
+    cuda = {label: sum(p.endswith(".cu") for p in added) for label, added in found.added.items() if label not in apart}
+    if any(cuda.values()) and not any(f == "" for p, f in found.files.items() if p.endswith(".cu")):
+        apart.add(max(sorted(cuda), key=cuda.get))
+    return cmake_switches.learn(texts, paths, given | apart) if apart else found
+
+
+def _merge_cmake(cmake: cmake_switches.CMakeSwitches, found: OptionalCode, built: dict[str, str],
+                 make_flags: dict[str, str]) -> None:
+    """The compile units (and CMake files) each switch adds join setup.py's (a default listing
+    wins), their blocks' lines are optional, and the -D names they add are the switch's feature."""
+    for path, feature in cmake.files.items():
+        if path.endswith(SOURCE_SUFFIXES) or path.rsplit("/", 1)[-1] == "CMakeLists.txt":
+            built[path] = "" if not feature or built.get(path) == "" else min(feature, built.get(path, feature))
+    for path, ranges in cmake.ranges.items():
+        found.ranges[path] = ranges
+    make_flags.update({name: feature for name, feature in cmake.defines.items() if name not in make_flags})
 
 
 def _stem(name: str) -> str:
