@@ -1,6 +1,8 @@
 """Qualified CUDA names in the tree: how a name is spelled with its namespaces (`thrust::cuda`,
 `cub::DispatchScan`), and when a namespace must keep CUDA's spelling because the member it
-qualifies has no HIP counterpart (identifiers.py reads both)."""
+qualifies has no HIP counterpart, and when a namespace named like a CUDA library's is the
+project's own (`ctranslate2::cuda`: `owned`, with project/own_namespaces.py's facts); identifiers.py
+reads all three."""
 
 from __future__ import annotations
 
