@@ -6,8 +6,9 @@ Issue 48's measurement. For each project folder under --trees (fetched public CU
 never committed: llm.c, ggml, faiss, tiny-cuda-nn, cuCollections, nccl-tests, LightGBM,
 CTranslate2, gunrock), as a user would:
 1. `portkit convert TREE -o OUT` (the whole tree);
-2. `portkit verify OUT --source TREE --rocm X -j N` (each translation unit against the ROCm X
-   header pack or installation; every failure explained by a finding or counted unexplained);
+2. `portkit verify OUT --source TREE --rocm X -j N --rocm-headers fixtures/rocm-headers --offline`
+   (each translation unit against the pinned header pack of ROCm 6.2, HIP and 14 libraries; every
+   failure explained by a finding or counted unexplained);
 3. when OUT has a top-level CMakeLists.txt: configure it for the HIP build with this machine's
    CMake and Debian's ROCm (tools/debian-rocm.cmake), first error line kept.
 Writes one Markdown table (units, compiled, failed and explained, unexplained, not reached,
@@ -22,6 +23,7 @@ import json
 import re
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from collections import Counter
@@ -30,10 +32,11 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 TOOLCHAIN = REPO / "tools" / "debian-rocm.cmake"
+PACK = REPO / "fixtures" / "rocm-headers" / "rocm-6.2.0-headers.tar.xz"   # pinned: HIP and 14 libraries, no download
 PROJECTS = ("llm.c", "ggml", "faiss", "tiny-cuda-nn", "cuCollections", "nccl-tests", "LightGBM",
             "CTranslate2", "gunrock")
-FIRST_ERROR = re.compile(r"(CMake Error.*|Could not find a package configuration file provided by \"[\w-]+\"|"
-                         r"By not providing \"Find[\w-]+\.cmake\".*|error:.*)")
+FIRST_ERROR = re.compile(r"(CMake Error[^\n]*(?:\n\s*\n?\s*[^\n]+)?|Could not find a package configuration file provided "
+                         r"by \"[\w-]+\"|By not providing \"Find[\w-]+\.cmake\".*|error:.*)")   # CMake Error: and its message line
 NAMES = re.compile(r"'[^']*'|\"[^\"]*\"")
 
 
@@ -68,10 +71,19 @@ def configure(out: Path, build: Path) -> str:
     if proc.returncode == 0:
         return "configures"
     match = FIRST_ERROR.search(proc.stderr + proc.stdout)
-    return (match.group(1) if match else proc.stderr.strip().splitlines()[-1:] or ["failed"])[0][:160]
+    if match:
+        return " ".join(match.group(1).split())[:200]
+    return (proc.stderr.strip().splitlines()[-1:] or ["failed"])[0][:160]
 
 
-def measure(tree: Path, rocm: str, jobs: int, work: Path) -> Outcome:
+def unpack(work: Path) -> Path:
+    """The pinned pack, unpacked where verify reads it (--rocm-headers takes a folder)."""
+    with tarfile.open(PACK) as tar:
+        tar.extractall(work / "packs", filter="data")
+    return work / "packs" / "rocm-6.2.0-headers"
+
+
+def measure(tree: Path, rocm: str, jobs: int, work: Path, pack: Path, verify: bool = True) -> Outcome:
     outcome = Outcome(tree.name)
     out = work / f"{tree.name}-hip"
     start = time.perf_counter()
@@ -81,9 +93,12 @@ def measure(tree: Path, rocm: str, jobs: int, work: Path) -> Outcome:
     if converted.returncode not in (0, 1):
         outcome.configure = "convert failed: " + converted.stderr.strip()[-160:]
         return outcome
+    if not verify:
+        outcome.configure = configure(out, work / f"{tree.name}-build")
+        return outcome
     report = work / f"{tree.name}-verify.json"
     verified = portkit("verify", str(out), "--source", str(tree), "--rocm", rocm, "-j", str(jobs), "--format", "json",
-                       "-o", str(report), timeout=7200)
+                       "--rocm-headers", str(pack), "--offline", "-o", str(report), timeout=7200)
     if report.is_file():
         doc = json.loads(report.read_text(encoding="utf-8"))
         outcome.summary = doc["summary"]
@@ -116,7 +131,7 @@ def table(outcomes: list[Outcome], rocm: str, jobs: int) -> str:
 def _row(o: Outcome) -> str:
     s = o.summary
     if "units" not in s:
-        return f"| {o.name} | - | - | - | - | - | - | {s.get('error', o.configure)} |"
+        return f"| {o.name} | - | - | - | - | - | - | {s.get('error', o.configure) if s else o.configure} |"
     return (f"| {o.name} | {s['units']} | {s['compiled']} | {s['explained']} | {s['unexplained']} | "
             f"{s['not_reached']} | {s['seconds']:.0f} | {o.configure} |")
 
@@ -128,15 +143,17 @@ def main() -> int:
     parser.add_argument("--rocm", default="6.2")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--md", type=Path, help="also write the table here")
+    parser.add_argument("--no-verify", action="store_true", help="convert and configure only (the CMake column)")
     args = parser.parse_args()
     outcomes = []
     with tempfile.TemporaryDirectory() as tmp:
+        pack = unpack(Path(tmp))
         for name in args.names or PROJECTS:
             tree = args.trees / name
             if not tree.is_dir():
                 print(f"{name}: not under {args.trees}, skipped", file=sys.stderr)
                 continue
-            outcomes.append(measure(tree, args.rocm, args.jobs, Path(tmp)))
+            outcomes.append(measure(tree, args.rocm, args.jobs, Path(tmp), pack, not args.no_verify))
             print(_row(outcomes[-1]), flush=True)
     text = table(outcomes, args.rocm, args.jobs)
     print(text)

@@ -183,3 +183,22 @@ def test_a_library_missing_from_the_installation_names_the_installed_release_not
                           installed=parse_version("5.2"))
     assert _not_installed("hipblas/hipblas.h", None, facts) == \
         "hipblas/hipblas.h: hipBLAS is not in the ROCm 5.2 installation; the ROCm package hipblas-dev"
+
+
+@pytest.mark.compile
+def test_a_tree_that_builds_for_amd_is_compiled_with_its_own_amd_selectors(pack62, tmp_path, capsys):
+    """ggml and faiss build for AMD through their own selectors (GGML_USE_HIP around vendors/hip.h):
+    convert leaves those files to the project, and verify compiled their CUDA branches (186 of
+    ggml's 187 units unexplained). The selectors the pipeline learns are defined for every unit,
+    as the project's AMD build defines them, and the report says so."""
+    _clang()
+    case = CASES / "own_amd_build" / "input"
+    out = tmp_path / "out"
+    assert main(["convert", str(case), "-o", str(out), "--rocm", "6.2", "-q"]) in (0, 1)
+    capsys.readouterr()
+    lines = _text(tmp_path, out, pack62, capsys)
+    assert "the project's AMD build: -DPROJ_USE_HIP for every unit (its own AMD selectors, as its AMD build " \
+           "defines them)" in lines
+    assert lines[-1].startswith("1 translation unit: 1 compiled")
+    lines = _text(tmp_path, out, pack62, capsys, "-D", "PROJ_USE_HIP=1")   # the user's own definition wins
+    assert not any(line.startswith("the project's AMD build") for line in lines)

@@ -275,6 +275,7 @@ class VerifyResult:
     seconds: float = 0.0
     configurations: list[tuple["BuildConfig", int]] = field(default_factory=list)   # and how many units each
     std: str | None = None                   # --std, when given
+    amd_selectors: tuple[str, ...] = ()      # the project's own AMD selectors, defined for every unit
     default_std: str | None = None           # the compiler's own, when known
     missing_libraries: list[str] = field(default_factory=list)   # one line per ROCm library not found
 

@@ -58,6 +58,7 @@ def document(result: VerifyResult) -> JsonObject:
         "offload_arch": list(result.offload_arch),
         "summary": summary(result),
         "std_option": result.std,
+        "amd_selectors": list(result.amd_selectors),
         "configurations": [{"origin": c.origin, "files": list(c.files), "std": c.std, "includes": list(c.includes),
                             "defines": list(c.defines), "units": n} for c, n in result.configurations],
         "units": [_unit(u) for u in result.units],
@@ -92,6 +93,9 @@ def configuration_lines(result: VerifyResult) -> list[str]:
         lines.append(f"configuration of {_plural(n, 'unit')}: {_describe(config, result)}")
     if result.std is not None:
         lines.append(f"standard: -std={result.std} for every unit (--std)")
+    if result.amd_selectors:
+        lines.append(f"the project's AMD build: {' '.join('-D' + n for n in result.amd_selectors)} for every unit "
+                     f"(its own AMD selectors, as its AMD build defines them)")
     return lines
 
 

@@ -23,9 +23,10 @@ from typing import Callable
 from ...project import compdb
 from ...project.buildconfig import STD, TreeConfig
 from ...core.errors import PortkitError
-from ...core.files import read
+from ...core.files import read, read_regular
 from ..deep import worker_includes
 from ...core.tables.mappings import Version, default_db
+from ...engine.platform import facts as platform_facts
 from ...project import pipeline
 from ...project.settings import resolve
 from ..results import DEFAULT_VERIFY_TIMEOUT, ErrorReport, UnitReport, VerifyOptions, VerifyResult
@@ -45,6 +46,49 @@ def _explained_release(opts: VerifyOptions, compiler) -> Version | None:
     None: neither is known, and the settings' target is the newest the tables know."""
     fell_back = opts.explain_as_compiled and compiler.note and compiler.rocm is not None
     return compiler.rocm if fell_back else opts.rocm or compiler.rocm
+
+
+def _define_amd_selectors(commands: dict[str, list[str]], reached: dict[str, list[str]], selectors: tuple[str, ...],
+                          result: VerifyResult) -> None:
+    """Each unit gets -D for the project's AMD selectors that guard a HIP branch in a file it reads
+    (platform facts' own reading of that file) and that none of its files defines: a selector
+    learned in one corner of a tree never changes another's branches, and a macro the code defines
+    for itself is not a switch of the build."""
+    if not selectors:
+        return
+    learned: dict[str, platform_facts.FileMacros] = {}
+    used: set[str] = set()
+    for rel, files in reached.items():
+        names: set[str] = set()
+        defined: set[str] = set()   # an X-macro the unit defines itself (`#define OP(...)`) is no switch
+        for path in files:
+            if path not in learned:
+                try:
+                    learned[path] = platform_facts.learn(read_regular(Path(path), follow=True))
+                except OSError:
+                    learned[path] = platform_facts.FileMacros()
+            names |= learned[path].learned
+            defined |= learned[path].defined
+        mine = [name for name in selectors if name in names and name not in defined]
+        if mine:   # after the compiler: a driver's options and the file keep their order
+            commands[rel] = [commands[rel][0], *(f"-D{name}" for name in mine), *commands[rel][1:]]
+        used.update(mine)
+    result.amd_selectors = tuple(name for name in selectors if name in used)
+
+
+def _amd_selectors(selectors: tuple[str, ...], defines: tuple[str, ...]) -> tuple[str, ...]:
+    """The project's own AMD selectors (configured `amd-macros`, and those the pipeline learned:
+    ggml's GGML_USE_HIP around `#include "vendors/hip.h"`), which its AMD build defines: a tree
+    that already builds for AMD is compiled as that build compiles it, its HIP branches taken,
+    not its CUDA ones (which convert leaves to the project). A name the user defines is theirs."""
+    given = {d.split("=", 1)[0] for d in defines}
+    return tuple(name for name in selectors if name not in given and not _GUARD_NAME.search(name))
+
+
+# An include guard's name (HIP_INCLUDE_HIP_HIP_RUNTIME_H, __HIPRAND_H__, FOO_HPP_INCLUDED): the
+# platform facts read `#ifdef` of one as a selector when its branch uses HIP, but defining it
+# would empty the header it guards; a build switch is never spelled so.
+_GUARD_NAME = re.compile(r"(?:^HIP_INCLUDE_|_(?:H|HH|HPP|HXX|CUH|INL)_*$|_INCLUDED_*$)")
 
 
 def verify_tree(out: Path, opts: VerifyOptions,
@@ -75,6 +119,7 @@ def verify_tree(out: Path, opts: VerifyOptions,
     result.default_std = next((f[5:] for f in compiler.hip_before if f.startswith("-std=")), None)
     commands = {unit.rel: _command(compiler, unit, opts, extra) for unit in units}
     reached = {unit.rel: _refuse_non_regular(root, unit, commands[unit.rel]) for unit in units}
+    _define_amd_selectors(commands, reached, _amd_selectors(project.facts.amd_macros, opts.defines), result)
     progress = progress_factory(len(units)) if progress_factory else None
     cache = unitcache.UnitCache(root, compiler, opts.cache)
 
