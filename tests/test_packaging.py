@@ -166,5 +166,6 @@ def test_audit_paths_refuses_a_bad_configuration_in_one_line(tmp_path, monkeypat
     with pytest.raises(portkit.PortkitError) as caught:
         portkit.audit_paths([root])
     message = str(caught.value)
-    assert message.startswith(f"{root / 'pyproject.toml'}: unknown portkit setting exclud (known: amd-macros, ")
+    assert message.startswith(f"{root / 'pyproject.toml'}: unknown portkit setting exclud "
+                              "(did you mean exclude? known: amd-macros, ")
     assert "\n" not in message and " exclude, " in message
