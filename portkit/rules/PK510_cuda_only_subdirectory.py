@@ -28,4 +28,4 @@ Effort:
 from ..engine.rule import define
 
 RULE = define(__doc__, code="PK510", name="cuda-only-subdirectory", severity="high", category="build",
-              build_file=True, build_left=True)
+              build_file=True)   # not build_left: its decision item prices the swap (effort.toml [decision])
