@@ -200,7 +200,8 @@ def test_missing_compiler_says_what_to_install(tmp_path: Path, capsys):
 
 
 @pytest.mark.parametrize("args,message", [
-    (["verify", "{tmp}/missing"], "{tmp}/missing: not a directory (verify takes the converted tree, e.g. the -o of convert)"),
+    (["verify", "{tmp}/missing"], "{tmp}/missing: no such file or directory (verify takes the converted tree, e.g. the -o of convert)"),
+    (["verify", "{tmp}/a.cu"], "{tmp}/a.cu: not a directory (verify takes the converted tree, e.g. the -o of convert)"),
     (["verify", "{tmp}", "--offload-arch", "sm_80"], "--offload-arch: 'sm_80' is not an AMD GPU target"),
     (["verify", "{tmp}", "--timeout", "0"], "--timeout must be positive, not 0"),
     (["verify", "{tmp}", "-p", "{tmp}"], "{tmp}: no compile_commands.json there"),
@@ -269,14 +270,14 @@ def test_compile_commands_keep_preprocessor_flags_only(tmp_path: Path):
 def test_include_directories_are_inferred_from_the_nearest_header(tmp_path: Path):
     from portkit.core.files import discover
     for rel, text in {"app/main.cu": '#include <helper.h>\n#include "local.h"\n#include <util/math.h>\n#include <vector>\n',
-                      "app/local.h": "", "app/inc/helper.h": '#include "commands/deep/util.h"\n', "app/inc/deep/util.h": "",
+                      "app/local.h": "", "app/inc/helper.h": '#include "deep/util.h"\n', "app/inc/deep/util.h": "",
                       "common/inc/helper.h": "", "common/inc/util/math.h": ""}.items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(text)
     root, entries, _ = discover([tmp_path])
     index = HeaderIndex(root, entries)
     # two helper.h: the one sharing more directories with the unit wins; "local.h" and
-    # "commands/deep/util.h" resolve next to their includer; <vector> is the compiler's
+    # "deep/util.h" resolve next to their includer; <vector> is the compiler's
     assert inferred_include_dirs(index, "app/main.cu") == ["app/inc", "common/inc"]
 
 

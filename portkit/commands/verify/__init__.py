@@ -164,14 +164,18 @@ def _compile(cmd: list[str], reached: list[str], root: Path, timeout: float,
     return outcome, missing
 
 
+def _not_a_folder(path: Path) -> str:
+    return "not a directory" if path.exists() or path.is_symlink() else "no such file or directory"
+
+
 def _check_options(out: Path, opts: VerifyOptions) -> None:
     """Bad usage, in one line, before anything runs."""
     if opts.jobs < 1:
         raise PortkitError(f"--jobs must be at least 1, not {opts.jobs}")
     if not out.is_dir():
-        raise PortkitError(f"{out}: not a directory (verify takes the converted tree, e.g. the -o of convert)")
+        raise PortkitError(f"{out}: {_not_a_folder(out)} (verify takes the converted tree, e.g. the -o of convert)")
     if opts.source is not None and not opts.source.is_dir():
-        raise PortkitError(f"{opts.source}: --source is not a directory")
+        raise PortkitError(f"{opts.source}: --source: {_not_a_folder(opts.source)}")
     if opts.std is not None and not STD.match(opts.std):
         raise PortkitError(f"--std: {opts.std!r} is not a C++ standard (c++17, gnu++20, ...)")
 
