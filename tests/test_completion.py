@@ -111,6 +111,8 @@ def test_bash_script_is_valid_and_registered(tmp_path):
     ("portkit audit -o no", ["notes.txt"]),
     ("portkit convert fixtures -o th", ["third_party"]),
     ("portkit audit --team-size ", []),                # a number to type: nothing offered
+    ("portkit audit --rocm 6.", ["6.0", "6.1", "6.2", "6.3", "6.4"]),   # the releases the tables know
+    ("portkit verify out --rocm 7.", ["7.0", "7.1", "7.2"]),
     ("portkit explain ", []),
     ("portkit rules ", []),
 ])

@@ -17,6 +17,7 @@ from ..core.errors import PortkitError
 from .completion_shells import Arg, Command, bash, fish, zsh
 
 SHELLS = ("bash", "zsh", "fish")
+RELEASE_METAVAR = "X.Y"   # --rocm: completed with the releases the tables know
 PATH_METAVARS = frozenset({"DIR", "FILE", "PATH"})   # values named so are paths even without type=Path
 _WORD = re.compile(r"[A-Za-z0-9_.+=-]+")               # what a name or a choice may be, unquoted, in every shell
 
@@ -66,12 +67,22 @@ def _args(parser: argparse.ArgumentParser) -> tuple[Arg, ...]:
         takes_value = a.nargs != 0
         out.append(Arg(names=tuple(_word(n) for n in a.option_strings), help=short(_expand(a)),
                        metavar=metavar, takes_value=takes_value,
-                       choices=tuple(_word(str(c)) for c in a.choices) if a.choices and takes_value else (),
+                       choices=tuple(_word(str(c)) for c in a.choices) if a.choices and takes_value
+                       else _releases() if metavar == RELEASE_METAVAR and takes_value else (),
                        path=takes_value and is_path,
                        repeat=isinstance(a, (argparse._AppendAction, argparse._ExtendAction, argparse._CountAction))
                        or a.nargs in ("*", "+", argparse.REMAINDER),
                        optional=not a.option_strings and a.nargs in ("?", "*")))
     return tuple(out)
+
+
+def _releases() -> tuple[str, ...]:
+    """The ROCm releases the shipped tables know (X.Y of every name's first release), oldest
+    first: what `--rocm` takes, offered as a list of choices although any X.Y is accepted."""
+    from ..core.tables.mappings import default_db
+    db = default_db()
+    found = {m.hip_since[:2] for m in (*db.names.values(), *db.headers.values()) if m.hip_since}
+    return tuple(f"{major}.{minor}" for major, minor in sorted(found))
 
 
 def _word(text: str) -> str:
