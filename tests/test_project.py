@@ -26,8 +26,9 @@ def test_readme_starts_with_exactly_two_commands_and_ci_runs_them():
     assert main_job.startswith("python3 -m venv .venv && . .venv/bin/activate && pip install . && ")
     assert "portkit convert fixtures/sample_project" in main_job
     assert "portkit audit fixtures/sample_project" in main_job and "--html out/" in main_job
-    install, run = tests.split(" && ")
-    assert (install, run) == ("python -m pip install '.[test,deep]'", "python -m pytest -q -n auto")
+    venv, activate, install, run = tests.split(" && ")   # its own shell: it makes or reuses the first's venv
+    assert (venv, activate, install, run) == ("python3 -m venv .venv", ". .venv/bin/activate",
+                                              "python -m pip install '.[test,deep]'", "python -m pytest -q -n auto")
     ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
     assert run in ci.splitlines() and "python -m pip install -q '.[test,deep]'" in ci
     assert "portkit convert fixtures/sample_project" in ci
