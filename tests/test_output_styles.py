@@ -229,11 +229,19 @@ def test_compat_header_builds_the_conversion_corpus_for_amd(tmp_path: Path):
     compile_anyway = {"driver_api", "shared_header_cudacc", "compiler_macro_branches"}
     assert failed == set(manual) - compile_anyway == {
         "call_argument_rewrites", "func_attributes", "graph_explicit_nodes", "graph_stream_capture", "launch_kernel_api",
-        "shared_memory_dynamic", "strict_cxx", "ffs_ambiguous", "minmax_mixed_types", "nvrtc_compile_options"}
+        "shared_memory_dynamic", "strict_cxx", "ffs_ambiguous", "minmax_mixed_types", "nvrtc_compile_options",
+        "qualifier_macros"}
     assert compile_anyway <= set(manual)
     assert verified.count("compiled") == len(verified.units) - len(failed) >= 50
+    # qualifier_macros's listed lines are its header's tests (hd_macros.h:6 leaves PROJ_HOST_DEVICE empty under
+    # hipcc): the error is the kernel's call of the helper that stays a host function
+    elsewhere = {"qualifier_macros/blend.cu": (("hd_macros.h", 6), 15, "no matching function for call to 'proj_lerp'")}
     for unit in verified.units:
-        if unit.failed:   # the first error is on a line the mode listed
+        if unit.rel in elsewhere:
+            listed, line, message = elsewhere[unit.rel]
+            assert listed in manual[unit.rel.split("/")[0]]
+            assert (unit.errors[0].rel, unit.errors[0].line, unit.errors[0].message) == (unit.rel, line, message)
+        elif unit.failed:   # the first error is on a line the mode listed
             case, rel = unit.rel.split("/", 1)
             assert (rel, unit.errors[0].line) in manual[case] or any(line == 0 for _, line in manual[case]), unit.rel
 
