@@ -175,6 +175,11 @@ def test_an_unconverted_tree_is_refused_in_one_line(tmp_path: Path, capsys):
 
 
 CASES = all_cases()     # also those the hipcc here cannot compile (their libraries, their release)
+# a case whose output keeps what HIP lacks for a person by design (its case.toml's hipcc_skip says so):
+# clang's errors, each at a site convert reports as PK001 (CUB's dispatch header: the compile stops there)
+LEFT_FOR_A_PERSON = {
+    "cub_dispatch_internals": ["input.cu:4:10: fatal error: 'cub/device/dispatch/dispatch_radix_sort.cuh' file not found"],
+}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
@@ -203,7 +208,12 @@ def test_every_golden_case_converted_for_6_2_compiles_against_the_6_2_pack(case,
         run = subprocess.run([clang, "-x", "hip", "--offload-arch=gfx90a", "-nogpulib", f"--rocm-path={pack62}",
                               "-isystem", str(pack62 / "include"), "-fsyntax-only", "-w", "-I", str(out),
                               *case.hipcc_flags, str(unit)], capture_output=True, text=True, timeout=300)
-        assert run.returncode == 0, run.stderr[-4000:]
+        if case.name in LEFT_FOR_A_PERSON:
+            errors = [line.removeprefix(f"{out}/") for line in run.stderr.splitlines()
+                      if re.search(r": (fatal )?error: ", line)]
+            assert (run.returncode, errors) == (1, LEFT_FOR_A_PERSON[case.name])
+        else:
+            assert run.returncode == 0, run.stderr[-4000:]
 
 
 def test_an_error_that_follows_from_an_explained_one_is_its_consequence():
