@@ -144,7 +144,7 @@ def test_odd_trees_symlinks_fifos_and_names(tmp_path: Path):
     outside.write_bytes(b"cudaFree(0);\n")
     (src / "escape.cu").symlink_to(outside)                                  # points outside the root
     os.mkfifo(src / "pipe.cu")                                               # would block a read
-    names = ["with space.cu", "new\nline.cu", "caf\xe9.cu", "commands/deep/" + "d" * 50 + "/" + "e" * 50 + "/" + "f" * 50 + "/k.cu"]
+    names = ["with space.cu", "new\nline.cu", "caf\xe9.cu", "deep/" + "d" * 50 + "/" + "e" * 50 + "/" + "f" * 50 + "/k.cu"]
     for name in names:
         (src / name).write_bytes(b"void f() { cudaFree(0); }\n")
     raw = os.fsencode(str(src)) + b"/raw\xff.cu"                              # not UTF-8
