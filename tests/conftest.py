@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tarfile
 from pathlib import Path
 from typing import Iterable, Iterator, NoReturn
 
@@ -148,3 +149,20 @@ def tc():
         if os.environ.get("PORTKIT_REQUIRE_TOOLS") == "1":
             pytest.fail(f"deep mode toolchain missing and PORTKIT_REQUIRE_TOOLS=1: {exc}")
         pytest.skip(str(exc))
+
+
+PACK62_ARCHIVE = REPO / "fixtures" / "rocm-headers" / "rocm-6.2.0-headers.tar.xz"   # the pinned ROCm 6.2 pack
+
+
+@pytest.fixture(scope="session")
+def pack62(tmp_path_factory) -> Path:
+    """The pinned ROCm 6.2 header pack, unpacked once per session (verify reads a folder)."""
+    root = tmp_path_factory.mktemp("packs")
+    with tarfile.open(PACK62_ARCHIVE) as tar:
+        tar.extractall(root, filter="data")
+    return root / "rocm-6.2.0-headers"
+
+
+def clang19() -> str:
+    """The clang that checks HIP against a pack (Debian's clang-19), or the test is skipped."""
+    return require_tool("clang++-19", "clang 19 (apt-get install clang-19)")

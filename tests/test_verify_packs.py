@@ -16,29 +16,18 @@ from pathlib import Path
 import pytest
 
 from cases import all_cases
-from conftest import REPO, require_tool, write_tree
+from conftest import REPO, require_tool, write_tree, PACK62_ARCHIVE, clang19
 from portkit.cli.app import main
 from portkit.commands.verify import VerifyOptions, packs, verify_tree
 from portkit.core.errors import PortkitError
 
-ARCHIVE = REPO / "fixtures" / "rocm-headers" / "rocm-6.2.0-headers.tar.xz"
+ARCHIVE = PACK62_ARCHIVE
 BF16 = REPO / "fixtures" / "convert" / "bf16_types" / "input.cu"
 # the include folders of the libraries whose headers the pack holds; a case using another is not compiled against it
 PACKED = {"hip", "hipblas", "hipblaslt", "hipsparse", "hiprand", "rocrand", "rocprim", "hipcub", "thrust",
           "roctracer", "rocm-core", "hipfft", "hipsolver", "rccl"}
 LIBRARY_INCLUDE = re.compile(rb'#\s*include\s*[<"](hip\w*|roc\w*|rccl|miopen|thrust|hipcub|rocprim)/')
 
-
-@pytest.fixture(scope="session")
-def pack62(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("packs")
-    with tarfile.open(ARCHIVE) as tar:
-        tar.extractall(root, filter="data")
-    return root / "rocm-6.2.0-headers"
-
-
-def _clang() -> str:
-    return require_tool("clang++-19", "clang 19 (apt-get install clang-19)")
 
 
 def test_the_pack_is_what_its_manifest_pins(pack62: Path):
@@ -84,7 +73,7 @@ def test_a_changed_or_foreign_pack_is_refused_in_one_line(pack62: Path, tmp_path
 def test_verify_at_a_release_not_installed_uses_clang_and_the_pack(pack62: Path, tmp_path: Path, capsys):
     """bf16 code for ROCm 6.2 (hip_bf16.h) does not compile with the ROCm 5.2 here; with the 6.2
     pack it is checked as 6.2 would, and the report says which compiler and headers."""
-    clang = _clang()
+    clang = clang19()
     out = tmp_path / "out"
     assert main(["convert", str(BF16), "-o", str(out / "bf16.hip"), "--rocm", "6.2", "-q"]) == 0
     result = verify_tree(out, VerifyOptions(rocm=(6, 2, 0), rocm_headers=str(pack62)))
@@ -104,7 +93,7 @@ def test_convert_verify_compiles_against_the_conversions_target(pack62: Path, tm
     (it always asked for the compiler's own release): bf16 code failed on hip_bf16.h, which 5.2
     lacks. It now compiles against the target's pack where there is one; without one, the
     installed release compiles and explains, as before, with the note saying so."""
-    _clang()
+    clang19()
     require_tool("hipcc", "hipcc (apt-get install hipcc libamdhip64-dev rocm-device-libs)")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.delenv(packs.ENV, raising=False)
@@ -187,7 +176,7 @@ LEFT_FOR_A_PERSON = {
 def test_every_golden_case_converted_for_6_2_compiles_against_the_6_2_pack(case, pack62: Path, tmp_path: Path):
     """The goldens are compiled by the hipcc here at 5.2 (test_compile_fixtures.py); converted for
     ROCm 6.2, each compiles against 6.2's own headers too (syntax, both passes)."""
-    clang = _clang()
+    clang = clang19()
     args = list(case.args)
     if "--rocm" in args:
         written_for = args[args.index("--rocm") + 1]
@@ -268,7 +257,7 @@ def test_an_error_directive_asking_the_build_for_a_macro_says_which_and_its_uses
 @pytest.mark.compile
 def test_an_address_space_intrinsic_is_a_finding_with_its_fix_and_explains_the_error(pack62: Path, tmp_path: Path):
     """Issue 32: __cvta_generic_to_shared (ggml's cp-async.cuh) failed verify with no finding."""
-    _clang()
+    clang19()
     out = tmp_path / "out"
     out.mkdir()
     source = (b"#include <cuda_runtime.h>\n__global__ void k(unsigned* o) {\n    __shared__ float tile[32];\n"
@@ -290,7 +279,7 @@ def test_a_cuda_header_in_the_projects_own_amd_branch_is_explained_by_the_platfo
     """faiss's PtxUtils.cuh: `#ifdef USE_AMD_ROCM` `#include <device_functions.h>` (its AMD build runs
     hipify over the tree). Left as ported by convert; verified with -DUSE_AMD_ROCM it is PK103, not
     "unexplained" (43 faiss units at 6.2, once the pack held rocThrust and they were reached)."""
-    _clang()
+    clang19()
     tree = write_tree(tmp_path / "src", {"k.cu": "#include <cuda_runtime.h>\n#ifdef USE_AMD_ROCM\n"
                                                  "#include <device_functions.h>\n#endif\n__global__ void k() {}\n"})
     out = tmp_path / "out"

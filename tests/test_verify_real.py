@@ -10,32 +10,19 @@ from __future__ import annotations
 
 import re
 import shutil
-import tarfile
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO, require_tool
+from conftest import REPO, clang19
 from portkit.cli.app import main
 from portkit.commands.verify import VerifyOptions, compiler as compilers, standins, verify_tree
 from portkit.commands.verify import diagnostics
 from portkit.core import datacache
 
-ARCHIVE = REPO / "fixtures" / "rocm-headers" / "rocm-6.2.0-headers.tar.xz"
 CASES = REPO / "fixtures" / "verify_real"
 GOLDENS = REPO / "fixtures" / "convert"
 
-
-@pytest.fixture(scope="session")
-def pack62(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("packs")
-    with tarfile.open(ARCHIVE) as tar:
-        tar.extractall(root, filter="data")
-    return root / "rocm-6.2.0-headers"
-
-
-def _clang() -> str:
-    return require_tool("clang++-19", "clang 19 (apt-get install clang-19)")
 
 
 def _text(tmp_path: Path, tree: Path, pack: Path, capsys, *extra: str) -> list[str]:
@@ -56,7 +43,7 @@ def _block(lines: list[str], unit: str) -> list[str]:
 def test_a_cuda_header_reached_through_a_library_is_explained_by_its_include_chain(pack62, tmp_path, capsys):
     """rocThrust's thrust/system/cuda/error.h wants CUDA's driver_types.h: verify named no file and
     no cause. The error is placed at the project's #include, with the chain that reached the header."""
-    _clang()
+    clang19()
     tree = tmp_path / "tree"
     shutil.copytree(CASES / "thrust_cuda_backend" / "input", tree)
     lines = _text(tmp_path, tree, pack62, capsys)
@@ -92,7 +79,7 @@ def test_the_finding_on_an_error_directives_line_explains_it(pack62, tmp_path, c
     """faiss before its ROCm support: DeviceDefs.cuh's `#if CUDA_VERSION < 8000` `#error` stops the AMD
     build. The audit reports PK103 on that very #error line, and verify did not link it (PK103 is
     not a rule whose findings all break builds): the error stayed unexplained."""
-    _clang()
+    clang19()
     case = CASES / "error_directive_guard" / "input"
     out = tmp_path / "out"
     assert main(["convert", str(case), "-o", str(out), "--rocm", "6.2", "-q"]) in (0, 1)
@@ -110,7 +97,7 @@ def test_the_finding_on_an_error_directives_line_explains_it(pack62, tmp_path, c
 def test_the_pinned_pack_holds_hipfft_hipsolver_and_rccl_and_names_a_library_it_lacks(pack62, tmp_path, capsys):
     """Units using hipFFT, hipSOLVER and RCCL were not reached against the 6.2 pack; MIOpen is not in
     the pinned pack (its source tree is 370 MB to download), and is named in one line with its package."""
-    _clang()
+    clang19()
     tree = tmp_path / "tree"
     for case in ("cufft_transforms", "cusolver_dense_lu", "nccl_allreduce", "roc_cudnn_miopen"):
         (tree / case).mkdir(parents=True)
@@ -138,7 +125,7 @@ def test_stand_ins_only_preprocess():
 def test_a_units_result_is_kept_until_a_file_it_reads_changes(pack62, tmp_path, monkeypatch):
     """A second verify of the same tree compiles nothing and says the same; a changed header
     compiles again the units that include it, and only those."""
-    _clang()
+    clang19()
     monkeypatch.delenv("PORTKIT_NO_CACHE", raising=False)
     monkeypatch.setenv("PORTKIT_CACHE_DIR", str(tmp_path / "cache"))
     tree = tmp_path / "tree"
@@ -191,7 +178,7 @@ def test_a_tree_that_builds_for_amd_is_compiled_with_its_own_amd_selectors(pack6
     convert leaves those files to the project, and verify compiled their CUDA branches (186 of
     ggml's 187 units unexplained). The selectors the pipeline learns are defined for every unit,
     as the project's AMD build defines them, and the report says so."""
-    _clang()
+    clang19()
     case = CASES / "own_amd_build" / "input"
     out = tmp_path / "out"
     assert main(["convert", str(case), "-o", str(out), "--rocm", "6.2", "-q"]) in (0, 1)
