@@ -100,8 +100,9 @@ def test_audit_case_compiles_with_nvcc(path: Path):
     local = [path, *(p for p in path.parent.iterdir() if p.suffix in (".h", ".cuh", ".hpp"))]  # its own headers
     if any(h in p.read_bytes() for p in local for h in LIBRARY_HEADERS):
         includes = ["-I", str(require_dir(CUDA_LIB_INCLUDE, "CUDA library headers (set CUDA_LIB_INCLUDE)"))]
-    run([nvcc, "-std=c++17", "-x", "cu", "-c", str(path), "-o", os.devnull, "-I", str(path.parent),
-         *includes, *(flags.group(1).split() if flags else [])])
+    given = [f"-I{path.parent / f[2:]}" if f.startswith("-I") and not f[2:].startswith("/") else f
+             for f in (flags.group(1).split() if flags else [])]   # -I relative to the file, as its build has it
+    run([nvcc, "-std=c++17", "-x", "cu", "-c", str(path), "-o", os.devnull, "-I", str(path.parent), *includes, *given])
 
 
 # A ROCm library that is not installed skips the compile checks that need it, with the package to
