@@ -219,3 +219,15 @@ def test_a_team_mapping_file_needs_no_title_or_source(tmp_path: Path, capsys):
         "a.cu": "void f(void **p) { cudaMalloc(p, 4); }\n"})
     assert main(["convert", str(tree / "a.cu"), "-o", "-", "--mappings", str(tree / "team.toml")]) == 0
     assert "teamMalloc(p, 4)" in capsys.readouterr().out
+
+
+def test_a_quiet_text_convert_runs_no_second_scan(tmp_path, monkeypatch, capsys):
+    """needs_person is the audit's scan of every file again: `convert -q` (text) shows no summary,
+    so it is not run (a 1.2M-line in-place run spent its first minute auditing before writing)."""
+    from portkit.commands import convert_audit
+
+    def second_scan(*args):
+        raise AssertionError("convert -q ran the audit's scan")
+    monkeypatch.setattr(convert_audit, "needs_person", second_scan)
+    assert main(["convert", str(REPO / "fixtures" / "sample_project"), "-o", str(tmp_path / "out"), "-q"]) == 0
+    assert capsys.readouterr().out == ""

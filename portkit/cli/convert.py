@@ -154,7 +154,8 @@ def run(args: argparse.Namespace) -> int:
                       in_place=args.in_place, backup=args.backup, force=args.force, diff=args.diff, check=args.check,
                       jobs=args.jobs, rename=parse_map(args.rename_map) if args.rename else None,
                       deep=cli_deep.options(args, args.jobs, check_file_timeout(args.file_timeout)),
-                      leave_amd_built=not args.convert_amd_built)
+                      leave_amd_built=not args.convert_amd_built,
+                      needs_person=not (args.quiet and args.format == "text"))   # -q text shows no summary
     data_on_stdout = args.diff or (args.output is not None and str(args.output) == "-")
     if args.verify and (args.output is None or data_on_stdout):
         raise PortkitError("--verify needs -o OUT (a directory): it compiles the converted tree")

@@ -155,7 +155,8 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
         job = renaming.with_plan(job, plan)
     # what `portkit audit` would say needs a person, of the files as they are before any is written
     # (--in-place --rename moves the paths it was given)
-    result.needs_person = convert_audit.needs_person(paths, opts)
+    if opts.needs_person:   # a second scan of every file: only when something will show it
+        result.needs_person = convert_audit.needs_person(paths, opts)
     progress = progress_factory(len(entries)) if progress_factory else None
     if opts.output is not None and str(opts.output) != "-":
         _refuse_overwriting_inputs(entries, opts.output, job.facts.rename, opts.output_name)

@@ -47,6 +47,7 @@ class ConvertOptions:
     config: Config = Config()        # the project's settings (amd-macros, exclude: left as they are)
     leave_amd_built: bool = True     # files the tree's own AMD build compiles stay as they are (--convert-amd-built)
     output_name: str | None = None   # -o naming a file for one input file: the name written in `output`
+    needs_person: bool = True        # run the audit's scan for needs_person (off where nothing shows it: -q text)
 
 
 @dataclass
