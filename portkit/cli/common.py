@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 from pathlib import Path
 from typing import Callable
@@ -81,9 +82,19 @@ def _float(option: str, text: str) -> float:
     return value
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask: a container or `taskset` may allow fewer
+    than the machine has), the default of -j."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):   # macOS and Windows have no affinity call
+        return os.cpu_count() or 1
+
+
 def add_jobs(p: argparse.ArgumentParser, what: str = "worker processes") -> None:
-    p.add_argument("-j", "--jobs", type=count("--jobs", MAX_JOBS), default=1, metavar="N",
-                   help=f"{what} (default 1, at most {MAX_JOBS})")
+    p.add_argument("-j", "--jobs", type=count("--jobs", MAX_JOBS), default=min(usable_cpus(), MAX_JOBS),
+                   metavar="N", help=f"{what} (default: the CPUs this process may use, here "
+                                     f"{usable_cpus()}; 1: no other process; at most {MAX_JOBS})")
 
 
 def add_no_cache(p: argparse.ArgumentParser) -> None:
