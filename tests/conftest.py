@@ -103,6 +103,8 @@ ROCM_LIBRARIES = {
     b"hiprand": (("hiprand/hiprand.h", "libhiprand-dev"), ("rocrand/rocrand.h", "librocrand-dev")),
     b"hipsparse": (("hipsparse/hipsparse.h", "libhipsparse-dev"),),
     b"rocrand": (("rocrand/rocrand.h", "librocrand-dev"),),
+    # Debian packages no hipCUB for ROCm 5.2; ROCm's own repository names these packages
+    b"hipcub": (("hipcub/hipcub.hpp", "hipcub-dev"), ("rocprim/rocprim.hpp", "rocprim-dev")),
 }
 
 

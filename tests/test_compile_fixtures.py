@@ -75,6 +75,7 @@ def test_warp_input_compiles_with_nvcc(folder: Path):
 @pytest.mark.compile
 def test_warp_expected_compiles_with_hipcc(folder: Path):
     hipcc = require_tool("hipcc", "hipcc (apt-get install hipcc libamdhip64-dev rocm-device-libs)")
+    require_rocm_libraries([folder / "expected.hip"])   # one_warp_block_warp_reduce: hipCUB (test_warp_collectives.py uses the 6.2 pack's)
     run([hipcc, "-x", "hip", "--offload-arch=gfx90a", "-c", str(folder / "expected.hip"), "-o", os.devnull],
         env=dict(os.environ, HIP_PLATFORM="amd"))
 

@@ -64,6 +64,8 @@ NAMED = {
     "uint8_t": CType("unsigned char", 8, False), "uint16_t": CType("unsigned short", 16, False),
     "uint32_t": UINT, "int64_t": LONG, "uint64_t": ULONG, "size_t": ULONG, "uint": UINT,
     "__int64": LONG, "ptrdiff_t": LONG, "lane_mask_t": ULONG,
+    # a stream handle: host code passes it to the launch, whose stream the oracle ignores
+    "cudaStream_t": ULONG, "hipStream_t": ULONG,
 }
 
 

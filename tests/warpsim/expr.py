@@ -113,7 +113,7 @@ class ExprMachine:
             return Vec(entry.ctype, entry.pointers)
         return entry.ref().load(self.lanes(mask))
 
-    e_qualified_identifier = e_identifier
+    e_qualified_identifier = e_type_identifier = e_identifier
 
     def e_field_expression(self, node: Node, mask: int) -> Vec:
         key = f"{text(node.child_by_field_name('argument'))}.{text(node.child_by_field_name('field'))}"

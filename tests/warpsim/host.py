@@ -120,7 +120,9 @@ class HostMachine(WarpMachine):
             kernel = kernel.child_by_field_name("arguments").named_children[0]
         template = []
         if kernel.type == "template_function":
-            template = [self.constant(a) for a in kernel.child_by_field_name("arguments").named_children]
+            # `k<kBlockThreads>`: tree-sitter reads a lone name as a type; it is the constant's value here
+            template = [self.constant(a.child_by_field_name("type") if a.type == "type_descriptor" else a)
+                        for a in kernel.child_by_field_name("arguments").named_children]
             kernel = kernel.child_by_field_name("name")
         if not 2 <= len(config) <= 4:
             raise SimError(f"launch with {len(config)} configuration values at {self.where(kernel)}")

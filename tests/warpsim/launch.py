@@ -33,7 +33,8 @@ class Target:
 
     platform: str  # "cuda", "amd", or "hip-nvidia" (HIP code built through HIP's NVIDIA backend)
     wave: int
-    strict: bool = True  # check `_sync` masks; False runs them as HIP's mask-less forms would
+    strict: bool = True  # check `_sync` masks and that a cub/hipcub collective's logical warp is all executing;
+    # False runs the masks as HIP's mask-less forms would, and a collective reading absent lanes as 0
     host: bool = False  # the host pass of the same compile: no device macros, no wavefront size
 
     def lenient(self) -> "Target":

@@ -12,6 +12,7 @@ import math
 
 from tree_sitter import Node
 
+from .collectives import CollectiveStatements
 from .cvalues import CType, PtrType, SimError, convert
 from .expr import CASTS, ExprMachine, Scope
 from .intrinsics import INTRINSICS
@@ -32,7 +33,7 @@ class Loop:
         self.brk = self.cont = 0
 
 
-class WarpMachine(ExprMachine):
+class WarpMachine(CollectiveStatements, ExprMachine):
     """One wavefront of a block; `block` owns shared memory and the barrier."""
 
     def __init__(self, program, wave, builtins, platform, block, exited: int):
@@ -153,6 +154,8 @@ class WarpMachine(ExprMachine):
     # -- declarations ------------------------------------------------------------------------
 
     def s_declaration(self, node: Node, mask: int) -> None:
+        if self.bind_storage(node):
+            return
         quals = qualifiers(node)
         type_node = node.child_by_field_name("type")
         auto = type_node.type == "placeholder_type_specifier"
@@ -241,6 +244,8 @@ class WarpMachine(ExprMachine):
         function = node.child_by_field_name("function")
         args = node.child_by_field_name("arguments").named_children
         targs: list[Node] = []
+        if function.type == "field_expression" and (result := self.collective_call(node, mask)) is not None:
+            return result
         if function.type == "template_function":
             targs = function.child_by_field_name("arguments").named_children
             function = function.child_by_field_name("name")
