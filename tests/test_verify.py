@@ -110,17 +110,26 @@ def _targets_newer_rocm(case) -> bool:
     return "--rocm" in args and parse_version(args[args.index("--rocm") + 1]) > (5, 2, 0)
 
 
+def _what_verify_adds(case) -> bool:
+    """The cases where verify has something to add to test_compile_fixtures.py, which compiles
+    every golden with hipcc already: a ROCm library Debian lacks (explained by PK701), flags that
+    only the compile database gives, and several files that include each other."""
+    return bool(case.hipcc_skip or case.hipcc_flags or case.multi)
+
+
 @pytest.mark.compile
 def test_the_fixture_corpus_verifies_clean(tmp_path: Path):
-    """Every golden HIP output compiles, except those whose ROCm library Debian does not ship,
+    """The golden HIP outputs verify clean, except those whose ROCm library Debian does not ship,
     and those are explained by PK701; the units and their flags (-fgpu-rdc for one case) come
-    from a compile_commands.json."""
+    from a compile_commands.json. Only the cases of `_what_verify_adds`: that every golden
+    compiles is test_compile_fixtures.py's, case by case, and compiling them all twice cost the
+    suite 80 s on 2 cores (issue 52)."""
     require_tool("hipcc", HIPCC)
     tree = tmp_path / "corpus"
     commands, skipped = [], {}
-    for case in all_cases():
-        if _targets_newer_rocm(case):
-            continue   # written for a newer ROCm than this machine's 5.2 by design (its case says so)
+    chosen = [case for case in all_cases() if _what_verify_adds(case) and not _targets_newer_rocm(case)]
+    assert {"separate_compilation_rdc", "dual_vendor_project", "cublas_sgemm"} <= {c.name for c in chosen}
+    for case in chosen:
         base = tree / case.name
         for path in case.expected_files():
             target = base / path.relative_to(case.expected if case.multi else case.expected.parent)
