@@ -39,6 +39,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="compile every unit, neither reusing nor keeping results of units whose files did not "
                         "change (PORTKIT_NO_CACHE=1 does the same)")
     p.add_argument("-q", "--quiet", action="store_true", help="text format: print only the summary line")
+    g = p.add_argument_group("configuring (verify --configure)")
+    g.add_argument("--configure", action="store_true",
+                   help="instead of compiling units, configure OUT's top-level CMakeLists.txt for the HIP build in a "
+                        "temporary folder and say in one line whether it configured, or its first error and what it "
+                        "wants (a ROCm package, a newer CMake, a submodule, the network); --timeout limits the whole "
+                        "configure, --offline blocks its downloads (docs/verify.md)")
+    g.add_argument("--cmake", metavar="CMAKE", help="the CMake to configure with (default: the newest 3.21+ on PATH "
+                                                    "or beside this Python)")
+    g.add_argument("--cmake-define", action="append", default=[], metavar="NAME=VALUE",
+                   help="a cache entry for the configure, as cmake -D (the project's HIP option: GGML_HIP=ON)")
 
 
 def add_options(p: argparse.ArgumentParser) -> None:
@@ -94,6 +104,8 @@ def run(args: argparse.Namespace, progress_factory) -> int:
     from ..report import verify as report
     from ..commands.verify import verify_tree
 
+    if args.configure:
+        return _configure(args)
     opts = options(args, source=args.source)
     result = verify_tree(args.out, opts, progress_factory=progress_factory)
     if args.format == "json":
@@ -110,6 +122,27 @@ def run(args: argparse.Namespace, progress_factory) -> int:
         print(report.quiet_line(result))
     else:
         report.render_text(result, Console(highlight=False, soft_wrap=True))
+    return 0 if result.ok else 1
+
+
+def _configure(args: argparse.Namespace) -> int:
+    """verify --configure: one line (or the JSON document); exit 0 configured, 1 not."""
+    from ..project.settings import offload_archs
+    from ..commands.results import ConfigureOptions
+    from ..commands.verify.configure import configure_tree
+    from ..report import configure as report
+
+    opts = ConfigureOptions(cmake=args.cmake, rocm_path=args.rocm_path, offload_arch=offload_archs(args.offload_arch),
+                            source=args.source, defines=tuple(args.cmake_define), download=args.download,
+                            timeout=args.timeout)
+    result = configure_tree(args.out, opts)
+    if args.format == "json":
+        import io
+        buffer = io.StringIO()
+        report.render_json(result, buffer)
+        _write(buffer.getvalue(), args.output)
+    else:
+        _write(report.line(result) + "\n", args.output)
     return 0 if result.ok else 1
 
 

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from .deep.engine import DeepOptions, DeepResult
     from ..project.buildconfig import BuildConfig
     from .verify.compiler import Compiler
+    from .verify.cmake_errors import Stop
+    from .verify.cmake_tool import CMakeTool
     from .scan.suppress import Suppression
 
 DEFAULT_VERIFY_TIMEOUT = 300.0   # seconds one unit's compile may take (verify --timeout)
@@ -296,3 +298,38 @@ class VerifyResult:
     @property
     def ok(self) -> bool:
         return not any(u.failed for u in self.units)
+
+
+# ---- verify --configure
+
+DEFAULT_CONFIGURE_TIMEOUT = 600.0   # seconds the whole configure may take (a big tree's compiler checks)
+
+
+@dataclass(frozen=True)
+class ConfigureOptions:
+    cmake: str | None = None                 # --cmake: this CMake, not the newest found
+    rocm_path: str | None = None             # --rocm-path: ROCm's root, for CMake's HIP language
+    offload_arch: tuple[str, ...] = ("gfx90a",)
+    source: Path | None = None               # the CUDA tree: its .gitmodules too
+    defines: tuple[str, ...] = ()            # --cmake-define NAME=VALUE, as cmake -D
+    download: bool = True                    # False (--offline): the configure may not download
+    timeout: float = DEFAULT_CONFIGURE_TIMEOUT
+
+
+@dataclass
+class ConfigureResult:
+    root: Path
+    cmake: "CMakeTool"
+    rocm: str                                # how CMake reached ROCm, one phrase
+    command: tuple[str, ...]
+    status: str                              # "configured", "timeout", or the Stop's kind
+    stop: "Stop | None" = None               # why it stopped (None: configured, or timed out)
+    seconds: float = 0.0
+    offline: bool = False                    # downloads were blocked (--offline)
+    hip: bool = False                        # the HIP language was enabled or the hip package found
+    hip_options: tuple[str, ...] = ()        # configured without HIP: the tree's GPU options, off
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "configured"
+
