@@ -250,7 +250,8 @@ def _run_compat(args: argparse.Namespace) -> int:
     if args.force and not args.in_place:
         raise PortkitError("--force only applies with --in-place")
     cfg = _project_configuration(args)
-    options = resolve(cfg, rocm=args.rocm, prefer_roc=args.prefer_roc, mappings=args.mappings)
+    options = resolve(cfg, rocm=args.rocm, prefer_roc=args.prefer_roc, mappings=args.mappings,
+                      offload_arch=args.offload_arch, build_files=args.build_files)
     result = compat_paths(args.paths, args.compat_header, options, args.jobs, config=cfg)
     if args.diff:
         for f in result.changed:

@@ -40,6 +40,7 @@ from ..core.tables.mappings import MappingDB, format_version
 from ..core.tables.project_tables import db_for
 from ..project import pipeline
 from ..project.settings import resolve
+from .compat_cmake import CMakeCompat, cmake_entry, declare, tree_option
 from .scan.job import Job, scan_file
 from .scan.walk import Options
 from ..core.source import SourceFile
@@ -60,6 +61,7 @@ class CompatJob(Job):
     """convert's job (the settings, the tree's facts) and the header the sources will include."""
 
     header: str = field(kw_only=True)   # the header's path relative to the root, forward slashes
+    hip_option: str = field(default="", kw_only=True)   # the CMake option of the HIP build; "": CMake left as is
 
 
 @dataclass
@@ -73,6 +75,7 @@ class FileCompat:
     output: bytes | None = None                              # the source with its guarded includes
     skipped: Skipped | None = None
     input_digest: bytes | None = None                        # of the bytes read: --in-place writes only over those
+    cmake: CMakeCompat | None = None                         # a CMake file: its HIP build beside the CUDA one
 
 
 @dataclass
@@ -89,8 +92,13 @@ class CompatResult:
 
     @property
     def changed(self) -> list[FileCompat]:
-        """Sources that get (or would get) guarded includes."""
+        """Sources that get (or would get) guarded includes, CMake files their HIP build option."""
         return [f for f in self.files if f.output is not None]
+
+    @property
+    def builds(self) -> list[FileCompat]:
+        """The CMake files among them."""
+        return [f for f in self.changed if f.cmake is not None]
 
     @property
     def header_changed(self) -> bool:
@@ -115,7 +123,7 @@ _CONVERTER_FINDINGS = (Code.NO_HIP_EQUIVALENT, Code.NEEDS_NEWER_ROCM, Code.REMOV
 
 
 def _wanted(entry: Entry, job: CompatJob) -> bool:
-    return entry.is_source and entry.rel != job.header
+    return (entry.is_source or (entry.kind == "cmake" and bool(job.hip_option))) and entry.rel != job.header
 
 
 def _not_scanned(entry: Entry, skipped: Skipped | None, job: CompatJob) -> FileCompat:
@@ -126,6 +134,9 @@ def _compat_entry(entry: Entry, data: bytes, job: CompatJob) -> FileCompat:
     result = FileCompat(entry)
     result.input_digest = digest(data)
     source = SourceFile.from_bytes(entry.rel, data)
+    if entry.kind == "cmake":   # the HIP build beside the CUDA one (compat_cmake.py)
+        result.cmake, result.output = cmake_entry(source, job, job.hip_option)
+        return result
     scan = scan_file(source, "source", job)
     result.findings = [f for f in scan.findings if f.code in _CONVERTER_FINDINGS]
     spelled = _include_spelling(entry.rel, job.header)
@@ -298,7 +309,8 @@ def compat_paths(paths: list[Path], header: Path, options: Options, jobs: int = 
                  progress=None, config: Config = Config()) -> CompatResult:
     """Scan the tree and build the header text and each source's guarded includes (writes nothing)."""
     # names only: no fix, no polyfill; the project's own mapping files as convert applies them
-    scan = resolve(rocm=options.rocm, prefer_roc=options.prefer_roc, tables=options.mappings)
+    scan = resolve(rocm=options.rocm, prefer_roc=options.prefer_roc, tables=options.mappings,
+                   offload_arch=options.offload_arch, build_files=options.build_files)
     project = pipeline.prepare([Path(p) for p in paths], scan, config)
     root, entries, skipped = project.root, project.entries, project.skipped
     try:
@@ -309,8 +321,10 @@ def compat_paths(paths: list[Path], header: Path, options: Options, jobs: int = 
     if header.exists() and not header.is_file():
         raise PortkitError(f"{header}: exists and is not a file")
     old_header = _own_header(header)
-    job = CompatJob(scan, project.facts, header=header_rel)
+    option = tree_option(entries, root) if options.build_files else ""
+    job = CompatJob(scan, project.facts, header=header_rel, hip_option=option)
     files = list(run_files(entries, job, PER_FILE, jobs, progress))
+    declare(files, option)
     db = db_for(scan)
     names = {k: v for f in files for k, v in f.names.items()}
     kinds = {n: db.names[n].kind for n in names if n in db.names}
@@ -351,7 +365,7 @@ def write_compat(result: CompatResult, force: bool = False) -> int:
                 raise PortkitError(f"{f.entry.rel}: cannot write: {exc.strerror or exc}") from None
             result.skipped.append(Skipped(f.entry.rel, exc.strerror, True))   # a refusal of ours
             continue
-        written += 1
+        written += f.cmake is None   # the summary counts sources; CMake files are counted apart
         if st.st_nlink > 1:
             result.notes.append(Skipped(f.entry.rel, links_note(st.st_nlink - 1), False))
     result.written = written

@@ -169,10 +169,12 @@ def render_compat(result, console: Console, in_place: bool) -> None:
     macro cannot do or HIP lacks, with file:line."""
     headers = {h for f in result.files for h in f.headers}
     header = "unchanged" if not result.header_changed else "written" if in_place else "would change"
+    sources = result.written if in_place and result.written is not None else len(result.changed) - len(result.builds)
+    got = "got" if in_place else "would get"
+    builds = f"; {_plural(len(result.builds), 'CMake file')} {got} the HIP build as an option" if result.builds else ""
     console.print(f"[bold]portkit convert --compat-header[/]: {len(result.names):,} CUDA names and "
-                  f"{len(headers):,} headers mapped for ROCm {result.rocm}; "
-                  f"{result.written if in_place and result.written is not None else len(result.changed):,} sources "
-                  f"{'got' if in_place else 'would get'} guarded includes; header {header}")
+                  f"{len(headers):,} headers mapped for ROCm {result.rocm}; {sources:,} sources {got} guarded "
+                  f"includes; header {header}{builds}")
     manual = [f"{f.entry.rel}:{line}: {what}" if line else f"{f.entry.rel}: {what}"
               for f in result.files for line, what in f.manual]
     left = [f"{x.path}:{x.line}: {x.code} {x.message}" for x in result.findings
