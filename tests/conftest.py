@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import tarfile
+import tempfile
 from pathlib import Path
 from typing import Iterable, Iterator, NoReturn
 
@@ -23,6 +24,22 @@ os.environ["PORTKIT_OFFLINE"] = "1"
 # its process would otherwise read what an earlier run kept. test_result_cache.py turns it on.
 os.environ["PORTKIT_NO_CACHE"] = "1"
 CUDA_LIB_INCLUDE = Path(os.environ.get("CUDA_LIB_INCLUDE", REPO / ".ci" / "cache" / "cuda-libs" / "include"))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _compilers_temporary_folder():
+    """hipcc (clang's HIP driver) leaves an empty folder in $TMPDIR for every unit it compiles:
+    one suite run left hundreds in /tmp, 20,000 after a day's work. Each test process gives the
+    compilers its own folder and removes it at the end."""
+    folder = tempfile.mkdtemp(prefix="portkit-tests-")
+    before = os.environ.get("TMPDIR")
+    os.environ["TMPDIR"] = folder
+    yield
+    if before is None:
+        os.environ.pop("TMPDIR", None)
+    else:
+        os.environ["TMPDIR"] = before
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def write_tree(root: Path, files: dict[str, str]) -> Path:
