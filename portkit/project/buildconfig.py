@@ -22,7 +22,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from .buildvalues import HIP_CONDITION, STD, FileConfig, read_options
+from .buildvalues import HIP_CONDITION, IMPORTED_DEFINES, STD, FileConfig, read_options
 from ..core.files import read_regular
 
 __all__ = ["STD", "BuildConfig", "FileConfig", "TreeConfig", "read_make"]
@@ -87,21 +87,27 @@ class TreeConfig:
 
     def _merge(self, origin: str, files: list[Path], top: Path, own: Path, unit: str) -> BuildConfig:
         """The files' settings together. A target's definitions count for the units it lists as
-        sources; when no target lists the unit, those whose sources are not known (a glob, a
-        variable) count for the units of their own directory: targets of the parent directories are other libraries
-        (faiss's CPU variants define COMPILE_SIMD_AVX512)."""
+        sources; when no target lists the unit, those whose sources are not all known (a glob, a
+        variable, a foreach loop's `${NAME}.cu`) count for the units of their own directory: targets
+        of the parent directories are other libraries (faiss's CPU variants define
+        COMPILE_SIMD_AVX512). The libraries those targets link add what they pass on (an INTERFACE
+        library's definitions; hip::host's)."""
         configs = [(path, c) for path in files if (c := self._read(path, top)) is not None]
-        listed = [t for _, c in configs for t, srcs in c.target_sources.items() if unit in srcs]
+        targets = {t for _, c in configs for t, srcs in c.target_sources.items() if unit in srcs}
+        if not targets:
+            targets = {t for path, c in configs if path.parent == own
+                       for t in (*c.target_defines, *c.target_links)
+                       if not c.target_sources.get(t) or t in c.partial_sources}
         merged = FileConfig()
         for path, config in configs:
             if config.std:
                 merged.add_std(config.std)
             for d in config.includes:
                 merged.add_include(d)
-            targets = [t for t in config.target_defines
-                       if (t in listed if listed else path.parent == own and not config.target_sources.get(t))]
-            for d in config.defines + [d for t in targets for d in config.target_defines[t]]:
+            for d in config.defines + [d for t in config.target_defines if t in targets for d in config.target_defines[t]]:
                 merged.add_define(d)
+        for d in _linked_defines([c for _, c in configs], targets):
+            merged.add_define(d)
         rels = tuple(p.relative_to(self.root).as_posix() for p in files)
         return BuildConfig(origin, rels, merged.std, tuple(merged.includes), tuple(merged.defines))
 
@@ -118,6 +124,24 @@ class TreeConfig:
             else:
                 self._files[path] = read_make(text, path.parent)
         return self._files[path]
+
+
+def _linked_defines(configs: list[FileConfig], targets: set[str]) -> list[str]:
+    """The definitions the libraries `targets` link pass on, through every library they pass
+    on in turn (nccl-tests' nccl_tests_options, an INTERFACE library of NCCL_OS_LINUX)."""
+    seen: set[str] = set()
+    todo = [(t, True) for t in sorted(targets)]     # the targets' own links count, PRIVATE or not
+    out: list[str] = []
+    while todo:
+        target, own = todo.pop(0)
+        for config in configs:
+            for library, exported in config.target_links.get(target, ()):
+                if (own or exported) and library not in seen and library not in targets:
+                    seen.add(library)
+                    todo.append((library, False))
+                    out += IMPORTED_DEFINES.get(library, ())
+                    out += [d for c in configs for d in c.target_exports.get(library, ())]
+    return out
 
 
 # --- Makefiles -----------------------------------------------------------------------------------

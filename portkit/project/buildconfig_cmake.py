@@ -3,12 +3,16 @@
 Read: `CMAKE_CXX_STANDARD` / `CMAKE_CUDA_STANDARD` / `CMAKE_HIP_STANDARD`, the `CXX_STANDARD`-
 style target properties, `cxx_std_NN` / `cuda_std_NN` compile features and `-std=` options;
 `include_directories` / `target_include_directories`; `add_compile_definitions`,
-`add_definitions(-D...)`, `target_compile_definitions`. Targets are not told apart: a
-CMakeLists.txt configures the units of its directory and those below it.
+`add_definitions(-D...)`, `target_compile_definitions` (per target, and what it passes on:
+INTERFACE, PUBLIC); `target_link_libraries` (which libraries pass their definitions on to whom).
 
 Only the variables that name directories are resolved (`CMAKE_CURRENT_SOURCE_DIR`,
 `CMAKE_CURRENT_LIST_DIR`: this file's directory; `PROJECT_SOURCE_DIR`, `CMAKE_SOURCE_DIR`,
 `<name>_SOURCE_DIR`: the top CMakeLists.txt's); a value with any other variable is dropped.
+A block counts when the HIP build on Linux takes it: its condition names HIP, or it is the Linux
+branch of an OS test (`if(UNIX)`, `CMAKE_SYSTEM_NAME STREQUAL "Linux"`, the else() of `if(WIN32)`).
+A generator expression counts when that build settles its condition (`$<$<BOOL:${VAR}>:...>` of a
+variable set in such a block, `$<PLATFORM_ID:Linux>`); any other is dropped.
 """
 
 from __future__ import annotations
@@ -28,6 +32,13 @@ _INCLUDE_KEYWORDS = {"SYSTEM", "BEFORE", "AFTER", "INTERFACE", "PUBLIC", "PRIVAT
 _SCOPES = {"INTERFACE", "PUBLIC", "PRIVATE"}
 _OPEN = {"if", "foreach", "while", "function", "macro", "block"}
 _CLOSE = {"endif", "endforeach", "endwhile", "endfunction", "endmacro", "endblock"}
+_RUN = {"foreach", "block"}      # blocks whose body runs where the code around them does
+_LINUX = {"UNIX", "LINUX", "CMAKE_HOST_UNIX", "CMAKE_HOST_LINUX"}
+_NOT_LINUX = {"WIN32", "MSVC", "APPLE", "MINGW", "CYGWIN", "MSYS", "IOS", "ANDROID", "CMAKE_HOST_WIN32",
+              "CMAKE_HOST_APPLE"}
+_SYSTEM_NAMES = {"CMAKE_SYSTEM_NAME", "CMAKE_HOST_SYSTEM_NAME"}
+_LINK_SCOPES = {"INTERFACE", "PUBLIC", "PRIVATE", "LINK_PUBLIC", "LINK_PRIVATE", "LINK_INTERFACE_LIBRARIES"}
+_FALSE = {"", "0", "OFF", "NO", "FALSE", "N", "IGNORE", "NOTFOUND"}
 _OPTION_COMMANDS = {"add_compile_options", "target_compile_options"}
 _TARGET_COMMANDS = {"add_library", "add_executable", "target_sources", "cuda_add_library", "cuda_add_executable"}
 _SOURCE_KEYWORDS = {"STATIC", "SHARED", "MODULE", "OBJECT", "INTERFACE", "PUBLIC", "PRIVATE", "EXCLUDE_FROM_ALL",
@@ -39,18 +50,43 @@ def read_cmake(text: str, directory: Path, top: Path) -> FileConfig:
     """What one CMakeLists.txt (in `directory`, of the project whose top is `top`) asks for."""
     config = FileConfig()
     reader = _Reader(directory, top)
-    hip_stack: list[bool] = []      # per open block: does it belong to the HIP build
+    blocks: list[tuple[bool, bool]] = []      # per open block: (the HIP build takes it, no branch so far runs on Linux)
     for cmd in commands(text):
         name = cmd.lower
         if name in _OPEN:
-            hip_stack.append(name == "if" and _names_hip(cmd))
-        elif name in ("else", "elseif") and hip_stack:
-            hip_stack[-1] = name == "elseif" and _names_hip(cmd)
+            blocks.append(_branch(cmd, True) if name == "if" else (name in _RUN, False))
+        elif name in ("else", "elseif") and blocks:
+            blocks[-1] = _branch(cmd, blocks[-1][1]) if name == "elseif" else (blocks[-1][1], False)
         elif name in _CLOSE:
-            hip_stack = hip_stack[:-1]
+            blocks = blocks[:-1]
         else:
-            reader.read(cmd, config, conditional=not all(hip_stack))
+            reader.read(cmd, config, conditional=not all(taken for taken, _ in blocks))
     return config
+
+
+def _branch(cmd: Command, others_ruled_out: bool) -> tuple[bool, bool]:
+    """An if()/elseif() branch: is it the HIP build's, and are it and those before it never taken
+    on Linux. ROCm builds on Linux, so `if(UNIX)`, `if(CMAKE_SYSTEM_NAME STREQUAL "Linux")` and the
+    else() of `if(WIN32)` are taken (nccl-tests defines NCCL_OS_LINUX there, and its os.h needs it)."""
+    linux = _on_linux(cmd)
+    return _names_hip(cmd) or (others_ruled_out and linux is True), others_ruled_out and linux is False
+
+
+def _on_linux(cmd: Command) -> bool | None:
+    """Whether a condition holds on Linux: True, False, or None when it asks about anything else."""
+    values, negate = _values(cmd), False
+    while values and values[0].upper() == "NOT":
+        values, negate = values[1:], not negate
+    if len(values) == 1 and values[0] in _LINUX | _NOT_LINUX:
+        known = values[0] in _LINUX
+    elif len(values) == 3 and values[0].strip("${}") in _SYSTEM_NAMES and values[1] in ("STREQUAL", "MATCHES"):
+        try:
+            known = values[2] == "Linux" or (values[1] == "MATCHES" and re.search(values[2], "Linux") is not None)
+        except re.error:
+            return None
+    else:
+        return None
+    return known != negate
 
 
 def _names_hip(cmd: Command) -> bool:
@@ -114,6 +150,8 @@ class _Reader:
             self._definitions(name, values, config, conditional)
         elif name in _TARGET_COMMANDS and values:
             self._sources(values, config)
+        elif name == "target_link_libraries" and len(values) > 1:
+            self._links(values, config, conditional)
 
     def _assign(self, name: str, values: list[str], config: FileConfig, conditional: bool) -> None:
         if name == "list":
@@ -134,20 +172,39 @@ class _Reader:
     def _sources(self, values: list[str], config: FileConfig) -> None:
         """The literal source files of a target (add_library, add_executable, target_sources)."""
         sources = config.target_sources.setdefault(values[0], [])
-        for item, _ in self._items(values[1:]):
-            if item not in _SOURCE_KEYWORDS:
-                sources.append(os.path.normpath(os.path.join(self.directory, item)))
+        for value in values[1:]:
+            items = self._items([value])
+            if not items and value not in _SOURCE_KEYWORDS:
+                config.partial_sources.add(values[0])
+            for item, _ in items:
+                if item not in _SOURCE_KEYWORDS:
+                    sources.append(os.path.normpath(os.path.join(self.directory, item)))
+
+    def _links(self, values: list[str], config: FileConfig, conditional: bool) -> None:
+        """target_link_libraries: what a target's users get from the libraries it links (the
+        definitions of an INTERFACE library; HIP's imported hip::host) depends on these."""
+        exported = True           # the plain signature passes everything on
+        for item, under in self._items(values[1:]):
+            if item in _LINK_SCOPES:
+                exported = item not in ("PRIVATE", "LINK_PRIVATE")
+            elif item in ("debug", "optimized", "general"):
+                continue
+            elif not (conditional or under):
+                config.add_link(values[0], item, exported)
 
     def _definitions(self, name: str, values: list[str], config: FileConfig, conditional: bool) -> None:
         target = values[0] if name == "target_compile_definitions" and values else None
+        scope = None
         for item, under in self._items(values[1:] if target else values):
+            if item in _SCOPES:
+                scope = item
             if conditional or under or item in _SCOPES:
                 continue
             if item.startswith("-D") and len(item) > 2:
                 item = item[2:]
             elif name == "add_definitions":
                 continue        # add_definitions takes any flag; only -D is a definition
-            config.add_define(item, target=target)
+            config.add_define(item, target=target, exported=scope in ("INTERFACE", "PUBLIC"))
 
     def _standard(self, value: str, config: FileConfig) -> None:
         if value.isdigit():
@@ -175,9 +232,14 @@ class _Reader:
 
     def _resolve(self, item: str) -> str | None:
         if item.startswith("$<"):
-            if not (item.startswith("$<BUILD_INTERFACE:") and item.endswith(">")):
+            parts = _genex(item)
+            if parts is None:
                 return None
-            item = item[len("$<BUILD_INTERFACE:"):-1]
+            head, item = parts
+            if head != "BUILD_INTERFACE":
+                holds = self._condition(head)
+                if holds is not True:
+                    return "" if holds is False else None
         for var in _VAR.findall(item):
             value = self._variable(var)
             if value is None:
@@ -185,9 +247,52 @@ class _Reader:
             item = item.replace("${" + var + "}", value)
         return None if "$" in item or "<" in item or ">" in item else item
 
+    def _condition(self, head: str) -> bool | None:
+        """A generator expression's condition the Linux build settles: `1`, `0`, `$<NOT:...>`,
+        `$<PLATFORM_ID:Linux>`, `$<BOOL:${VAR}>` of a variable this file sets unconditionally
+        (nccl-tests' `$<$<BOOL:${NCCL_OS_LINUX}>:NCCL_OS_LINUX>`); None for any other."""
+        if head in ("0", "1"):
+            return head == "1"
+        parts = _genex(head)
+        if parts is None:
+            return None
+        name, arg = parts
+        if name == "NOT":
+            inner = self._condition(arg)
+            return None if inner is None else not inner
+        if name == "PLATFORM_ID":
+            return "Linux" in arg.split(",")
+        if name != "BOOL":
+            return None
+        for var in _VAR.findall(arg):
+            items = self.variables.get(var)
+            if items is None or any(under for _, under in items):
+                return None
+            arg = arg.replace("${" + var + "}", ";".join(item for item, _ in items))
+        if "$" in arg:
+            return None
+        return not (arg.upper() in _FALSE or arg.upper().endswith("-NOTFOUND"))
+
     def _variable(self, name: str) -> str | None:
         if name in ("CMAKE_CURRENT_SOURCE_DIR", "CMAKE_CURRENT_LIST_DIR"):
             return str(self.directory)
         if name in ("PROJECT_SOURCE_DIR", "CMAKE_SOURCE_DIR") or name.endswith("_SOURCE_DIR"):
             return str(self.top)
         return None
+
+
+def _genex(text: str) -> tuple[str, str] | None:
+    """`$<HEAD:BODY>` split at its first top-level colon; None when it is not one whole expression."""
+    if not (text.startswith("$<") and text.endswith(">")):
+        return None
+    depth = 0
+    for i in range(2, len(text) - 1):
+        if text.startswith("$<", i):
+            depth += 1
+        elif text[i] == ">":
+            depth -= 1
+            if depth < 0:
+                return None
+        elif text[i] == ":" and depth == 0:
+            return text[2:i], text[i + 1:-1]
+    return None

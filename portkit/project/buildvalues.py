@@ -18,6 +18,13 @@ from .compdb import is_cuda_toolkit_dir
 STD = re.compile(r"\A(?:c|gnu)\+\+(?:98|03|11|14|17|20|23|26|0x|1y|1z|2a|2b|2c)\Z")
 _DEFINE = re.compile(r"\A[A-Za-z_][A-Za-z0-9_]*(?:=[A-Za-z0-9_.+\-:/,]*)?\Z")
 HIP_CONDITION = re.compile(r"HIP|ROCM|AMD", re.I)
+# What the HIP build's imported targets give the targets that link them: ROCm's hip-config.cmake
+# sets INTERFACE_COMPILE_DEFINITIONS "__HIP_PLATFORM_HCC__=1;__HIP_PLATFORM_AMD__=1" on hip::host,
+# and hip::device links hip::host. clang defines neither before a HIP header is included, so a
+# project header that tests __HIP_PLATFORM_AMD__ first (LightGBM's cuda_rocm_interop.h, which
+# #defines the CUDA names it uses to HIP's) sees it only through them.
+_HIP_HOST = ("__HIP_PLATFORM_HCC__=1", "__HIP_PLATFORM_AMD__=1")
+IMPORTED_DEFINES = {"hip::host": _HIP_HOST, "hip::device": _HIP_HOST}
 _YEARS = {"0x": 11, "1y": 14, "1z": 17, "2a": 20, "2b": 23, "2c": 26, "03": 3, "98": 0}
 
 
@@ -30,6 +37,12 @@ class FileConfig:
     defines: list[str] = field(default_factory=list)
     target_defines: dict[str, list[str]] = field(default_factory=dict)   # CMake: per target
     target_sources: dict[str, list[str]] = field(default_factory=dict)   # CMake: absolute, where literal
+    # CMake: a target with a source the reader could not read (`${COLL}.cu` in a foreach loop): its
+    # settings may be those of a unit in its directory that no target names
+    partial_sources: set[str] = field(default_factory=set)
+    target_exports: dict[str, list[str]] = field(default_factory=dict)   # CMake: INTERFACE and PUBLIC ones
+    # CMake: target_link_libraries, each library with whether it passes on to the target's users
+    target_links: dict[str, list[tuple[str, bool]]] = field(default_factory=dict)
 
     def add_std(self, value: str) -> None:
         if STD.match(value) and (self.std is None or std_rank(value) > std_rank(self.std)):
@@ -39,10 +52,19 @@ class FileConfig:
         if path is not None and path not in self.includes:
             self.includes.append(path)
 
-    def add_define(self, value: str, target: str | None = None) -> None:
+    def add_define(self, value: str, target: str | None = None, exported: bool = False) -> None:
         into = self.defines if target is None else self.target_defines.setdefault(target, [])
-        if _DEFINE.match(value) and value not in into:
+        if not _DEFINE.match(value):
+            return
+        if value not in into:
             into.append(value)
+        if target is not None and exported and value not in (out := self.target_exports.setdefault(target, [])):
+            out.append(value)
+
+    def add_link(self, target: str, library: str, exported: bool) -> None:
+        links = self.target_links.setdefault(target, [])
+        if (library, exported) not in links:
+            links.append((library, exported))
 
 
 def std_rank(value: str) -> int:
