@@ -18,7 +18,7 @@ from ..core.edits import apply_edits
 from ..core.errors import PortkitError
 from ..core.files import SOURCE_SUFFIXES, Entry, Skipped, open_regular, read_regular
 from .inplace import digest, rewrite
-from . import convert_audit, renaming
+from . import convert_audit, convert_cache, renaming
 from ..core.output import atomic_copy, atomic_write, confined, refuse_unless_regular, sweep_stale, write_generated
 from ..engine.rename_plan import RenamePlan
 from ..project.rename import rename_in_build_file
@@ -34,17 +34,19 @@ from ..core.source import SourceFile, split_lines
 from .workers import PerFile, Wording, run_files
 
 
-
 def convert_bytes(rel: str, data: bytes, options: Options, kind: str = "source",
                   facts: ProjectFacts = ProjectFacts()) -> tuple[FileScan, bytes | None]:
     """Scan one file's bytes (a source, or a build file of a kind in build.FORMATS); the converted
     bytes, or None when nothing changes."""
-    source = SourceFile.from_bytes(rel, data)
-    scan = scan_file(source, kind, Job(options, facts))
+    scan = scan_file(SourceFile.from_bytes(rel, data), kind, Job(options, facts))
+    return scan, _applied(data, scan)
+
+
+def _applied(data: bytes, scan: FileScan) -> bytes | None:
     if not scan.edits:
-        return scan, None
+        return None
     output = apply_edits(data, scan.edits)
-    return scan, (output if output != data else None)
+    return output if output != data else None
 
 
 def _convert_entry(entry: Entry, data: bytes, job: Job) -> FileOutcome:
@@ -65,6 +67,11 @@ PER_FILE = PerFile(_convert_entry, _not_converted, Wording(
     timeout="{exc} to scan: left as it is (--file-timeout)",
     too_deep="nested too deeply to convert: left as it is",
     internal="internal error while converting ({kind}: {exc}): left as it is; please report it"))
+
+
+def _kept_outcome(entry: Entry, data: bytes, scan: FileScan, job: Job) -> FileOutcome:
+    """The outcome of a file whose scan the cache kept (convert_cache.py: never with --rename)."""
+    return FileOutcome(entry, scan=scan, output=_applied(data, scan), plan=job.facts.rename, input_digest=digest(data))
 
 
 def _convert_data(entry: Entry, data: bytes, job: Job) -> tuple[FileScan, bytes | None]:
@@ -160,7 +167,8 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
     progress = progress_factory(len(entries)) if progress_factory else None
     if opts.output is not None and str(opts.output) != "-":
         _refuse_overwriting_inputs(entries, opts.output, job.facts.rename, opts.output_name)
-    outcomes: Iterable[FileOutcome] = _outcomes(entries, job, opts.jobs, progress)
+    outcomes: Iterable[FileOutcome] = convert_cache.outcomes(
+        entries, job, root, lambda some: _outcomes(some, job, opts.jobs, progress), _kept_outcome, progress)
     if job.facts.rename is not None:   # a renamed file the scan skipped keeps its name (never with -o -)
         outcomes, job = renaming.settle(list(outcomes), job, why, result.skipped, _many(opts.jobs))
     _write(outcomes, job, opts, result, stdout)

@@ -9,8 +9,9 @@ project and command (`scans-...` for audit, `gate-...` for check) in the user's 
 and shipped tables. Any change there starts the slot afresh, so a result is only ever reused for
 the same bytes scanned by the same code with the same settings.
 
-Kept per file: its findings and metrics, what audit and check read. Not kept: the edits (convert
-never uses the cache) and each finding's `fixed_by` (the rule's fix object, part of no output).
+Kept per file: its findings and metrics, what audit and check read, and for convert (slot
+`converts-...`, commands/convert_cache.py) its edits too, from which the output is applied again.
+Not kept: each finding's `fixed_by` (the rule's fix object, part of no output).
 PORTKIT_NO_CACHE=1 (or `--no-cache`) turns it off; the test suite runs with it off.
 """
 
@@ -23,6 +24,7 @@ import os
 from pathlib import Path
 
 from ...core import datacache
+from ...core.edits import Edit
 from ...core.findings import Finding
 from ...core.version import __version__
 from ...engine.context import FileScan, Metrics
@@ -60,13 +62,16 @@ class ResultCache:
 
     def get(self, rel: str, kind: str, data: bytes) -> FileScan | None:
         """The kept result for these bytes, or None (then `put` the one scanned)."""
-        digest = content_key(kind, data)
+        return self.get_content(rel, content_key(kind, data))
+
+    def get_content(self, rel: str, digest: str) -> FileScan | None:
+        """The kept result for the bytes whose content key is `digest`, or None."""
         kept = self._old.get(rel)
         if not (isinstance(kept, list) and len(kept) == 2 and kept[0] == digest):
             return None
         try:
             scan = _scan_from_plain(rel, kept[1])
-        except (TypeError, ValueError, KeyError, IndexError):   # altered by hand: scan again
+        except (TypeError, ValueError, KeyError, IndexError, AttributeError):   # altered by hand: scan again
             return None
         self._new[rel] = kept
         self.hits += 1
@@ -91,6 +96,11 @@ class ResultCache:
 
 def content_key(kind: str, data: bytes) -> str:
     return hashlib.sha256(kind.encode() + b"\0" + data).hexdigest()
+
+
+def digest_key(kind: str, sha256: bytes) -> str:
+    """The key of bytes known by their SHA-256 (convert's outcomes carry it, not the bytes)."""
+    return hashlib.sha256(kind.encode() + b"\0" + sha256).hexdigest()
 
 
 def run_key(settings: object) -> str:
@@ -140,7 +150,22 @@ def _scan_plain(scan: FileScan) -> list:
         elif isinstance(value, dict):
             value = {"items": [[list(k) if isinstance(k, tuple) else k, v] for k, v in value.items()]}
         metrics[name] = value
-    return [findings, metrics]
+    return [findings, metrics, [_edit_plain(e) for e in scan.edits]] if scan.edits else [findings, metrics]
+
+
+def _edit_plain(edit: Edit) -> list:
+    """An edit as JSON: bytes as Latin-1 text (one character a byte, any byte), a part that is a
+    range of the original as [start, end], a literal part as [text]."""
+    parts = [[p.decode("latin-1")] if isinstance(p, bytes) else list(p) for p in edit.parts]
+    return [edit.start, edit.end, edit.text.decode("latin-1"), edit.what, edit.covers, parts, edit.kind]
+
+
+def _edit_from_plain(row: list) -> Edit:
+    start, end, text, what, covers, parts, kind = row
+    back = tuple(p[0].encode("latin-1") if len(p) == 1 else (int(p[0]), int(p[1])) for p in parts)
+    if not (isinstance(start, int) and isinstance(end, int) and isinstance(what, str) and isinstance(kind, str)):
+        raise TypeError("not an edit")
+    return Edit(start, end, text.encode("latin-1"), what, bool(covers), back, kind)
 
 
 def _tuples(value: object) -> object:
@@ -148,7 +173,8 @@ def _tuples(value: object) -> object:
 
 
 def _scan_from_plain(rel: str, plain: list) -> FileScan:
-    findings_plain, metrics_plain = plain
+    findings_plain, metrics_plain = plain[:2]
+    edits = [_edit_from_plain(row) for row in plain[2]] if len(plain) == 3 else []
     findings = [Finding(**{name: _tuples(v) for name, v in zip(_FINDING_FIELDS, row, strict=True)})
                 for row in findings_plain]
     values = {}
@@ -161,4 +187,4 @@ def _scan_from_plain(rel: str, plain: list) -> FileScan:
         else:
             value = _tuples(value)
         values[name] = value
-    return FileScan(rel, [], findings, Metrics(**values))
+    return FileScan(rel, edits, findings, Metrics(**values))
