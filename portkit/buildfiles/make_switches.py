@@ -11,6 +11,11 @@ A switch is a variable whose default is off: set at the top level (outside any c
 `ifdef X` and `ifeq ($(X),1)` are off too: `make` reads it from the command line). A branch of an
 `ifeq`/`ifneq`/`ifdef`/`ifndef` chain is optional when a plain `make` does not take it and `X=1`
 does; a condition naming anything else (`$(shell ...)`, a second variable) decides nothing.
+The compile units a block names are the feature's too: a source or object (`cudnn_att.o`) named
+inside the block, directly or through a variable that is empty by default and set only there
+(`NVCC_CUDNN = cudnn_att.o`), and named nowhere else but in that variable's own rule
+(`$(NVCC_CUDNN): cudnn_att.cpp` and its recipe). llm.c before cudnn_att.h existed: a plain `make`
+never compiles cudnn_att.cpp, so its cuDNN frontend code is the ENABLE_CUDNN feature's.
 The text is read, never run; `include`d Makefiles are not followed.
 """
 
@@ -27,6 +32,8 @@ _DIRECTIVE = re.compile(r"^(?:else\s+)?(ifeq|ifneq|ifdef|ifndef)\b\s*(.*)$|^(els
 _VAR = re.compile(r"\$[({]([A-Za-z_][\w.-]*)[)}]")
 _DEFINE = re.compile(r"(?<![\w-])-D\s*([A-Za-z_]\w*)")
 _LINK = re.compile(r"(?<![\w-])-l([A-Za-z_][\w+-]*)")
+_UNIT = re.compile(r"(?<![\w$(./-])((?:[\w.-]+/)*[\w-]+)\.(?:o|obj|c|cc|cpp|cxx|cu)(?![\w.])")
+_RULE = re.compile(r"^([^:=\t#][^:=]*?)::?(?!=)(.*)$")
 
 
 @dataclass
@@ -37,6 +44,7 @@ class MakeSwitches:
     ranges: list[tuple[int, int, str]] = field(default_factory=list)
     links: list[tuple[int, str]] = field(default_factory=list)
     defines: dict[str, str] = field(default_factory=dict)
+    units: dict[str, str] = field(default_factory=dict)   # compile unit (path without suffix) -> feature
 
 
 def _logical(data: bytes) -> list[tuple[int, str]]:
@@ -197,4 +205,28 @@ def read(data: bytes) -> MakeSwitches:
         for name in defines:
             found.defines.setdefault(name, label)
     found.links = [(number, name) for number, text in lines for name in _LINK.findall(text)]
+    found.units = _units(lines, found.ranges, defaults)
     return found
+
+
+def _units(lines: list[tuple[int, str]], ranges: list[tuple[int, int, str]],
+           defaults: dict[str, str]) -> dict[str, str]:
+    """The compile units only optional blocks name (module docstring), as paths without suffix."""
+    def block(number: int) -> str:
+        return next((name for first, last, name in ranges if first <= number <= last), "")
+    carriers: dict[str, str] = {}   # a variable empty by default, set in one feature's blocks only
+    for number, text in lines:
+        a = _ASSIGN.match(text.strip())
+        if a and not text.startswith("\t") and block(number) and defaults.get(a.group(1), "") == "":
+            carriers[a.group(1)] = block(number) if carriers.get(a.group(1), block(number)) == block(number) else ""
+    named: dict[str, set[str]] = {}
+    rule = ""   # the feature of the rule whose recipe is being read ("" for any other rule)
+    for number, text in lines:
+        feature = block(number)
+        if not text.startswith("\t"):
+            r = _RULE.match(text.strip()) if not _ASSIGN.match(text.strip()) else None
+            targets = set(_VAR.findall(r.group(1))) if r else set()
+            rule = carriers.get(targets.pop(), "") if r and len(targets) == 1 and not _VAR.sub("", r.group(1)).strip() else ""
+        for unit in _UNIT.findall(text):
+            named.setdefault(unit, set()).add(feature or rule)
+    return {unit: features.pop() for unit, features in sorted(named.items()) if len(features) == 1 and "" not in features}

@@ -209,6 +209,9 @@ def _build_switches(files, found: OptionalCode, given: set[str]) -> tuple[dict[s
             ranges = [r for r in read.ranges if r[2] not in given]
             make_flags.update({d: f for d, f in read.defines.items() if f not in given and d not in given})
             found.links[path] = read.links
+            for source, feature in _make_units(path, read.units, sources).items():
+                if feature not in given and built.get(source) != "":
+                    built[source] = min(feature, built.get(source, feature))
         elif kind == "python" and path.rsplit("/", 1)[-1] == "setup.py":
             listed, ranges = setup_switches.learn(path, data, sources)
             for source, feature in listed.items():
@@ -218,6 +221,17 @@ def _build_switches(files, found: OptionalCode, given: set[str]) -> tuple[dict[s
         if ranges:
             found.ranges[path] = ranges
     return built, make_flags
+
+
+def _make_units(makefile: str, units: dict[str, str], sources: frozenset[str]) -> dict[str, str]:
+    """The tree's sources a Makefile's optional blocks alone build: a unit is named relative to
+    the Makefile's directory, without its suffix (`cudnn_att.o` is cudnn_att.cpp or .cu)."""
+    folder = posixpath.dirname(makefile)
+    out: dict[str, str] = {}
+    for unit, feature in units.items():
+        stem = posixpath.normpath(posixpath.join(folder, unit))
+        out.update({stem + suffix: feature for suffix in SOURCE_SUFFIXES if stem + suffix in sources})
+    return out
 
 
 def _cmake(files, given: frozenset[str]) -> cmake_switches.CMakeSwitches:

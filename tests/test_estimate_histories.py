@@ -1,0 +1,101 @@
+"""Issue 50, item 4: causes the leave-one-out on port histories found (docs/estimate.md, "Leave-one-out
+on port histories"): a compile unit only an optional Makefile block builds is that feature's, and a
+Triton kernel costs what the ports measured (benchmarks/calibration/triton_edits.py), not a day."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import write_tree
+
+from portkit.buildfiles import make_switches
+from portkit.commands.audit import AuditOptions, audit_paths
+from portkit.commands.scan.walk import Options
+from portkit.core.files import discover
+from portkit.project import optional
+from portkit.project.pipeline import _contents
+from portkit.report.model import audit_document
+
+# llm.c before cudnn_att.h existed (karpathy/llm.c b554d4d): the cuDNN frontend file is compiled
+# only through NVCC_CUDNN, empty unless USE_CUDNN=1; its functions are declared in train.cu under
+# the same #ifdef, so no header ties the file to the feature.
+MAKE_UNIT = {
+    "Makefile": (
+        "NVCC = nvcc\nNVCC_FLAGS = -O3\nNVCC_LDLIBS = -lcublas\nNVCC_CUDNN =\n"
+        "USE_X ?= 0\n"
+        "ifeq ($(USE_X), 1)\n  NVCC_FLAGS += -DENABLE_X\n  NVCC_LDLIBS += -lcudnn\n  NVCC_CUDNN = att.o\nendif\n"
+        "train: train.cu $(NVCC_CUDNN)\n\t$(NVCC) $(NVCC_FLAGS) train.cu $(NVCC_CUDNN) -o train $(NVCC_LDLIBS)\n"
+        "$(NVCC_CUDNN): att.cpp\n\t$(NVCC) -c $(NVCC_FLAGS) att.cpp -o $@\n"
+        "clean:\n\trm -f train $(NVCC_CUDNN)\n"),
+    "att.cpp": ("#include <cudnn.h>\n#include <cuda_runtime.h>\n"
+                "static cudnnHandle_t handle;\n"
+                "void create_att() { cudnnCreate(&handle); }\n"
+                "void destroy_att() { cudnnDestroy(handle); }\n"),
+    "train.cu": ("#ifdef ENABLE_X\nvoid create_att();\n#else\nvoid create_att() {}\n#endif\n"
+                 "__global__ void k(float *x) { x[threadIdx.x] *= 2.0f; }\n"
+                 "int main() { create_att(); k<<<1, 32>>>(nullptr); return 0; }\n"),
+}
+
+
+def _learn(root: Path) -> optional.OptionalCode:
+    _, entries, _ = discover([root])
+    return optional.learn(_contents(entries))
+
+
+def audit(path: Path) -> dict:
+    return audit_document(audit_paths([path], AuditOptions(scan=Options(audit=True, rocm=(6, 2, 0)))))
+
+
+def test_a_unit_only_an_optional_makefile_block_builds_is_that_feature():
+    read = make_switches.read(MAKE_UNIT["Makefile"].encode())
+    assert read.ranges == [(7, 9, "ENABLE_X")]
+    # named in the block through NVCC_CUDNN, and elsewhere only by NVCC_CUDNN's own rule and recipe
+    assert read.units == {"att": "ENABLE_X"}
+
+
+def test_a_unit_a_default_rule_names_stays_in_the_default_build():
+    text = MAKE_UNIT["Makefile"].replace("train: train.cu $(NVCC_CUDNN)", "train: train.cu att.o")
+    assert make_switches.read(text.encode()).units == {}
+    # a variable the default build sets is no switch's carrier
+    text = MAKE_UNIT["Makefile"].replace("NVCC_CUDNN =\n", "NVCC_CUDNN = att.o\n", 1)
+    assert make_switches.read(text.encode()).units == {}
+
+
+def test_the_optional_unit_and_its_library_leave_the_headline(tmp_path: Path):
+    root = write_tree(tmp_path, MAKE_UNIT)
+    assert _learn(root).files == {"att.cpp": "ENABLE_X"}
+    doc = audit(root)
+    cudnn = sorted((i["kind"], i["key"], i["optional"], i["findings"]) for i in doc["estimate"]["items"]
+                   if "cudnn" in i["key"].lower())
+    # the link and the file's calls are one optional item; nothing of cuDNN in the headline
+    assert cudnn == [("dependency", "cudnn", "ENABLE_X", ["Makefile:8", "att.cpp:1", "att.cpp:3", "att.cpp:4", "att.cpp:5"])]
+    assert [o["feature"] for o in doc["estimate"]["optional"]] == ["ENABLE_X"]
+
+
+TRITON = {
+    "requirements.txt": "torch\ntriton\n",
+    "pkg/__init__.py": "",
+    "pkg/norm.py": (
+        "import torch\nimport triton\nimport triton.language as tl\n\n\n"
+        "@triton.jit\ndef _fwd(X, Y, N, BLOCK: tl.constexpr):\n"
+        "    cols = tl.arange(0, BLOCK)\n    x = tl.load(X + cols, mask=cols < N)\n"
+        "    tl.store(Y + cols, x * 2, mask=cols < N)\n\n\n"
+        "@triton.jit\ndef _bwd(DY, DX, N, BLOCK: tl.constexpr):\n"
+        "    cols = tl.arange(0, BLOCK)\n    dy = tl.load(DY + cols, mask=cols < N)\n"
+        "    tl.store(DX + cols, dy * 2, mask=cols < N)\n\n\n"
+        "def double(x: torch.Tensor) -> torch.Tensor:\n    y = torch.empty_like(x)\n"
+        "    _fwd[(1,)](x, y, x.numel(), BLOCK=1024)\n    return y\n"),
+    "pkg/act.py": (
+        "import triton\nimport triton.language as tl\n\n\n"
+        "@triton.jit\ndef _relu(X, N, BLOCK: tl.constexpr):\n"
+        "    cols = tl.arange(0, BLOCK)\n    x = tl.load(X + cols, mask=cols < N)\n"
+        "    tl.store(X + cols, tl.maximum(x, 0), mask=cols < N)\n"),
+}
+
+
+def test_a_triton_kernel_costs_a_kernel_check_not_a_day_of_retuning(tmp_path: Path):
+    doc = audit(write_tree(tmp_path, TRITON))
+    triton = [(i["key"], i["count"], i["hours"], i["optional"]) for i in doc["estimate"]["items"]
+              if i["key"] == "validate_triton_kernel"]
+    # 3 kernels in 2 files: the first of each file [0.06, 0.25, 1], norm.py's second at half
+    assert triton == [("validate_triton_kernel", 3, {"low": 0.15, "likely": 0.625, "high": 2.5}, "")]
