@@ -40,7 +40,10 @@ def test_portable_code_has_no_finding_above_info():
 # (project, archetype, bounds on P50 in the published unit, unit)
 CALIBRATION = [
     ("pytorch_standard", "pytorch", (1, 3), "days"),
-    ("pytorch_triton", "pytorch-triton", (1, 2), "weeks"),
+    # not the published 1-2 weeks: the human ports of four PyTorch + Triton projects changed 2 of
+    # their 34 Triton files (benchmarks/calibration/triton_edits.py), so a Triton kernel costs a
+    # kernel check, and this project is its environment, validation and 3 checks: about 2 days
+    ("pytorch_triton", "pytorch-triton", (1, 5), "days"),
     # the published 2-6 weeks describe typical extensions; this one is 20 lines of CUDA, and the model
     # calibrated on real ports (docs/estimate.md) prices its kernels' checks and review below that
     ("pytorch_cuda_ext", "pytorch-cuda-extensions", (1.5, 6), "weeks"),
