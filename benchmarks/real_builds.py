@@ -9,8 +9,11 @@ CTranslate2, gunrock), as a user would:
 2. `portkit verify OUT --source TREE --rocm X -j N --rocm-headers fixtures/rocm-headers --offline`
    (each translation unit against the pinned header pack of ROCm 6.2, HIP and 14 libraries; every
    failure explained by a finding or counted unexplained);
-3. when OUT has a top-level CMakeLists.txt: configure it for the HIP build with this machine's
-   CMake and Debian's ROCm (tools/debian-rocm.cmake), first error line kept.
+3. when OUT has a top-level CMakeLists.txt: `portkit verify OUT --source TREE --configure --offline`
+   (the newest CMake on PATH, Debian's ROCm through portkit's toolchain file; its one line kept).
+   A tree that configures without reaching HIP (its AMD build is an option off by default) is
+   configured again with the first HIP option the line names turned on (`-DGGML_HIP=ON`), as a
+   user reading that line would.
 Writes one Markdown table (units, compiled, failed and explained, unexplained, not reached,
 seconds, the configure result) and the unexplained errors grouped by message, the list of
 portkit's gaps. The trees are read, never written; outputs go to a temporary folder.
@@ -31,12 +34,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-TOOLCHAIN = REPO / "tools" / "debian-rocm.cmake"
 PACK = REPO / "fixtures" / "rocm-headers" / "rocm-6.2.0-headers.tar.xz"   # pinned: HIP and 14 libraries, no download
 PROJECTS = ("llm.c", "ggml", "faiss", "tiny-cuda-nn", "cuCollections", "nccl-tests", "LightGBM",
             "CTranslate2", "gunrock")
-FIRST_ERROR = re.compile(r"(CMake Error[^\n]*(?:\n\s*\n?\s*[^\n]+)?|Could not find a package configuration file provided "
-                         r"by \"[\w-]+\"|By not providing \"Find[\w-]+\.cmake\".*|error:.*)")   # CMake Error: and its message line
 NAMES = re.compile(r"'[^']*'|\"[^\"]*\"")
 
 
@@ -58,22 +58,35 @@ def portkit(*args: str, timeout: int) -> subprocess.CompletedProcess:
                           timeout=timeout, cwd=REPO)
 
 
-def configure(out: Path, build: Path) -> str:
-    """Configure OUT's CMake for HIP: 'configures', or the first error line."""
+def configure(out: Path, tree: Path, work: Path) -> str:
+    """`portkit verify --configure`'s line without the tree's path and the CMake it names (the
+    table's heading says which); once more with the tree's first HIP option when the default
+    configure reaches no HIP."""
     if not (out / "CMakeLists.txt").is_file():
         return "no CMakeLists.txt"
-    cmd = ["cmake", "-S", str(out), "-B", str(build), f"-DCMAKE_TOOLCHAIN_FILE={TOOLCHAIN}",
-           "-DCMAKE_BUILD_TYPE=Release"]
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    except subprocess.TimeoutExpired:
-        return "configure: timed out (600 s)"
-    if proc.returncode == 0:
-        return "configures"
-    match = FIRST_ERROR.search(proc.stderr + proc.stdout)
-    if match:
-        return " ".join(match.group(1).split())[:200]
-    return (proc.stderr.strip().splitlines()[-1:] or ["failed"])[0][:160]
+    doc = _configure(out, tree, work, ())
+    hip = [n for n in doc.get("hip_options", []) if re.search(r"HIP|ROCM|AMD", n, re.I)]
+    if doc.get("status") != "configured_without_hip" or not hip:
+        return _reason(doc)
+    again = _configure(out, tree, work, (f"{hip[0]}=ON",))
+    return f"{_reason(doc)}; with -D{hip[0]}=ON: {_reason(again)}"
+
+
+def _configure(out: Path, tree: Path, work: Path, defines: tuple[str, ...]) -> dict:
+    report = work / f"{tree.name}-configure.json"
+    report.unlink(missing_ok=True)
+    args = [a for d in defines for a in ("--cmake-define", d)]
+    done = portkit("verify", str(out), "--source", str(tree), "--configure", "--offline", "--timeout", "900",
+                   "--format", "json", "-o", str(report), *args, timeout=1200)
+    if not report.is_file():
+        return {"line": "verify --configure failed: " + done.stderr.strip()[-160:]}
+    return json.loads(report.read_text(encoding="utf-8"))
+
+
+def _reason(doc: dict) -> str:
+    """The line without its tree and, at its end, the CMake and ROCm it names."""
+    line = doc["line"].split(": ", 1)[-1]
+    return line[:line.rfind(" (CMake ")] if " (CMake " in line else line
 
 
 def unpack(work: Path) -> Path:
@@ -94,7 +107,7 @@ def measure(tree: Path, rocm: str, jobs: int, work: Path, pack: Path, verify: bo
         outcome.configure = "convert failed: " + converted.stderr.strip()[-160:]
         return outcome
     if not verify:
-        outcome.configure = configure(out, work / f"{tree.name}-build")
+        outcome.configure = configure(out, tree, work)
         return outcome
     report = work / f"{tree.name}-verify.json"
     verified = portkit("verify", str(out), "--source", str(tree), "--rocm", rocm, "-j", str(jobs), "--format", "json",
@@ -105,7 +118,7 @@ def measure(tree: Path, rocm: str, jobs: int, work: Path, pack: Path, verify: bo
         outcome.gaps = Counter(_first_unexplained(u) for u in doc["units"] if u["unexplained"])
     else:
         outcome.summary = {"error": verified.stderr.strip()[-160:]}
-    outcome.configure = configure(out, work / f"{tree.name}-build")
+    outcome.configure = configure(out, tree, work)
     return outcome
 
 

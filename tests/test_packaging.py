@@ -58,6 +58,7 @@ def test_wheel_ships_the_licence_type_information_and_tables(dists):
     info = f"portkit-{portkit.__version__}.dist-info"
     assert wheel.read(f"{info}/licenses/LICENSE") == (REPO / "LICENSE").read_bytes()
     assert "portkit/py.typed" in names
+    assert "portkit/commands/verify/debian-rocm.cmake" in names   # verify --configure's toolchain file
     tables = sorted(p.name for p in (REPO / "mappings").glob("*.toml"))
     assert tables and [t for t in tables if f"portkit/_mappings/{t}" not in names] == []
     metadata = wheel.read(f"{info}/METADATA").decode().split("\n\n")[0].splitlines()
