@@ -12,6 +12,7 @@ from portkit.buildfiles import make_switches
 from portkit.commands.audit import AuditOptions, audit_paths
 from portkit.commands.scan.walk import Options
 from portkit.core.files import discover
+from portkit.estimate import scope
 from portkit.project import optional
 from portkit.project.pipeline import _contents
 from portkit.report.model import audit_document
@@ -99,3 +100,40 @@ def test_a_triton_kernel_costs_a_kernel_check_not_a_day_of_retuning(tmp_path: Pa
               if i["key"] == "validate_triton_kernel"]
     # 3 kernels in 2 files: the first of each file [0.06, 0.25, 1], norm.py's second at half
     assert triton == [("validate_triton_kernel", 3, {"low": 0.15, "likely": 0.625, "high": 2.5}, "")]
+
+
+# bitsandbytes at its port's base: <mma.h> included at the top, every WMMA use under
+# `#if __CUDA_ARCH__ >= 750`, which the AMD build never takes (its port commented the include out)
+WMMA_GUARDED = {
+    "gemm.cu": (
+        "#include <mma.h>\n#include <cuda_fp16.h>\n"
+        "__global__ void gemm(const half *a, const half *b, float *c) {\n"
+        "#if __CUDA_ARCH__ >= 750\n"
+        "  using namespace nvcuda;\n"
+        "  wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> fa;\n"
+        "  wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::col_major> fb;\n"
+        "  wmma::fragment<wmma::accumulator, 16, 16, 16, float> fc;\n"
+        "  wmma::fill_fragment(fc, 0.0f);\n"
+        "  wmma::load_matrix_sync(fa, a, 16);\n  wmma::load_matrix_sync(fb, b, 16);\n"
+        "  wmma::mma_sync(fc, fa, fb, fc);\n"
+        "  wmma::store_matrix_sync(c, fc, 16, wmma::mem_row_major);\n"
+        "#endif\n}\n"),
+}
+
+
+def _wmma(doc: dict) -> list[tuple]:
+    return sorted((i["kind"], i["key"], i["optional"], i["findings"][0]) for i in doc["estimate"]["items"]
+                  if "wmma" in i["key"].lower())
+
+
+def test_a_library_used_only_in_nvidia_only_code_is_not_adopted_in_the_headline(tmp_path: Path):
+    doc = audit(write_tree(tmp_path, WMMA_GUARDED))
+    # the adoption goes with the guarded uses, priced with the NVIDIA-only code; what the AMD build
+    # needs is the include dropped or guarded, its own 0.5 h pattern
+    assert _wmma(doc) == [("dependency", "wmma", scope.NVIDIA_ONLY, "gemm.cu:1"), ("pattern", "PK401:wmma", "", "gemm.cu:1")]
+    assert [o["feature"] for o in doc["estimate"]["optional"]] == [scope.NVIDIA_ONLY]
+
+
+def test_a_library_used_in_shared_code_is_adopted_in_the_headline(tmp_path: Path):
+    unguarded = {"gemm.cu": WMMA_GUARDED["gemm.cu"].replace("#if __CUDA_ARCH__ >= 750\n", "").replace("#endif\n", "")}
+    assert _wmma(audit(write_tree(tmp_path, unguarded))) == [("dependency", "wmma", "", "gemm.cu:1")]

@@ -231,12 +231,25 @@ def dependencies(files: list[tuple[str, Metrics]], findings: list[Finding], eco:
             continue
         features = entry["features"] or entry.get("build", set())
         opt = "" if "" in features or not features else sorted(features)[0]
+        opt = opt or _uses_apart(dep_id, entry["sites"], findings, eco, found)
         why = (f"{entry['name']} is {entry['status']} on ROCm: priced once for the project, whatever the "
                f"number of uses ({len(entry['sites'])} listed).")
         out.append(Item("dependency", dep_id, f"adopt the ROCm counterpart of {entry['name']} ({entry['status']})",
                         "dependencies", PROJECT, 1, hours, why, tuple(sorted(set(entry["sites"]))),
                         (("files", len({s.split(':')[0] for s in entry["sites"]})),), opt))
     return out
+
+
+def _uses_apart(dep_id: str, sites: list[str], findings: list[Finding], eco: Ecosystem, found) -> str:
+    """The part of the tree holding every use of a library beyond its #include and link lines, when
+    none is in the headline: the AMD build drops the include and uses none of it. bitsandbytes
+    includes <mma.h> at the top of kernels.cu, and its 18 WMMA sites are all under
+    `#if __CUDA_ARCH__ >= 750`, which the AMD build never takes; its port commented the include out."""
+    family = decisions.library_family(dep_id, eco)
+    own = set(sites)
+    parts = {found.feature(f.path, f.line) for f in findings if found.priced(f.path)
+             and _where(f) not in own and decisions.family_of(f, eco) == family} if family else set()
+    return sorted(parts)[0] if parts and "" not in parts else ""
 
 
 def _library_sites(path: str, lib, eco: Ecosystem, found) -> tuple[list[str], str]:
