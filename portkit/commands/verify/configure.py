@@ -101,6 +101,8 @@ def _check(out: Path, opts: ConfigureOptions) -> None:
         raise PortkitError(f"{out}: {missing} (verify --configure takes the converted tree, e.g. the -o of convert)")
     if not (out / "CMakeLists.txt").is_file():
         raise PortkitError(f"{out}: no CMakeLists.txt at its top: --configure configures a tree's top-level CMake")
+    if opts.source is not None and not opts.source.is_dir():
+        raise PortkitError(f"{opts.source}: --source: not a directory")
     if opts.timeout <= 0:
         raise PortkitError(f"--timeout must be positive, not {opts.timeout:g}")
     for define in opts.defines:
