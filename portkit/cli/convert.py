@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from . import deep as cli_deep, verify as cli_verify
-from .common import (add_config, add_file_set, add_file_timeout, add_jobs, add_mappings, add_platform_model,
+from .common import (add_config, add_file_set, add_file_timeout, add_jobs, add_mappings, add_no_cache, add_platform_model,
     check_file_timeout, configuration, nothing_read, progress_factory, say_scope)
 from ..core.errors import PortkitError
 from ..report.safe_text import safe, safe_diff
@@ -32,6 +32,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add_file_set(p)
     add_jobs(p)
     add_file_timeout(p)
+    add_no_cache(p)
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     p.add_argument("--format", choices=("text", "json"), default="text",
                    help="the summary as text (default) or as one JSON document on standard output: files changed, "
@@ -154,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
                       in_place=args.in_place, backup=args.backup, force=args.force, diff=args.diff, check=args.check,
                       jobs=args.jobs, rename=parse_map(args.rename_map) if args.rename else None,
                       deep=cli_deep.options(args, args.jobs, check_file_timeout(args.file_timeout)),
-                      leave_amd_built=not args.convert_amd_built,
+                      leave_amd_built=not args.convert_amd_built, cache=args.cache,
                       needs_person=not (args.quiet and args.format == "text"))   # -q text shows no summary
     data_on_stdout = args.diff or (args.output is not None and str(args.output) == "-")
     if args.verify and (args.output is None or data_on_stdout):

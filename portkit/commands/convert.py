@@ -19,7 +19,8 @@ from ..core.errors import PortkitError
 from ..core.files import SOURCE_SUFFIXES, Entry, Skipped, open_regular, read_regular
 from .inplace import digest, rewrite
 from . import convert_audit, convert_cache, renaming
-from ..core.output import atomic_copy, atomic_write, confined, refuse_unless_regular, sweep_stale, write_generated
+from ..core.output import (atomic_copy, atomic_write, confined, holds, refuse_unless_regular, sweep_stale,
+                           write_generated)
 from ..engine.rename_plan import RenamePlan
 from ..project.rename import rename_in_build_file
 from ..core.tables.mappings import format_version
@@ -88,12 +89,6 @@ def _converter(job: Job) -> Callable[[Entry, bytes], bytes | None]:
     return lambda entry, data: _convert_data(entry, data, job)[1]
 
 
-def _outcomes(entries: list[Entry], job: Job, jobs: int,
-              progress: Callable[[int], None] | None) -> Iterable[FileOutcome]:
-    """Outcomes in the order of `entries`, computed in `jobs` worker processes."""
-    return run_files(entries, job, PER_FILE, jobs, progress)
-
-
 def check_options(paths: list[Path], opts: ConvertOptions) -> None:
     """Reject contradictory or dangerous requests before touching anything."""
     if opts.output is not None and opts.in_place:
@@ -143,8 +138,9 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
     paths = [Path(p) for p in paths]
     opts = _file_output(paths, opts)
     check_options(paths, opts)
+    audit = convert_audit.audit_options(opts).scan if opts.needs_person else None   # its view, for needs_person
     project = pipeline.prepare(paths, opts.scan, opts.config, opts.rename, leave_amd_built=opts.leave_amd_built,
-                               leave_carried=True)
+                               leave_carried=True, audit=audit)
     root, entries = project.root, project.entries
     if opts.scan.polyfills:   # a file of the header's name that portkit did not write stops the run here
         _polyfill_guard(root, opts)
@@ -161,14 +157,13 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
         plan, why = renaming.before_scan(project, job.facts.rename, opts.in_place, opts.force)
         job = renaming.with_plan(job, plan)
     # what `portkit audit` would say needs a person, of the files as they are before any is written
-    # (--in-place --rename moves the paths it was given)
-    if opts.needs_person:   # a second scan of every file: only when something will show it
-        result.needs_person = convert_audit.needs_person(paths, opts)
+    if project.audit is not None:   # the audit's scan of every file: only when something will show it
+        result.needs_person = convert_audit.needs_person(project.audit, opts)
     progress = progress_factory(len(entries)) if progress_factory else None
     if opts.output is not None and str(opts.output) != "-":
         _refuse_overwriting_inputs(entries, opts.output, job.facts.rename, opts.output_name)
     outcomes: Iterable[FileOutcome] = convert_cache.outcomes(
-        entries, job, root, lambda some: _outcomes(some, job, opts.jobs, progress), _kept_outcome, progress)
+        entries, job, root, lambda some: run_files(some, job, PER_FILE, opts.jobs, progress), _kept_outcome, progress, opts.cache)
     if job.facts.rename is not None:   # a renamed file the scan skipped keeps its name (never with -o -)
         outcomes, job = renaming.settle(list(outcomes), job, why, result.skipped, _many(opts.jobs))
     _write(outcomes, job, opts, result, stdout)
@@ -221,7 +216,7 @@ def _write(outcomes: Iterable[FileOutcome], job: Job, opts: ConvertOptions, resu
 
 
 def _many(jobs: int) -> "renaming.ConvertMany":
-    return lambda entries, job: list(_outcomes(entries, job, jobs, None))
+    return lambda entries, job: list(run_files(entries, job, PER_FILE, jobs, None))
 
 
 _HEADER_HINT = "remove it, or convert with --no-polyfills"
@@ -341,7 +336,9 @@ def _mirror(outcome: FileOutcome, out_root: Path, result: ConvertResult, swept: 
             return
         target.parent.mkdir(parents=True, exist_ok=True)
         sweep_stale(target.parent, swept)
-        if source is None:
+        if holds(target, outcome.output or b"" if source is None else None, source, outcome.entry.path):
+            pass   # a re-run: the bytes and mode are there already
+        elif source is None:
             atomic_write(target, outcome.output or b"", mode_from=outcome.entry.path)
         else:
             atomic_copy(target, source, mode_from=outcome.entry.path)

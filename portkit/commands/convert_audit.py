@@ -11,9 +11,10 @@ codes and lines, so convert's "N sites need a person" and the audit's are one nu
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
+from .. import rules
 from ..core.findings import Finding
+from ..project.pipeline import Project
 from .results import AuditOptions, ConvertOptions
 
 NEEDS_PERSON = ("blocker", "high")   # the audit's headline: "N findings need a person (high severity or worse)"
@@ -25,11 +26,16 @@ def audit_options(opts: ConvertOptions) -> AuditOptions:
     audit reads), the configuration's select and ignore."""
     scan = replace(opts.scan, audit=True, fixes=frozenset(), launch_syntax="cuda", builtins="cuda")
     cfg = opts.config
-    return AuditOptions(scan=scan, select=cfg.select, ignore=cfg.ignore, config=cfg, jobs=opts.jobs)
+    return AuditOptions(scan=scan, select=cfg.select, ignore=cfg.ignore, config=cfg, jobs=opts.jobs, cache=opts.cache)
 
 
-def needs_person(paths: list[Path], opts: ConvertOptions) -> list[Finding]:
-    """The findings of high severity or worse the audit of `paths` reports, in its order."""
-    from .audit import audit_paths
-    result = audit_paths(paths, audit_options(opts))
-    return [f for f in result.findings if f.severity in NEEDS_PERSON]
+def needs_person(project: Project, opts: ConvertOptions) -> list[Finding]:
+    """The findings of high severity or worse the audit of the same paths reports, in its order.
+    `project`: the audit's view that convert's own prepare made (pipeline.prepare(..., audit=)), so
+    the tree is discovered, read and learned once; only the audit's per-file scan runs here (the
+    estimate, and the optional code it reads, show nowhere in convert's summary)."""
+    from . import audit
+    options = audit_options(opts)
+    job = audit.audit_job(options.scan, rules.selected(list(options.select), list(options.ignore)), project.facts)
+    files = audit._outcomes(project.scanned, job, options, project.root, None)
+    return [f for file in files if file.scan is not None for f in file.scan.findings if f.severity in NEEDS_PERSON]

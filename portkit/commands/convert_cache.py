@@ -6,7 +6,8 @@ file in the user's cache folder, never in the tree, under a key of the run's set
 tree's facts (the project facts every file is scanned with), portkit's version and the stamp of
 its code and tables; a file's entry is reused only for the same kind and SHA-256 of its bytes. A
 corrupt or foreign slot is read as empty and written afresh. Off with PORTKIT_NO_CACHE=1, and
-for --rename, whose plan re-scans files under other settings as it settles (renaming.py).
+for --rename, whose plan re-scans files under other settings as it settles (renaming.py), and
+with --no-cache (`cache` False).
 """
 
 from __future__ import annotations
@@ -26,11 +27,11 @@ Finish = Callable[[Entry, bytes, FileScan, Job], FileOutcome]
 
 
 def outcomes(entries: list[Entry], job: Job, root: Path, scan_many: ScanMany, finish: Finish,
-             progress: Callable[[int], None] | None) -> Iterator[FileOutcome]:
+             progress: Callable[[int], None] | None, cache_on: bool = True) -> Iterator[FileOutcome]:
     """Each entry's outcome in order, as convert's writer takes them: kept results for bytes
     converted before with the same key (`finish` applies their edits), `scan_many` for the rest."""
     cache = resultcache.ResultCache("converts", root, job) \
-        if resultcache.enabled() and job.facts.rename is None else None
+        if resultcache.enabled(cache_on) and job.facts.rename is None else None
     if cache is None:
         yield from scan_many(entries)
         return

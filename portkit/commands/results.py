@@ -50,6 +50,7 @@ class ConvertOptions:
     leave_amd_built: bool = True     # files the tree's own AMD build compiles stay as they are (--convert-amd-built)
     output_name: str | None = None   # -o naming a file for one input file: the name written in `output`
     needs_person: bool = True        # run the audit's scan for needs_person (off where nothing shows it: -q text)
+    cache: bool = True               # keep and reuse each file's scan by its content (convert_cache.py; --no-cache)
 
 
 @dataclass

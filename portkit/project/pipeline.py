@@ -55,6 +55,9 @@ class Project:
     amd_built: dict[str, str] = field(default_factory=dict)   # left as they are: their AMD build's evidence
     carried: dict[str, str] = field(default_factory=dict)     # left as they are: a carried library's copy (carried.py)
     ignored: tuple[str, ...] = ()   # what git ignores under the paths, not read (discover names them)
+    # prepare(..., audit=OPTIONS): the same paths as `portkit audit` prepares them (its file set and
+    # facts: AMD-built files and carried copies in), from this run's one discovery and reading
+    audit: "Project | None" = None
 
     @property
     def left_out(self) -> LeftOut:
@@ -69,15 +72,19 @@ class Project:
 
 def prepare(paths: list[Path], options: Options, config: Config = Config(),
             rename: tuple[tuple[str, str], ...] | None = None, optional: bool = False,
-            leave_amd_built: bool = False, leave_carried: bool = False) -> Project:
+            leave_amd_built: bool = False, leave_carried: bool = False, audit: Options | None = None) -> Project:
     """The project under `paths`: its file set and the facts learned from it (with `optional`, also
     the code its default build leaves out; with `leave_amd_built`, convert's default, the files the
     tree's own AMD build compiles are left as they are, like excluded ones: amd_paths.covered; with
-    `leave_carried`, convert's too, the copies of vendor-neutral libraries the tree carries)."""
+    `leave_carried`, convert's too, the copies of vendor-neutral libraries the tree carries). With
+    `audit`, also `Project.audit`: the audit's file set and facts under those settings, for convert's
+    needs_person, so that one run walks and reads the tree once."""
     ignored: list[str] = []
     root, entries, skipped = discover([Path(p) for p in paths], git_ignored([Path(p) for p in paths], config), ignored)
     entries, left = _split_excluded(entries, config)
     entries, skipped = includes.follow(entries, skipped)
+    # what an audit of the same paths reads: the AMD-built files and carried copies too
+    found, excluded, found_skipped = entries, list(left), list(skipped)
     amd_built: dict[str, str] = {}
     if leave_amd_built:
         from . import amd_paths
@@ -86,8 +93,12 @@ def prepare(paths: list[Path], options: Options, config: Config = Config(),
         entries = [e for e in entries if e.rel not in amd_built]
     if options.polyfills:   # an earlier run's generated header is not the project's: written again
         entries = [e for e in entries if e.rel != polyfills.HEADER]
+        found = [e for e in found if e.rel != polyfills.HEADER]
     # the sources, read once for every project-level pass (the facts, and with `optional` the defaults)
-    sources = read_sources(entries) if (options.platform_model or options.polyfills or optional) else []
+    read_all = read_sources(found) if audit is not None else None
+    mine = {e.rel for e in entries} if read_all is not None else set()
+    sources = [s for s in read_all if s[0].rel in mine] if read_all is not None else \
+        read_sources(entries) if (options.platform_model or options.polyfills or optional) else []
     facts = learn(entries, options, config, sources)
     kept_copies: dict[str, str] = {}
     if leave_carried and facts.carried:   # after the facts: the copy's marker is what says it is one
@@ -107,9 +118,12 @@ def prepare(paths: list[Path], options: Options, config: Config = Config(),
         own_build = product.own_build(entries)
     if left:   # mirrored byte for byte by convert, read by nothing else
         entries = sorted(entries + left, key=lambda e: e.rel)
+    seen = None if audit is None else \
+        Project(root, sorted(found + excluded, key=lambda e: e.rel), found_skipped, learn(found, audit, config, read_all),
+                excluded=len(excluded), ignored=tuple(ignored))
     return Project(root, entries, skipped, facts, excluded=len(left) - len(amd_built) - len(kept_copies),
                    optional=left_out, amd=amd, components=components, own_build=own_build, amd_built=amd_built, carried=kept_copies,
-                   ignored=tuple(ignored))
+                   ignored=tuple(ignored), audit=seen)
 
 
 def git_ignored(paths: list[Path], config: Config) -> "Kept | None":
