@@ -1,8 +1,9 @@
 """HIP has this name only in a newer ROCm release than the target.
 
 Reported by the converter (portkit/rewrite/), from the mapping tables; and by the audit for the
-member functions the tables cannot hold (`tile.meta_group_rank()`: a member of HIP's
-thread_block_tile from ROCm 5.7).
+members of the cooperative-groups types, which the name tables cannot hold (mappings/
+coop_members.toml: `warp.any(valid)` from ROCm 6.3, `tile.meta_group_rank()` from 5.7), where the
+receiver's declaration says which group it is.
 
 What it finds:
     A CUDA name whose HIP counterpart first appears in a ROCm release later than the one given
@@ -24,27 +25,32 @@ Effort:
 from tree_sitter import Node
 
 from ..engine.context import ScanContext, View
+from ..core.tables import coop_members
 from ..core.tables.mappings import format_version
 from ..engine.rule import define
+from ._cgroups import group_of
 
 RULE = define(__doc__, code="PK002", name="needs-newer-rocm", severity="high", category="api",
               breaks_build=True, outcome="left")
-# Cooperative-groups members HIP added later than the names around them (checked in the HIP
-# headers by tag: amd_hip_cooperative_groups.h has no meta_group_* at rocm-5.6, has them at 5.7).
-MEMBERS = {b"meta_group_rank": (5, 7, 0), b"meta_group_size": (5, 7, 0)}
-NAMES = tuple(MEMBERS)
+# Members of the cooperative-groups types that some ROCm release lacks (mappings/coop_members.toml:
+# `warp.any(valid)` needs 6.3, `tile.meta_group_rank()` 5.7, `num_threads()` no release yet).
+NAMES = tuple(name.encode() for name in coop_members.names())
 
 
 def check_name(ctx: ScanContext, view: View, node: Node) -> None:
-    """`warp.meta_group_rank()`: a call of the member, at a target release that lacks it."""
-    since = MEMBERS[node.text]
+    """`warp.any(valid)`: a call of a group's member that the target release lacks."""
     parent = node.parent
-    if ctx.target >= since or node.type != "field_identifier" or parent is None or parent.type != "field_expression" \
+    if node.type != "field_identifier" or parent is None or parent.type != "field_expression" \
             or parent.parent is None or parent.parent.type != "call_expression":
         return
+    receiver = parent.child_by_field_name("argument")
+    group = group_of(receiver) if receiver is not None else None
     name = node.text.decode()
+    record = coop_members.member(name, group) if group is not None else None
+    if record is None or (record.since is not None and ctx.target >= record.since):
+        return
+    has = (f"needs ROCm {format_version(record.since)} (HIP's cooperative groups have it from there)"
+           if record.since is not None else "is in no ROCm release portkit knows")
     ctx.flag(RULE, view.start(node), view.end(node),
-             f"thread_block_tile::{name}() needs ROCm {format_version(since)} (HIP's cooperative groups have it from "
-             f"there), the target is {format_version(ctx.target)}: raise --rocm, or compute it "
-             f"({'threadIdx.x / tile.size()' if name == 'meta_group_rank' else 'blockDim.x / tile.size()'} "
-             f"in a 1-D block)", subject=name)
+             f"{group}::{name}() {has}, the target is {format_version(ctx.target)}: "
+             f"{'raise --rocm, or ' if record.since is not None else ''}{record.instead}", subject=name)
