@@ -1,0 +1,112 @@
+"""Counts from the port histories that price items of mappings/effort.toml (issue 50: price what
+the data says, not a guess).
+
+    python benchmarks/calibration/history_counts.py [--mirrors /work/.mirror]
+
+- Triton kernels: for each port of histories.toml whose upstream has Triton kernels at the port's
+  net base (a .py file with `@triton.jit`, outside vendored copies), how many of those files the
+  port's commits changed, and by how many lines (added + deleted, the net diff base..release, as
+  histories.py counts manual lines): unit.validate_triton_kernel.
+- PyTorch extension builds: for each port whose upstream builds a `CUDAExtension` at the base and
+  whose history keeps its days (not squashed), the commit days on which every port commit touched
+  only build, packaging or CI files (setup.py, pyproject.toml, CMake, Makefiles, requirements,
+  Dockerfiles, CI folders, shell scripts), of its commit days: fixed.torch_extension_build.
+Reads the git mirrors only: nothing is fetched or run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import histories  # noqa: E402  (the same pairing of port and upstream mirrors, the same commits)
+
+JIT = re.compile(r"^\s*@triton\.(?:jit|autotune|heuristics)\b", re.M)
+BUILD = re.compile(r"(^|/)(setup\.py|pyproject\.toml|CMakeLists\.txt|Makefile|requirements[^/]*\.txt|Dockerfile[^/]*)$"
+                   r"|\.cmake$|^\.github/|^\.ci|(^|/)ci/|\.sh$")
+
+
+def triton_files(pair: histories.Pair, commit: str) -> list[str]:
+    """The .py files with a Triton kernel at COMMIT."""
+    names = [n for n in pair.git("ls-tree", "-r", "--name-only", commit).splitlines()
+             if n.endswith(".py") and not histories.VENDORED.search(n)]
+    return [n for n in names if JIT.search(pair.git("show", f"{commit}:{n}"))]
+
+
+def port(pair: histories.Pair, project: dict) -> tuple[str, str, list[str]]:
+    """(net base, release, port commits), as histories.py finds them."""
+    if project["kind"] == "range":
+        release, upstream_at = pair.rev(project["release"]), pair.rev(project["base"])
+        commits = list(dict.fromkeys(c for spec in project["commits"] for c in
+                                     pair.git("rev-list", "--no-merges", spec).split()))
+    else:
+        ref = project["release"]
+        release = pair.rev(ref if re.fullmatch(r"[0-9a-f]{7,40}", ref) else f"refs/port/{ref}")
+        when = pair.git("log", "-1", "--format=%cI", release).strip()
+        upstream_at = histories.branch_at(pair, project["upstream_branch"], when)
+        commits = histories.fork_commits(pair, release, upstream_at)
+    return pair.git("merge-base", release, upstream_at).strip(), release, commits
+
+
+def edits(pair: histories.Pair, base: str, release: str, commits: list[str]) -> tuple[list[str], dict[str, int]]:
+    """(Triton files at the net base, {file: lines the port changed}) for one port."""
+    files = triton_files(pair, base)
+    if not files:
+        return [], {}
+    touched = set(pair.git("show", "--no-renames", "--format=", "--name-only", *commits).split("\n"))
+    changed = {}
+    for row in pair.git("diff", "--no-renames", "--numstat", base, release, "--", *files).splitlines():
+        added, deleted, path = row.split("\t", 2)
+        if path in touched and added != "-":
+            changed[path] = int(added) + int(deleted)
+    return files, changed
+
+
+def build_days(pair: histories.Pair, base: str, commits: list[str]) -> tuple[int, int] | None:
+    """(commit days whose commits touch only build files, commit days) of a PyTorch extension port."""
+    if "CUDAExtension(" not in "".join(pair.git("show", f"{base}:{n}") for n in
+                                       pair.git("ls-tree", "-r", "--name-only", base).splitlines()
+                                       if n.endswith("setup.py")):
+        return None
+    days: dict[str, bool] = {}
+    for commit in commits:
+        day = pair.git("show", "-s", "--format=%ad", "--date=short", commit).strip()
+        files = [f for f in pair.git("show", "--no-renames", "--format=", "--name-only", commit).split("\n") if f]
+        days[day] = days.get(day, True) and bool(files) and all(BUILD.search(f) for f in files)
+    return sum(days.values()), len(days)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
+    args = ap.parse_args(argv)
+    triton, builds = [], []
+    for project in histories.tomllib.loads((HERE / "histories.toml").read_text())["project"]:
+        with tempfile.TemporaryDirectory() as tmp:
+            pair = histories.Pair(args.mirrors, project["port"], project["upstream"], Path(tmp))
+            base, release, commits = port(pair, project)
+            files, changed = edits(pair, base, release, commits)
+            build = None if project.get("squashed") else build_days(pair, base, commits)
+        if files:
+            detail = ", ".join(f"{p} {n}" for p, n in sorted(changed.items()))
+            triton.append(f"| {project['name']} | {len(files)} | {len(changed)} | {detail or '-'} |")
+        if build:
+            builds.append((project["name"], *build))
+    print("| port | Triton files at the base | changed by the port | lines changed |\n|---|---|---|---|")
+    print("\n".join(triton))
+    print("\n| PyTorch extension port | build-only commit days | commit days |\n|---|---|---|")
+    print("\n".join(f"| {name} | {b} | {d} |" for name, b, d in builds))
+    only = sorted(b for _, b, _ in builds)
+    if only:
+        print(f"\nbuild-only commit days: min {only[0]}, median {only[len(only) // 2]}, max {only[-1]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
