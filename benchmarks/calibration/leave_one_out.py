@@ -3,9 +3,13 @@
     python benchmarks/calibration/leave_one_out.py --audit [--mirrors /work/.mirror] [--only NAME]
     python benchmarks/calibration/leave_one_out.py
 
---audit runs `portkit audit TREE --format json --jobs 2` on each upstream tree of histories.toml at
-its recorded base (the upstream before the port; `git archive` of the mirror, no submodules, as
-run.py --whole-trees exports a tree) and keeps each headline under "histories" in
+--audit runs `portkit audit TREE --format json --jobs 2 --rocm X.Y` on each upstream tree of
+histories.toml at its recorded base (the upstream before the port; `git archive` of the mirror, no
+submodules, as run.py --whole-trees exports a tree), X.Y being the ROCm the port started on: the
+newest release whose rocm-X.Y.0 tag in the ROCm/HIP mirror is dated on or before the base's date,
+or the oldest release the tables know (5.0) for an older port. A human who ported in 2022 had
+ROCm 5.3, not the drop-ins of today's tables (TransformerEngine's cuBLASLt calls: no hipBLASLt
+before 5.7) and keeps each headline under "histories" in
 benchmarks/results/calibration_whole_trees.json. Without --audit, nothing is audited: the
 measured effort is computed from histories.toml, the leave-one-out table from the kept headlines,
 and benchmarks/results/calibration_whole_trees.md is written again with its new section.
@@ -34,6 +38,24 @@ def projects() -> list[dict]:
     return tomllib.loads((HERE / "histories.toml").read_text())["project"]
 
 
+def rocm_at(day: str, mirrors: Path) -> str:
+    """The ROCm release a port started on (the module docstring), as X.Y."""
+    from portkit.project.config import known_releases
+    hip = mirrors / "ROCm+HIP" / "repo"
+    if not hip.is_dir():
+        raise SystemExit(f"{hip}: no mirror (fetch github:ROCm/HIP): the ROCm release of each port needs its tags")
+    tags = subprocess.run(["git", "-C", str(hip), "for-each-ref", "--format=%(refname:short) %(creatordate:short)",
+                           "refs/tags/rocm-*.*.0"], capture_output=True, check=True, text=True).stdout.split("\n")
+    dated = sorted((tuple(int(x) for x in name[5:-2].split(".")), when) for name, when in
+                   (t.split() for t in tags if t) if name.count(".") == 2)
+    known = known_releases()
+    out = known[0]
+    for version, when in dated:
+        if when <= day and version in known:
+            out = max(out, version)
+    return f"{out[0]}.{out[1]}"
+
+
 def audit_base(project: dict, mirrors: Path) -> dict | None:
     """portkit's headline on the upstream tree at the port's base commit."""
     mirror = mirrors / project["upstream"].replace("/", "+") / "repo"
@@ -41,16 +63,17 @@ def audit_base(project: dict, mirrors: Path) -> dict | None:
         print(f"skip {project['name']}: no mirror {mirror}", file=sys.stderr)
         return None
     base = project["measured"]["base"]
+    rocm = rocm_at(project["measured"]["base_date"], mirrors)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / project["name"]
         run.export_tree(mirror, base, root)
         done = subprocess.run([sys.executable, "-m", "portkit", "audit", str(root), "--format", "json",
-                               "--jobs", "2"], capture_output=True, cwd=HERE.parents[1])
+                               "--jobs", "2", "--rocm", rocm], capture_output=True, cwd=HERE.parents[1])
     if done.returncode not in (0, 1):
         raise SystemExit(f"portkit audit {project['name']} failed ({done.returncode}): {done.stderr.decode()[-2000:]}")
     e = json.loads(done.stdout)["estimate"]
     top = sorted((i for i in e["items"] if not i.get("optional")), key=lambda i: -i["p50"])[:4]
-    return {"upstream": project["upstream"], "base": base,
+    return {"upstream": project["upstream"], "base": base, "rocm": rocm,
             "person_weeks": {k: e["person_weeks"][k] for k in ("p10", "p50", "p90")},
             "hours": {k: e["hours"][k] for k in ("p10", "p50", "p90")},
             "port_style": e.get("port_style", {}).get("style", ""),
@@ -69,7 +92,8 @@ def table(kept: dict) -> tuple[dict, list[dict]]:
         span = (f"{calibration.measured_weeks(p, q3):g}-{calibration.measured_weeks(p, q1):g}"
                 if p.get("squashed") else "")
         rows.append({"name": p["name"], "squashed": bool(p.get("squashed")), "measured": m, "span": span,
-                     "estimate": e, "top": kept["trees"][p["name"]]["top"], **loo})
+                     "estimate": e, "top": kept["trees"][p["name"]]["top"],
+                     "rocm": kept["trees"][p["name"]].get("rocm", "newest"), **loo})
     return {"rate": rate, "q1": q1, "q3": q3}, rows
 
 
@@ -81,18 +105,19 @@ def section(kept: dict) -> list[str]:
     out = ["## Leave-one-out on the port histories (issue 50, item 4)", "",
            "Written by `python benchmarks/calibration/leave_one_out.py [--audit]` (histories.toml; method: "
            "docs/estimate.md, \"Leave-one-out on port histories\"). Estimate: `portkit audit TREE --format json "
-           f"--jobs 2` on the upstream tree at the port's base, portkit {kept['portkit']}. Measured: commit days / 5; "
+           f"--jobs 2 --rocm X.Y` on the upstream tree at the port's base, X.Y the ROCm release the port started on "
+           f"(the newest rocm-X.Y.0 tag of ROCm/HIP by the base's date, 5.0 at the oldest), portkit {kept['portkit']}. Measured: commit days / 5; "
            f"a squashed history's days from its manual lines at {rate['rate']:g} lines a commit day (the median of "
            f"the unsquashed ports; quartiles {rate['q1']:g}-{rate['q3']:g}, the range shown). Each project's estimate "
            "is scaled by the median measured/P50 of the other projects (the scale column) and compared with its "
            "measure.", "",
-           "| project | measured person-weeks | estimate P50 (P10-P90) | leave-one-out scale | scaled P50 (P10-P90) "
+           "| project | measured person-weeks | ROCm | estimate P50 (P10-P90) | leave-one-out scale | scaled P50 (P10-P90) "
            "| error factor | within x1.5 | measured in P10-P90 | largest headline items |",
-           "|---|---|---|---|---|---|---|---|---|"]
+           "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         e = r["estimate"]
         measured = f"{r['measured']:g}" + (f" (squashed: {r['span']})" if r["squashed"] else "")
-        out.append(f"| {r['name']} | {measured} | {e['p50']:g} ({e['p10']:g}-{e['p90']:g}) | x{r['scale']:g} | "
+        out.append(f"| {r['name']} | {measured} | {r['rocm']} | {e['p50']:g} ({e['p10']:g}-{e['p90']:g}) | x{r['scale']:g} | "
                    f"{r['p50']:g} ({r['p10']:g}-{r['p90']:g}) | x{r['error_factor']:g} | "
                    f"{'yes' if r['error_factor'] <= 1.5 else 'no'} | {'yes' if r['inside'] else 'no'} | "
                    f"{'; '.join(r['top'][:2])} |")
