@@ -92,6 +92,10 @@ class View:
 
     data: bytes
     base: int = 0
+    # the file's own view only: which file, and what the tree says of it (a fixer, which gets no
+    # context, reads a constant its header defines: project/warp_constants.py)
+    rel: str = field(default="", compare=False)
+    facts: ProjectFacts | None = field(default=None, compare=False)
 
     def start(self, node: Node) -> int:
         return self.base + node.start_byte

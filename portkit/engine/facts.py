@@ -47,6 +47,21 @@ class ProjectFacts:
     # the namespaces named like a CUDA library's that the tree declares inside its own ("ctranslate2::cuda",
     # project/own_namespaces.py): an unqualified `cuda::` where one is visible is the project's, not libcu++'s
     own_namespaces: tuple[str, ...] = ()
+    # (name, header, line, literal, uses): a header's constant of 32 that is the block size of a
+    # one-warp launch in a file that includes it, with every use that depends on it ((file, line,
+    # what), project/warp_constants.py): PK208/PK201 report it once, at its definition
+    warp_constants: tuple[tuple[str, str, int, bool, tuple[tuple[str, int, str], ...]], ...] = ()
+
+    @cached_property   # the names the walk hands PK208 (FACT_NAMES): their definitions are in headers
+    def warp_constant_names(self) -> frozenset[bytes]:
+        return frozenset(name.encode("latin-1") for name, *_ in self.warp_constants)
+
+    def warp_constant(self, rel: str, name: bytes) -> "tuple[str, str, int, bool, tuple] | None":
+        """The header constant `name` as `rel` sees it: defined there, or used there (a file that
+        includes its header)."""
+        text = name.decode("latin-1")
+        return next((c for c in self.warp_constants if c[0] == text and (c[1] == rel or any(u[0] == rel for u in c[4]))),
+                    None)
 
     @cached_property   # the names the walk hands PK301 (rules' FACT_NAMES)
     def asm_macro_names(self) -> frozenset[bytes]:

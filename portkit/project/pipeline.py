@@ -24,7 +24,7 @@ from ..engine.platform import amd_headers, compilers, directives, ppexpr, region
 from ..rewrite import polyfills, qualified_names
 from ..core.tables.mappings import tables_dir
 from ..core.tables.project_tables import db_for
-from . import asm_macros, carried, includes, own_namespaces, packages
+from . import asm_macros, carried, includes, own_namespaces, packages, warp_constants
 from .config import Config
 from .packages import own_packages, requirements
 
@@ -150,6 +150,8 @@ def learn(entries: list[Entry], options: Options, config: Config = Config(),
         facts = replace(facts, project_defined=polyfills.project_defined(entries, sources))
     if options.audit:   # the macros that write inline assembly: their uses are PTX too (PK301)
         facts = replace(facts, asm_macros=asm_macros.learn(sources))
+    if options.audit or "warp" in options.fixes:   # a header's one-warp block size: reported and fixed there (PK208)
+        facts = replace(facts, warp_constants=warp_constants.learn(sources))
     # ctranslate2::cuda: its `cuda::` uses are the project's, not libcu++'s
     return replace(facts, own_namespaces=own_namespaces.learn(sources, db_for(options).names_by_bytes))
 
@@ -191,7 +193,8 @@ def _tree_key(root: Path, entries: list[Entry], options: Options, config: Config
 def _facts_code() -> list[Path]:
     """The modules whose code decides the facts (named by module, so that a move keeps the key
     whole: a path that no longer exists would silently turn the gate's cache off)."""
-    modules = (sys.modules[__name__], includes, asm_macros, own_namespaces, qualified_names, platform_facts, regions,
+    modules = (sys.modules[__name__], includes, asm_macros, warp_constants, warp_constants.model(), own_namespaces,
+               qualified_names, platform_facts, regions,
                compilers, directives, ppexpr, amd_headers, polyfills, needles, source, packages, carried)
     return [Path(m.__file__) for m in modules] + [tables_dir() / "ecosystem.toml"]
 
@@ -204,7 +207,9 @@ def _facts_to_plain(facts: ProjectFacts) -> dict:
             "requirements": None if facts.requirements is None else sorted(facts.requirements),
             "extras": [[extra, sorted(names)] for extra, names in facts.extras],
             "carried": [list(pair) for pair in facts.carried], "generated_headers": sorted(facts.generated_headers),
-            "asm_macros": [list(m) for m in facts.asm_macros], "own_namespaces": list(facts.own_namespaces)}
+            "asm_macros": [list(m) for m in facts.asm_macros], "own_namespaces": list(facts.own_namespaces),
+            "warp_constants": [[n, h, line, literal, [list(u) for u in uses]]
+                               for n, h, line, literal, uses in facts.warp_constants]}
 
 
 def _facts_from_plain(plain: dict) -> ProjectFacts:
@@ -219,7 +224,10 @@ def _facts_from_plain(plain: dict) -> ProjectFacts:
                         carried=tuple((library, directory) for library, directory in plain.get("carried", ())),
                         generated_headers=frozenset(plain.get("generated_headers", ())),
                         asm_macros=tuple((str(name), str(rel), int(line)) for name, rel, line in plain.get("asm_macros", ())),
-                        own_namespaces=tuple(str(name) for name in plain.get("own_namespaces", ())))
+                        own_namespaces=tuple(str(name) for name in plain.get("own_namespaces", ())),
+                        warp_constants=tuple((str(n), str(h), int(line), bool(literal),
+                                              tuple((str(f), int(ln), str(w)) for f, ln, w in uses))
+                                             for n, h, line, literal, uses in plain.get("warp_constants", ())))
 
 
 def with_clang_lines(project: Project, deep) -> None:

@@ -31,7 +31,7 @@ from tree_sitter import Node
 from ..engine.context import ScanContext, View
 from ..core.edits import Edit
 from ..engine import syntax
-from . import _warplanes
+from . import _warplanes, _warpwidth
 from ..engine.rule import define
 from . import warpfix
 from ._warpfix_model import CONSTANT, WarpFix, attached
@@ -63,7 +63,8 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
         if value is not None:
             name = node.child_by_field_name("name").text.decode(errors="replace")
             ctx.flag(RULE, view.start(value), view.start(value) + len(value.text.split()[0]),
-                     f"#define {name} 32 fixes the warp size; an AMD wavefront has 64 lanes", subject=name,
+                     f"#define {name} 32 fixes the warp size; an AMD wavefront has 64 lanes" + _header_uses(ctx, node),
+                     subject=name,
                      fixed_by=attached(ctx, view, node, RULE.code, view.start(value)))
         return
     match = warp_arithmetic(node)
@@ -83,8 +84,23 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
     if warp_constant_literal(node):
         name = _constant_name(node.parent)
         ctx.flag(RULE, view.start(node), view.end(node),
-                 f"{name.text.decode(errors='replace')} = 32 fixes the warp size; an AMD wavefront has 64 lanes",
+                 f"{name.text.decode(errors='replace')} = 32 fixes the warp size; an AMD wavefront has 64 lanes"
+                 + _header_uses(ctx, node),
                  subject=name.text.decode(errors="replace"), fixed_by=fixed_by)
+
+
+def _header_uses(ctx: ScanContext, node: Node) -> str:
+    """A header's constant that makes a kernel's block one warp in the files that include it
+    (project/warp_constants.py): its uses there, listed once at the definition."""
+    if not ctx.facts.warp_constants:
+        return ""
+    definition = node if node.type == "preproc_def" else syntax.enclosing(node, "init_declarator", "enumerator")
+    name = definition.child_by_field_name("declarator" if definition.type == "init_declarator" else "name") \
+        if definition is not None else None
+    fact = ctx.facts.warp_constant(ctx.source.rel, name.text) if name is not None else None
+    if fact is None or fact[1] != ctx.source.rel or fact[2] != node.start_point[0] + 1:
+        return ""
+    return f"; the block of a kernel that relies on it being one warp. Uses: {_warpwidth.listed_uses(fact[4])}"
 
 
 def warp_arithmetic(node: Node) -> tuple[Node, bytes, Node] | None:

@@ -44,7 +44,7 @@ from ._warpfix_model import CONSTANT, WarpFix, attached
 
 RULE = define(__doc__, code="PK208", name="one-warp-block", severity="high", category="warp")
 NAMES = tuple(_warpwidth.PRIMITIVES)
-_MAX_USES = 12   # a message lists this many uses, then says how many more
+FACT_NAMES = "warp_constant_names"   # the walk hands check_name the names of the tree's header constants too
 NOTE = ("one-warp blocks: {name} is PORTKIT_WAVEFRONT_SIZE, so each block is one wavefront and {what} spans it "
         "(64 lanes on gfx9, 32 through HIP's NVIDIA backend); the host pass takes 64, so a binary that also "
         "targets wave32 GPUs must query hipDeviceAttributeWarpSize and launch a 32- or 64-thread instantiation")
@@ -53,10 +53,14 @@ ASSERT_NOTE = "the static_assert that the block is one warp now asserts it is on
 
 def check_name(ctx: ScanContext, view: View, node: Node) -> None:
     """A width-less warp primitive: reported at the constant that makes its kernel's block one
-    warp (once, whichever primitive finds it first), else at the primitive itself."""
+    warp (once, whichever primitive finds it first), else at the primitive itself. A constant a
+    header defines is reported there, at its definition (`_flag_header_constant`)."""
+    if node.text not in _warpwidth.PRIMITIVES:
+        _flag_header_constant(ctx, view, node)
+        return
     template = _warpwidth.widthless(node) if not view.base else None
     kernel = _warpwidth.kernel_of(template) if template is not None else None
-    warp = _warpwidth.one_warp(_root(node), kernel) if kernel is not None else None
+    warp = _warpwidth.one_warp(_root(node), kernel, _external(view)) if kernel is not None else None
     if warp is None:
         return
     at_primitive = not warp.launches
@@ -64,7 +68,7 @@ def check_name(ctx: ScanContext, view: View, node: Node) -> None:
         constant = launch.constant
         if constant is None:
             at_primitive = True
-        elif not syntax.warpish_name(constant.name):   # a WARP_SIZE is PK201's, at its definition
+        elif not syntax.warpish_name(constant.name) and not constant.header:   # a WARP_SIZE is PK201's
             _flag_constant(ctx, view, constant)
     if at_primitive:
         why = (f"launched with one-warp blocks (line {warp.launches[0].call.start_point[0] + 1})" if warp.launches
@@ -81,8 +85,7 @@ def _flag_constant(ctx: ScanContext, view: View, constant: _warpwidth.Constant) 
     kernels = [w for w in one_warp_kernels(root) if any(l.constant and l.constant.name == constant.name for l in w.launches)]
     name = constant.name.decode(errors="replace")
     names = ", ".join(sorted({_warpwidth.function_name(w.kernel).decode(errors="replace") for w in kernels}))
-    uses = [f"line {line} {what}" for line, what in _warpwidth.uses(root, constant, kernels)]
-    listed = "; ".join(uses[:_MAX_USES]) + (f"; and {len(uses) - _MAX_USES} more" if len(uses) > _MAX_USES else "")
+    listed = _warpwidth.listed([f"line {line} {what}" for line, what in _warpwidth.uses(root, constant, kernels)])
     start = view.start(constant.value)
     end = start + len(constant.value.text.split()[0]) if constant.value.type == "preproc_arg" else view.end(constant.value)
     ctx.flag(RULE, start, end,
@@ -92,7 +95,42 @@ def _flag_constant(ctx: ScanContext, view: View, constant: _warpwidth.Constant) 
                                              else constant.value.parent, RULE.code, start))
 
 
-def one_warp_kernels(root: Node) -> list[_warpwidth.OneWarp]:
+def _flag_header_constant(ctx: ScanContext, view: View, node: Node) -> None:
+    """The definition, in its header, of a constant that makes a kernel's block one warp in the
+    files that include the header: reported once, with every use in those files listed."""
+    fact = ctx.facts.warp_constant(ctx.source.rel, node.text) if not view.base else None
+    if fact is None or fact[1] != ctx.source.rel or syntax.warpish_name(node.text) or not _warpwidth._defines(node):
+        return
+    value = _warpwidth.defined_value(node)
+    if value is None or value.start_point[0] + 1 != fact[2]:
+        return   # another definition of the name (an #if branch the fact did not take)
+    name, uses = node.text.decode(errors="replace"), fact[4]
+    start = view.start(value)
+    end = start + len(value.text.split()[0]) if value.type == "preproc_arg" else view.end(value)
+    ctx.flag(RULE, start, end,
+             f"{name} = 32 makes each block of {_launched(uses)} one 32-lane warp in the files that include "
+             f"{fact[1]}, and the kernel relies on it (a warp primitive without a logical width "
+             f"spans the hardware warp: 64 lanes on an AMD wavefront). Uses: {_warpwidth.listed_uses(uses)}",
+             subject=name, fixed_by=attached(ctx, view, value if value.type != "preproc_arg" else value.parent,
+                                             RULE.code, start))
+
+
+def _launched(uses: tuple) -> str:
+    prefix = "block size of the launch of "
+    return ", ".join(sorted({what[len(prefix):] for _, _, what in uses if what.startswith(prefix)})) or "its kernels"
+
+
+def _external(view: View) -> dict[bytes, _warpwidth.Constant] | None:
+    """The constants of 32 the file's headers define that make a kernel's block one warp here."""
+    facts = view.facts
+    if facts is None or not facts.warp_constants or view.base:
+        return None
+    return {name.encode("latin-1"): _warpwidth.Constant(name.encode("latin-1"), None, literal, header)
+            for name, header, _line, literal, uses in facts.warp_constants
+            if header != view.rel and any(u[0] == view.rel for u in uses)} or None
+
+
+def one_warp_kernels(root: Node, extra: dict[bytes, _warpwidth.Constant] | None = None) -> list[_warpwidth.OneWarp]:
     """Every kernel of the file that relies on one-warp blocks (each once)."""
     seen, found = set(), []
     for node in syntax.walk(root):
@@ -100,7 +138,7 @@ def one_warp_kernels(root: Node) -> list[_warpwidth.OneWarp]:
             kernel = _warpwidth.kernel_of(node)
             if kernel is not None and kernel.id not in seen:
                 seen.add(kernel.id)
-                warp = _warpwidth.one_warp(root, kernel)
+                warp = _warpwidth.one_warp(root, kernel, extra)
                 if warp is not None:
                     found.append(warp)
     return found
@@ -115,17 +153,27 @@ def _root(node: Node) -> Node:
 # --fix warp: the constant becomes the wavefront, and the assertion that the block is one warp follows it
 
 def _block_constant(view: View, node: Node, name: bytes) -> bool:
-    """`name` is the block size of a one-warp kernel's launch in this file (a name saying warp is PK201's)."""
+    """`name` is the block size of a one-warp kernel's launch in this file, or in the files that
+    include this header (a name saying warp is PK201's)."""
+    if not syntax.warpish_name(name) and view.facts is not None and view.facts.warp_constants \
+            and _header_fact(view, node, name) is not None:
+        return True
     if syntax.warpish_name(name) or b"<<<" not in view.data or not any(p in view.data for p in _warpwidth.PRIMITIVES):
         return False
     return any(l.constant is not None and l.constant.name == name for w in one_warp_kernels(_root(node))
                for l in w.launches)
 
 
+def _header_fact(view: View, node: Node, name: bytes):
+    """The fact of the header constant `name` when `node` is in its definition, in its header."""
+    fact = view.facts.warp_constant(view.rel, name)
+    return fact if fact is not None and fact[1] == view.rel and node.start_point[0] + 1 == fact[2] else None
+
+
 def _fixed(constant: _warpwidth.Constant | None) -> bool:
     """The constant's definition is one `--fix warp` makes the wavefront (this rule's, or PK201's
-    for a name saying warp): the literal 32 of a constant, or a #define of 32."""
-    return constant is not None and (constant.literal or constant.value.type == "preproc_arg"
+    for a name saying warp): the literal 32 of a constant, or a #define of 32 (a header's too)."""
+    return constant is not None and (constant.literal or constant.value is not None and constant.value.type == "preproc_arg"
                                      and constant.value.text.split()[0].rstrip(b"uU") == b"32")
 
 
@@ -155,7 +203,7 @@ def fix_assertion(view: View, node: Node) -> WarpFix | None:
     kernel = _warpwidth.kernel_of(assertion) if assertion is not None else None
     if kernel is None or _warpwidth._asserted_32(assertion) is None or syntax.up(node).type != "binary_expression":
         return None
-    warp = next((w for w in one_warp_kernels(_root(node)) if w.kernel.id == kernel.id), None)
+    warp = next((w for w in one_warp_kernels(_root(node), _external(view)) if w.kernel.id == kernel.id), None)
     if warp is None or not warp.launches or not all(_fixed(l.constant) for l in warp.launches):
         return None   # a literal 32 at a launch stays 32 threads: so does what asserts it
     return WarpFix("", view.start(node), (Edit(view.start(node), view.end(node), CONSTANT, "warp"),), constant=True,
@@ -165,6 +213,9 @@ def fix_assertion(view: View, node: Node) -> WarpFix | None:
 def _constant_fix(view: View, node: Node, start: int, end: int, name: bytes, code: str) -> WarpFix:
     kernels = [w for w in one_warp_kernels(_root(node)) if any(l.constant and l.constant.name == name for l in w.launches)]
     what = ", ".join(sorted({_warpwidth._squash(p.text) for w in kernels for p in w.primitives}))
+    fact = _header_fact(view, node, name) if view.facts is not None and view.facts.warp_constants else None
+    if fact is not None and not what:   # a header's: its kernels are in the files that include it
+        what = ", ".join(sorted({w.split(" in ")[0] for _, _, w in fact[4] if w.endswith("with no logical width")}))
     return WarpFix(code, start, (Edit(start, end, CONSTANT, "warp"),), constant=True,
                    note=NOTE.format(name=name.decode(errors="replace"), what=what))
 

@@ -107,6 +107,13 @@ def tree_hooks() -> tuple[dict[str, tuple[TreeCheck, ...]], dict[bytes, tuple[Tr
     return _hooks("NODES", "check"), _hooks("NAMES", "check_name")
 
 
+def warp_width() -> ModuleType:
+    """The warp-width model PK208 reads one file with (rules/_warpwidth.py), for the project fact
+    that follows a header's constant into the files that include it (project/warp_constants.py)."""
+    from . import _warpwidth
+    return _warpwidth
+
+
 @lru_cache(maxsize=1)
 def fact_name_hooks() -> tuple[tuple[str, TreeCheck], ...]:
     """(attribute of ProjectFacts, check) of the rules that read names the tree defines

@@ -31,8 +31,9 @@ _DEPTH = 6   # a constant defined through another: `kBlock = kWarps * 32` (bound
 class Constant:
     """A file constant whose value is 32: `#define`, const/constexpr variable or enumerator."""
     name: bytes
-    value: Node        # the node whose text is the value (the literal 32, or the define's value)
+    value: Node | None  # the node whose text is the value (the literal 32, or the define's value); None: a header's
     literal: bool      # the value is the literal 32 itself (what a fix can replace)
+    header: str = ""   # defined in this header, which the file includes (project/warp_constants.py): reported there
 
 
 @dataclass
@@ -85,10 +86,11 @@ def function_name(function: Node) -> bytes:
     return name.text.split(b"::")[-1] if name is not None else b""
 
 
-def one_warp(root: Node, kernel: Node) -> OneWarp | None:
+def one_warp(root: Node, kernel: Node, extra: dict[bytes, Constant] | None = None) -> OneWarp | None:
     """The kernel as a one-warp kernel: its width-less primitives, its launches in this file whose
     block is 32 threads, its static_asserts that its block size is 32; None unless it has a
-    width-less primitive and either a one-warp launch or such an assertion."""
+    width-less primitive and either a one-warp launch or such an assertion. `extra`: the constants
+    of 32 the file's headers define (the file's own of the same name win)."""
     found = OneWarp(kernel)
     for node in syntax.walk(kernel):
         if node.type == "type_identifier" and (template := widthless(node)) is not None:
@@ -96,7 +98,7 @@ def one_warp(root: Node, kernel: Node) -> OneWarp | None:
     if not found.primitives:
         return None
     params = template_params(kernel)
-    constants = file_constants(root)
+    constants = {**extra, **file_constants(root)} if extra else file_constants(root)
     for node in syntax.walk(kernel):
         if node.type == "static_assert_declaration" and (asserted := _asserted_32(node)) is not None \
                 and (asserted in params or syntax.block_size_name(asserted) or asserted in constants):
@@ -307,3 +309,25 @@ def _within(node: Node, outer: Node) -> bool:
 
 def _squash(text: bytes) -> str:
     return " ".join(text.decode("utf-8", "replace").split())
+
+
+_MAX_LISTED = 12   # a message lists this many uses, then says how many more
+
+
+def listed(uses: list[str]) -> str:
+    return "; ".join(uses[:_MAX_LISTED]) + (f"; and {len(uses) - _MAX_LISTED} more" if len(uses) > _MAX_LISTED else "")
+
+
+def listed_uses(uses) -> str:
+    """A header constant's uses ((file, line, what), project/warp_constants.py) as a message lists them."""
+    return listed([f"{rel} line {line} {what}" for rel, line, what in uses])
+
+
+def defined_value(name: Node) -> Node | None:
+    """The value node of the definition whose name `name` is (a #define's, a constant's, an enumerator's)."""
+    parent = name.parent
+    if parent is None:
+        return None
+    if parent.type == "preproc_def":
+        return syntax.define_value(parent)[1]
+    return parent.child_by_field_name("value")

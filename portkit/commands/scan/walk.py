@@ -265,7 +265,7 @@ def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB 
     tree = parse.parse(data)
     root = tree.root_node
     ctx.root = root
-    view = View(data)
+    view = View(data, rel=source.rel, facts=ctx.facts)
     registry = rewrite.registry()
     dispatch(ctx, view, root)   # the one walk: edits, findings, and the rules' fixes (ctx.fixes)
     fixes, finished = fix.finish(ctx, data, rules.fix_families())
