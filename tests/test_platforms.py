@@ -140,7 +140,7 @@ def test_audit_reports_ported_ptx_as_info_at_no_cost_and_never_amd_assembly(tmp_
         "amd_bytes": 784, "ported_bytes": 224, "nvidia_bytes": 0, "shared_bytes": 1905,
         "amd_path_share": 0.346, "shim_files": ["vendors/hip.h"], "amd_macros": ["DEMO_USE_HIP"],
         "refs_already_ported": 21, "findings_left_amd": 0, "findings_already_ported": 1, "findings_inactive": 0,
-        "builds_for_amd": False, "amd_build_share": 0.0, "amd_implementations": [],
+        "builds_for_amd": False, "amd_build_share": 0.0, "amd_implementations": [], "amd_branch_only": False, "amd_branch_unbuilt": 0,
     }
 
 

@@ -97,7 +97,8 @@ def audit_paths(paths: list[Path], opts: AuditOptions,
         refine({s.rel: s for s in result.scans}, result.deep, project.root, enabled, job.hours)
     metrics = [(s.rel, s.metrics) for s in result.scans]
     scope = result.scope = Scope.of(metrics, project.optional, project.amd, project.components,
-                                    project.facts.own_packages, project.facts.carried, project.own_build)
+                                    project.facts.own_packages, project.facts.carried, project.own_build,
+                                    findings=result.findings)
     result.estimate = workitems.estimate(metrics, result.findings, ecosystem.default(), effort.default_model(),
                                          opts.team_size, opts.focus_hours, scope, project.facts.own_packages,
                                          project.facts.requirements, opts.scan.port_style)

@@ -29,6 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable
 
+from .. import rules
 from ..engine.context import Metrics
 from ..project import carried as carried_copies, product
 from ..project.amd_paths import AmdPaths
@@ -65,11 +66,14 @@ class Scope:
     cuda_sources: bool = False               # the project has CUDA C/C++ sources
     carried: tuple[tuple[str, str], ...] = ()   # (library, directory): copies of vendor-neutral libraries
     build: OwnBuild = field(default_factory=OwnBuild)   # the root's build file, the tests done runs
+    branch_only: bool = False                # the AMD evidence is a build branch the code does not back
+    unbuilt: int = 0                         # then: the constructs of its sources that do not compile for AMD
 
     @classmethod
     def of(cls, files: Iterable[tuple[str, Metrics]], optional=None, amd: AmdPaths | None = None,
            components: tuple[str, ...] = (), own_packages: frozenset[str] | None = None,
-           carried: tuple[tuple[str, str], ...] = (), build: OwnBuild | None = None) -> "Scope":
+           carried: tuple[tuple[str, str], ...] = (), build: OwnBuild | None = None,
+           findings: Iterable | None = None) -> "Scope":
         files = list(files)
         amd = amd or AmdPaths()
         scope = cls(optional, amd, components,
@@ -79,6 +83,8 @@ class Scope:
                     build=build or OwnBuild())
         scope.split_product = any((has_cuda(m) or m.kind == "python") and not product.non_product(path)
                                   and scope.priced(path) for path, m in files)
+        if findings is not None and amd.builds and not amd.sources_differ:
+            scope.unbuilt, scope.branch_only = _branch_only(scope, files, list(findings))
         return scope
 
     @property
@@ -92,7 +98,7 @@ class Scope:
 
     @property
     def builds_for_amd(self) -> bool:
-        return self.amd.builds
+        return self.amd.builds and not self.branch_only
 
     def priced(self, path: str) -> bool:
         """False for AMD code, for CUDA code a parallel AMD implementation replaces, and for a
@@ -152,3 +158,19 @@ def has_cuda(m: Metrics) -> bool:
     """A source file with CUDA in it (device code, CUDA names to convert, launches): what the
     estimate's project facts and the AMD-build share count."""
     return m.kind == "source" and bool(m.has_device_code or m.refs_found or m.launches)
+
+
+def _branch_only(scope: Scope, files: list[tuple[str, Metrics]], findings: list) -> tuple[int, bool]:
+    """(N, True) when the tree's only AMD evidence is a build branch (setup.py's `if
+    torch.version.hip:`, CMake's HIP language, a Makefile's hipcc) that its code does not back
+    (issue 53): the headline's sources use no HIP API (no AMD or already-ported branch, no shim
+    header) and N > 0 of their findings above low are left for a person, or, for a CMake or
+    Makefile build (no hipify at build time), they still name CUDA APIs. N: those findings."""
+    headline = [(path, m) for path, m in files if has_cuda(m) and scope.priced(path) and not scope.whole(path)]
+    if any(m.shim or m.region_bytes.get("amd") or m.region_bytes.get("ported") for _, m in files):
+        return 0, False
+    left = sum(1 for f in findings if f.severity in ("medium", "high", "blocker") and f.platform not in
+               ("ported", "fallback") and not rules.of(f.code).build_file and not rules.of(f.code).package
+               and scope.priced(f.path) and not scope.feature(f.path, f.line))
+    hipified = any(i.path.rsplit("/", 1)[-1] == "setup.py" for i in scope.amd.implementations if i.kind == "build")
+    return left, bool(left) or (not hipified and any(m.refs_found for _, m in headline))

@@ -21,7 +21,10 @@ Read from file names and build files, never run:
   `find_package(hip)`, `LANGUAGE HIP`; a setup.py that branches on `IS_HIP_EXTENSION`,
   `torch.version.hip`, a `rocm` build target or a name with a `rocm` word (Transformer Engine's
   `if rocm_build():`, apex's `IS_ROCM_PYTORCH`); a Makefile that calls `hipcc`. The tree then
-  "already builds for AMD": the estimate prices its residue, not a conversion.
+  "already builds for AMD" (the estimate prices its residue, not a conversion) only when the code
+  backs the branch (issue 53: `if torch.version.hip:` may only add a macro): `sources_differ`
+  here, or what estimate/scope.py reads in the scan (the HIP API in the sources, or nothing above
+  low left for a person where torch hipifies them at build time).
 
 `covered()` says which files such builds compile: those under the build file's directory, under
 a directory an AMD directory's build compiles, and every file they include, transitively (ggml's
@@ -74,6 +77,12 @@ class AmdPaths:
     @property
     def builds(self) -> bool:
         return any(i.kind == "build" or i.compiles for i in self.implementations)
+
+    @property
+    def sources_differ(self) -> bool:
+        """The AMD build compiles sources of its own (a parallel directory or file): evidence about the
+        code, which a build branch alone is not (estimate/scope.py)."""
+        return any(i.kind != "build" for i in self.implementations)
 
     @property
     def replaced(self) -> tuple[str, ...]:

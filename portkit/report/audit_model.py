@@ -99,6 +99,8 @@ class Platforms:
     builds_for_amd: bool
     amd_build_share: float
     amd_implementations: tuple[AmdImplementation, ...]
+    amd_branch_only: bool = False   # the build has an AMD branch its code does not back (issue 53) ...
+    amd_branch_unbuilt: int = 0     # ... and N constructs of its sources do not compile for AMD
 
 
 @dataclass(frozen=True)

@@ -185,7 +185,9 @@ def _platforms(result: AuditResult) -> Platforms:
         builds_for_amd=bool(result.scope is not None and result.scope.builds_for_amd),
         amd_build_share=_amd_build_share(result),
         amd_implementations=tuple(AmdImplementation(**i.record()) for i in result.scope.amd.implementations)
-        if result.scope else ())
+        if result.scope else (),
+        amd_branch_only=bool(result.scope is not None and result.scope.branch_only),
+        amd_branch_unbuilt=result.scope.unbuilt if result.scope is not None and result.scope.branch_only else 0)
 
 
 def _amd_build_share(result: AuditResult) -> float:
@@ -205,7 +207,14 @@ def _amd_build_share(result: AuditResult) -> float:
 
 
 def amd_build_line(platforms: Platforms | None) -> str:
-    """The sentence for a tree that already builds for AMD: what says so, and what the estimate is."""
+    """The sentence for a tree that already builds for AMD: what says so, and what the estimate is; for
+    a build with an AMD branch its code does not back (issue 53), what that branch lacks."""
+    if platforms is not None and platforms.amd_branch_only:
+        where = "; ".join(i.evidence for i in platforms.amd_implementations[:3])
+        n = platforms.amd_branch_unbuilt
+        lacks = (f"{n} construct{'s' if n != 1 else ''} in its sources do{'es' if n == 1 else ''} not compile for AMD"
+                 if n else "its sources use no HIP API and still name CUDA's")
+        return f"Not yet built for AMD: the build has an AMD branch ({where}); {lacks}. The estimate prices the port."
     if platforms is None or not platforms.builds_for_amd:
         return ""
     found = platforms.amd_implementations

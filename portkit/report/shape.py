@@ -45,7 +45,8 @@ POLYFILLS = [{"name": str, "serves": [str], "files": [str], "note": str}]
 DECISIONS = [{"id": Opt(str), "label": str, "alternative": str, "rocm_since": str, "kernels": int, "files": int, "sites": int,
               "blocker_sites": int, "hours": PERCENTILES, "optional": str}]
 # model.amd_build_line reads the last two only when `builds_for_amd` is true (audit_problem)
-PLATFORMS = {"builds_for_amd": Opt(bool), "amd_build_share": Opt(NUMBER), "amd_implementations": Opt([{"evidence": str}])}
+PLATFORMS = {"builds_for_amd": Opt(bool), "amd_build_share": Opt(NUMBER), "amd_implementations": Opt([{"evidence": str}]),
+             "amd_branch_only": Opt(bool), "amd_branch_unbuilt": Opt(int)}
 AMD_BUILD = {"amd_build_share": NUMBER, "amd_implementations": [{"evidence": str}]}
 AUDIT = {
     "version": int, "generated": str, "root": str,

@@ -65,7 +65,7 @@ def _estimate(doc: Audit, console: Console) -> None:
     if not arche.feasible:
         console.print("[bold red]Not currently feasible as a port: the blockers below need a decision first.[/]")
     platforms = s.platforms
-    if platforms and platforms.builds_for_amd:
+    if platforms and amd_build_line(platforms):
         say(console, amd_build_line(platforms))
     say(console, s.headline)
     say(console, f"Scope: {e.scope}")
