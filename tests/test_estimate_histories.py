@@ -137,3 +137,16 @@ def test_a_library_used_only_in_nvidia_only_code_is_not_adopted_in_the_headline(
 def test_a_library_used_in_shared_code_is_adopted_in_the_headline(tmp_path: Path):
     unguarded = {"gemm.cu": WMMA_GUARDED["gemm.cu"].replace("#if __CUDA_ARCH__ >= 750\n", "").replace("#endif\n", "")}
     assert _wmma(audit(write_tree(tmp_path, unguarded))) == [("dependency", "wmma", "", "gemm.cu:1")]
+
+
+def test_a_pytorch_extension_build_costs_what_the_histories_measured(tmp_path: Path):
+    ext = {
+        "setup.py": ("from setuptools import setup\nfrom torch.utils.cpp_extension import BuildExtension, CUDAExtension\n"
+                     "setup(name='pkg', ext_modules=[CUDAExtension('pkg_cuda', ['csrc/scale.cu'])],\n"
+                     "      cmdclass={'build_ext': BuildExtension}, install_requires=['torch'])\n"),
+        "csrc/scale.cu": "__global__ void scale(float *x, float a) { x[threadIdx.x] *= a; }\n",
+    }
+    doc = audit(write_tree(tmp_path, ext))
+    build = [(i["key"], i["hours"], i["optional"]) for i in doc["estimate"]["items"] if i["key"] == "torch_extension_build"]
+    # 0, 1, 2, 2 and 4 build-only commit days in the five extension ports that keep their days
+    assert build == [("torch_extension_build", {"low": 0.0, "likely": 12.0, "high": 24.0}, "")]
