@@ -9,7 +9,9 @@ What it finds:
     derived: `kWarps * 32`), the constant's definition is reported, once, with every use that
     depends on it listed (the launch, template arguments, static_asserts, shuffle widths, loop
     bounds, array extents, and the width-less primitives of the kernels it launches). A constant
-    whose name says warp (`WARP_SIZE`) is PK201's.
+    a header defines is followed into the files that include it (project/warp_constants.py): it
+    is reported once, in the header, with its uses in those files. A constant whose name says
+    warp (`WARP_SIZE`) is PK201's, which lists the same uses.
 
 Why it matters on AMD GPUs:
     A warp primitive without a width spans the hardware warp: 32 lanes under CUB, the wavefront
