@@ -1,10 +1,13 @@
-"""verify compiles each unit with the definitions the project's own build gives it (issue 48):
-an OS chosen by the CMake (`if(CMAKE_SYSTEM_NAME STREQUAL "Linux")`, the else() of `if(WIN32)`),
-a generator expression of a variable set there, an INTERFACE library's definitions passed on to
-the targets that link it, and ROCm's hip::host, whose users get __HIP_PLATFORM_AMD__=1.
+"""verify compiles each unit as the project's own AMD build does (issue 48): with the definitions
+that build gives it (an OS chosen by the CMake, `if(CMAKE_SYSTEM_NAME STREQUAL "Linux")` or the
+else() of `if(WIN32)`; a generator expression of a variable set there; an INTERFACE library's
+definitions passed on to the targets that link it; ROCm's hip::host, whose users get
+__HIP_PLATFORM_AMD__=1), never a unit that build leaves out, and a call written for a newer
+hipBLAS explained by the release it needs.
 
-The cases are fixtures/verify_real/os_interface_defines (nccl-tests, reduced) and
-hip_host_platform (LightGBM, reduced); fixtures/verify_real/README.md says where each comes from.
+The cases are fixtures/verify_real/os_interface_defines (nccl-tests, reduced), hip_host_platform
+(LightGBM) and ctranslate2_own_hip_build (CTranslate2); fixtures/verify_real/README.md says where
+each comes from.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import NVCC, REPO, clang19, require_tool
+from conftest import CUDA_LIB_INCLUDE, NVCC, REPO, clang19, require_dir, require_tool
 from portkit.cli.app import main
 from portkit.project.buildconfig import BuildConfig, TreeConfig
 from portkit.project.buildconfig_cmake import read_cmake
@@ -23,6 +26,7 @@ from portkit.project.buildconfig_cmake import read_cmake
 CASES = REPO / "fixtures" / "verify_real"
 NCCL = CASES / "os_interface_defines" / "input"
 LIGHTGBM = CASES / "hip_host_platform" / "input"
+CT2 = CASES / "ctranslate2_own_hip_build" / "input"
 HIP_HOST = ("__HIP_PLATFORM_HCC__=1", "__HIP_PLATFORM_AMD__=1")
 
 
@@ -125,14 +129,64 @@ def test_the_cases_compile_for_amd_after_convert(case: Path, units: tuple[str, .
                          f"findings, 0 unexplained, 0 not reached)")
 
 
+def test_a_unit_the_projects_hip_build_removes_is_left_out():
+    """CTranslate2's `elseif(WITH_HIP)` removes its AWQ kernels (inline PTX) from CUDA_SOURCES:
+    verify compiled them anyway, 3 units unexplained on `'cuda_fp16.h' file not found`."""
+    tree = TreeConfig(CT2)
+    assert tree.left_out("src/ops/awq/dequantize_gpu.cu") == "CMakeLists.txt:21"
+    assert tree.left_out("src/ops/bias_add_gpu.cu") is None
+    assert tree.left_out("src/cuda/primitives.cu") is None
+
+
+def test_only_the_hip_branch_removes_a_unit(tmp_path: Path):
+    (tmp_path / "CMakeLists.txt").write_text(
+        "set(SRC a.cu b.cu c.cu d.cu)\nlist(REMOVE_ITEM SRC a.cu)\n"
+        "if(USE_ROCM)\n  if(WITH_MPI)\n    list(REMOVE_ITEM SRC b.cu)\n  endif()\n  list(REMOVE_ITEM SRC c.cu)\n"
+        "else()\n  list(REMOVE_ITEM SRC d.cu)\nendif()\n")
+    tree = TreeConfig(tmp_path)
+    assert [tree.left_out(u) for u in ("a.cu", "b.cu", "c.cu", "d.cu")] == [None, None, "CMakeLists.txt:7", None]
+
+
+@pytest.mark.compile
+def test_ctranslate2s_own_hip_build_at_rocm_6_2(pack62, tmp_path, capsys):
+    """CTranslate2 builds for AMD itself (CT2_USE_HIP), for ROCm 7: its AWQ kernel is not compiled,
+    as its HIP build leaves it out, and its hipblasGemmEx call with hipDataType arguments, which
+    hipBLAS takes at ROCm 6.x only with HIPBLAS_V2, is explained by the release it needs (PK002)."""
+    clang19()
+    out = tmp_path / "out"
+    assert main(["convert", str(CT2), "-o", str(out), "--rocm", "6.2", "-q"]) in (0, 1)
+    capsys.readouterr()
+    main(["verify", str(out), "--rocm", "6.2", "--rocm-headers", str(pack62)])
+    lines = [re.sub(r" \(\d+\.\d s\)$| in \d+\.\d s$", "", line) for line in capsys.readouterr().out.splitlines()]
+    start = lines.index("src/cuda/primitives.cu: failed, explained")
+    assert lines[start:] == [
+        "src/cuda/primitives.cu: failed, explained",
+        "  src/cuda/primitives.cu:34:18: error: no matching function for call to 'hipblasGemmEx'",
+        "    explained by PK002 needs-newer-rocm: hipblasGemmEx takes 'hipblasDatatype_t' at ROCm 6.2 where the "
+        "call passes 'hipDataType', the argument of its signature in a newer ROCm: call hipblasGemmEx_v2 "
+        "(cublasGemmEx's HIP name from ROCm 6.0, which takes it), or define HIPBLAS_V2 for the build, which "
+        "gives hipblasGemmEx that signature, or build with the ROCm the project targets",
+        "skipped: src/ops/awq/dequantize_gpu.cu: not compiled: the project's AMD build leaves it out "
+        "(CMakeLists.txt:21: list(REMOVE_ITEM ...) under its HIP condition)",
+        "",
+        "2 translation units: 1 compiled, 1 failed (1 explained by findings, 0 unexplained, 0 not reached)"]
+    main(["verify", str(out), "--rocm", "6.2", "--rocm-headers", str(pack62), "-D", "HIPBLAS_V2", "-q"])
+    assert capsys.readouterr().out.startswith("portkit verify: 2/2 compiled")
+
+
 @pytest.mark.compile
 @pytest.mark.parametrize("case,unit,flags", [
+    (CT2, "src/ops/bias_add_gpu.cu", ["-DCT2_WITH_CUDA"]),
+    (CT2, "src/ops/awq/dequantize_gpu.cu", ["-DCT2_WITH_CUDA"]),
     (NCCL, "src/all_gather.cu", ["-DNCCL_OS_LINUX", "-Isrc", "-Ios"]),
     (NCCL, "src/common.cu", ["-DNCCL_OS_LINUX", "-Isrc", "-Ios"]),
     (LIGHTGBM, "src/score_updater.cu", ["-DUSE_CUDA", "-Iinclude"]),
+    (CT2, "src/cuda/primitives.cu", ["-DCT2_WITH_CUDA"]),
 ])
 def test_the_cases_cuda_compiles_with_nvcc(case: Path, unit: str, flags: list[str]):
     nvcc = require_tool(NVCC, "nvcc (CUDA toolkit)")
+    if unit == "src/cuda/primitives.cu":
+        flags = [*flags, "-I", str(require_dir(CUDA_LIB_INCLUDE, "CUDA library headers (set CUDA_LIB_INCLUDE)"))]
     proc = subprocess.run([nvcc, "-x", "cu", "-c", unit, "-o", "/dev/null", *flags], cwd=case,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -72,6 +72,20 @@ class TreeConfig:
             return DEFAULT
         return self._merge(origin, files, top, own, str(Path(os.path.normpath(self.root / rel))))
 
+    def left_out(self, rel: str) -> str | None:
+        """`FILE:LINE` of the CMakeLists.txt line that leaves the unit out of the project's HIP
+        build (buildconfig_cmake.py), or None."""
+        here = rel.rsplit("/", 1)[0] if "/" in rel else ""
+        if here not in self._dirs:
+            self._dirs[here] = self._for_dir(here)
+        origin, files, top, _ = self._dirs[here]
+        unit = str(Path(os.path.normpath(self.root / rel)))
+        for path in files if origin == "CMake" else ():
+            config = self._read(path, top)
+            if config is not None and unit in config.hip_left_out:
+                return f"{path.relative_to(self.root).as_posix()}:{config.hip_left_out[unit]}"
+        return None
+
     def _for_dir(self, here: str) -> tuple[str, list[Path], Path, Path]:
         """The build files that configure the units of one directory."""
         parts = here.split("/") if here else []

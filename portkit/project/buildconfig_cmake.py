@@ -50,26 +50,31 @@ def read_cmake(text: str, directory: Path, top: Path) -> FileConfig:
     """What one CMakeLists.txt (in `directory`, of the project whose top is `top`) asks for."""
     config = FileConfig()
     reader = _Reader(directory, top)
-    blocks: list[tuple[bool, bool]] = []      # per open block: (the HIP build takes it, no branch so far runs on Linux)
+    # per open block: (the HIP build takes it, no branch so far runs on Linux, it names HIP)
+    blocks: list[tuple[bool, bool, bool]] = []
     for cmd in commands(text):
         name = cmd.lower
         if name in _OPEN:
-            blocks.append(_branch(cmd, True) if name == "if" else (name in _RUN, False))
+            blocks.append(_branch(cmd, True) if name == "if" else (name in _RUN, False, False))
         elif name in ("else", "elseif") and blocks:
-            blocks[-1] = _branch(cmd, blocks[-1][1]) if name == "elseif" else (blocks[-1][1], False)
+            blocks[-1] = _branch(cmd, blocks[-1][1]) if name == "elseif" else (blocks[-1][1], False, False)
         elif name in _CLOSE:
             blocks = blocks[:-1]
         else:
-            reader.read(cmd, config, conditional=not all(taken for taken, _ in blocks))
+            conditional = not all(taken for taken, _, _ in blocks)
+            reader.read(cmd, config, conditional)
+            if name == "list" and not conditional and any(hip for _, _, hip in blocks):
+                reader.left_out(cmd, text.count("\n", 0, cmd.start) + 1, config)
     return config
 
 
-def _branch(cmd: Command, others_ruled_out: bool) -> tuple[bool, bool]:
-    """An if()/elseif() branch: is it the HIP build's, and are it and those before it never taken
-    on Linux. ROCm builds on Linux, so `if(UNIX)`, `if(CMAKE_SYSTEM_NAME STREQUAL "Linux")` and the
-    else() of `if(WIN32)` are taken (nccl-tests defines NCCL_OS_LINUX there, and its os.h needs it)."""
-    linux = _on_linux(cmd)
-    return _names_hip(cmd) or (others_ruled_out and linux is True), others_ruled_out and linux is False
+def _branch(cmd: Command, others_ruled_out: bool) -> tuple[bool, bool, bool]:
+    """An if()/elseif() branch: is it the HIP build's, are it and those before it never taken on
+    Linux, and does it name HIP. ROCm builds on Linux, so `if(UNIX)`, `if(CMAKE_SYSTEM_NAME
+    STREQUAL "Linux")` and the else() of `if(WIN32)` are taken (nccl-tests defines NCCL_OS_LINUX
+    there, and its os.h needs it)."""
+    linux, hip = _on_linux(cmd), _names_hip(cmd)
+    return hip or (others_ruled_out and linux is True), others_ruled_out and linux is False, hip
 
 
 def _on_linux(cmd: Command) -> bool | None:
@@ -168,6 +173,16 @@ class _Reader:
         items = items[:cut[0]] if cut else items
         resolved = [(item, conditional or under) for item, under in self._items(items)]
         self.variables[var] = (self.variables.get(var, []) if name == "list" else []) + resolved
+
+    def left_out(self, cmd: Command, line: int, config: FileConfig) -> None:
+        """`list(REMOVE_ITEM SOURCES a.cu ...)` in the HIP build's branch: the project's AMD build
+        does not compile those files (CTranslate2's `elseif(WITH_HIP)` removes its AWQ kernels,
+        whose PTX it never ported), so verify does not either."""
+        values = _values(cmd)
+        if len(values) < 3 or values[0] != "REMOVE_ITEM":
+            return
+        for item, _ in self._items(values[2:]):
+            config.hip_left_out.setdefault(os.path.normpath(os.path.join(self.directory, item)), line)
 
     def _sources(self, values: list[str], config: FileConfig) -> None:
         """The literal source files of a target (add_library, add_executable, target_sources)."""

@@ -43,6 +43,7 @@ class FileConfig:
     target_exports: dict[str, list[str]] = field(default_factory=dict)   # CMake: INTERFACE and PUBLIC ones
     # CMake: target_link_libraries, each library with whether it passes on to the target's users
     target_links: dict[str, list[tuple[str, bool]]] = field(default_factory=dict)
+    hip_left_out: dict[str, int] = field(default_factory=dict)   # CMake: absolute file -> the line that removes it
 
     def add_std(self, value: str) -> None:
         if STD.match(value) and (self.std is None or std_rank(value) > std_rank(self.std)):

@@ -23,7 +23,7 @@ from typing import Callable
 from ...project import compdb
 from ...project.buildconfig import STD, TreeConfig
 from ...core.errors import PortkitError
-from ...core.files import read, read_regular
+from ...core.files import Skipped, read, read_regular
 from ..deep import worker_includes
 from ...core.tables.mappings import Version, default_db
 from ...engine.platform import facts as platform_facts
@@ -210,10 +210,25 @@ def _units(root: Path, entries, sources: dict[str, bytes], opts: VerifyOptions, 
     if opts.compile_commands is not None:
         result.configurations = database_config(units, opts.compile_commands)
     elif opts.build_config:
-        units, result.configurations = configured(units, TreeConfig(root))
+        tree = TreeConfig(root)
+        units, result.configurations = configured(_in_amd_build(units, tree, result), tree)
     if opts.std is not None:        # --std wins over every standard of the build
         units = [replace(u, flags=tuple(f for f in u.flags if not f.startswith("-std="))) for u in units]
     return units
+
+
+def _in_amd_build(units: list[Unit], tree: TreeConfig, result: VerifyResult) -> list[Unit]:
+    """The units the project's own HIP build compiles: one its CMake removes from the sources in
+    the HIP branch is skipped and said so, never compiled into errors no AMD build would meet."""
+    kept = []
+    for unit in units:
+        where = tree.left_out(unit.rel)
+        if where is None:
+            kept.append(unit)
+        else:
+            result.skipped.append(Skipped(unit.rel, f"not compiled: the project's AMD build leaves it out "
+                                                    f"({where}: list(REMOVE_ITEM ...) under its HIP condition)", False))
+    return kept
 
 
 def _command(compiler: compilers.Compiler, unit: Unit, opts: VerifyOptions, extra: tuple[str, ...]) -> list[str]:

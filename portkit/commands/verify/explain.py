@@ -8,7 +8,9 @@ from the conversion run. An error is explained, in this order, by
 1. a finding on the error's line whose rule can break a build (`Rule.breaks_build`);
 2. a finding in the unit or the error's file about the name the error quotes;
 3. the tables, for what a scan of the converted file cannot see: a HIP name that only a newer
-   ROCm has than the compiler's (PK002; the tree was converted for a newer target), a HIP name
+   ROCm has than the compiler's (PK002; the tree was converted for a newer target), a call whose
+   arguments fit that name's signature in a newer release only (PK002: hipblasGemmEx with
+   hipDataType at 6.x, whose form for them is hipblasGemmEx_v2), a HIP name
    removed by then (PK003), a ROCm library header the compiler cannot find (PK701), a header
    that is neither CUDA's nor ROCm's (PK702: the project's own dependency, not a porting gap).
 
@@ -179,6 +181,8 @@ def _from_tables(error: Located, subject: str, facts: Facts) -> Finding | None:
             return None     # the HIP runtime's own headers come with the compiler
         return _finding(Code.ROCM_LIBRARY_NOT_INSTALLED, error, facts, subject,
                         _not_installed(subject, header, facts))
+    if message.startswith("no matching function for call to"):
+        return _older_signature(error, subject, facts, index)
     record = index.names.get(subject)
     if record is None:
         return None
@@ -192,6 +196,34 @@ def _from_tables(error: Located, subject: str, facts: Facts) -> Finding | None:
                         f"is ROCm {target}: convert with --rocm {target} (the CUDA name is kept and reported) "
                         f"or build with a newer ROCm")
     return None
+
+
+_NO_CONVERSION = re.compile(r"no known conversion from '([^']+)' to '([^']+)'")
+# the define a library's headers take for their newer API before it became the default (hipblas.h at
+# ROCm 6.x: "Compile with -DHIPBLAS_V2 to get new API with hipDataType now"; hipBLAS 3.0, ROCm 7.0,
+# has only that API)
+_NEWER_API_DEFINE = {"cublas": "HIPBLAS_V2"}
+
+
+def _older_signature(error: Located, subject: str, facts: Facts, index: _HipIndex) -> Finding | None:
+    """A call to a HIP name whose arguments are those of a newer release's signature: the project's
+    own AMD code calls hipblasGemmEx with hipDataType (CTranslate2, built with ROCm 7), which at
+    ROCm 6.x takes hipblasDatatype_t; the tables name the form that takes them at the target
+    (cublasGemmEx's HIP name from ROCm 6.0 is hipblasGemmEx_v2)."""
+    record = index.legacy.get(subject)
+    if record is None or record.legacy_until is None or record.legacy_until > facts.target:
+        return None
+    found = next((m for *_, text in error.diagnostic.notes if (m := _NO_CONVERSION.search(text))), None)
+    if found is None:
+        return None
+    passed, wanted = found.groups()
+    define = _NEWER_API_DEFINE.get(record.family)
+    opt_in = f", or define {define} for the build, which gives {subject} that signature" if define else ""
+    return _finding(Code.NEEDS_NEWER_ROCM, error, facts, subject,
+                    f"{subject} takes '{wanted}' at ROCm {format_version(facts.target)} where the call passes "
+                    f"'{passed}', the argument of its signature in a newer ROCm: call {record.hip} ({record.cuda}'s "
+                    f"HIP name from ROCm {format_version(record.legacy_until)}, which takes it){opt_in}, or build "
+                    f"with the ROCm the project targets")
 
 
 _ERROR_DIRECTIVE = re.compile(rb"\s*#\s*error\b")
@@ -315,6 +347,7 @@ class _HipIndex:
     names: dict[str, Mapping]
     headers: dict[str, Mapping]
     cuda_headers: frozenset[str]
+    legacy: dict[str, Mapping]      # the names earlier releases take instead (hipblasGemmEx: cublasGemmEx's)
 
 
 _CUDA_HEADER_PREFIXES = ("cuda", "cu", "nv", "cub/", "thrust/", "cooperative_groups", "sm_", "mma.h")
@@ -335,7 +368,8 @@ def _hip_index(db: MappingDB) -> _HipIndex:
             if name:
                 names.setdefault(name, m)
     headers = {name: m for m in db.headers.values() for name in (m.hip, m.roc) if name}
-    return _HipIndex(names, headers, frozenset(db.headers))
+    legacy = {m.legacy: m for m in sorted(db.names.values(), key=lambda m: m.cuda, reverse=True) if m.legacy}
+    return _HipIndex(names, headers, frozenset(db.headers), legacy)
 
 
 def _finding(code: str, error: Located, facts: Facts, subject: str, message: str) -> Finding:
