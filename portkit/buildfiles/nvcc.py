@@ -78,12 +78,15 @@ def is_unknown_option(text: str) -> bool:
 
 
 def translate(words: list[Word], table: BuildTable, targets: tuple[str, ...],
-              nvcc_context: bool = True) -> Translation:
+              nvcc_context: bool = True, rocm_branch: bool = False) -> Translation:
     """Changes that turn nvcc words into hipcc words.
 
     `nvcc_context`: the words certainly reach nvcc (its command line, a CUDA flags variable);
     only there are unknown options reported. Elsewhere only what is unambiguously nvcc's
     (GPU architectures, -Xcompiler ...) and -l libraries change.
+    `rocm_branch`: the words are the ROCm side of a build that keeps its NVIDIA side (a PyTorch
+    extension's setup.py): an option hipcc lacks is dropped there, since NVIDIA keeps it, and GPU
+    targets are left to PyTorch's PYTORCH_ROCM_ARCH.
     """
     out = Translation()
     arch_change: Change | None = None
@@ -124,13 +127,26 @@ def translate(words: list[Word], table: BuildTable, targets: tuple[str, ...],
                 out.changes.append(Change(i, last, []))
         else:
             out.changes += _flag_changes(flag, i, last, value, shown, table, targets, nvcc_context)
+            if rocm_branch and out.changes and out.changes[-1].first == i and out.changes[-1].words is None \
+                    and flag.action == "report":
+                out.changes[-1] = Change(i, last, [], Code.BUILD_MIGRATION_CHOICE,
+                                         f"`{shown}` left to the NVIDIA build, dropped from hipcc's: {flag.why}", shown)
         i = last
     if arch_change is not None:
-        found = ", ".join(dict.fromkeys(f"sm_{a}" for a in out.archs)) or arch_change.subject
-        chosen = ", ".join(targets)
-        arch_change.message = (f"GPU targets {found} replaced by {chosen} (--offload-arch); "
-                               "AMD chips do not correspond to sm_XX, choose them with --offload-arch")
+        _arch_message(arch_change, out.archs, targets, rocm_branch)
     return out
+
+
+def _arch_message(change: Change, archs: list[str], targets: tuple[str, ...], rocm_branch: bool) -> None:
+    """The note of the one change that stands for every GPU target of the list."""
+    found = ", ".join(dict.fromkeys(f"sm_{a}" for a in archs)) or change.subject
+    if rocm_branch:     # PyTorch for ROCm: its own --offload-arch per PYTORCH_ROCM_ARCH target
+        change.words = []
+        change.message = (f"GPU targets {found} left to the NVIDIA build: PyTorch for ROCm adds --offload-arch "
+                          f"for each target in PYTORCH_ROCM_ARCH (PYTORCH_ROCM_ARCH=\"{';'.join(targets)}\")")
+        return
+    change.message = (f"GPU targets {found} replaced by {', '.join(targets)} (--offload-arch); "
+                      "AMD chips do not correspond to sm_XX, choose them with --offload-arch")
 
 
 def _flag_changes(flag: Flag, i: int, last: int, value: str | None, shown: str, table: BuildTable,

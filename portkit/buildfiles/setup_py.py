@@ -8,7 +8,10 @@ mappings/build.toml), GPU architectures (an `--offload-arch` in the list also ma
 its PYTORCH_ROCM_ARCH default), and CUDA libraries in `libraries=[...]`. TORCH_CUDA_ARCH_LIST
 has no effect on ROCm (PYTORCH_ROCM_ARCH does) and is reported.
 
-The file is read with Python's own parser; nothing is executed.
+A file that imports torch.utils.cpp_extension keeps its NVIDIA build: hipcc's words go beside
+nvcc's, in the ROCm branch the file has or one written for them (setup_torch.py); any other
+setup.py that runs nvcc is migrated HIP-only. The file is read with Python's own parser; nothing
+is executed.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import re
 
 from ..engine.context import ScanContext
 from .nvcc import Word, translate
+from . import setup_torch
 from .table import BuildTable
 from .words import apply, note
 from ..engine.codes import Code
@@ -36,7 +40,11 @@ def migrate(ctx: ScanContext, table: BuildTable) -> None:
     except (SyntaxError, ValueError):
         return      # not Python we can read: the audit's text rules still report what they see
     offsets = _line_offsets(data)
-    lists, names = _flag_lists(tree)
+    lists, names, called_from = _flag_lists(tree)
+    if setup_torch.is_torch_extension(tree):
+        _torch_extension(ctx, table, tree, lists, names, offsets, called_from)
+        _arch_list(ctx, tree, offsets)
+        return
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and isinstance(node.value, (ast.List, ast.Tuple)):
             if any(isinstance(t, ast.Name) and t.id in names for t in node.targets):
@@ -50,10 +58,7 @@ def migrate(ctx: ScanContext, table: BuildTable) -> None:
                 lists.append(node.args[0])
             elif node.func.attr == "append" and node.args:
                 _single(ctx, table, node, offsets)
-        elif isinstance(node, ast.Constant) and node.value == "TORCH_CUDA_ARCH_LIST":
-            start, end = _span(node, offsets)
-            note(ctx, Code.BUILD_STEP_NOT_MIGRATED, start, end, "TORCH_CUDA_ARCH_LIST has no effect on ROCm: PyTorch for ROCm builds "
-                 "for PYTORCH_ROCM_ARCH (e.g. gfx90a;gfx942)", "TORCH_CUDA_ARCH_LIST")
+    _arch_list(ctx, tree, offsets)
     seen: set[int] = set()
     for value in lists:
         if id(value) in seen:
@@ -66,10 +71,108 @@ def migrate(ctx: ScanContext, table: BuildTable) -> None:
         _libraries(ctx, table, value, data, offsets)
 
 
-def _flag_lists(tree: ast.AST) -> tuple[list[ast.AST], set[str]]:
+def _arch_list(ctx: ScanContext, tree: ast.AST, offsets: list[int]) -> None:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and node.value == "TORCH_CUDA_ARCH_LIST":
+            start, end = _span(node, offsets)
+            note(ctx, Code.BUILD_STEP_NOT_MIGRATED, start, end, "TORCH_CUDA_ARCH_LIST has no effect on ROCm: PyTorch for "
+                 "ROCm builds for PYTORCH_ROCM_ARCH (e.g. gfx90a;gfx942)", "TORCH_CUDA_ARCH_LIST")
+
+
+def _torch_extension(ctx: ScanContext, table: BuildTable, tree: ast.Module, lists: list[ast.AST], names: set[str],
+                     offsets: list[int], called_from: dict[int, ast.AST]) -> None:
+    """A CUDAExtension's flags for hipcc beside nvcc's, in the ROCm branch (setup_torch.py)."""
+    data = ctx.source.data
+    branches = setup_torch.Branches(tree, data)
+    lists = lists + [v for v in _assigned_lists(tree, names)]
+    edited = False
+    for value in {id(v): v for v in lists}.values():
+        judged = called_from.get(id(value), value)
+        edited |= setup_torch.migrate_list(ctx, table, branches, value, _words(value, data, offsets), judged)
+    for calls in _append_runs(tree, names):
+        words = [w for call in calls for w in _words(ast.List(elts=call.args[:1]), data, offsets)]
+        if len(words) == len(calls):
+            edited |= setup_torch.migrate_appends(ctx, table, branches, calls, words)
+    for value in _library_lists(tree):
+        edited |= _torch_libraries(ctx, table, branches, value, offsets)
+    if edited:
+        setup_torch.add_import(ctx, branches)
+
+
+def _torch_libraries(ctx: ScanContext, table: BuildTable, branches: setup_torch.Branches, value: ast.AST,
+                     offsets: list[int]) -> bool:
+    """libraries=["cublas"]: hipblas on ROCm beside cublas, as the flags are."""
+    side = branches.side(value)
+    if side != "both":
+        if side == "rocm":
+            _libraries(ctx, table, value, ctx.source.data, offsets)
+        return False
+    data = ctx.source.data
+    start, end = _span(value, offsets)
+    hip = data[start:end]
+    for element in reversed(value.elts):   # type: ignore[attr-defined]
+        if not (isinstance(element, ast.Constant) and isinstance(element.value, str)):
+            continue
+        lib = table.by_link.get(element.value)
+        if lib is None:
+            continue
+        a, b = _span(element, offsets)
+        if lib.hip_link:
+            quote = data[a:a + 1]
+            hip = hip[:a - start] + quote + lib.hip_link.encode() + quote + hip[b - start:]
+        else:
+            note(ctx, Code.BUILD_STEP_NOT_MIGRATED, a, b, f"library `{element.value}`: {lib.why}", element.value)
+    if hip == data[start:end]:
+        return False
+    ctx.edit(start, end, b"(" + hip + b" if " + branches.test.encode() + b" else " + data[start:end] + b")",
+             "build", kind=EditKind.BUILD)
+    return True
+
+
+def _assigned_lists(tree: ast.AST, names: set[str]) -> list[ast.AST]:
+    """Lists assigned, added or extended to the variables that hold nvcc flags."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, (ast.List, ast.Tuple)) \
+                and any(isinstance(t, ast.Name) and t.id in names for t in node.targets):
+            found.append(node.value)
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id in names \
+                and isinstance(node.value, (ast.List, ast.Tuple)):
+            found.append(node.value)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "extend" \
+                and isinstance(node.func.value, ast.Name) and node.func.value.id in names \
+                and node.args and isinstance(node.args[0], (ast.List, ast.Tuple)):
+            found.append(node.args[0])
+    return found
+
+
+def _append_runs(tree: ast.AST, names: set[str]) -> list[list[ast.Call]]:
+    """Runs of consecutive statements `flags.append("word")`, in each block of the file."""
+    runs: list[list[ast.Call]] = []
+    for node in ast.walk(tree):
+        for block in (getattr(node, "body", None), getattr(node, "orelse", None)):
+            if not isinstance(block, list):
+                continue
+            run: list[ast.Call] = []
+            for statement in block + [None]:
+                call = statement.value if isinstance(statement, ast.Expr) else None
+                if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "append" \
+                        and isinstance(call.func.value, ast.Name) and call.func.value.id in names \
+                        and len(call.args) == 1 and isinstance(call.args[0], ast.Constant):
+                    run.append(call)
+                    continue
+                if run:
+                    runs.append(run)
+                run = []
+    return runs
+
+
+def _flag_lists(tree: ast.AST) -> tuple[list[ast.AST], set[str], dict[int, ast.AST]]:
     """List literals given as nvcc flags, and names of variables holding them."""
     lists: list[ast.AST] = []
     names: set[str] = set()
+    called_from: dict[int, ast.AST] = {}     # a list a helper function returns -> the call using it
+    functions = {n.name: n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
 
     def take(value: ast.AST) -> None:
         if isinstance(value, (ast.List, ast.Tuple)):
@@ -79,6 +182,16 @@ def _flag_lists(tree: ast.AST) -> tuple[list[ast.AST], set[str]]:
         elif isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
             take(value.left)
             take(value.right)
+        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in functions:
+            # append_nvcc_threads([...] + cc_flag): the flags it is given and the words it adds
+            function = functions.pop(value.func.id)
+            for arg in value.args:
+                take(arg)
+            for ret in (n for n in ast.walk(function) if isinstance(n, ast.Return) and n.value is not None):
+                before = len(lists)
+                take(ret.value)
+                for added in lists[before:]:
+                    called_from[id(added)] = value     # its build is the call's, not the function's
 
     for node in ast.walk(tree):
         if isinstance(node, ast.Dict):
@@ -94,7 +207,7 @@ def _flag_lists(tree: ast.AST) -> tuple[list[ast.AST], set[str]]:
                     for inner in kw.value.keywords:
                         if inner.arg == "nvcc":
                             take(inner.value)
-    return lists, names
+    return lists, names, called_from
 
 
 def _library_lists(tree: ast.AST) -> list[ast.AST]:
