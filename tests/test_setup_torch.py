@@ -93,3 +93,17 @@ def test_a_rocm_branch_the_file_has_is_where_hipcc_flags_stay(tmp_path):
     scan = scan_file(SourceFile.from_bytes("setup.py", text.encode()), "python", Job(resolve(rocm="6.2")))
     assert apply_edits(text.encode(), scan.edits) == text.encode()
     assert [(f.line, f.code) for f in scan.findings] == []
+
+
+def test_a_list_of_only_gpu_targets_is_empty_for_rocm():
+    """apex's group_norm_v2 `arch_flags = [three -gencode=...]`: every word is the NVIDIA build's, so
+    the ROCm list is `[]` (deleting the words one by one left a lone comma, a syntax error)."""
+    text = ("import torch\nfrom torch.utils.cpp_extension import CUDAExtension\n"
+            "arch_flags = [\n    \"-gencode=arch=compute_90,code=sm_90\",\n"
+            "    \"-gencode=arch=compute_100,code=sm_100\",\n]\n"
+            "ext = CUDAExtension(\"g\", [\"g.cu\"], extra_compile_args={\"nvcc\": [\"-O3\"] + arch_flags})\n")
+    scan = scan_file(SourceFile.from_bytes("setup.py", text.encode()), "python", Job(resolve(rocm="6.2")))
+    out = apply_edits(text.encode(), scan.edits).decode()
+    assert out == text.replace("arch_flags = [\n", "arch_flags = ([] if torch.version.hip else [\n") \
+                      .replace("sm_100\",\n]\n", "sm_100\",\n])\n")
+    compile(out, "setup.py", "exec")

@@ -140,6 +140,8 @@ def _rewritten(ctx: ScanContext, words: list[Word], result: Translation, start: 
     text = original
     for s, e, new in sorted(recorder.edits, key=lambda x: -x[0]):
         text = text[:s - start] + new + text[e - start:]
+    if not text[1:-1].strip(b" \t\r\n,"):
+        return b"[]"        # every word was nvcc's (a list of -gencode): a comma left alone is no list
     return text
 
 
