@@ -147,6 +147,7 @@ def _compat_entry(entry: Entry, data: bytes, job: CompatJob) -> FileCompat:
         guard = _take(edit, source, spelled, result, conflicts, db)
         if guard is not None:
             guards.append(guard)
+    result.headers |= _guarded_headers(data, job, db)
     for name, targets in conflicts.items():
         if len(targets) > 1:       # one CUDA name, two HIP names by call: no macro can choose
             result.names.pop(name, None)
@@ -211,6 +212,26 @@ def _take(edit: Edit, source: SourceFile, spelled: str, result: FileCompat,
     else:
         result.manual.append((line, f"{edit.what}: HIP needs `{text}` here"))
     return None
+
+
+# a CUDA #include a run guarded already (_guarded): the scan reads it as NVIDIA's code and maps nothing
+_GUARDED_INCLUDE = re.compile(re.escape(GUARD) + rb"[ \t]*\r?\n[^\n]*\n[ \t]*#else[ \t]*\r?\n"
+                              rb"[ \t]*#[ \t]*include[ \t]*[<\"]([^>\"\r\n]+)[>\"]")
+
+
+def _guarded_headers(data: bytes, job: CompatJob, db: MappingDB) -> set[str]:
+    """The HIP headers of the CUDA includes guarded by an earlier run, as the converter maps them
+    (includes.handle), so that the next run's header includes them again, byte for byte."""
+    found = set()
+    for m in _GUARDED_INCLUDE.finditer(data):
+        name = m.group(1).decode("utf-8", "replace")
+        mapping = db.headers.get(name)
+        if mapping is None or job.facts.carries_header(name) or job.facts.generates(name):
+            continue
+        hip = mapping.resolve(job.scan.target, job.scan.prefer_roc)[0]
+        if hip and hip != name:
+            found.add(hip)
+    return found
 
 
 def _line_after(line: int, edits: list[Edit], source: SourceFile) -> int:

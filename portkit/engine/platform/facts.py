@@ -180,7 +180,7 @@ def project_platforms(entries: list, facts, contents=None):
     amd_shim = False
     contents = contents if contents is not None else read_sources(entries)
     for entry, data in contents:
-        if b"#" not in data:
+        if b"#" not in data or amd_headers.generated(data):   # portkit's own output is not the project's
             continue
         if is_shim(data):
             mapped |= shim_names(data)
