@@ -28,17 +28,32 @@ _ROUNDS = 8   # alias chains longer than this do not occur; the bound keeps a cr
 def learn(sources: list[tuple[Entry, bytes]]) -> tuple[tuple[str, str, int], ...]:
     """(name, file, line) of each macro every definition of which writes inline assembly, by
     name, with its first definition in the sources' order."""
+    return merge([(entry.rel, file_definitions(data)) for entry, data in sources])
+
+
+Definition = tuple[bytes, int, bool, frozenset[bytes]]   # (name, line, writes asm, the body's words)
+
+
+def file_definitions(data: bytes) -> tuple[Definition, ...]:
+    """One file's #defines as `merge` reads them: a file's part, learned once per bytes (file_facts.py)."""
+    if b"define" not in data:
+        return ()
+    found, line, at = [], 1, 0
+    for m in _DEFINE.finditer(data):
+        body = m.group(3)
+        has_asm = _ASM.search(body) is not None
+        words = frozenset() if has_asm else frozenset(_WORD.findall(body))
+        line, at = line + data.count(b"\n", at, m.start()), m.start()   # counted once per file
+        found.append((m.group(1), line, has_asm, words))
+    return tuple(found)
+
+
+def merge(per_file: list[tuple[str, tuple[Definition, ...]]]) -> tuple[tuple[str, str, int], ...]:
+    """learn's answer from each file's definitions, (file, file_definitions), in the sources' order."""
     definitions: dict[bytes, list[tuple[str, int, bool, frozenset[bytes]]]] = {}
-    for entry, data in sources:
-        if b"define" not in data:
-            continue
-        line, at = 1, 0
-        for m in _DEFINE.finditer(data):
-            body = m.group(3)
-            has_asm = _ASM.search(body) is not None
-            words = frozenset() if has_asm else frozenset(_WORD.findall(body))
-            line, at = line + data.count(b"\n", at, m.start()), m.start()   # counted once per file
-            definitions.setdefault(m.group(1), []).append((entry.rel, line, has_asm, words))
+    for rel, found in per_file:
+        for name, line, has_asm, words in found:
+            definitions.setdefault(name, []).append((rel, line, has_asm, words))
     if not any(has_asm for defs in definitions.values() for _, _, has_asm, _ in defs):
         return ()
     kept: set[bytes] = set()

@@ -11,6 +11,7 @@ the gate and its baseline classify every region alike.
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -24,7 +25,7 @@ from ..engine.platform import amd_headers, compilers, directives, ppexpr, region
 from ..rewrite import polyfills, qualified_names
 from ..core.tables.mappings import tables_dir
 from ..core.tables.project_tables import db_for
-from . import asm_macros, carried, includes, own_namespaces, packages, warp_constants
+from . import asm_macros, carried, file_facts, includes, own_namespaces, packages, torch_extension, warp_constants
 from .config import Config
 from .packages import own_packages, requirements
 
@@ -72,15 +73,18 @@ class Project:
 
 def prepare(paths: list[Path], options: Options, config: Config = Config(),
             rename: tuple[tuple[str, str], ...] | None = None, optional: bool = False,
-            leave_amd_built: bool = False, leave_carried: bool = False, audit: Options | None = None) -> Project:
+            leave_amd_built: bool = False, leave_carried: bool = False, audit: Options | None = None,
+            cache: bool = True) -> Project:
     """The project under `paths`: its file set and the facts learned from it (with `optional`, also
     the code its default build leaves out; with `leave_amd_built`, convert's default, the files the
     tree's own AMD build compiles are left as they are, like excluded ones: amd_paths.covered; with
     `leave_carried`, convert's too, the copies of vendor-neutral libraries the tree carries). With
     `audit`, also `Project.audit`: the audit's file set and facts under those settings, for convert's
-    needs_person, so that one run walks and reads the tree once."""
+    needs_person, so that one run walks and reads the tree once. `cache`: each file's part of the
+    facts is kept between runs (file_facts.py; --no-cache and PORTKIT_NO_CACHE=1 turn it off)."""
     ignored: list[str] = []
     root, entries, skipped = discover([Path(p) for p in paths], git_ignored([Path(p) for p in paths], config), ignored)
+    store = facts_store(root, cache)   # one per run: a file both views read is learned once
     entries, left = _split_excluded(entries, config)
     entries, skipped = includes.follow(entries, skipped)
     # what an audit of the same paths reads: the AMD-built files and carried copies too
@@ -99,7 +103,7 @@ def prepare(paths: list[Path], options: Options, config: Config = Config(),
     mine = {e.rel for e in entries} if read_all is not None else set()
     sources = [s for s in read_all if s[0].rel in mine] if read_all is not None else \
         read_sources(entries) if (options.platform_model or options.polyfills or optional) else []
-    facts = learn(entries, options, config, sources)
+    facts = learn(entries, options, config, sources, store)
     kept_copies: dict[str, str] = {}
     if leave_carried and facts.carried:   # after the facts: the copy's marker is what says it is one
         kept_copies = {e.rel: lib for e in entries if (lib := carried.library_of(e.rel, facts.carried))}
@@ -119,8 +123,9 @@ def prepare(paths: list[Path], options: Options, config: Config = Config(),
     if left:   # mirrored byte for byte by convert, read by nothing else
         entries = sorted(entries + left, key=lambda e: e.rel)
     seen = None if audit is None else \
-        Project(root, sorted(found + excluded, key=lambda e: e.rel), found_skipped, learn(found, audit, config, read_all),
+        Project(root, sorted(found + excluded, key=lambda e: e.rel), found_skipped, learn(found, audit, config, read_all, store),
                 excluded=len(excluded), ignored=tuple(ignored))
+    store.save()
     return Project(root, entries, skipped, facts, excluded=len(left) - len(amd_built) - len(kept_copies),
                    optional=left_out, amd=amd, components=components, own_build=own_build, amd_built=amd_built, carried=kept_copies,
                    ignored=tuple(ignored), audit=seen)
@@ -135,25 +140,43 @@ def git_ignored(paths: list[Path], config: Config) -> "Kept | None":
 
 
 def learn(entries: list[Entry], options: Options, config: Config = Config(),
-          sources: list[tuple[Entry, bytes]] | None = None) -> ProjectFacts:
+          sources: list[tuple[Entry, bytes]] | None = None, store: file_facts.FactsStore | None = None) -> ProjectFacts:
     """The facts of a file set: the platform model's (unless --no-platform-model) and the polyfill
     names the project defines (with polyfills on). `sources`: read_sources(entries), when the
-    caller has read them already."""
+    caller has read them already; `store`: each file's part of the facts (file_facts.py), kept
+    between runs and shared by the run's views (none: learned here, kept nowhere)."""
     required, extras = requirements(entries)
     facts = ProjectFacts(amd_macros=tuple(config.amd_macros), own_packages=own_packages(entries),
                          requirements=required, extras=extras, carried=carried.learn(entries),
-                         generated_headers=generated_headers(entries))
+                         generated_headers=generated_headers(entries),
+                         torch_sources=frozenset(torch_extension.learn(entries)))
     sources = read_sources(entries) if sources is None else sources   # once for every pass
+    per_file = (store or file_facts.FactsStore(None, None)).facts(sources) \
+        if options.platform_model or options.polyfills or options.audit else []
     if options.platform_model:   # the tree's AMD selectors, learned before the scan (regions.py)
-        facts = platform_facts.project_platforms(entries, facts, sources)
+        facts = file_facts.platforms(per_file, facts)
     if options.polyfills:   # its own definitions win over a polyfill
-        facts = replace(facts, project_defined=polyfills.project_defined(entries, sources))
+        facts = replace(facts, project_defined=polyfills.defined_in(
+            (entry.rel, ff.polyfill_generated, ff.own_definitions) for entry, _, ff in per_file))
     if options.audit:   # the macros that write inline assembly: their uses are PTX too (PK301)
-        facts = replace(facts, asm_macros=asm_macros.learn(sources))
+        facts = replace(facts, asm_macros=asm_macros.merge([(entry.rel, ff.asm_defines) for entry, _, ff in per_file]))
     if options.audit or "warp" in options.fixes:   # a header's one-warp block size: reported and fixed there (PK208)
         facts = replace(facts, warp_constants=warp_constants.learn(sources))
     # ctranslate2::cuda: its `cuda::` uses are the project's, not libcu++'s
     return replace(facts, own_namespaces=own_namespaces.learn(sources, db_for(options).names_by_bytes))
+
+
+def facts_store(root: Path, cache: bool = True) -> file_facts.FactsStore:
+    """This run's per-file facts of the tree at `root`: kept in the user's cache folder under a key
+    of the code that learns them, unless `cache` is off or PORTKIT_NO_CACHE=1."""
+    if not cache or os.environ.get("PORTKIT_NO_CACHE", "") not in ("", "0"):
+        return file_facts.FactsStore(None, None)
+    try:
+        code = _facts_code() + [Path(file_facts.__file__), tables_dir() / "polyfills.toml", tables_dir() / "platforms.toml"]
+        key = datacache.digest([f"filefacts {file_facts.FORMAT}"], code)
+    except OSError:   # the code is unreadable: learn without the cache
+        return file_facts.FactsStore(None, None)
+    return file_facts.FactsStore(str(root.absolute()), key)
 
 
 def generated_headers(entries: list[Entry]) -> frozenset[str]:
@@ -171,7 +194,10 @@ def tree_facts(root: Path, options: Options, config: Config) -> ProjectFacts:
 
     def build() -> ProjectFacts:
         followed, _ = includes.follow(entries, skipped)
-        return learn(followed, options, config)
+        store = facts_store(root)
+        facts = learn(followed, options, config, store=store)
+        store.save()
+        return facts
 
     try:
         key = _tree_key(root, entries, options, config)
@@ -195,7 +221,7 @@ def _facts_code() -> list[Path]:
     whole: a path that no longer exists would silently turn the gate's cache off)."""
     modules = (sys.modules[__name__], includes, asm_macros, warp_constants, warp_constants.model(), own_namespaces,
                qualified_names, platform_facts, regions,
-               compilers, directives, ppexpr, amd_headers, polyfills, needles, source, packages, carried)
+               compilers, directives, ppexpr, amd_headers, polyfills, needles, source, packages, carried, torch_extension)
     return [Path(m.__file__) for m in modules] + [tables_dir() / "ecosystem.toml"]
 
 

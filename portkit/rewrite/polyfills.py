@@ -288,12 +288,23 @@ def project_defined(entries: list, contents=None) -> frozenset[str]:
     does a `static` function of a translation unit: it serves that file alone (defined_here).
     `contents`: the sources' (entry, bytes) already read (pipeline.learn reads each file once)."""
     from ..core.files import read_sources
+    return defined_in((entry.rel, is_generated(data), _own_definitions(data))
+                      for entry, data in (contents if contents is not None else read_sources(entries)))
+
+
+def own_definitions(data: bytes) -> tuple[tuple[str, bool], ...]:
+    """A file's part of project_defined, (name, static): learned once per bytes (project/file_facts.py)."""
+    return _own_definitions(data)
+
+
+def defined_in(per_file) -> frozenset[str]:
+    """project_defined from each file's (path, is_generated, own_definitions)."""
     found: set[str] = set()
-    for entry, data in (contents if contents is not None else read_sources(entries)):
-        if data.startswith(GENERATED_MARK):
+    for rel, generated, definitions in per_file:
+        if generated:
             continue
-        unit = entry.rel.endswith(_TRANSLATION_UNITS)
-        found.update(name for name, static in _own_definitions(data) if not (static and unit))
+        unit = rel.endswith(_TRANSLATION_UNITS)
+        found.update(name for name, static in definitions if not (static and unit))
     return frozenset(found)
 
 

@@ -1,0 +1,208 @@
+"""What each source teaches the project facts, learned once per file's bytes and kept between runs.
+
+The project facts (pipeline.learn) are a merge over every source of what a pass finds in it alone:
+the directive walk's AMD selectors and tested/defined macros, a shim's names, whether a header is a
+candidate AMD-only header and what it includes, the polyfill names it defines, the macros that write
+inline assembly. Those per-file parts depend on the file's bytes only, so they are computed once
+per content (SHA-256) and kept in the user's cache folder, one slot per project (`filefacts-...`),
+under a key of the code that computes them (pipeline._facts_code and the tables): a re-run after
+one edit learns one file and merges. convert's prepare learns convert's view and the audit's from
+one FactsStore, so a file in both is learned once per run. The merge itself (facts.py's order and
+rules) is `platforms`, polyfills.defined_in and asm_macros.merge; a file's `where` record under the
+tree's AMD selectors (regions.classify, needed only for a file that defines a macro another tests)
+is kept per selector set. A corrupt or foreign slot reads as empty and is written afresh.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import posixpath
+from dataclasses import dataclass, field, replace
+
+from ..core import datacache
+from ..core.files import Entry
+from ..core.source import include_matches
+from ..engine.platform import amd_headers, facts as platform_facts
+from ..engine.platform.regions import (AMD, CUDA_NAME, DEFINE_LINE, HIP_INCLUDE, NVIDIA, builtin_selectors, classify,
+                                       is_shim, selectors)
+from ..rewrite import polyfills
+from . import asm_macros
+
+FORMAT = 1
+
+
+@dataclass(frozen=True)
+class FileFacts:
+    """The per-file part of every fact pass, from the bytes alone (no path: the merge adds it)."""
+
+    platform: bool = False                      # facts.py reads it: it has a '#' and portkit did not write it
+    shim: bool = False                          # a vendor shim header (regions.is_shim)
+    shim_names: frozenset[bytes] = frozenset()  # the CUDA names a shim maps
+    hip_shim: bool = False                      # a shim to HIP: its #defines are AMD's
+    amd_names: frozenset[bytes] = frozenset()   # facts.amd_shim_names, for a HIP shim or an AMD-only candidate
+    defines: tuple[bytes, ...] = ()             # a HIP shim's #define names, in order
+    learned: frozenset[str] = frozenset()       # the directive walk (facts.learn), for a file not a shim
+    tested: frozenset[str] = frozenset()
+    defined: frozenset[str] = frozenset()
+    candidate: bool = False                     # HIP included, no CUDA header: maybe an AMD-only header
+    includes: frozenset[str] = frozenset()      # the base names its #includes spell
+    polyfill_generated: bool = False            # polyfills' own header
+    own_definitions: tuple[tuple[str, bool], ...] = ()   # polyfills._own_definitions
+    asm_defines: tuple = ()                     # asm_macros.file_definitions
+    where: dict = field(default_factory=dict, compare=False)   # selectors' key -> classify's record
+
+
+def of(data: bytes) -> FileFacts:
+    """The per-file facts of `data`: each pass's own test, as the whole-tree passes apply it."""
+    platform = b"#" in data and not amd_headers.generated(data)
+    shim = platform and is_shim(data)
+    hip_shim = shim and platform_facts.HIP_SHIM.search(data) is not None
+    macros = platform_facts.learn(data) if platform and not shim else None
+    candidate = HIP_INCLUDE.search(data) is not None and amd_headers._CUDA_INCLUDE.search(data) is None \
+        and not is_shim(data) and not amd_headers.generated(data)
+    includes = frozenset(posixpath.basename(m.group(1).decode("utf-8", "replace")) for m in include_matches(data)) \
+        if b"include" in data else frozenset()
+    return FileFacts(
+        platform=platform, shim=shim, shim_names=platform_facts.shim_names(data) if shim else frozenset(),
+        hip_shim=hip_shim, amd_names=platform_facts.amd_shim_names(data) if hip_shim or candidate else frozenset(),
+        defines=tuple(m.group(1) for m in DEFINE_LINE.finditer(data)) if hip_shim else (),
+        learned=frozenset(macros.learned) if macros else frozenset(),
+        tested=frozenset(macros.tested) if macros else frozenset(),
+        defined=frozenset(macros.defined) if macros else frozenset(),
+        candidate=candidate, includes=includes, polyfill_generated=polyfills.is_generated(data),
+        own_definitions=polyfills.own_definitions(data), asm_defines=asm_macros.file_definitions(data))
+
+
+Learned = list[tuple[Entry, bytes, FileFacts]]
+
+
+class FactsStore:
+    """The per-file facts of one project for one run: from this run's memory, else the slot kept
+    for bytes of the same SHA-256, else learned. `save()` writes back the files this run saw."""
+
+    def __init__(self, slot_of: str | None, key: str | None):
+        self.slot = None if slot_of is None or key is None else "filefacts-" + datacache.digest([slot_of])[:24]
+        self.key = key
+        self._old: dict = {}
+        self._new: dict[str, tuple[str, FileFacts]] = {}
+        self.learned = 0   # files whose facts this run computed (a test reads it)
+        if self.slot is not None:
+            stored = datacache.load_slot(self.slot)
+            if isinstance(stored, dict) and stored.get("key") == key and isinstance(stored.get("files"), dict):
+                self._old = stored["files"]
+
+    def facts(self, sources: list[tuple[Entry, bytes]]) -> Learned:
+        return [(entry, data, self.one(entry.rel, data)) for entry, data in sources]
+
+    def one(self, rel: str, data: bytes) -> FileFacts:
+        digest = hashlib.sha256(data).hexdigest()
+        mine = self._new.get(rel)
+        if mine is not None and mine[0] == digest:
+            return mine[1]
+        kept = self._old.get(rel)
+        found = None
+        if isinstance(kept, list) and len(kept) == 2 and kept[0] == digest:
+            try:
+                found = _from_plain(kept[1])
+            except (TypeError, ValueError, KeyError, IndexError, AttributeError):   # altered by hand: learn again
+                found = None
+        if found is None:
+            found = of(data)
+            self.learned += 1
+        self._new[rel] = (digest, found)
+        return found
+
+    def save(self) -> None:
+        """Write the slot back, unless this run learned nothing new (a re-run of an unchanged tree
+        writes nothing): the same files, no file learned, no selector set's record added."""
+        if self.slot is None or not self._new:
+            return
+        if not self.learned and self._new.keys() == self._old.keys() and \
+                all(len(ff.where) == len(self._old[rel][1].get("w", ())) for rel, (_, ff) in self._new.items()):
+            return
+        files = {rel: [digest, _to_plain(facts)] for rel, (digest, facts) in self._new.items()}
+        datacache.store_slot(self.slot, {"format": FORMAT, "key": self.key, "files": files})
+
+
+def platforms(learned: Learned, facts):
+    """facts.project_platforms over per-file facts: the same selectors, one-world macros, shim
+    names and AMD-only headers (tests/test_file_facts.py compares the two on real layouts)."""
+    taught, mapped, where, amd_shim = [], set(), {}, False
+    for entry, _, ff in learned:
+        if not ff.platform:
+            continue
+        if ff.shim:
+            mapped |= ff.shim_names
+            if ff.hip_shim:
+                amd_shim = True
+                mapped |= ff.amd_names
+                for name in ff.defines:
+                    where.setdefault(name.decode("latin-1"), set()).add(AMD)
+        else:
+            taught.append((entry.rel, set(ff.learned)))
+    related = _amd_only_inputs(learned)
+    amd_macros, amd_files = platform_facts._selectors(related, taught, tuple(facts.amd_macros))
+    _one_world_records(learned, amd_macros, where)
+    builtin = builtin_selectors().names()
+    one_world = tuple(sorted((name, kinds.pop()) for name, kinds in where.items()
+                             if len(kinds) == 1 and next(iter(kinds)) in (AMD, NVIDIA) and name not in builtin
+                             and name not in amd_macros and not name.startswith("__")
+                             and not CUDA_NAME.match(name.encode())))
+    provided = frozenset().union(*(ff.amd_names for entry, _, ff in learned if entry.rel in amd_files))
+    maps_cuda = any(CUDA_NAME.match(name) for name in provided)
+    return replace(facts, amd_macros=amd_macros, shim_names=frozenset(mapped | provided), one_world=one_world,
+                   amd_shim=amd_shim or maps_cuda, amd_files=amd_files)
+
+
+def _amd_only_inputs(learned: Learned) -> list[tuple[Entry, bytes]]:
+    """The sources amd_headers.amd_only can learn anything from: the candidates and the files that
+    include a name one of them has (the others add no candidate and no include site)."""
+    names = {posixpath.basename(entry.rel) for entry, _, ff in learned if ff.candidate}
+    return [(entry, data) for entry, data, ff in learned if ff.candidate or (names and ff.includes & names)]
+
+
+def _one_world_records(learned: Learned, amd_macros: tuple[str, ...], where: dict) -> None:
+    """classify's `where` records of the files that define a macro another file tests (facts.py:
+    only those can tell the tree anything), each kept per selector set with its file's facts."""
+    defining = [(entry, data, ff) for entry, data, ff in learned if ff.platform and not ff.shim and ff.defined]
+    tested: dict[str, int] = {}
+    for _, _, ff in defining:
+        for name in ff.tested:
+            tested[name] = tested.get(name, 0) + 1
+    worlds_key = "\0".join(amd_macros)
+    worlds = None
+    for _, data, ff in defining:
+        if not any(tested.get(name, 0) > (name in ff.tested) for name in ff.defined):
+            continue
+        record = ff.where.get(worlds_key)
+        if record is None:
+            worlds = worlds or selectors(amd_macros)
+            found: dict = {}
+            classify(data, worlds, found)
+            record = ff.where[worlds_key] = {name: frozenset(kinds) for name, kinds in found.items()}
+        for name, kinds in record.items():
+            where.setdefault(name, set()).update(kinds)
+
+
+def _to_plain(ff: FileFacts) -> dict:
+    text = lambda names: sorted(n.decode("latin-1") for n in names)   # noqa: E731
+    return {"p": ff.platform, "s": ff.shim, "sn": text(ff.shim_names), "h": ff.hip_shim, "an": text(ff.amd_names),
+            "d": [n.decode("latin-1") for n in ff.defines], "l": sorted(ff.learned), "t": sorted(ff.tested),
+            "df": sorted(ff.defined), "c": ff.candidate, "i": sorted(ff.includes), "g": ff.polyfill_generated,
+            "o": [list(d) for d in ff.own_definitions],
+            "a": [[n.decode("latin-1"), line, asm, text(words)] for n, line, asm, words in ff.asm_defines],
+            "w": {key: {n: sorted(k) for n, k in record.items()} for key, record in ff.where.items()}}
+
+
+def _from_plain(plain: dict) -> FileFacts:
+    raw = lambda names: frozenset(str(n).encode("latin-1") for n in names)   # noqa: E731
+    words = lambda names: frozenset(str(n) for n in names)   # noqa: E731
+    return FileFacts(
+        platform=bool(plain["p"]), shim=bool(plain["s"]), shim_names=raw(plain["sn"]), hip_shim=bool(plain["h"]),
+        amd_names=raw(plain["an"]), defines=tuple(str(n).encode("latin-1") for n in plain["d"]),
+        learned=words(plain["l"]), tested=words(plain["t"]), defined=words(plain["df"]), candidate=bool(plain["c"]),
+        includes=words(plain["i"]), polyfill_generated=bool(plain["g"]),
+        own_definitions=tuple((str(n), bool(s)) for n, s in plain["o"]),
+        asm_defines=tuple((str(n).encode("latin-1"), int(line), bool(asm), raw(w)) for n, line, asm, w in plain["a"]),
+        where={str(key): {str(n): frozenset(str(k) for k in kinds) for n, kinds in record.items()}
+               for key, record in plain["w"].items()})
