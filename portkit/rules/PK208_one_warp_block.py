@@ -41,7 +41,7 @@ from ..core.edits import Edit
 from ..engine import syntax
 from ..engine.context import ScanContext, View
 from ..engine.rule import define
-from . import _warpwidth, warpfix
+from . import _warpdispatch, _warpwidth, warpfix
 from ._warpfix_model import CONSTANT, WarpFix, attached
 
 RULE = define(__doc__, code="PK208", name="one-warp-block", severity="high", category="warp")
@@ -222,6 +222,25 @@ def _constant_fix(view: View, node: Node, start: int, end: int, name: bytes, cod
                    note=NOTE.format(name=name.decode(errors="replace"), what=what))
 
 
+def fix_dispatch(view: View, node: Node) -> WarpFix | None:
+    """`k<WARP_SIZE><<<g, block_dims>>>(...)` in host code, the kernel a template on its width that
+    asserts nothing of it: a run-time 32/64 dispatch on the device's warp width (_warpdispatch)."""
+    if b"<<<" not in view.data:
+        return None
+    found = _warpdispatch.dispatch(view, node, lambda name, at: _dispatched(view, at, name))
+    if found is None:
+        return None
+    anchor, edits, note = found
+    return WarpFix("PK208", anchor, edits, note=note, query=True)
+
+
+def _dispatched(view: View, node: Node, name: bytes) -> bool:
+    """`--fix warp` makes the constant `name` the wavefront: PK201's warp-named one, or this rule's."""
+    constant = _warpwidth.file_constants(_root(node)).get(name)
+    return _fixed(constant) and (syntax.warpish_name(name) or _block_constant(view, node, name))
+
+
 FIX_FAMILY = warpfix.FAMILY
 FIX_LITERALS = {32: (fix_constant, fix_assertion)}
-FIX_NODES = {"preproc_def": (fix_define,)}
+# a launch's configuration is the converter's capture (@node): the pattern gives it to the fix walk too
+FIX_NODES = {"preproc_def": (fix_define,), "(call_expression (kernel_call_syntax) @rule)": (fix_dispatch,)}

@@ -28,6 +28,7 @@ class WarpFix(Fix):
     # family's fix option applies them; audit shows them as suggestions
     applicability: str = UNSAFE
     constant: bool = False     # needs PORTKIT_WAVEFRONT_SIZE defined before it
+    query: bool = False        # a run-time dispatch: its last edit defines portkit_device_warp_size (once a file)
     family: ClassVar[str] = "warp"   # `convert --fix warp`
 
 

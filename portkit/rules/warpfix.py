@@ -23,6 +23,7 @@ from ..core.edits import Edit, EditKind
 from ..engine.fix import Family, overlaps
 from ..engine.platform.regions import PROTECTED
 from .PK008_warp_fix_choice import RULE as WARP_FIX_CHOICE
+from ._warpdispatch import QUERY_GUARD
 from ._warpfix_model import CONSTANT, WarpFix, newline_of
 
 # HIP's NVIDIA backend (nvcc) has 32-lane warps on every pass; an AMD device pass knows its GPU
@@ -57,6 +58,7 @@ WORDS = (b"32", b"16", b"31", b">> 5", b">>5", b"__ballot")
 def with_helper(data: bytes, fixes: list[WarpFix]) -> list[WarpFix]:
     """A file's warp fixes, finished: PORTKIT_WAVEFRONT_SIZE is defined at the start of the line of
     its first use (the first fix, in source order, that needs it carries the definition)."""
+    fixes = _one_query(data, fixes)
     first = next((f for f in sorted(fixes, key=lambda f: f.anchor) if f.constant), None)
     if first is None or b"#ifndef " + CONSTANT in data:   # an earlier run's helper (either form)
         return fixes
@@ -67,13 +69,23 @@ def with_helper(data: bytes, fixes: list[WarpFix]) -> list[WarpFix]:
     return [replace(f, edits=f.edits + (helper,)) if f.anchor == first.anchor and f.constant else f for f in noted]
 
 
+def _one_query(data: bytes, fixes: list[WarpFix]) -> list[WarpFix]:
+    """The run-time dispatches: each carries portkit_device_warp_size's definition (its last edit,
+    before its host function: a dispatch applied alone needs it; `apply` writes it once), none
+    where an earlier run defined it."""
+    return [replace(f, edits=f.edits[:-1]) if f.query and QUERY_GUARD in data else f for f in fixes]
+
+
 def apply(ctx: ScanContext, fixes: list[WarpFix]) -> None:
     """Add the fixes' edits to the conversion, each fix whole or not at all (never over the
     converter's, unless the fix renames a call whole), with a PK008 note for a deliberate choice.
     PORTKIT_WAVEFRONT_SIZE is defined with the first fix applied that uses it: the first fix that
     uses it (which carries the definition, as audit shows it) may be one left alone."""
     helper = next((e for f in fixes if f.constant for e in f.edits if e.text.startswith(HELPER[0])), None)
+    queried = False   # portkit_device_warp_size defined by a dispatch applied: the next ones use it
     for fix in fixes:
+        if queried and fix.query and fix.edits and fix.edits[-1].text.startswith(QUERY_GUARD):
+            fix = replace(fix, edits=fix.edits[:-1])
         if helper is not None and fix.constant:
             edits = tuple(e for e in fix.edits if e is not helper)
             if edits:   # the definition goes with this fix's edits, if they are applied
@@ -93,6 +105,7 @@ def apply(ctx: ScanContext, fixes: list[WarpFix]) -> None:
             ctx.edit(e.start, e.end, e.text, what="warp", kind=EditKind.WARP)
             if e.text.startswith(HELPER[0]):
                 helper = None   # defined: later fixes use it
+            queried = queried or e.text.startswith(QUERY_GUARD)
         if fix.edits:
             ctx.metrics.warp_fixes += 1   # a note alone (a shape left by design) fixes nothing
         if fix.note:

@@ -21,6 +21,9 @@ from .stmt import WarpMachine
 
 # Runtime calls that real launch code makes around a launch; they change nothing the oracle checks.
 NO_OPS = ("cudaGetLastError", "hipGetLastError", "cudaDeviceSynchronize", "hipDeviceSynchronize")
+# What the host asks of the device (`--fix warp`'s run-time dispatch): its id, and its warp width
+QUERIES = ("hipGetDevice", "cudaGetDevice", "hipDeviceGetAttribute", "cudaDeviceGetAttribute")
+WARP_ATTRIBUTES = ("hipDeviceAttributeWarpSize", "cudaDevAttrWarpSize")
 AXES = ("x", "y", "z")
 
 
@@ -113,7 +116,20 @@ class HostMachine(WarpMachine):
             return Vec.uniform(INT, 0, 1)
         if name in NO_OPS:
             return Vec.uniform(INT, 0, 1)
+        if name in QUERIES:
+            return self.query(name, node.child_by_field_name("arguments").named_children, mask)
         return super().e_call_expression(node, mask)
+
+    def query(self, name: str, args: list[Node], mask: int) -> Vec:
+        """`hipGetDevice(&d)` (device 0) and `hipDeviceGetAttribute(&w, hipDeviceAttributeWarpSize, d)`:
+        the device's warp width, which the host pass cannot know at compile time."""
+        if name.endswith("Attribute") and (len(args) != 3 or text(args[1]) not in WARP_ATTRIBUTES):
+            raise SimError(f"{name}: only the warp size is modelled, at {self.where(args[0])}")
+        if args[0].type != "pointer_expression" or not text(args[0]).startswith("&"):
+            raise SimError(f"{name} writes through a pointer the oracle does not follow, at {self.where(args[0])}")
+        value = self.device.target.wave if name.endswith("Attribute") else 0
+        self.ref(args[0].child_by_field_name("argument"), mask).store([0], Vec.uniform(INT, value, 1))
+        return Vec.uniform(INT, 0, 1)
 
     def launch(self, kernel: Node, config: list[Node], args: list[Node], mask: int) -> None:
         if kernel.type == "call_expression" and text(kernel.child_by_field_name("function")) == "HIP_KERNEL_NAME":
@@ -129,7 +145,31 @@ class HostMachine(WarpMachine):
         grid, block = self.dims(config[0], mask), self.dims(config[1], mask)
         shared = self._scalar(config[2], mask) if len(config) > 2 else 0
         values = [self.eval(a, mask).vals[0] for a in args]
+        if template and tuple(template) not in instantiated(self.device, text(kernel)):
+            raise SimError(f"the host launches {text(kernel)}<{', '.join(map(str, template))}>, which the device pass "
+                           f"never instantiated (it names {sorted(instantiated(self.device, text(kernel)))}): no such "
+                           "kernel in the code object (hipErrorInvalidDeviceFunction)")
         self.device.launch(text(kernel), grid, block, values, template, shared)
+
+
+def instantiated(device: Device, kernel: str) -> set[tuple]:
+    """The template arguments of every launch of `kernel` the device pass's own reading of the
+    source names: the instantiations its code object holds (a kernel template the host pass
+    instantiates with other arguments, `k<PORTKIT_WAVEFRONT_SIZE>` seen as 64 there and 32 on a
+    wave32 device pass, does not exist on the device)."""
+    machine = HostMachine(device.program, device)
+    found = set()
+    for node in _walk(device.program.tree.root_node):   # `k<3><<<...>>>`, `HIP_KERNEL_NAME(k<5>)`: any naming
+        if node.type == "template_function" and text(node.child_by_field_name("name")) == kernel:
+            found.add(tuple(machine.constant(a.child_by_field_name("type") if a.type == "type_descriptor" else a)
+                            for a in node.child_by_field_name("arguments").named_children))
+    return found
+
+
+def _walk(node: Node):
+    yield node
+    for child in node.children:
+        yield from _walk(child)
 
 
 def run_host(device: Device, source: str, function: str, args: list, defines: dict | None = None) -> None:
