@@ -177,7 +177,8 @@ def test_verify_json_marks_unexplained_failures(tmp_path: Path, capsys):
     assert main(["verify", str(out), "--source", str(source), "--format", "json"]) == 1
     doc = json.loads(capsys.readouterr().out)
     assert doc["summary"] | {"seconds": 0} == {"units": 1, "compiled": 0, "failed": 1, "explained": 0,
-                                               "unexplained": 1, "not_reached": 0, "seconds": 0}
+                                               "unexplained": 1, "not_reached": 0, "failed_on_decision": 0,
+                                               "seconds": 0}
     unit = doc["units"][0]
     assert (unit["path"], unit["status"], unit["unexplained"]) == ("version.cu", "failed", True)
     error = unit["errors"][0]
@@ -366,7 +367,8 @@ def test_a_missing_third_party_header_makes_the_unit_not_reached(tmp_path: Path,
     assert main(["verify", str(tmp_path), "--format", "json"]) == 1
     doc = json.loads(capsys.readouterr().out)
     assert doc["summary"] | {"seconds": 0} == {"units": 3, "compiled": 1, "failed": 2, "explained": 0,
-                                               "unexplained": 1, "not_reached": 1, "seconds": 0}
+                                               "unexplained": 1, "not_reached": 1, "failed_on_decision": 0,
+                                               "seconds": 0}
     solve = next(u for u in doc["units"] if u["path"] == "solve.cu")
     assert (solve["status"], solve["not_reached"], solve["explained"], solve["unexplained"]) == \
         ("not_reached", True, False, False)

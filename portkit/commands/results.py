@@ -243,6 +243,7 @@ class ErrorReport:
 
 
 @dataclass
+    decision: str = ""                       # the decision one of its findings is a site of (estimate/decisions.py)
 class UnitReport:
     rel: str
     status: str                              # "compiled", "failed", "not_reached" or "timeout"
@@ -273,6 +274,15 @@ class VerifyResult:
     compiler: "Compiler"
     target: Version
     offload_arch: tuple[str, ...]
+    @property
+    def failed_on_decision(self) -> bool:
+        """Failed only where the estimate prices a decision (issue 48's target): every error that is not
+        a consequence of another is explained by a finding that is a site of one (ErrorReport.decision:
+        a library or rewrite not drop-in on ROCm, a build decision, a blocker), none by a site to fix
+        (PK001 of a plain name, PK002) and none by a header not installed here (PK701, PK702: apart)."""
+        return self.status == "failed" and bool(self.errors) and \
+            all(e.decision or e.consequence_of is not None for e in self.errors)
+
     units: list[UnitReport] = field(default_factory=list)
     unmatched: list[str] = field(default_factory=list)    # compile_commands files not in the tree
     skipped: list[Skipped] = field(default_factory=list)
@@ -306,6 +316,8 @@ class VerifyResult:
 DEFAULT_CONFIGURE_TIMEOUT = 600.0   # seconds the whole configure may take (a big tree's compiler checks)
 
 
+        if what == "failed_on_decision":
+            return sum(u.failed_on_decision for u in self.units)
 @dataclass(frozen=True)
 class ConfigureOptions:
     cmake: str | None = None                 # --cmake: this CMake, not the newest found

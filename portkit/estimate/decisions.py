@@ -23,11 +23,12 @@ CUTLASS/CuTe kernels are rewritten on composable_kernel: N kernels, M files".
 from __future__ import annotations
 
 from .. import rules
+from . import build_decisions
 from ..core.findings import Finding, pattern
 from ..core.tables import blockers as rewrites
 from ..core.tables.ecosystem import Ecosystem
 from ..core.tables.mappings import default_db
-from .effort import PROJECT, Item, Range, triangular_percentile
+from .effort import PROJECT, CostModel, Item, Range, triangular_percentile
 
 
 def family_of(f: Finding, eco: Ecosystem) -> str:
@@ -44,6 +45,20 @@ def family_of(f: Finding, eco: Ecosystem) -> str:
             library = eco.by_id.get(mapping.family) or (eco.namespace(mapping.cuda) if mapping.kind == "namespace"
                                                           else None)
     return library_family(library.id, eco) if library is not None else ""
+
+
+def decision_of(f: Finding, eco: Ecosystem, model: CostModel) -> str:
+    """The decision the estimate makes `f` a site of, or "" when it prices `f` as a site of its own:
+    the build decision that takes it (build_decisions.takes: library internals, a CUDA-only
+    subdirectory), the family merge() folds it into (a rewrite decision, a library not drop-in on
+    ROCm: libcu++, CUTLASS, NVBench), or for a blocker its own item, which decisions() lists. The
+    same order as workitems.items(), so that verify's "failed on a decision" (issue 48) and the
+    estimate's decisions are one list: a plain missing name (PK001 __double2half, PK002) is none."""
+    family = family_of(f, eco)
+    taken = build_decisions.takes(f, model, family)
+    if taken or family:
+        return taken or family
+    return f"{f.code}:{pattern(f.subject)}" if f.severity == "blocker" else ""
 
 
 def library_family(library_id: str, eco: Ecosystem) -> str:

@@ -34,12 +34,14 @@ def _error(e: ErrorReport) -> JsonObject:
     return {"path": e.rel, "line": e.line, "column": e.column, "severity": e.severity, "message": e.message,
             "source_line": e.source_line, "source_text": e.source_text,
             "explained": e.explained, "unexplained": not e.explained, "consequence_of": e.consequence_of,
-            "include_chain": e.include_chain, "findings": [_finding(f) for f in e.findings]}
+            "include_chain": e.include_chain, "findings": [_finding(f) for f in e.findings],
+            "decision": e.decision or None}
 
 
 def _unit(u: UnitReport) -> JsonObject:
     return {"path": u.rel, "status": u.status, "explained": u.explained,
             "unexplained": u.failed and not u.explained and not u.not_reached, "not_reached": u.not_reached,
+            "failed_on_decision": u.failed_on_decision,
             "seconds": round(u.seconds, 3),
             "flags_from": u.flags_from, "command": list(u.command),
             "errors": [_error(e) for e in u.errors], "missing_headers": u.missing_headers,
@@ -71,7 +73,8 @@ def document(result: VerifyResult) -> JsonObject:
 def summary(result: VerifyResult) -> JsonObject:
     return {"units": len(result.units), "compiled": result.count("compiled"), "failed": result.count("failed"),
             "explained": result.count("explained"), "unexplained": result.count("unexplained"),
-            "not_reached": result.count("not_reached"), "seconds": round(result.seconds, 2)}
+            "not_reached": result.count("not_reached"), "failed_on_decision": result.count("failed_on_decision"),
+            "seconds": round(result.seconds, 2)}
 
 
 def render_json(result: VerifyResult, stream: TextIO) -> None:
@@ -156,11 +159,31 @@ def render_text(result: VerifyResult, console: Console) -> None:
 
 def _print_error(error: ErrorReport, console: Console) -> None:
     where = f"{error.rel}:{error.line}:{error.column}" if error.rel else "(outside the tree)"
+    if s["failed"] > s["not_reached"]:
+        say(console, decision_line(result))
     say(console, f"  {where}: {error.severity}: {error.message}")
     if error.include_chain:
         say(console, f"    included: {' -> '.join(error.include_chain)}")
     if error.source_line is not None:
         say(console, f"    CUDA line {error.source_line}: {(error.source_text or '').strip()}")
+def decision_line(result: VerifyResult) -> str:
+    """How many failed units fail only on a decision, which decisions, and issue 48's measure: the
+    units that compile or fail only on a decision, of those reached (not reached: counted apart)."""
+    s = summary(result)
+    named: dict[str, int] = {}
+    for unit in result.units:
+        if unit.failed_on_decision:
+            for name in sorted({e.decision for e in unit.errors if e.decision}):
+                named[name] = named.get(name, 0) + 1
+    which = f" ({', '.join(f'{n}: {k:,}' for n, k in sorted(named.items(), key=lambda i: (-i[1], i[0])))})" \
+        if named else ""
+    reached = s["units"] - s["not_reached"]
+    done = s["compiled"] + s["failed_on_decision"]
+    return (f"failed only on a decision: {s['failed_on_decision']:,} of the {s['failed'] - s['not_reached']:,} failed "
+            f"units reached{which}; compiled or failed on a decision: {done:,} of {reached:,} reached units "
+            f"({100 * done / reached:.0f}%)")
+
+
     if error.consequence_of is not None:
         say(console, f"    a consequence of the error at {error.consequence_of} (explained)")
     elif not error.findings:

@@ -36,6 +36,8 @@ from .diagnostics import Located, include_chain, locate, parse
 from .explain import Facts, explain
 from ...project.units import Unit, configured, database_config, database_units, tree_units
 from ...engine.codes import Code
+from ...core.tables import ecosystem
+from ...estimate import decisions, effort
 
 DEFAULT_TIMEOUT = DEFAULT_VERIFY_TIMEOUT
 
@@ -300,6 +302,7 @@ def consequences(errors: list[ErrorReport]) -> None:
 # gap, not the port's (a CUDA header left in the code is the port's, and stays a failure)
 _LIBRARY_HEADER_CODES = {Code.ROCM_LIBRARY_NOT_INSTALLED, Code.INCLUDE_NOT_FOUND}
 
+    name_decisions(report.errors)
 
 def _missing_library(error: ErrorReport) -> bool:
     return "file not found" in error.message and bool(error.findings) \
@@ -316,3 +319,12 @@ def _error(located: Located, unit_rel: str, facts: Facts) -> ErrorReport:
 
 
 __all__ = ["VerifyOptions", "VerifyResult", "UnitReport", "ErrorReport", "verify_tree"]
+def name_decisions(errors: list[ErrorReport]) -> None:
+    """Each error's decision: the first of its findings that the estimate prices as a site of one
+    (estimate/decisions.decision_of, the estimate's own test), so that a unit failing only on them
+    is counted apart from one failing on a gap or on a site to fix (UnitReport.failed_on_decision)."""
+    eco, model = ecosystem.default(), effort.default_model()
+    for error in errors:
+        error.decision = next(filter(None, (decisions.decision_of(f, eco, model) for f in error.findings)), "")
+
+
