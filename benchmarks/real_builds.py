@@ -15,8 +15,10 @@ CTranslate2, gunrock), as a user would:
    configured again with the first HIP option the line names turned on (`-DGGML_HIP=ON`), as a
    user reading that line would.
 Writes one Markdown table (units, compiled, failed and explained, unexplained, not reached,
-seconds, the configure result) and the unexplained errors grouped by message, the list of
-portkit's gaps. The trees are read, never written; outputs go to a temporary folder.
+the units that compile or fail only on a decision as a share of those reached: issue 48's 90%
+target, verify's own `failed_on_decision`; seconds, the configure result), the unexplained errors
+grouped by message, the list of portkit's gaps, and the failed units not on a decision by their
+first such error (the sites left to fix). The trees are read, never written; outputs go to a temporary folder.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ class Outcome:
     summary: dict = field(default_factory=dict)
     configure: str = "no CMakeLists.txt"
     gaps: Counter = field(default_factory=Counter)
+    sites: Counter = field(default_factory=Counter)   # failed units not on a decision, by their first such error
 
 
 def portkit(*args: str, timeout: int) -> subprocess.CompletedProcess:
@@ -96,7 +99,8 @@ def unpack(work: Path) -> Path:
     return work / "packs" / "rocm-6.2.0-headers"
 
 
-def measure(tree: Path, rocm: str, jobs: int, work: Path, pack: Path, verify: bool = True) -> Outcome:
+def measure(tree: Path, rocm: str, jobs: int, work: Path, pack: Path, verify: bool = True,
+            cmake: bool = True) -> Outcome:
     outcome = Outcome(tree.name)
     out = work / f"{tree.name}-hip"
     start = time.perf_counter()
@@ -116,9 +120,11 @@ def measure(tree: Path, rocm: str, jobs: int, work: Path, pack: Path, verify: bo
         doc = json.loads(report.read_text(encoding="utf-8"))
         outcome.summary = doc["summary"]
         outcome.gaps = Counter(_first_unexplained(u) for u in doc["units"] if u["unexplained"])
+        outcome.sites = Counter(_first_not_decided(u) for u in doc["units"]
+                                if u["status"] == "failed" and not u["unexplained"] and not u["failed_on_decision"])
     else:
         outcome.summary = {"error": verified.stderr.strip()[-160:]}
-    outcome.configure = configure(out, tree, work)
+    outcome.configure = configure(out, tree, work) if cmake else "not run (--no-configure)"
     return outcome
 
 
@@ -129,24 +135,43 @@ def _first_unexplained(unit: dict) -> str:
     return "(no error line: " + (unit.get("compiler_output") or "").strip()[:80] + ")"
 
 
+def _first_not_decided(unit: dict) -> str:
+    """The first error, not a consequence, that no decision explains: its findings' codes and message."""
+    for error in unit["errors"]:
+        if not error["decision"] and error["consequence_of"] is None:
+            codes = ",".join(f["code"] for f in error["findings"]) or "-"
+            return f"{codes}: " + NAMES.sub("'...'", error["message"])[:100]
+    return "(no error line)"
+
+
+def decided(s: dict) -> str:
+    """Issue 48's measure: units that compile or fail only on a decision, % of the units reached."""
+    reached = s["units"] - s["not_reached"]
+    return f"{100 * (s['compiled'] + s['failed_on_decision']) / reached:.0f}%" if reached else "-"
+
+
 def table(outcomes: list[Outcome], rocm: str, jobs: int) -> str:
     lines = [f"# Real projects after `portkit convert`, verified at ROCm {rocm} (-j {jobs})", "",
-             "| project | units | compiled | failed, explained | unexplained | not reached | verify s | CMake for HIP |",
-             "|---|---:|---:|---:|---:|---:|---:|---|"]
+             "| project | units | compiled | failed, explained | unexplained | not reached | compiled or failed on a "
+             "decision, % of reached units | verify s | CMake for HIP |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
     lines += [_row(o) for o in outcomes]
     for o in outcomes:
         if o.gaps:
             lines += ["", f"## {o.name}: unexplained units by their first unexplained error", ""]
             lines += [f"- {n} × `{message}`" for message, n in o.gaps.most_common(15)]
+        if o.sites:
+            lines += ["", f"## {o.name}: failed units not on a decision, by their first such error", ""]
+            lines += [f"- {n} × `{message}`" for message, n in o.sites.most_common(15)]
     return "\n".join(lines) + "\n"
 
 
 def _row(o: Outcome) -> str:
     s = o.summary
     if "units" not in s:
-        return f"| {o.name} | - | - | - | - | - | - | {s.get('error', o.configure) if s else o.configure} |"
+        return f"| {o.name} | - | - | - | - | - | - | - | {s.get('error', o.configure) if s else o.configure} |"
     return (f"| {o.name} | {s['units']} | {s['compiled']} | {s['explained']} | {s['unexplained']} | "
-            f"{s['not_reached']} | {s['seconds']:.0f} | {o.configure} |")
+            f"{s['not_reached']} | {decided(s)} | {s['seconds']:.0f} | {o.configure} |")
 
 
 def main() -> int:
@@ -157,16 +182,23 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--md", type=Path, help="also write the table here")
     parser.add_argument("--no-verify", action="store_true", help="convert and configure only (the CMake column)")
+    parser.add_argument("--no-configure", action="store_true", help="verify only (the verify columns)")
+    parser.add_argument("--work", type=Path, help="keep the converted trees and reports here (default: a temporary "
+                        "folder): verify's unit cache is per tree path, so a rerun with the same --work compiles "
+                        "only the units whose files changed")
     args = parser.parse_args()
     outcomes = []
     with tempfile.TemporaryDirectory() as tmp:
-        pack = unpack(Path(tmp))
+        work = args.work.absolute() if args.work else Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        pack = unpack(work)
         for name in args.names or PROJECTS:
             tree = args.trees / name
             if not tree.is_dir():
                 print(f"{name}: not under {args.trees}, skipped", file=sys.stderr)
                 continue
-            outcomes.append(measure(tree, args.rocm, args.jobs, Path(tmp), pack, not args.no_verify))
+            outcomes.append(measure(tree, args.rocm, args.jobs, work, pack, not args.no_verify,
+                                    not args.no_configure))
             print(_row(outcomes[-1]), flush=True)
     text = table(outcomes, args.rocm, args.jobs)
     print(text)
