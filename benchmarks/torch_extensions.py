@@ -1,0 +1,381 @@
+"""PyTorch CUDA extensions against their human AMD ports: recall, false positives, verify (issue 53).
+
+    python benchmarks/torch_extensions.py [--mirrors /work/.mirror] [--cache /tmp/torchx]
+        [--torch-headers PACK] [--md FILE] [NAME ...]
+
+Issue 53's "Done when". For each extension (histories.toml's entries: the upstream at the port's
+base, the human port at its first AMD release), as a user would:
+1. the two trees are written from the git mirrors (`fetch github:OWNER/NAME` makes them; nothing
+   reaches the network) into --cache, once;
+2. `portkit audit UPSTREAM --rocm 6.2 --format json`, measured the way /work/shared/tools/port_compare.py
+   does (its logic is reimplemented here, restricted to the kernel sources: .cu .cuh .h .hpp .cpp
+   .cc .c under a csrc/ folder): the upstream lines the human removed or changed are the human's
+   sites (a run of adjacent lines counts once), a finding of any severity within WINDOW lines hits
+   one; recall = sites hit. A finding above low that hits no site (in a file the human never touched,
+   or away from every site) is a false-positive candidate, listed; the ones checked by hand carry
+   their verdict from CHECKED. Where the port edits hipified copies (bitsandbytes' kernels.hip next
+   to kernels.cu), the sites are the lines where the human's copy differs from convert's output,
+   mapped back to the upstream line, so that the renames convert writes are not counted as sites;
+3. `portkit convert`, then `portkit verify OUT --source UPSTREAM --rocm 6.2 --rocm-headers PACKS
+   --offline` (a torch header pack when one is pinned in fixtures/rocm-headers or given): units,
+   reached (not "not reached"), compiled, explained, unexplained;
+4. summary.platforms.builds_for_amd of the audit, of the upstream and of the human port, and
+   whether a reached unit of that tree fails to compile for AMD (the port is verified as it
+   stands: torch hipifies its CUDA sources at build time).
+Writes one Markdown table and the missed sites grouped by cause: the gaps for the next person.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tomllib
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+HISTORIES = REPO / "benchmarks" / "calibration" / "histories.toml"
+PACKS = REPO / "fixtures" / "rocm-headers"
+PROJECTS = ("apex", "bitsandbytes", "causal-conv1d", "mamba", "pytorch_scatter")
+KERNEL = (".cu", ".cuh", ".h", ".hpp", ".cpp", ".cc", ".c")
+COPIES = {".cu": ".hip", ".cuh": ".hiph"}   # the name a hipified copy of a CUDA file gets in a port
+LOW = ("info", "low")
+WINDOW = 3   # port_compare.py's default
+
+# Candidates checked by hand: (project, path, code) -> (true positive?, why), for every line of
+# that code in that file (each was read: the same construct each time). A finding where the human
+# changed nothing may still be right: the port may not build that extension at all.
+UNBUILT = "the port's ROCm branch of setup.py does not build this extension; the construct does not port"
+TENSOR_OP = "the human kept it: torch's hipify maps CUBLAS_GEMM_DEFAULT_TENSOR_OP (hipBLAS: HIPBLAS_GEMM_DEFAULT)"
+CHECKED: dict[tuple[str, str, str], tuple[bool, str]] = {
+    **{("apex", f"apex/contrib/csrc/groupbn/{f}", c): (True, UNBUILT)
+       for f in ("batch_norm.cu", "batch_norm.h", "batch_norm_add_relu.cu", "batch_norm_add_relu.h",
+                 "nhwc_batch_norm_kernel.h") for c in ("PK001", "PK004", "PK201", "PK203", "PK204", "PK206",
+                                                        "PK301", "PK401")},
+    **{("apex", f"apex/contrib/csrc/multihead_attn/{f}", "PK001"): (False, TENSOR_OP)
+       for f in ("encdec_multihead_attn_cuda.cu", "encdec_multihead_attn_norm_add_cuda.cu", "self_multihead_attn_cuda.cu",
+                 "self_multihead_attn_norm_add_cuda.cu", "strided_batched_gemm.h")},
+    ("apex", "csrc/mlp_cuda.cu", "PK001"): (False, TENSOR_OP),
+    ("bitsandbytes", "csrc/ops.cu", "PK001"): (False, TENSOR_OP),
+    **{("apex", "apex/contrib/csrc/multihead_attn/softmax.h", c): (True, UNBUILT) for c in ("PK004", "PK201", "PK203")},
+    ("apex", "apex/contrib/csrc/multihead_attn/strided_batched_gemm.h", "PK402"): (True, UNBUILT),
+    **{("apex", "csrc/welford.cu", c): (True, UNBUILT) for c in ("PK201", "PK203")},
+    ("bitsandbytes", "csrc/kernels.cu", "PK305"): (True, "HIP has no nvcuda::wmma; the port's copy leaves those kernels unported"),
+    ("mamba", "csrc/selective_scan/uninitialized_copy.cuh", "PK001"):
+        (True, "the human fixed every ::cuda::std use at once, with namespace cuda { namespace std = ::std; } at the include"),
+    ("mamba", "csrc/selective_scan/selective_scan_common.h", "PK103"):
+        (True, "hip-clang never defines __CUDA_ARCH__: the AMD build takes the other branch (the human kept it)"),
+    **{("pytorch_scatter", f"csrc/{f}.cpp", "PK401"):
+       (False, "a header of the project's own csrc/cuda/ folder, not libcu++'s <cuda/...>")
+       for f in ("scatter", "segment_coo", "segment_csr")},
+    ("pytorch_scatter", "csrc/cuda/utils.cuh", "PK004"):
+        (False, "the project's own __shfl_*_sync overloads for at::Half (definitions, not calls)"),
+}
+
+# What the human changed at a missed site, first match wins (the upstream lines and the port's).
+CAUSES = (
+    ("a dependent name clang wants typename/template for (nvcc accepts it)", r"typename\s+\w+::\w+\(|\.template\s|\w<float>\("),
+    ("auto from a built-in index (HIP's own coordinate types)", r"auto\s+\w+\s*=\s*(blockIdx|threadIdx|blockDim|gridDim)"),
+    ("std::min/max in constexpr or device code", r"std::(min|max)\b|constexpr_m(in|ax)|custom_m(in|ax)"),
+    ("warp size 32 / lane masks", r"\b32\b|0xffffffff|WARP_SIZE|warpSize|lane|__ballot|__activemask"),
+    ("warp shuffles / votes", r"__shfl|__any|__all|__popc|__ffs"),
+    ("CUB / hipCUB / rocPRIM", r"\bcub::|hipcub|rocprim|<cub/"),
+    ("half / bfloat16 types and intrinsics", r"__half|__nv_bfloat16|bfloat16|BFloat16|\bhalf\b|__float2half|__hadd"),
+    ("inline PTX / asm", r"\basm\b|asm volatile|ptx"),
+    ("shared memory size / attribute", r"cudaFuncSetAttribute|MaxDynamicSharedMemory|__shared__|smem"),
+    ("launch bounds / block size", r"__launch_bounds__|kNThreads|BLOCK_SIZE|blockDim|THREADS"),
+    ("BLAS / sparse library calls", r"cublas|cusparse|hipblas|rocblas|CUBLAS"),
+    ("math / device intrinsics", r"__expf|__logf|exp2f|__fdividef|rsqrt|__ldg|atomic"),
+    ("includes", r"#\s*include"),
+    ("a USE_ROCM / __HIP_PLATFORM__ branch around unchanged code", r"USE_ROCM|__HIP_PLATFORM|HIP|ROCM"),
+)
+
+
+@dataclass
+class Sites:
+    """The human's sites and how the audit met them, over the kernel sources of one project."""
+
+    runs: dict[str, list[tuple[int, int, str]]] = field(default_factory=dict)   # path -> runs, their text
+    hit: int = 0
+    converted: int = 0   # not hit by a finding, but convert's output changes a line within WINDOW
+    missed: list[tuple[str, int, int, str]] = field(default_factory=list)   # path, lo, hi, cause
+    above_low: int = 0
+    candidates: list[dict] = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        return sum(len(r) for r in self.runs.values())
+
+
+def changed_runs(a_lines: list[str], b_lines: list[str]) -> list[tuple[int, int, str]]:
+    """Runs of upstream line numbers (1-based, inclusive) the port removed or replaced, an insertion
+    counting at the line before it (port_compare.py's rule), each with the text removed and added."""
+    runs = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a_lines, b_lines, autojunk=False).get_opcodes():
+        text = "\n".join(a_lines[i1:i2] + b_lines[j1:j2])
+        if tag in ("replace", "delete"):
+            runs.append((i1 + 1, i2, text))
+        elif tag == "insert":
+            runs.append((max(i1, 1), max(i1, 1), text))
+    return runs
+
+
+def map_back(runs: list[tuple[int, int, str]], upstream: list[str], converted: list[str]) -> list[tuple[int, int, str]]:
+    """Runs in convert's output, as upstream lines: a line convert left is the same line upstream;
+    one convert wrote maps to the start of the upstream lines it replaced."""
+    where = {}
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, upstream, converted, autojunk=False).get_opcodes():
+        for j in range(j1, j2):
+            where[j + 1] = i1 + 1 + (j - j1) if tag == "equal" else max(i1, 1)
+    mapped = {}
+    for lo, hi, text in runs:
+        start = where.get(lo, lo)
+        key = (start, max(start, where.get(hi, hi)))
+        mapped[key] = (mapped[key] + "\n" + text) if key in mapped else text
+    return [(lo, hi, text) for (lo, hi), text in sorted(mapped.items())]
+
+
+def kernel_sources(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and _kernel(str(p.relative_to(root))))
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8", errors="replace").splitlines()
+
+
+def human_runs(upstream: Path, port: Path, converted: Path | None) -> dict[str, list[tuple[int, int, str]]]:
+    """Path -> the upstream line runs the human changed, in the kernel sources both trees hold;
+    a file the port keeps only as a hipified copy is compared through convert's output."""
+    sites = {}
+    for rel in kernel_sources(upstream):
+        up = _lines(upstream / rel)
+        copy = port / Path(rel).with_suffix(COPIES.get(Path(rel).suffix, Path(rel).suffix))
+        if copy != port / rel and copy.is_file() and converted is not None and (converted / rel).is_file():
+            out = _lines(converted / rel)
+            runs = map_back(changed_runs(out, _lines(copy)), up, out)
+        elif (port / rel).is_file():
+            runs = changed_runs(up, _lines(port / rel))
+        else:
+            continue
+        if runs:
+            sites[rel] = runs
+    return sites
+
+
+def score(name: str, runs: dict[str, list[tuple[int, int, str]]], findings: list[dict],
+          rewritten: dict[str, list[tuple[int, int, str]]] | None = None) -> Sites:
+    """Recall over the sites, and the false-positive candidates among the kernel sources' findings
+    above low (a finding of any severity hits a site; only those above low cost a person time)."""
+    out = Sites(runs=runs)
+    mine = [f for f in findings if f["path"] in runs or _kernel(f["path"])]
+    near = lambda f, lo, hi: lo - WINDOW <= f["line"] <= hi + WINDOW   # noqa: E731
+    for rel, spans in sorted(runs.items()):
+        for lo, hi, text in spans:
+            if any(f["path"] == rel and near(f, lo, hi) for f in mine):
+                out.hit += 1
+            elif any(a - WINDOW <= hi and lo <= b + WINDOW for a, b, _ in (rewritten or {}).get(rel, [])):
+                out.converted += 1
+            else:
+                out.missed.append((rel, lo, hi, cause(text)))
+    for f in mine:
+        if f.get("severity") in LOW:
+            continue
+        out.above_low += 1
+        if not any(near(f, lo, hi) for lo, hi, _ in runs.get(f["path"], [])):
+            out.candidates.append({**f, "checked": CHECKED.get((name, f["path"], f["code"]))})
+    return out
+
+
+def _kernel(rel: str) -> bool:
+    return Path(rel).suffix in KERNEL and "csrc" in Path(rel).parts
+
+
+def cause(text: str) -> str:
+    """The first of CAUSES whose pattern the lines the human removed and wrote match."""
+    for label, pattern in CAUSES:
+        if re.search(pattern, text):
+            return label
+    return "other (read the diff)"
+
+
+@dataclass
+class Outcome:
+    """One extension's numbers."""
+
+    name: str
+    base: str = ""
+    release: str = ""
+    sites: Sites = field(default_factory=Sites)
+    verify: dict = field(default_factory=dict)
+    port_verify: dict = field(default_factory=dict)
+    builds_up: bool | None = None
+    builds_port: bool | None = None
+
+
+def trees(project: dict, mirrors: Path, cache: Path) -> tuple[Path, Path]:
+    """The upstream at the port's base and the port at its first AMD release, written once from
+    the mirrors (histories.toml's measured base and release commit)."""
+    made = []
+    for side, repo, rev in (("upstream", project["upstream"], project["measured"]["base"]),
+                            ("port", project["port"], project["measured"]["release_commit"])):
+        git_dir = mirrors / repo.replace("/", "+") / "repo"
+        if not git_dir.is_dir():
+            raise SystemExit(f"{git_dir}: no mirror (fetch github:{repo})")
+        where = cache / project["name"] / side
+        stamp = where.parent / f"{side}.commit"
+        if not (stamp.is_file() and stamp.read_text() == rev and where.is_dir()):
+            where.mkdir(parents=True, exist_ok=True)
+            archive = subprocess.run(["git", f"--git-dir={git_dir}", "archive", "--format=tar", rev],
+                                     capture_output=True, check=True).stdout
+            subprocess.run(["tar", "-x", "-C", str(where)], input=archive, check=True)
+            stamp.write_text(rev)
+        made.append(where)
+    return made[0], made[1]
+
+
+def portkit(*args: str, timeout: int = 3600) -> subprocess.CompletedProcess:
+    """The CLI as a user runs it (this checkout's portkit), never through a shell."""
+    return subprocess.run([sys.executable, "-m", "portkit", *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=REPO)
+
+
+def audit(tree: Path, report: Path) -> dict:
+    portkit("audit", str(tree), "--rocm", "6.2", "--format", "json", "-o", str(report))
+    if not report.is_file():
+        raise SystemExit(f"{tree}: audit wrote no report")
+    return json.loads(report.read_text(encoding="utf-8"))
+
+
+def verify(out: Path, source: Path, packs: list[str], report: Path) -> dict:
+    """verify's summary, with the units a reached failure names; an error is kept as its line."""
+    report.unlink(missing_ok=True)
+    done = portkit("verify", str(out), "--source", str(source), "--rocm", "6.2", "-j", "2", *packs, "--offline",
+                   "--format", "json", "-o", str(report), timeout=7200)
+    if not report.is_file():
+        return {"error": (done.stderr.strip() or done.stdout.strip())[-160:]}
+    doc = json.loads(report.read_text(encoding="utf-8"))
+    failing = [u["path"] for u in doc["units"] if u["status"] == "failed" and not u["not_reached"]]
+    return {**doc["summary"], "failing": failing,
+            "missing": Counter(h for u in doc["units"] if u["not_reached"] for h in u["missing_headers"][:1])}
+
+
+def pack_args(work: Path, torch: Path | None) -> list[str]:
+    """The pinned ROCm 6.2 pack unpacked (verify takes a folder), and the torch pack when one is
+    given or pinned beside it (fixtures/rocm-headers/torch-*-headers.tar.xz)."""
+    with tarfile.open(PACKS / "rocm-6.2.0-headers.tar.xz") as tar:
+        tar.extractall(work / "packs", filter="data")
+    args = ["--rocm-headers", str((work / "packs" / "rocm-6.2.0-headers").resolve())]
+    torch = torch or next(iter(sorted(PACKS.glob("torch-*-headers.tar.xz"))), None)
+    return args + (["--torch-headers", str(torch.resolve())] if torch else [])
+
+
+def measure(project: dict, mirrors: Path, cache: Path, packs: list[str]) -> Outcome:
+    upstream, port = trees(project, mirrors, cache)
+    work = upstream.parent
+    o = Outcome(project["name"], project["measured"]["base"], project["measured"]["release_commit"])
+    doc = audit(upstream, work / "audit-upstream.json")
+    o.builds_up = doc["summary"]["platforms"]["builds_for_amd"]
+    o.builds_port = audit(port, work / "audit-port.json")["summary"]["platforms"]["builds_for_amd"]
+    out = work / "out"
+    shutil.rmtree(out, ignore_errors=True)
+    portkit("convert", str(upstream), "-o", str(out), "--rocm", "6.2", "--format", "json")
+    rewritten = {rel: changed_runs(_lines(upstream / rel), _lines(out / rel))
+                 for rel in kernel_sources(upstream) if (out / rel).is_file()}
+    o.sites = score(o.name, human_runs(upstream, port, out if out.is_dir() else None), doc["findings"], rewritten)
+    o.verify = verify(out, upstream, packs, work / "verify-upstream.json")
+    port_out = work / "port-out"
+    shutil.rmtree(port_out, ignore_errors=True)
+    portkit("convert", str(port), "-o", str(port_out), "--rocm", "6.2", "--format", "json")
+    o.port_verify = verify(port_out, port, packs, work / "verify-port.json")
+    return o
+
+
+def pct(n: int, d: int) -> str:
+    return f"{n / d:.0%}" if d else "-"
+
+
+def row(o: Outcome) -> str:
+    s, v, pv = o.sites, o.verify, o.port_verify
+    fp = sum(1 for c in s.candidates if c["checked"] and not c["checked"][0])
+    tp = sum(1 for c in s.candidates if c["checked"] and c["checked"][0])
+    open_ = len(s.candidates) - fp - tp
+    units = (f"{v['units']} | {v['units'] - v['not_reached']} ({pct(v['units'] - v['not_reached'], v['units'])}) | "
+             f"{v['compiled']} | {v['explained']} | {v['unexplained']}") if "units" in v else f"{v.get('error')} | | | |"
+    port = (f"{pv['units'] - pv['not_reached']} of {pv['units']} reached, {len(pv['failing'])} failing"
+            if "units" in pv else pv.get("error"))
+    return (f"| {o.name} | {o.base[:8]}..{o.release[:8]} | {s.total} in {len(s.runs)} | {s.hit} ({pct(s.hit, s.total)}) | "
+            f"{s.hit + s.converted} ({pct(s.hit + s.converted, s.total)}) | "
+            f"{s.above_low} | {len(s.candidates)}: {fp} FP, {tp} TP, {open_} unchecked | "
+            f"{pct(fp, s.above_low)} to {pct(fp + open_, s.above_low)} | {units} | {o.builds_up} | {o.builds_port}; {port} |")
+
+
+def table(outcomes: list[Outcome], head: str) -> str:
+    lines = [f"# PyTorch CUDA extensions against their human AMD ports (portkit {head}, ROCm 6.2)", "",
+             "Written by `python benchmarks/torch_extensions.py --md benchmarks/results/torch_extensions.md`. "
+             "Sites: the upstream lines of the kernel sources (csrc/) the human changed, a run once; hit: a "
+             f"finding within {WINDOW} lines (hit or converted: or convert's output changes a line that near). FP: findings above low at no site, checked by hand (the range "
+             "counts the unchecked ones as false). Verify: the converted upstream; the port's column verifies "
+             "the human port as it stands and gives its audit's builds_for_amd.", "",
+             "| project | base..release | human kernel sites (files) | hit (recall) | hit or converted | findings above low | "
+             "FP candidates | FP share | units | reached | compiled | explained | unexplained | "
+             "upstream builds_for_amd | port: builds_for_amd; its units |",
+             "|---|---|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---|---|"]
+    lines += [row(o) for o in outcomes]
+    return "\n".join(lines + [""] + details(outcomes)) + "\n"
+
+
+def details(outcomes: list[Outcome]) -> list[str]:
+    """The misses grouped by cause, the candidates with their verdicts, why units are not reached."""
+    causes = Counter(c for o in outcomes for *_, c in o.sites.missed)
+    lines = ["## Missed sites by cause (all projects)", ""]
+    lines += [f"- {n} × {c}" for c, n in causes.most_common()]
+    for o in outcomes:
+        lines += ["", f"## {o.name}", ""]
+        lines += [f"- missed {rel}:{lo}-{hi} ({c})" for rel, lo, hi, c in o.sites.missed]
+        for f in o.sites.candidates:
+            verdict = ("unchecked" if not f["checked"] else
+                       ("true positive: " if f["checked"][0] else "false positive: ") + f["checked"][1])
+            lines.append(f"- candidate {f['path']}:{f['line']} {f['code']} ({f['severity']}): {verdict}")
+        for side, v in (("upstream", o.verify), ("port", o.port_verify)):
+            if v.get("missing"):
+                lines.append(f"- {side} units not reached, first missing header: "
+                             + ", ".join(f"{h} × {n}" for h, n in v["missing"].most_common(5)))
+            if v.get("failing"):
+                lines.append(f"- {side} units failing: " + ", ".join(v["failing"]))
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("names", nargs="*", help=f"projects of histories.toml (default: {', '.join(PROJECTS)})")
+    ap.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
+    ap.add_argument("--cache", type=Path, default=Path("/tmp/torchx"))
+    ap.add_argument("--torch-headers", type=Path, help="a torch header pack (default: one pinned in fixtures/rocm-headers)")
+    ap.add_argument("--md", type=Path, help="also write the table here")
+    args = ap.parse_args(argv)
+    known = {p["name"]: p for p in tomllib.loads(HISTORIES.read_text(encoding="utf-8"))["project"]}
+    packs = pack_args(args.cache, args.torch_headers)
+    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
+                          text=True).stdout.strip()
+    outcomes = []
+    for name in args.names or PROJECTS:
+        if name not in known:
+            raise SystemExit(f"{name}: not in {HISTORIES.name}")
+        outcomes.append(measure(known[name], args.mirrors, args.cache, packs))
+        print(row(outcomes[-1]), flush=True)
+    text = table(outcomes, head)
+    print(text)
+    if args.md:
+        args.md.write_text(text, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
