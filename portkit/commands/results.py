@@ -236,6 +236,7 @@ class ErrorReport:
     findings: list[Finding] = field(default_factory=list)
     consequence_of: str | None = None        # "file:line" of the explained error this one follows from
     include_chain: list[str] = field(default_factory=list)   # "file:line" from the unit to a library header
+    decision: str = ""                       # the decision one of its findings is a site of (estimate/decisions.py)
 
     @property
     def explained(self) -> bool:
@@ -243,7 +244,6 @@ class ErrorReport:
 
 
 @dataclass
-    decision: str = ""                       # the decision one of its findings is a site of (estimate/decisions.py)
 class UnitReport:
     rel: str
     status: str                              # "compiled", "failed", "not_reached" or "timeout"
@@ -267,13 +267,6 @@ class UnitReport:
         """Stopped at a header of a library not installed here: its porting errors were not seen."""
         return self.status == "not_reached"
 
-
-@dataclass
-class VerifyResult:
-    root: Path
-    compiler: "Compiler"
-    target: Version
-    offload_arch: tuple[str, ...]
     @property
     def failed_on_decision(self) -> bool:
         """Failed only where the estimate prices a decision (issue 48's target): every error that is not
@@ -283,6 +276,13 @@ class VerifyResult:
         return self.status == "failed" and bool(self.errors) and \
             all(e.decision or e.consequence_of is not None for e in self.errors)
 
+
+@dataclass
+class VerifyResult:
+    root: Path
+    compiler: "Compiler"
+    target: Version
+    offload_arch: tuple[str, ...]
     units: list[UnitReport] = field(default_factory=list)
     unmatched: list[str] = field(default_factory=list)    # compile_commands files not in the tree
     skipped: list[Skipped] = field(default_factory=list)
@@ -304,6 +304,8 @@ class VerifyResult:
             return sum(u.failed and not u.explained and not u.not_reached for u in self.units)
         if what == "not_reached":
             return sum(u.not_reached for u in self.units)
+        if what == "failed_on_decision":
+            return sum(u.failed_on_decision for u in self.units)
         raise ValueError(what)
 
     @property
@@ -316,8 +318,6 @@ class VerifyResult:
 DEFAULT_CONFIGURE_TIMEOUT = 600.0   # seconds the whole configure may take (a big tree's compiler checks)
 
 
-        if what == "failed_on_decision":
-            return sum(u.failed_on_decision for u in self.units)
 @dataclass(frozen=True)
 class ConfigureOptions:
     cmake: str | None = None                 # --cmake: this CMake, not the newest found

@@ -152,20 +152,13 @@ def render_text(result: VerifyResult, console: Console) -> None:
     console.print(f"\n{_plural(s['units'], 'translation unit')}: {s['compiled']:,} compiled, {s['failed']:,} failed "
                   f"({s['explained']:,} explained by findings, {s['unexplained']:,} unexplained, "
                   f"{s['not_reached']:,} not reached) in {s['seconds']:.1f} s")
+    if s["failed"] > s["not_reached"]:
+        say(console, decision_line(result))
     if s["unexplained"]:
         console.print("Unexplained failures are gaps in portkit's rules or tables: `--format json` marks them "
                       "(\"unexplained\": true); please report them.")
 
 
-def _print_error(error: ErrorReport, console: Console) -> None:
-    where = f"{error.rel}:{error.line}:{error.column}" if error.rel else "(outside the tree)"
-    if s["failed"] > s["not_reached"]:
-        say(console, decision_line(result))
-    say(console, f"  {where}: {error.severity}: {error.message}")
-    if error.include_chain:
-        say(console, f"    included: {' -> '.join(error.include_chain)}")
-    if error.source_line is not None:
-        say(console, f"    CUDA line {error.source_line}: {(error.source_text or '').strip()}")
 def decision_line(result: VerifyResult) -> str:
     """How many failed units fail only on a decision, which decisions, and issue 48's measure: the
     units that compile or fail only on a decision, of those reached (not reached: counted apart)."""
@@ -184,6 +177,13 @@ def decision_line(result: VerifyResult) -> str:
             f"({100 * done / reached:.0f}%)")
 
 
+def _print_error(error: ErrorReport, console: Console) -> None:
+    where = f"{error.rel}:{error.line}:{error.column}" if error.rel else "(outside the tree)"
+    say(console, f"  {where}: {error.severity}: {error.message}")
+    if error.include_chain:
+        say(console, f"    included: {' -> '.join(error.include_chain)}")
+    if error.source_line is not None:
+        say(console, f"    CUDA line {error.source_line}: {(error.source_text or '').strip()}")
     if error.consequence_of is not None:
         say(console, f"    a consequence of the error at {error.consequence_of} (explained)")
     elif not error.findings:

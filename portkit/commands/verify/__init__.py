@@ -271,6 +271,7 @@ def _report(unit: Unit, outcome: compilers.CompileRun, root: Path, facts: Facts,
         error.include_chain = include_chain(diagnostic, root, root)
         report.errors.append(error)
     consequences(report.errors)
+    name_decisions(report.errors)
     if not report.errors:
         report.output = outcome.output.strip()[-2000:]
     elif all(_missing_library(e) for e in report.errors):
@@ -298,11 +299,19 @@ def consequences(errors: list[ErrorReport]) -> None:
                 break
 
 
+def name_decisions(errors: list[ErrorReport]) -> None:
+    """Each error's decision: the first of its findings that the estimate prices as a site of one
+    (estimate/decisions.decision_of, the estimate's own test), so that a unit failing only on them
+    is counted apart from one failing on a gap or on a site to fix (UnitReport.failed_on_decision)."""
+    eco, model = ecosystem.default(), effort.default_model()
+    for error in errors:
+        error.decision = next(filter(None, (decisions.decision_of(f, eco, model) for f in error.findings)), "")
+
+
 # a header of a ROCm library or of another dependency that is not installed here: the environment's
 # gap, not the port's (a CUDA header left in the code is the port's, and stays a failure)
 _LIBRARY_HEADER_CODES = {Code.ROCM_LIBRARY_NOT_INSTALLED, Code.INCLUDE_NOT_FOUND}
 
-    name_decisions(report.errors)
 
 def _missing_library(error: ErrorReport) -> bool:
     return "file not found" in error.message and bool(error.findings) \
@@ -319,12 +328,3 @@ def _error(located: Located, unit_rel: str, facts: Facts) -> ErrorReport:
 
 
 __all__ = ["VerifyOptions", "VerifyResult", "UnitReport", "ErrorReport", "verify_tree"]
-def name_decisions(errors: list[ErrorReport]) -> None:
-    """Each error's decision: the first of its findings that the estimate prices as a site of one
-    (estimate/decisions.decision_of, the estimate's own test), so that a unit failing only on them
-    is counted apart from one failing on a gap or on a site to fix (UnitReport.failed_on_decision)."""
-    eco, model = ecosystem.default(), effort.default_model()
-    for error in errors:
-        error.decision = next(filter(None, (decisions.decision_of(f, eco, model) for f in error.findings)), "")
-
-
