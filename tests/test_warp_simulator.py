@@ -9,11 +9,12 @@ past: out of bounds, an undefined shift, a mask that does not name the executing
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
 
-from warpsim import AMD32, AMD64, CUDA32, CUDA64, HIP_NVIDIA, OutOfBounds, SimError, run
+from warpsim import AMD32, AMD64, CUDA32, CUDA64, HIP_NVIDIA, OutOfBounds, SimError, UnwrittenRead, run
 from warpsim.fixture import expected, folders, read_case, simulate
 
 REPO = Path(__file__).resolve().parent.parent
@@ -203,8 +204,64 @@ def test_barrier_separates_phases_of_the_block():
     }"""
     with_barrier = run(source.replace("SYNC", "__syncthreads();"), "k", CUDA32, 128, {"out": [0.0]})
     assert with_barrier["out"] == [1.0 + 33.0 + 65.0 + 97.0]
-    # Without it warp 0 runs to its end first (the simulator's fixed order) and misses the rest.
-    assert run(source.replace("SYNC", ""), "k", CUDA32, 128, {"out": [0.0]})["out"] == [1.0]
+    # Without it warp 0 runs to its end first (the simulator's fixed order) and reads what the
+    # other warps have not written yet: garbage on a GPU, refused here.
+    with pytest.raises(UnwrittenRead) as error:
+        run(source.replace("SYNC", ""), "k", CUDA32, 128, {"out": [0.0]})
+    assert str(error.value) == ("__shared__ array partial[4]: element 1 is read before any thread wrote it "
+                                "(lane 0) at line 6: partial[1]")
+
+
+# ggml's rms_norm_f32 (norm.cu) as --fix warp wrote it before the read was guarded: 1024 threads
+# are 16 wavefronts at 64 lanes, so 16 partials are written and all 64 lanes read theirs.
+PARTIALS = """
+__global__ void k(const float* inp, float* out) {
+    __shared__ float s_sum[PORTKIT_WAVEFRONT_SIZE];
+    float tmp = inp[threadIdx.x];
+    for (int mask = warpSize / 2; mask > 0; mask >>= 1)
+        tmp += __shfl_xor(tmp, mask, warpSize);
+    const int warp_id = threadIdx.x / PORTKIT_WAVEFRONT_SIZE;
+    const int lane_id = threadIdx.x % PORTKIT_WAVEFRONT_SIZE;
+    if (lane_id == 0) s_sum[warp_id] = tmp;
+    __syncthreads();
+    tmp = READ;
+    for (int mask = warpSize / 2; mask > 0; mask >>= 1)
+        tmp += __shfl_xor(tmp, mask, warpSize);
+    if (threadIdx.x == 0) out[0] = tmp;
+}"""
+
+
+def partial_sums(read: str, target) -> list[float]:
+    source = PARTIALS.replace("READ", read)
+    defines = {"PORTKIT_WAVEFRONT_SIZE": str(target.wave)}
+    ones = [1.0] * 1024
+    return run(source, "k", target, 1024, {"inp": ones, "out": [0.0]}, defines=defines)["out"]
+
+
+def test_shared_memory_is_not_zeroed_a_read_of_an_unwritten_partial_is_refused():
+    """A zero-filled simulator summed 48 unwritten partials as 0 and proved this right at 64 lanes."""
+    assert partial_sums("s_sum[lane_id]", AMD32) == [1024.0]   # 32 wavefronts, 32 partials: all written
+    with pytest.raises(UnwrittenRead) as error:
+        partial_sums("s_sum[lane_id]", AMD64)
+    assert str(error.value) == ("__shared__ array s_sum[64]: element 16 is read before any thread wrote it "
+                                "(lane 16) at line 11: s_sum[lane_id]")
+    assert math.isnan(partial_sums("s_sum[lane_id]", AMD64.lenient())[0])   # poisoned: the sum shows it
+    guarded = "lane_id < (blockDim.x + warpSize - 1) / warpSize ? s_sum[lane_id] : 0.0f"
+    assert partial_sums(guarded, AMD64) == partial_sums(guarded, AMD32) == [1024.0]
+
+
+def test_an_unwritten_integer_reads_a_sentinel_in_a_lenient_run():
+    source = """
+    __global__ void k(int* out) {
+        __shared__ int s[64];
+        if (threadIdx.x < 16) s[threadIdx.x] = 1;
+        __syncthreads();
+        out[threadIdx.x] = s[threadIdx.x];
+    }"""
+    with pytest.raises(UnwrittenRead, match=r"^__shared__ array s\[64\]: element 16 is read before any thread wrote it"):
+        run(source, "k", AMD64, 64, {"out": [0] * 64})
+    got = run(source, "k", AMD64.lenient(), 64, {"out": [0] * 64})["out"]
+    assert got == [1] * 16 + [0x5A5A5A5A] * 48
 
 
 def test_preprocessor_sees_each_targets_macros():

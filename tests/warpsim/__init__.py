@@ -7,8 +7,8 @@ would otherwise have to guess: undefined shifts, out-of-bounds accesses, masks t
 the executing lanes, 32-bit masks handed to HIP's `_sync` intrinsics.
 """
 
-from .cvalues import OutOfBounds, SimError
+from .cvalues import OutOfBounds, SimError, UnwrittenRead
 from .host import run_host
 from .launch import AMD32, AMD64, CUDA32, CUDA64, HIP_NVIDIA, Device, Target, load, run
 
-__all__ = ["AMD32", "AMD64", "CUDA32", "CUDA64", "HIP_NVIDIA", "Device", "OutOfBounds", "SimError", "Target", "load", "run", "run_host"]
+__all__ = ["AMD32", "AMD64", "CUDA32", "CUDA64", "HIP_NVIDIA", "Device", "OutOfBounds", "SimError", "Target", "UnwrittenRead", "load", "run", "run_host"]

@@ -21,6 +21,19 @@ class OutOfBounds(SimError):
     """An array access outside the array: the bug class a 32-entry per-warp array shows at 64 lanes."""
 
 
+class UnwrittenRead(SimError):
+    """A read of a `__shared__` element no thread has written: garbage on a GPU (shared memory is
+    not zeroed), so a per-warp array widened for 64 lanes but read at every lane is caught here."""
+
+    def __init__(self, message: str, where: str | None = None):
+        super().__init__(message if where is None else f"{message} at {where}")
+        self.message, self.where = message, where
+
+    def at(self, where: str) -> "UnwrittenRead":
+        """The error placed on the innermost expression that read (the first caller to know it)."""
+        return self if self.where is not None else UnwrittenRead(self.message, where)
+
+
 @dataclass(frozen=True)
 class CType:
     name: str

@@ -13,7 +13,7 @@ import math
 
 from tree_sitter import Node
 
-from .cvalues import BOOL, INT, LONG, ULONG, CType, PtrType, SimError, arith, common, convert, literal, unary
+from .cvalues import BOOL, INT, LONG, ULONG, CType, PtrType, SimError, UnwrittenRead, arith, common, convert, literal, unary
 from .memory import Alias, ArrayVar, MemRef, Pointer, Var, Vec, lanes_of
 from .program import Const, base_type, text
 
@@ -69,7 +69,10 @@ class ExprMachine:
         method = getattr(self, "e_" + node.type, None)
         if method is None:
             raise SimError(f"unsupported expression {node.type} at {self.where(node)}")
-        return method(node, mask)
+        try:
+            return method(node, mask)
+        except UnwrittenRead as err:   # placed on the innermost expression that read
+            raise err.at(self.where(node)) from None
 
     def truth(self, vec: Vec, mask: int) -> int:
         bits = 0

@@ -207,6 +207,8 @@ class WarpMachine(CollectiveStatements, ExprMachine):
             size = math.prod(dims) if dims else (self.block.dynamic_shared(found.ctype) if found.dims else 1)
             space = "__shared__" if "__shared__" in quals else "__device__"
             pool[key] = Buffer(found.name, found.ctype, [convert(0, found.ctype)] * size, space, tuple(dims))
+            if space == "__shared__" and found.value is None:
+                pool[key].poison(self.strict)   # not zeroed on a GPU: a read before a write is garbage
             if found.value is not None:
                 self.initialize(pool[key], found.value)
         buf = pool[key]
