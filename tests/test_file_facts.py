@@ -112,3 +112,17 @@ def test_prepare_learns_a_file_of_both_views_once(monkeypatch, cache):
     project = pipeline.prepare([root], OPTIONS, Config(), audit=OPTIONS, cache=False)
     assert project.audit is not None
     assert len(calls) == len(read_sources(project.audit.scanned)) == len(set(calls))
+
+
+def test_audit_no_cache_keeps_no_facts_either(tmp_path, monkeypatch, capsys):
+    """`audit --no-cache` promised "neither reusing nor keeping results by file content", yet its
+    prepare kept each file's facts (filefacts-...) all the same."""
+    from portkit.cli.app import main
+    monkeypatch.delenv("PORTKIT_NO_CACHE", raising=False)
+    monkeypatch.setenv("PORTKIT_CACHE_DIR", str(tmp_path / "cache"))
+    tree = Path(shutil.copytree(Path(__file__).resolve().parent.parent / "fixtures" / "sample_project", tmp_path / "src"))
+    assert main(["audit", str(tree), "--format", "json", "-j", "1", "--no-cache"]) == 0
+    assert not list((tmp_path / "cache").glob("**/filefacts-*"))
+    assert main(["audit", str(tree), "--format", "json", "-j", "1"]) == 0
+    assert list((tmp_path / "cache").glob("**/filefacts-*"))
+    capsys.readouterr()

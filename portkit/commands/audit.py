@@ -82,7 +82,8 @@ def audit_paths(paths: list[Path], opts: AuditOptions,
     if opts.fail_on is not None and opts.fail_on not in SEVERITIES:
         raise PortkitError(f"--fail-on must be one of {', '.join(SEVERITIES)}")
     enabled = rules.selected(list(opts.select), list(opts.ignore))
-    project = pipeline.prepare([Path(p) for p in paths], opts.scan, opts.config, optional=True)
+    project = pipeline.prepare([Path(p) for p in paths], opts.scan, opts.config, optional=True,
+                               cache=resultcache.enabled(opts.cache))
     entries = project.scanned
     result = AuditResult(root=project.root, options=opts, skipped=project.skipped, facts=project.facts,
                          left_out=project.left_out)
