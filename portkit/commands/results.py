@@ -292,6 +292,9 @@ class VerifyResult:
     amd_selectors: tuple[str, ...] = ()      # the project's own AMD selectors, defined for every unit
     default_std: str | None = None           # the compiler's own, when known
     missing_libraries: list[str] = field(default_factory=list)   # one line per ROCm library not found
+    # the build line that translates the tree's sources as it builds (faiss's hipify.sh): every unit was
+    # compiled after portkit's conversion, standing in for that step (verify/build_hipify.py)
+    hipify_step: str = ""
 
     def count(self, what: str) -> int:
         if what == "compiled":

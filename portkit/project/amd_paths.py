@@ -26,6 +26,11 @@ Read from file names and build files, never run:
   here, or what estimate/scope.py reads in the scan (the HIP API in the sources, or nothing above
   low left for a person where torch hipifies them at build time).
 
+A build may also **translate its sources as it builds** (`hipify_step()`): faiss's CMake runs
+faiss/gpu/hipify.sh (hipify-perl) before it compiles, a Makefile may call hipify-perl, and torch
+hipifies a CUDAExtension's sources when it builds on ROCm. Such a tree's files stay CUDA on disk;
+verify compiles them as that build would see them (portkit/commands/verify/build_hipify.py).
+
 `covered()` says which files such builds compile: those under the build file's directory, under
 a directory an AMD directory's build compiles, and every file they include, transitively (ggml's
 include/ggml.h, reached from src/ggml-cuda). convert leaves them byte for byte (issue 31: a
@@ -237,6 +242,34 @@ def _builds(entries: list[Entry]) -> list[AmdImplementation]:
             text = data[start:end if end >= 0 else len(data)].decode("utf-8", "replace").strip()[:100]
             out.append(AmdImplementation(entry.rel, "build", f"{entry.rel}:{line}: {text}"))
     return out
+
+
+# a build file's command that translates sources: hipify.sh, hipify-perl, hipify-clang, hipify_python,
+# torch's hipify (not in a comment: the line's first word is no `#`)
+_HIPIFY = re.compile(rb"^[ \t]*[^#\s][^\n]*?\bhipify(?:[-_][a-z]+)?(?:\.sh|\.py)?\b[^\n]*", re.M | re.I)
+_TORCH_EXTENSION = re.compile(rb"^[^#\n]*\bCUDAExtension\s*\([^\n]*", re.M)
+
+
+def hipify_step(entries: list[Entry]) -> str:
+    """`FILE:LINE: text` of the first build line that translates the tree's sources at build time
+    (the module docstring), or "": a CMake or Makefile command that runs hipify, else a setup.py's
+    CUDAExtension, which torch hipifies when it builds on ROCm."""
+    found = ""
+    for entry in entries:
+        name = entry.rel.rsplit("/", 1)[-1]
+        pattern = _HIPIFY if entry.kind in ("cmake", "make") else _TORCH_EXTENSION if name == "setup.py" else None
+        if pattern is None:
+            continue
+        data, skipped = read(entry)
+        match = pattern.search(data) if data is not None and skipped is None else None
+        if match is None:
+            continue
+        line = data.count(b"\n", 0, match.start()) + 1
+        where = f"{entry.rel}:{line}: {match.group(0).decode('utf-8', 'replace').strip()[:100]}"
+        if pattern is _HIPIFY:
+            return where
+        found = found or where + " (torch hipifies a CUDAExtension's sources when it builds on ROCm)"
+    return found
 
 
 def covered(entries: list[Entry], amd: AmdPaths) -> dict[str, str]:

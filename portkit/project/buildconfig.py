@@ -58,8 +58,10 @@ DEFAULT = BuildConfig("default")
 class TreeConfig:
     """The build configuration of each directory of a tree, read once per build file."""
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, hip_architectures: tuple[str, ...] = ("gfx90a",)):
         self.root = root
+        # the cache variables the HIP build's configure gives (verify --configure passes the same)
+        self.given = {"CMAKE_HIP_ARCHITECTURES": ";".join(hip_architectures)}
         self._files: dict[Path, FileConfig | None] = {}
         self._dirs: dict[str, BuildConfig] = {}
 
@@ -75,6 +77,13 @@ class TreeConfig:
     def left_out(self, rel: str) -> str | None:
         """`FILE:LINE` of the CMakeLists.txt line that leaves the unit out of the project's HIP
         build (buildconfig_cmake.py), or None."""
+        why = self.left_out_why(rel)
+        return None if why is None else why[0]
+
+    def left_out_why(self, rel: str) -> tuple[str, str] | None:
+        """(`FILE:LINE`, the command) that leaves the unit out of the project's HIP build: a
+        `list(REMOVE_ITEM ...)` under its HIP condition, or an `add_subdirectory` of a folder the
+        unit is in that only a branch that build never takes reaches; None when neither does."""
         here = rel.rsplit("/", 1)[0] if "/" in rel else ""
         if here not in self._dirs:
             self._dirs[here] = self._for_dir(here)
@@ -82,8 +91,12 @@ class TreeConfig:
         unit = str(Path(os.path.normpath(self.root / rel)))
         for path in files if origin == "CMake" else ():
             config = self._read(path, top)
+            where = path.relative_to(self.root).as_posix()
             if config is not None and unit in config.hip_left_out:
-                return f"{path.relative_to(self.root).as_posix()}:{config.hip_left_out[unit]}"
+                return f"{where}:{config.hip_left_out[unit]}", "list(REMOVE_ITEM ...) under its HIP condition"
+            for folder, (line, written) in (config.left_out_dirs.items() if config is not None else ()):
+                if unit.startswith(folder + os.sep):
+                    return f"{where}:{line}", f"add_subdirectory({written}) only in a branch it does not take"
         return None
 
     def _for_dir(self, here: str) -> tuple[str, list[Path], Path, Path]:
@@ -134,10 +147,23 @@ class TreeConfig:
                 return None
             if path.name == CMAKE_NAMES[0]:
                 from .buildconfig_cmake import read_cmake
-                self._files[path] = read_cmake(text, path.parent, top)
+                self._files[path] = read_cmake(text, path.parent, top, self._functions_above(path, top), self.given)
             else:
                 self._files[path] = read_make(text, path.parent)
         return self._files[path]
+
+
+    def _functions_above(self, path: Path, top: Path) -> dict[str, tuple[list[str], str]]:
+        """The functions and macros the nearest CMakeLists.txt above `path` knows (its own and
+        those above it): a call in a subdirectory reads the body its parent defined."""
+        folder = path.parent
+        while folder != top and top in folder.parents:
+            folder = folder.parent
+            above = folder / CMAKE_NAMES[0]
+            if above.is_file():
+                config = self._read(above, top)
+                return dict(config.functions) if config is not None else {}
+        return {}
 
 
 def _linked_defines(configs: list[FileConfig], targets: set[str]) -> list[str]:

@@ -6,11 +6,17 @@ style target properties, `cxx_std_NN` / `cuda_std_NN` compile features and `-std
 `add_definitions(-D...)`, `target_compile_definitions` (per target, and what it passes on:
 INTERFACE, PUBLIC); `target_link_libraries` (which libraries pass their definitions on to whom).
 
-Only the variables that name directories are resolved (`CMAKE_CURRENT_SOURCE_DIR`,
+Resolved: the variables that name directories (`CMAKE_CURRENT_SOURCE_DIR`,
 `CMAKE_CURRENT_LIST_DIR`: this file's directory; `PROJECT_SOURCE_DIR`, `CMAKE_SOURCE_DIR`,
-`<name>_SOURCE_DIR`: the top CMakeLists.txt's); a value with any other variable is dropped.
-A block counts when the HIP build on Linux takes it: its condition names HIP, or it is the Linux
-branch of an OS test (`if(UNIX)`, `CMAKE_SYSTEM_NAME STREQUAL "Linux"`, the else() of `if(WIN32)`).
+`<name>_SOURCE_DIR`: the top CMakeLists.txt's), a variable remembered with one literal value no
+condition set (`ESSENTIALS_VERSION=${ESSENTIALS_VERSION}`), and the cache variables the HIP build's
+configure gives (`CMAKE_HIP_ARCHITECTURES`: verify's --offload-arch); a value with any other
+variable is dropped. A function or macro is read where it is called, its parameters replaced by
+the call's arguments (gunrock's `add_essentials_example(bfs)`, defined one directory up).
+A block counts when the HIP build on Linux takes it (cmake_branches.py: a condition that names HIP,
+the Linux branch of an OS test, the else() of the NVIDIA build's switch that names HIP) or when the
+innermost condition names HIP and no block around it is known to be left out; an add_subdirectory
+only a branch that build never takes reaches leaves its folder out.
 A generator expression counts when that build settles its condition (`$<$<BOOL:${VAR}>:...>` of a
 variable set in such a block, `$<PLATFORM_ID:Linux>`); any other is dropped.
 """
@@ -21,7 +27,8 @@ import os
 import re
 from pathlib import Path
 
-from .buildvalues import HIP_CONDITION, FileConfig, plain_dir, read_options
+from .buildvalues import FileConfig, plain_dir, read_options
+from .cmake_branches import CLOSE, OPEN, Branch, counts, opened, switched, values_of
 from ..buildfiles.cmake_lexer import Command, commands
 
 _VAR = re.compile(r"\$\{([A-Za-z0-9_]+)\}")
@@ -30,13 +37,6 @@ _STANDARD_VARS = {"CMAKE_CXX_STANDARD", "CMAKE_CUDA_STANDARD", "CMAKE_HIP_STANDA
 _STANDARD_PROPS = {"CXX_STANDARD", "CUDA_STANDARD", "HIP_STANDARD"}
 _INCLUDE_KEYWORDS = {"SYSTEM", "BEFORE", "AFTER", "INTERFACE", "PUBLIC", "PRIVATE"}
 _SCOPES = {"INTERFACE", "PUBLIC", "PRIVATE"}
-_OPEN = {"if", "foreach", "while", "function", "macro", "block"}
-_CLOSE = {"endif", "endforeach", "endwhile", "endfunction", "endmacro", "endblock"}
-_RUN = {"foreach", "block"}      # blocks whose body runs where the code around them does
-_LINUX = {"UNIX", "LINUX", "CMAKE_HOST_UNIX", "CMAKE_HOST_LINUX"}
-_NOT_LINUX = {"WIN32", "MSVC", "APPLE", "MINGW", "CYGWIN", "MSYS", "IOS", "ANDROID", "CMAKE_HOST_WIN32",
-              "CMAKE_HOST_APPLE"}
-_SYSTEM_NAMES = {"CMAKE_SYSTEM_NAME", "CMAKE_HOST_SYSTEM_NAME"}
 _LINK_SCOPES = {"INTERFACE", "PUBLIC", "PRIVATE", "LINK_PUBLIC", "LINK_PRIVATE", "LINK_INTERFACE_LIBRARIES"}
 _FALSE = {"", "0", "OFF", "NO", "FALSE", "N", "IGNORE", "NOTFOUND"}
 _OPTION_COMMANDS = {"add_compile_options", "target_compile_options"}
@@ -44,89 +44,90 @@ _TARGET_COMMANDS = {"add_library", "add_executable", "target_sources", "cuda_add
 _SOURCE_KEYWORDS = {"STATIC", "SHARED", "MODULE", "OBJECT", "INTERFACE", "PUBLIC", "PRIVATE", "EXCLUDE_FROM_ALL",
                     "WIN32", "MACOSX_BUNDLE", "ALIAS", "IMPORTED", "GLOBAL", "FILE_SET", "TYPE", "HEADERS"}
 _FLAG_VARS = {"CMAKE_CXX_FLAGS", "CMAKE_CUDA_FLAGS", "CMAKE_HIP_FLAGS"}
+_CALL_DEPTH = 8          # a function that calls itself is read this deep, no deeper
 
 
-def read_cmake(text: str, directory: Path, top: Path) -> FileConfig:
-    """What one CMakeLists.txt (in `directory`, of the project whose top is `top`) asks for."""
+def read_cmake(text: str, directory: Path, top: Path, functions: dict[str, tuple[list[str], str]] | None = None,
+               given: dict[str, str] | None = None) -> FileConfig:
+    """What one CMakeLists.txt (in `directory`, of the project whose top is `top`) asks for.
+    `functions`: those the files above it define (a call here reads their bodies with its
+    arguments: gunrock's examples are `add_essentials_example(bfs)`, defined one level up);
+    `given`: the cache variables the HIP build's configure sets (CMAKE_HIP_ARCHITECTURES)."""
     config = FileConfig()
-    reader = _Reader(directory, top)
-    # per open block: (the HIP build takes it, no branch so far runs on Linux, it names HIP)
-    blocks: list[tuple[bool, bool, bool]] = []
-    for cmd in commands(text):
-        name = cmd.lower
-        if name in _OPEN:
-            blocks.append(_branch(cmd, True) if name == "if" else (name in _RUN, False, False))
-        elif name in ("else", "elseif") and blocks:
-            blocks[-1] = _branch(cmd, blocks[-1][1]) if name == "elseif" else (blocks[-1][1], False, False)
-        elif name in _CLOSE:
-            blocks = blocks[:-1]
-        else:
-            conditional = not all(taken for taken, _, _ in blocks)
-            reader.read(cmd, config, conditional)
-            if name == "list" and not conditional and any(hip for _, _, hip in blocks):
-                reader.left_out(cmd, text.count("\n", 0, cmd.start) + 1, config)
+    config.functions.update(functions or {})
+    _walk(text, _Reader(directory, top, given or {}), config, [], None, 0)
     return config
 
 
-def _branch(cmd: Command, others_ruled_out: bool) -> tuple[bool, bool, bool]:
-    """An if()/elseif() branch: is it the HIP build's, are it and those before it never taken on
-    Linux, and does it name HIP. ROCm builds on Linux, so `if(UNIX)`, `if(CMAKE_SYSTEM_NAME
-    STREQUAL "Linux")` and the else() of `if(WIN32)` are taken (nccl-tests defines NCCL_OS_LINUX
-    there, and its os.h needs it)."""
-    linux, hip = _on_linux(cmd), _names_hip(cmd)
-    return hip or (others_ruled_out and linux is True), others_ruled_out and linux is False, hip
-
-
-def _on_linux(cmd: Command) -> bool | None:
-    """Whether a condition holds on Linux: True, False, or None when it asks about anything else."""
-    values, negate = _values(cmd), False
-    while values and values[0].upper() == "NOT":
-        values, negate = values[1:], not negate
-    if len(values) == 1 and values[0] in _LINUX | _NOT_LINUX:
-        known = values[0] in _LINUX
-    elif len(values) == 3 and values[0].strip("${}") in _SYSTEM_NAMES and values[1] in ("STREQUAL", "MATCHES"):
-        try:
-            known = values[2] == "Linux" or (values[1] == "MATCHES" and re.search(values[2], "Linux") is not None)
-        except re.error:
-            return None
-    else:
-        return None
-    return known != negate
-
-
-def _names_hip(cmd: Command) -> bool:
-    """A condition that holds in the HIP build: `if(GGML_HIP)`, `if(FAISS_ENABLE_ROCM)`; not `if(NOT ...)`."""
-    values = _values(cmd)
-    return any(HIP_CONDITION.search(v) for v in values) and not any(v.upper() == "NOT" for v in values)
-
-
-def _values(cmd: Command) -> list[str]:
-    """The arguments, an unquoted one and a quoted one that touch (`A="${B}"`) joined as CMake does."""
-    out: list[str] = []
-    end = -1
-    for arg in cmd.args:
-        if arg.kind == "paren":
-            end = -1
+def _walk(text: str, reader: "_Reader", config: FileConfig, outer: list[Branch], call_line: int | None,
+          depth: int) -> None:
+    """Read the commands of `text` inside the blocks `outer` (a function's body: its call's)."""
+    cmds = commands(text)
+    blocks: list[Branch] = []
+    i = 0
+    while i < len(cmds):
+        cmd, name = cmds[i], cmds[i].lower
+        line = call_line or text.count("\n", 0, cmd.start) + 1
+        if name in ("function", "macro"):
+            i = _define(text, cmds, i, config)
             continue
-        if arg.start == end and out:
-            out[-1] += arg.text
+        if name in OPEN:
+            blocks.append(opened(cmds, i))
+        elif name in ("else", "elseif") and blocks:
+            blocks[-1] = switched(cmds, i, blocks[-1])
+        elif name in CLOSE:
+            blocks = blocks[:-1]
+        elif name in config.functions and depth < _CALL_DEPTH:
+            _walk(_called(config.functions[name], values_of(cmd)), reader, config, outer + blocks, line, depth + 1)
         else:
-            out.append(arg.value)
-        end = arg.end
-    return out
+            stack = outer + blocks
+            counted = not stack or counts(stack)
+            reader.read(cmd, config, not counted)
+            if name == "list" and counted and any(b.hip for b in stack):
+                reader.left_out(cmd, line, config)
+            elif name == "add_subdirectory" and any(b.out for b in stack):
+                reader.subdirectory_out(cmd, line, config)
+        i += 1
+
+
+def _define(text: str, cmds: list[Command], at: int, config: FileConfig) -> int:
+    """Remember a function's or macro's parameters and body; the index after its end."""
+    depth, end = 0, len(cmds)
+    for j in range(at + 1, len(cmds)):
+        depth += cmds[j].lower in OPEN
+        if cmds[j].lower in CLOSE:
+            if depth == 0:
+                end = j
+                break
+            depth -= 1
+    values = values_of(cmds[at])
+    if values:
+        body_end = cmds[end].start if end < len(cmds) else len(text)
+        config.functions[values[0].lower()] = (values[1:], text[cmds[at].close + 1:body_end])
+    return end + 1
+
+
+def _called(function: tuple[list[str], str], args: list[str]) -> str:
+    """A function's body with its parameters replaced by a call's arguments, as CMake gives them."""
+    params, body = function
+    names = {p: a for p, a in zip(params, args)}
+    names.update({f"ARGV{n}": a for n, a in enumerate(args)})
+    names.update(ARGV=";".join(args), ARGN=";".join(args[len(params):]), ARGC=str(len(args)))
+    return _VAR.sub(lambda m: names.get(m.group(1), m.group(0)), body)
 
 
 class _Reader:
     """Reads command after command; remembers list variables (`set`, `list(APPEND ...)`) whose
     items are literal, each with whether it was set under a condition."""
 
-    def __init__(self, directory: Path, top: Path):
+    def __init__(self, directory: Path, top: Path, given: dict[str, str]):
         self.directory = directory
         self.top = top
-        self.variables: dict[str, list[tuple[str, bool]]] = {}
+        self.given = given
+        self.variables: dict[str, list[tuple[str, bool]]] = {name: [(value, False)] for name, value in given.items()}
 
     def read(self, cmd: Command, config: FileConfig, conditional: bool) -> None:
-        name, values = cmd.lower, _values(cmd)
+        name, values = cmd.lower, values_of(cmd)
         if name in ("set", "list") and len(values) >= 2:
             self._assign(name, values, config, conditional)
         elif name == "set_property" and "PROPERTY" in values:
@@ -169,6 +170,8 @@ class _Reader:
                 self._standard(items[0], config)
             elif var in _FLAG_VARS:
                 read_options(self._plain(items), self.directory, config, defines=False)
+        if conditional and var in self.given:
+            return          # `if(NOT CMAKE_HIP_ARCHITECTURES) set(... gfx90a)`: the configure's value stands
         cut = [i for i, v in enumerate(items) if v in ("CACHE", "PARENT_SCOPE")]
         items = items[:cut[0]] if cut else items
         resolved = [(item, conditional or under) for item, under in self._items(items)]
@@ -178,11 +181,20 @@ class _Reader:
         """`list(REMOVE_ITEM SOURCES a.cu ...)` in the HIP build's branch: the project's AMD build
         does not compile those files (CTranslate2's `elseif(WITH_HIP)` removes its AWQ kernels,
         whose PTX it never ported), so verify does not either."""
-        values = _values(cmd)
+        values = values_of(cmd)
         if len(values) < 3 or values[0] != "REMOVE_ITEM":
             return
         for item, _ in self._items(values[2:]):
             config.hip_left_out.setdefault(os.path.normpath(os.path.join(self.directory, item)), line)
+
+    def subdirectory_out(self, cmd: Command, line: int, config: FileConfig) -> None:
+        """`add_subdirectory(experiments)` only in a branch the HIP build never takes (gunrock's
+        `if(${ESSENTIALS_NVIDIA_BACKEND})`): the files under it are not in the project's AMD build."""
+        values = values_of(cmd)
+        items = self._items(values[:1])
+        if items:
+            folder = os.path.normpath(os.path.join(self.directory, items[0][0]))
+            config.left_out_dirs.setdefault(folder, (line, values[0]))
 
     def _sources(self, values: list[str], config: FileConfig) -> None:
         """The literal source files of a target (add_library, add_executable, target_sources)."""
@@ -293,6 +305,12 @@ class _Reader:
             return str(self.directory)
         if name in ("PROJECT_SOURCE_DIR", "CMAKE_SOURCE_DIR") or name.endswith("_SOURCE_DIR"):
             return str(self.top)
+        # a variable remembered with one literal value that no condition set: gunrock's
+        # `SM_TARGET=${CMAKE_HIP_ARCHITECTURES}` (given: verify's --offload-arch), and
+        # `ESSENTIALS_VERSION=${ESSENTIALS_VERSION}` of `set(ESSENTIALS_VERSION "${MAJOR}.${MINOR}...")`
+        items = self.variables.get(name)
+        if items is not None and len(items) == 1 and not items[0][1]:
+            return items[0][0]
         return None
 
 

@@ -61,6 +61,7 @@ def document(result: VerifyResult) -> JsonObject:
         "summary": summary(result),
         "std_option": result.std,
         "amd_selectors": list(result.amd_selectors),
+        "hipify_step": result.hipify_step or None,
         "configurations": [{"origin": c.origin, "files": list(c.files), "std": c.std, "includes": list(c.includes),
                             "defines": list(c.defines), "units": n} for c, n in result.configurations],
         "units": [_unit(u) for u in result.units],
@@ -99,6 +100,9 @@ def configuration_lines(result: VerifyResult) -> list[str]:
     if result.amd_selectors:
         lines.append(f"the project's AMD build: {' '.join('-D' + n for n in result.amd_selectors)} for every unit "
                      f"(its own AMD selectors, as its AMD build defines them)")
+    if result.hipify_step:
+        lines.append(f"every unit compiled after the build's own hipify step ({result.hipify_step}), "
+                     f"portkit's conversion standing in; errors at the tree's own lines")
     return lines
 
 

@@ -31,7 +31,7 @@ from ...project import pipeline
 from ...project.settings import resolve
 from ..results import DEFAULT_VERIFY_TIMEOUT, ErrorReport, UnitReport, VerifyOptions, VerifyResult
 from . import compiler as compilers
-from . import packs, standins, unitcache
+from . import build_hipify, packs, standins, unitcache
 from .diagnostics import Located, include_chain, locate, parse
 from .explain import Facts, explain
 from ...project.units import Unit, configured, database_config, database_units, tree_units
@@ -95,9 +95,21 @@ _GUARD_NAME = re.compile(r"(?:^HIP_INCLUDE_|_(?:H|HH|HPP|HXX|CUH|INL)_*$|_INCLUD
 
 def verify_tree(out: Path, opts: VerifyOptions,
                 progress_factory: Callable[[int], Callable[[int], None] | None] | None = None) -> VerifyResult:
-    """Compile every unit of the converted tree `out` and explain each failure."""
-    start = time.perf_counter()
+    """Compile every unit of the converted tree `out` and explain each failure; a tree whose own AMD
+    build translates its sources as it builds (faiss's hipify.sh, torch's CUDAExtension) is compiled
+    as that build sees it, portkit's conversion standing in (build_hipify.py)."""
     _check_options(out, opts)
+    where = build_hipify.step(out, opts)
+    copy = build_hipify.translated(out, opts) if where else None
+    if copy is None:
+        return _verify_tree(out, opts, progress_factory)
+    result = _verify_tree(copy, build_hipify.inner_options(out, opts), progress_factory)
+    return build_hipify.placed_back(result, out, copy, where, keep=opts.cache)
+
+
+def _verify_tree(out: Path, opts: VerifyOptions,
+                 progress_factory: Callable[[int], Callable[[int], None] | None] | None = None) -> VerifyResult:
+    start = time.perf_counter()
     compiler = compilers.select(opts.compiler, opts.rocm_path, opts.rocm, opts.rocm_headers, opts.download)
     scan = resolve(rocm=_explained_release(opts, compiler), audit=True)
     target = scan.target
@@ -212,7 +224,7 @@ def _units(root: Path, entries, sources: dict[str, bytes], opts: VerifyOptions, 
     if opts.compile_commands is not None:
         result.configurations = database_config(units, opts.compile_commands)
     elif opts.build_config:
-        tree = TreeConfig(root)
+        tree = TreeConfig(root, opts.offload_arch)
         units, result.configurations = configured(_in_amd_build(units, tree, result), tree)
     if opts.std is not None:        # --std wins over every standard of the build
         units = [replace(u, flags=tuple(f for f in u.flags if not f.startswith("-std="))) for u in units]
@@ -221,15 +233,16 @@ def _units(root: Path, entries, sources: dict[str, bytes], opts: VerifyOptions, 
 
 def _in_amd_build(units: list[Unit], tree: TreeConfig, result: VerifyResult) -> list[Unit]:
     """The units the project's own HIP build compiles: one its CMake removes from the sources in
-    the HIP branch is skipped and said so, never compiled into errors no AMD build would meet."""
+    the HIP branch, or one in a folder only its NVIDIA branch adds, is skipped and said so, never
+    compiled into errors no AMD build would meet."""
     kept = []
     for unit in units:
-        where = tree.left_out(unit.rel)
-        if where is None:
+        why = tree.left_out_why(unit.rel)
+        if why is None:
             kept.append(unit)
         else:
             result.skipped.append(Skipped(unit.rel, f"not compiled: the project's AMD build leaves it out "
-                                                    f"({where}: list(REMOVE_ITEM ...) under its HIP condition)", False))
+                                                    f"({why[0]}: {why[1]})", False))
     return kept
 
 
