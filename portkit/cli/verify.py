@@ -61,6 +61,10 @@ def add_options(p: argparse.ArgumentParser) -> None:
                    help="a ROCm header pack (or a folder of packs by release) for --rocm X.Y when that release is "
                         "not installed: clang checks the code against it, syntax only (docs/verify.md; also "
                         "$PORTKIT_ROCM_HEADERS)")
+    g.add_argument("--torch-headers", metavar="DIR|FILE",
+                   help="the torch header pack (folder or .tar.xz) for units that include torch's headers "
+                        "(torch/extension.h, ATen/, c10/); also $PORTKIT_TORCH_HEADERS, or one in the "
+                        "--rocm-headers folder (docs/verify.md)")
     g.add_argument("--offline", dest="download", action="store_false",
                    help="never download a release's header pack on first use (also PORTKIT_OFFLINE=1)")
     g.add_argument("-p", "--compile-commands", type=Path, metavar="BUILD",
@@ -89,7 +93,7 @@ def options(args: argparse.Namespace, source: Path | None = None, only: frozense
         compile_commands=args.compile_commands, includes=tuple(args.includes), defines=tuple(args.defines),
         source=source, rocm=rocm_release(args.rocm), jobs=jobs or args.jobs, timeout=args.timeout,
         only=only, std=args.std, build_config=args.build_config, rocm_headers=args.rocm_headers,
-        download=args.download, config=_file_set(args), cache=getattr(args, "cache", True))
+        torch_headers=args.torch_headers, download=args.download, config=_file_set(args), cache=getattr(args, "cache", True))
 
 
 def _file_set(args: argparse.Namespace):

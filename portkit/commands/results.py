@@ -217,6 +217,7 @@ class VerifyOptions:
     std: str | None = None                   # --std: the language standard of every unit (wins)
     build_config: bool = True                # read the build's standard, -I and -D (CMake, Makefile)
     rocm_headers: str | None = None          # --rocm-headers: a ROCm header pack (or a folder of packs)
+    torch_headers: str | None = None         # --torch-headers: the torch header pack (torch_pack.py)
     download: bool = True                    # a pinned pack not found may be downloaded (not --offline)
     cache: bool = True                       # reuse a unit's result while nothing it reads changed (unitcache.py)
     # convert --verify: `rocm` is the conversion's target, compiled against where its headers are
@@ -292,6 +293,8 @@ class VerifyResult:
     amd_selectors: tuple[str, ...] = ()      # the project's own AMD selectors, defined for every unit
     default_std: str | None = None           # the compiler's own, when known
     missing_libraries: list[str] = field(default_factory=list)   # one line per ROCm library not found
+    torch: str | None = None                 # the torch header pack's description, when a unit used it
+    torch_units: int = 0                     # how many units include torch's headers and got it
     # the build line that translates the tree's sources as it builds (faiss's hipify.sh): every unit was
     # compiled after portkit's conversion, standing in for that step (verify/build_hipify.py)
     hipify_step: str = ""

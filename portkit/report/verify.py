@@ -57,6 +57,7 @@ def document(result: VerifyResult) -> JsonObject:
                      "rocm": format_version(result.compiler.rocm) if result.compiler.rocm else None,
                      "headers": _headers(result.compiler), "note": result.compiler.note or None},
         "target_rocm": format_version(result.target),
+        "torch": {"pack": result.torch, "units": result.torch_units} if result.torch else None,
         "offload_arch": list(result.offload_arch),
         "summary": summary(result),
         "std_option": result.std,
@@ -127,6 +128,8 @@ def render_text(result: VerifyResult, console: Console) -> None:
         f"--offload-arch={archs}")
     if result.compiler.note:
         say(console, f"Note: {result.compiler.note}")
+    if result.torch:
+        say(console, f"torch's headers for {_plural(result.torch_units, 'unit')} that include them: {result.torch}")
     for line in configuration_lines(result):
         say(console, line)
     for unit in result.units:

@@ -31,7 +31,7 @@ from ...project import pipeline
 from ...project.settings import resolve
 from ..results import DEFAULT_VERIFY_TIMEOUT, ErrorReport, UnitReport, VerifyOptions, VerifyResult
 from . import compiler as compilers
-from . import build_hipify, packs, standins, unitcache
+from . import build_hipify, packs, standins, torch_pack, unitcache
 from .diagnostics import Located, include_chain, locate, parse
 from .explain import Facts, explain
 from ...project.units import Unit, configured, database_config, database_units, tree_units
@@ -76,6 +76,23 @@ def _define_amd_selectors(commands: dict[str, list[str]], reached: dict[str, lis
             commands[rel] = [commands[rel][0], *(f"-D{name}" for name in mine), *commands[rel][1:]]
         used.update(mine)
     result.amd_selectors = tuple(name for name in selectors if name in used)
+
+
+def _add_torch(commands: dict[str, list[str]], reached: dict[str, list[str]], units: list[Unit],
+               opts: VerifyOptions, result: VerifyResult) -> None:
+    """A unit that includes torch's headers gets the torch pack's include paths and the definitions a
+    HIP CUDAExtension's build gives (torch_pack.py), first: without them it stops at torch's first
+    header, its code never reached. No pack, or no such unit: the commands stay as they are."""
+    users = [unit for unit in units if torch_pack.uses_torch(reached[unit.rel])]
+    if not users:
+        return
+    pack = torch_pack.locate(opts.torch_headers, opts.rocm_headers)
+    if pack is None:
+        return
+    for unit in users:
+        cmd = commands[unit.rel]
+        commands[unit.rel] = [cmd[0], *pack.flags(unit.path), *cmd[1:]]
+    result.torch, result.torch_units = pack.describe(), len(users)
 
 
 def _amd_selectors(selectors: tuple[str, ...], defines: tuple[str, ...]) -> tuple[str, ...]:
@@ -134,6 +151,7 @@ def _verify_tree(out: Path, opts: VerifyOptions,
     commands = {unit.rel: _command(compiler, unit, opts, extra) for unit in units}
     reached = {unit.rel: _refuse_non_regular(root, unit, commands[unit.rel]) for unit in units}
     _define_amd_selectors(commands, reached, _amd_selectors(project.facts.amd_macros, opts.defines), result)
+    _add_torch(commands, reached, units, opts, result)
     progress = progress_factory(len(units)) if progress_factory else None
     cache = unitcache.UnitCache(root, compiler, opts.cache)
 
