@@ -119,6 +119,10 @@ def _add_layout(p: argparse.ArgumentParser) -> None:
                    help="convert the files the tree's own AMD build already compiles (a CMake enable_language(HIP), "
                         "a setup.py IS_HIP_EXTENSION branch, an AMD directory building the CUDA one: docs/platforms.md); "
                         "by default they stay byte for byte, so the NVIDIA build keeps working")
+    p.add_argument("--extension-sources", choices=("cuda", "hip"), default="cuda",
+                   help="the sources a PyTorch CUDAExtension compiles: keep them CUDA, writing only the edits torch's "
+                        "build-time hipify cannot make (default: PyTorch for ROCm hipifies them as it builds), or "
+                        "convert them to HIP like any other source (docs/build.md)")
     p.add_argument("--no-polyfills", action="store_false", dest="polyfills",
                    help="leave the CUDA names the --rocm release lacks as they are (reported) instead of defining "
                         "the small ones in a generated portkit_polyfills.h at the root of the output (docs/polyfills.md)")
@@ -155,7 +159,7 @@ def run(args: argparse.Namespace) -> int:
                       in_place=args.in_place, backup=args.backup, force=args.force, diff=args.diff, check=args.check,
                       jobs=args.jobs, rename=parse_map(args.rename_map) if args.rename else None,
                       deep=cli_deep.options(args, args.jobs, check_file_timeout(args.file_timeout)),
-                      leave_amd_built=not args.convert_amd_built, cache=args.cache,
+                      leave_amd_built=not args.convert_amd_built, cache=args.cache, extension_sources=args.extension_sources,
                       needs_person=not (args.quiet and args.format == "text"))   # -q text shows no summary
     data_on_stdout = args.diff or (args.output is not None and str(args.output) == "-")
     if args.verify and (args.output is None or data_on_stdout):

@@ -17,8 +17,8 @@ from ..rewrite import polyfill_header, polyfills
 from ..core.edits import apply_edits
 from ..core.errors import PortkitError
 from ..core.files import SOURCE_SUFFIXES, Entry, Skipped, open_regular, read_regular
-from .inplace import digest, rewrite
-from . import convert_audit, convert_cache, renaming
+from .inplace import rewrite
+from . import convert_audit, convert_cache, renaming, torch_sources
 from ..core.output import (atomic_copy, atomic_write, confined, holds, refuse_unless_regular, sweep_stale,
                            write_generated)
 from ..engine.rename_plan import RenamePlan
@@ -55,8 +55,7 @@ def _convert_entry(entry: Entry, data: bytes, job: Job) -> FileOutcome:
     # (nothing to convert there: no edits), so that convert's count of files and lines is the audit's
     if entry.kind is None:   # read all the same: an unreadable file is not copied
         return FileOutcome(entry, plan=job.facts.rename)
-    scan, output = _convert_data(entry, data, job)
-    return FileOutcome(entry, scan=scan, output=output, plan=job.facts.rename, input_digest=digest(data))
+    return torch_sources.outcome(entry, data, *_convert_data(entry, data, job), job.facts)
 
 
 def _not_converted(entry: Entry, skipped: Skipped | None, job: Job) -> FileOutcome:
@@ -72,7 +71,7 @@ PER_FILE = PerFile(_convert_entry, _not_converted, Wording(
 
 def _kept_outcome(entry: Entry, data: bytes, scan: FileScan, job: Job) -> FileOutcome:
     """The outcome of a file whose scan the cache kept (convert_cache.py: never with --rename)."""
-    return FileOutcome(entry, scan=scan, output=_applied(data, scan), plan=job.facts.rename, input_digest=digest(data))
+    return torch_sources.outcome(entry, data, scan, _applied(data, scan), job.facts)
 
 
 def _convert_data(entry: Entry, data: bytes, job: Job) -> tuple[FileScan, bytes | None]:
@@ -86,7 +85,7 @@ def _convert_data(entry: Entry, data: bytes, job: Job) -> tuple[FileScan, bytes 
 
 def _converter(job: Job) -> Callable[[Entry, bytes], bytes | None]:
     """What another version of a file converts to (inplace.py: is an old NAME.orig its original?)."""
-    return lambda entry, data: _convert_data(entry, data, job)[1]
+    return lambda entry, data: torch_sources.outcome(entry, data, *_convert_data(entry, data, job), job.facts).output
 
 
 def check_options(paths: list[Path], opts: ConvertOptions) -> None:
@@ -144,8 +143,10 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
     root, entries = project.root, project.entries
     if opts.scan.polyfills:   # a file of the header's name that portkit did not write stops the run here
         _polyfill_guard(root, opts)
+    project.facts = torch_sources.mode(project.facts, opts.extension_sources)   # --extension-sources
     result = ConvertResult(root=root, skipped=project.skipped, active_only=opts.scan.active_only,
-                           amd_built=project.amd_built, carried=project.carried, left_out=project.left_out)
+                           amd_built=project.amd_built, carried=project.carried, left_out=project.left_out,
+                           torch_sources=project.facts.torch_sources)
     if opts.deep is not None:   # libclang's facts, before the scan that they refine
         from .deep import engine
         result.deep = engine.collect(root, entries, opts.deep, progress_factory)
@@ -167,6 +168,7 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
     if job.facts.rename is not None:   # a renamed file the scan skipped keeps its name (never with -o -)
         outcomes, job = renaming.settle(list(outcomes), job, why, result.skipped, _many(opts.jobs))
     _write(outcomes, job, opts, result, stdout)
+    result.torch_summary = torch_sources.summary(result.outcomes, result.torch_sources)
     if opts.scan.polyfills:
         result.polyfills = _polyfill_header(result, opts)
         if result.polyfills is not None:

@@ -21,6 +21,7 @@ from ..engine.rename_plan import RenamePlan
 
 if TYPE_CHECKING:
     from ..estimate.effort import Estimate
+    from .torch_split import TorchSplit
     from ..estimate.scope import Scope
     from .deep.engine import DeepOptions, DeepResult
     from ..project.buildconfig import BuildConfig
@@ -51,6 +52,9 @@ class ConvertOptions:
     output_name: str | None = None   # -o naming a file for one input file: the name written in `output`
     needs_person: bool = True        # run the audit's scan for needs_person (off where nothing shows it: -q text)
     cache: bool = True               # keep and reuse each file's scan by its content (convert_cache.py; --no-cache)
+    # a PyTorch extension's sources: "cuda" writes only what torch's build-time hipify cannot (torch_sources.py),
+    # "hip" converts them as any other source (--extension-sources)
+    extension_sources: str = "cuda"
 
 
 @dataclass
@@ -61,6 +65,7 @@ class FileOutcome:
     skipped: Skipped | None = None
     plan: RenamePlan | None = None   # --rename: the run's plan (the file's new name comes from it)
     input_digest: bytes | None = None   # of the bytes converted: --in-place rewrites only those (inplace.py)
+    torch: "TorchSplit | None" = None   # a source torch hipifies at build time: whose edits are whose (torch_sources.py)
 
     @property
     def changed(self) -> bool:
@@ -108,6 +113,8 @@ class ConvertResult:
     amd_built: dict[str, str] = field(default_factory=dict)   # files left as they are: the tree builds them for AMD
     carried: dict[str, str] = field(default_factory=dict)     # files left as they are: a carried library's copy
     needs_person: list[Finding] = field(default_factory=list)  # the audit's, high or worse (convert_audit.py)
+    torch_sources: frozenset[str] = frozenset()   # a PyTorch extension's, left CUDA but for torch's gaps (torch_sources.py)
+    torch_summary: str = ""   # which mode ran on them and why: what convert prints first
 
     @property
     def scans(self) -> list[FileScan]:

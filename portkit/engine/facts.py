@@ -51,6 +51,9 @@ class ProjectFacts:
     # one-warp launch in a file that includes it, with every use that depends on it ((file, line,
     # what), project/warp_constants.py): PK208/PK201 report it once, at its definition
     warp_constants: tuple[tuple[str, str, int, bool, tuple[tuple[str, int, str], ...]], ...] = ()
+    # the files a PyTorch extension's build hands to torch's build-time hipify (project/torch_extension.py):
+    # convert writes there only what torch's hipify cannot (commands/torch_sources.py)
+    torch_sources: frozenset[str] = frozenset()
 
     @cached_property   # the names the walk hands PK208 (FACT_NAMES): their definitions are in headers
     def warp_constant_names(self) -> frozenset[bytes]:

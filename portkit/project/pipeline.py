@@ -25,7 +25,7 @@ from ..engine.platform import amd_headers, compilers, directives, ppexpr, region
 from ..rewrite import polyfills, qualified_names
 from ..core.tables.mappings import tables_dir
 from ..core.tables.project_tables import db_for
-from . import asm_macros, carried, file_facts, includes, own_namespaces, packages, warp_constants
+from . import asm_macros, carried, file_facts, includes, own_namespaces, packages, torch_extension, warp_constants
 from .config import Config
 from .packages import own_packages, requirements
 
@@ -148,7 +148,8 @@ def learn(entries: list[Entry], options: Options, config: Config = Config(),
     required, extras = requirements(entries)
     facts = ProjectFacts(amd_macros=tuple(config.amd_macros), own_packages=own_packages(entries),
                          requirements=required, extras=extras, carried=carried.learn(entries),
-                         generated_headers=generated_headers(entries))
+                         generated_headers=generated_headers(entries),
+                         torch_sources=frozenset(torch_extension.learn(entries)))
     sources = read_sources(entries) if sources is None else sources   # once for every pass
     per_file = (store or file_facts.FactsStore(None, None)).facts(sources) \
         if options.platform_model or options.polyfills or options.audit else []
@@ -220,7 +221,7 @@ def _facts_code() -> list[Path]:
     whole: a path that no longer exists would silently turn the gate's cache off)."""
     modules = (sys.modules[__name__], includes, asm_macros, warp_constants, warp_constants.model(), own_namespaces,
                qualified_names, platform_facts, regions,
-               compilers, directives, ppexpr, amd_headers, polyfills, needles, source, packages, carried)
+               compilers, directives, ppexpr, amd_headers, polyfills, needles, source, packages, carried, torch_extension)
     return [Path(m.__file__) for m in modules] + [tables_dir() / "ecosystem.toml"]
 
 

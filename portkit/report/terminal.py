@@ -44,6 +44,8 @@ def render_convert(result: ConvertResult, console: Console, mode: str) -> None:
         _amd_built(result.amd_built, console)
     if result.carried:
         _carried(result.carried, console)
+    if result.torch_summary:   # first too: most of the tree's CUDA is left to torch on purpose
+        say(console, result.torch_summary)
     console.print(
         f"[bold]portkit convert[/]: {_plural(len(scans), 'file')} scanned ({lines:,} lines), "
         f"{len(result.changed):,} {'would change' if mode in ('check', 'diff') else 'changed'}, "

@@ -18,7 +18,7 @@ from .toml_text import untrusted
 from .entry_checks import TEXT_RE, VERSION_FIELDS, check_entry
 
 NOT_TABLES = {"effort", "ecosystem", "rewrites", "build", "builtins", "platforms", "polyfills", "hip_device_functions",
-              "roc_datatypes", "hopper_features", "targets", "coop_members"}
+              "roc_datatypes", "hopper_features", "targets", "coop_members", "torch_hipify"}
 FILE_KEYS = {"schema", "family", "title", "source", "prefer_roc", "roc_library", "entries"}
 # a family is a name (`team`, `cuda_wrappers`): listed, compared, and marked `team *` by `portkit mappings`
 _FAMILY_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")

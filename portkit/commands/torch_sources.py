@@ -1,0 +1,113 @@
+"""convert's edits in a PyTorch extension's sources: only those torch's build-time hipify cannot make.
+
+PyTorch for ROCm hipifies a CUDAExtension's sources when it builds (project/torch_extension.py says
+which files): torch/utils/hipify replaces every word of its PyTorch map wherever it stands, header
+names included, converts `<<<...>>>` launches and adds `#include "hip/hip_runtime.h"` to a file with
+device code. Those files stay CUDA for the NVIDIA build, so convert writes there only an edit that
+torch does not make and that nvcc compiles too; every other edit is either torch's (left to it) or
+would break the NVIDIA build (not written, counted as left for a person). `--extension-sources hip`
+writes every edit, as for any other source. The map's keys come from mappings/torch_hipify.toml
+(tools/torch_hipify_table.py writes it from a torch wheel; the version is in the file).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import tomllib
+from dataclasses import replace
+from functools import lru_cache
+
+from ..core.edits import Edit, EditKind, apply_edits
+from ..core.errors import MappingError
+from ..core.tables.mappings import tables_dir
+from ..engine.context import FileScan
+from ..engine.facts import ProjectFacts
+from ..core.files import Entry
+from .inplace import digest
+from .results import FileOutcome
+from .torch_split import TorchSplit
+
+# renames torch makes when a word of its map stands where the edit is
+_RENAMES = frozenset({EditKind.NAME, EditKind.INCLUDE, EditKind.DUPLICATE_INCLUDE, EditKind.REMOVED_INCLUDE})
+# what torch's hipify does whatever the words: hip_header_magic adds the runtime header,
+# processKernelLaunches (or hip-clang itself) takes `<<<>>>`, HIP accepts threadIdx as it is
+_TORCH_ALWAYS = frozenset({EditKind.HIP_RUNTIME_HEADER, EditKind.LAUNCH, EditKind.BUILTIN})
+# edits nvcc compiles as well as hipcc: a `const void*` cast of a kernel (CUDA's C API takes it),
+# a deleted `register`, --fix warp's wavefront-generic code
+_BOTH = frozenset({EditKind.CAST, EditKind.REGISTER, EditKind.WARP})
+
+
+@lru_cache(maxsize=1)
+def table() -> tuple[str, re.Pattern[bytes]]:
+    """(torch's version, the regex of its map's words as hipify_python matches them: a whole
+    word between non-word characters, the longest first, as its trie does)."""
+    path = tables_dir() / "torch_hipify.toml"
+    try:
+        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise MappingError(f"{path}: {exc}") from None
+    names = doc.get("names")
+    if set(doc) != {"torch", "names"} or not isinstance(names, list) or len(set(names)) != len(names):
+        raise MappingError(f"{path}: expected `torch` and `names`, each name once")
+    words = b"|".join(re.escape(n.encode()) for n in sorted(names, key=lambda n: (-len(n), n)))
+    return str(doc["torch"]), re.compile(rb"(?<=\W)(?:" + words + rb")(?=\W)")
+
+
+def torch_spans(data: bytes) -> list[tuple[int, int]]:
+    """The byte ranges torch's hipify rewrites in `data` (comments and strings too, as it does)."""
+    return [m.span() for m in table()[1].finditer(data)]
+
+
+def split(data: bytes, edits: list[Edit]) -> tuple[list[Edit], TorchSplit]:
+    """(the edits to write, the account) for a source torch hipifies at build time."""
+    spans = torch_spans(data)
+    starts = [s for s, _ in spans]
+    kept: list[Edit] = []
+    torch, left = 0, []
+    for edit in edits:
+        if edit.kind in _TORCH_ALWAYS or edit.kind in _RENAMES and _overlaps(spans, starts, edit):
+            torch += 1
+        elif edit.kind in _BOTH:
+            kept.append(edit)
+        else:
+            left.append((data.count(b"\n", 0, edit.start) + 1, edit.what or edit.kind))
+    return kept, TorchSplit(len(kept), torch, tuple(sorted(set(left))))   # a call's edits, once per what
+
+
+def _overlaps(spans: list[tuple[int, int]], starts: list[int], edit: Edit) -> bool:
+    i = bisect.bisect_right(starts, max(edit.end, edit.start + 1)) - 1
+    while i >= 0 and spans[i][1] > edit.start:
+        if spans[i][0] < max(edit.end, edit.start + 1):
+            return True
+        i -= 1
+    return False
+
+
+def mode(facts: ProjectFacts, extension_sources: str) -> ProjectFacts:
+    """The facts the scan runs with: `--extension-sources hip` converts the sources as any other."""
+    return facts if extension_sources == "cuda" else replace(facts, torch_sources=frozenset())
+
+
+def outcome(entry: Entry, data: bytes, scan: FileScan, output: bytes | None, facts: ProjectFacts) -> FileOutcome:
+    """A converted file's outcome: in a PyTorch extension's source only the edits torch's build-time
+    hipify cannot make are kept (the facts name no file with --extension-sources hip)."""
+    account = None
+    if entry.rel in facts.torch_sources and output is not None:
+        kept, account = split(data, scan.edits)
+        written = apply_edits(data, kept) if kept else data
+        scan, output = replace(scan, edits=kept), (written if written != data else None)
+    return FileOutcome(entry, scan=scan, output=output, plan=facts.rename, input_digest=digest(data), torch=account)
+
+
+def summary(outcomes: list, files: frozenset[str]) -> str:
+    """The line convert prints first when the tree is a PyTorch extension: which mode ran and why."""
+    if not files:
+        return ""
+    splits = [o.torch for o in outcomes if o.torch is not None]
+    written = sum(s.written for s in splits)
+    torch = sum(s.torch for s in splits)
+    left = sum(len(s.left) for s in splits)
+    return (f"a PyTorch extension ({len(files)} files torch hipifies at build time, torch {table()[0]}'s map): "
+            f"their sources stay CUDA; {written} edits torch's hipify cannot make were written, {torch} renames "
+            f"left to torch, {left} edits neither makes left for a person (--extension-sources hip writes them all)")
