@@ -93,5 +93,7 @@ def test_a_rerun_rewrites_an_output_someone_edited(tree, tmp_path, cache_dir, ca
 def test_no_cache_keeps_nothing_for_convert(tree, tmp_path, cache_dir, capsysbinary):
     _convert(tree, tmp_path / "out", capsysbinary, "--no-cache")
     assert not list(cache_dir.glob("**/converts-*")) and not list(cache_dir.glob("**/scans-*"))
+    assert not list(cache_dir.glob("**/filefacts-*"))   # nor the facts (project/file_facts.py)
     _convert(tree, tmp_path / "out2", capsysbinary)
     assert list(cache_dir.glob("**/converts-*")) and list(cache_dir.glob("**/scans-*"))
+    assert list(cache_dir.glob("**/filefacts-*"))

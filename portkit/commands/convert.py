@@ -19,6 +19,7 @@ from ..core.errors import PortkitError
 from ..core.files import SOURCE_SUFFIXES, Entry, Skipped, open_regular, read_regular
 from .inplace import rewrite
 from . import convert_audit, convert_cache, renaming, torch_sources
+from .scan import resultcache
 from ..core.output import (atomic_copy, atomic_write, confined, holds, refuse_unless_regular, sweep_stale,
                            write_generated)
 from ..engine.rename_plan import RenamePlan
@@ -139,7 +140,7 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
     check_options(paths, opts)
     audit = convert_audit.audit_options(opts).scan if opts.needs_person else None   # its view, for needs_person
     project = pipeline.prepare(paths, opts.scan, opts.config, opts.rename, leave_amd_built=opts.leave_amd_built,
-                               leave_carried=True, audit=audit)
+                               leave_carried=True, audit=audit, cache=resultcache.enabled(opts.cache))
     root, entries = project.root, project.entries
     if opts.scan.polyfills:   # a file of the header's name that portkit did not write stops the run here
         _polyfill_guard(root, opts)
