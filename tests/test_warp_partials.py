@@ -117,6 +117,16 @@ def test_a_read_already_guarded_or_a_lane_written_array_is_left_as_it_is():
     initialised = _kernel(b"warp_sum", SUM, b"v = part[lane]; v = warp_sum(v);").replace(
         b"    if (lane == 0) part[warp] = v;", b"    if (warp == 0) part[lane] = 0.0f;\n    if (lane == 0) part[warp] = v;")
     assert _fixed_line(initialised) == b"v = part[lane]; v = warp_sum(v);"
+    tiles = (b"__global__ void k(const float* inp, float* out) {\n"   # llm.c dev/cuda/global_norm.cu's form
+             b"    cg::thread_block_tile<32> warp = cg::tiled_partition<32>(cg::this_thread_block());\n"
+             b"    __shared__ float part[32];\n"
+             b"    part[warp.meta_group_rank()] = cg::reduce(warp, inp[threadIdx.x], cg::plus<float>{});\n"
+             b"    __syncthreads();\n"
+             b"    float g = warp.thread_rank() < warp.meta_group_size() ? part[warp.thread_rank()] : 0.f;\n"
+             b"    out[0] = cg::reduce(warp, g, cg::plus<float>{});\n}\n")
+    fixed = _convert(tiles)
+    assert b"__shared__ float part[PORTKIT_WAVEFRONT_SIZE];" in fixed
+    assert b"    float g = warp.thread_rank() < warp.meta_group_size() ? part[warp.thread_rank()] : 0.f;\n" in fixed
 
 
 def _audit(src: bytes) -> list[tuple[str, int, str]]:

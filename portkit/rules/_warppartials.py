@@ -111,7 +111,7 @@ def _width(scope: Node, index: bytes) -> bytes | None:
 
 def _guarded(node: Node, scope: Node, lane: bytes) -> bool:
     """Under `cond ? s[lane] : x` or `if (cond) ... s[lane]` whose condition tests the lane."""
-    tested = re.compile(rb"\b" + re.escape(lane) + rb"\b|threadIdx")
+    tested = re.compile(rb"(?<!\w)" + re.escape(lane) + rb"(?!\w)|threadIdx")   # `warp.thread_rank()` too
     child, parent = node, node.parent
     while parent is not None and parent != scope:
         if parent.type in ("conditional_expression", "if_statement"):
