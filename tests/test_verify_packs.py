@@ -88,6 +88,20 @@ def test_verify_at_a_release_not_installed_uses_clang_and_the_pack(pack62: Path,
 
 
 @pytest.mark.compile
+def test_a_relative_rocm_headers_path_is_the_same_pack(pack62: Path, tmp_path: Path, monkeypatch, capsys):
+    """`--rocm-headers packs/x` (relative) failed every unit with an unexplained "cannot find HIP
+    runtime": the compiler runs in each unit's folder, where --rocm-path=packs/x names nothing."""
+    clang19()
+    out = tmp_path / "out"
+    assert main(["convert", str(BF16), "-o", str(out / "bf16.hip"), "--rocm", "6.2", "-q"]) == 0
+    monkeypatch.chdir(pack62.parent.parent)
+    relative = f"{pack62.parent.name}/{pack62.name}"
+    assert main(["verify", str(out), "--rocm", "6.2", "--rocm-headers", relative, "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["summary"]["compiled"] == 1 and doc["compiler"]["headers"]["release"] == "6.2"
+
+
+@pytest.mark.compile
 def test_convert_verify_compiles_against_the_conversions_target(pack62: Path, tmp_path: Path, monkeypatch, capsys):
     """`convert --rocm 6.2 --verify` compiled the 6.2 conversion with the ROCm 5.2 installed here
     (it always asked for the compiler's own release): bf16 code failed on hip_bf16.h, which 5.2

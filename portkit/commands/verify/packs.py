@@ -111,6 +111,7 @@ def same_release(a: Version, b: Version) -> bool:
 
 def load(root: Path, wanted: Version | None = None) -> Pack:
     """The pack at `root`, its files checked against its manifest; a one-line error otherwise."""
+    root = root.absolute()   # the compiler runs in each unit's folder: a relative --rocm-path would name nothing
     manifest_path = root / MANIFEST
     try:
         raw = manifest_path.read_bytes()
