@@ -202,7 +202,7 @@ def test_convert_json_summary(tree: Path, tmp_path: Path, capsys):
         "references": {"found": 8, "converted": 6, "left": 2},
         "findings": {"total": 3, "by_code": {"PK001": 1, "PK002": 1, "PK004": 1},
                      "by_severity": {"blocker": 0, "high": 2, "medium": 1, "low": 0, "info": 0}},
-        "polyfills": None, "skipped": [], "errors": []}
+        "torch_extension": None, "polyfills": None, "skipped": [], "errors": []}
     assert [(f["code"], f["path"], f["line"], f["column"]) for f in doc["needs_person"]] == [
         ("PK002", "w.cu", 1, 72), ("PK001", "w.cu", 1, 91)]   # as the text summary lists them
 

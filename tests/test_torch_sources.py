@@ -16,7 +16,6 @@ import pytest
 from conftest import REPO, require_tool
 from portkit.commands.convert import configured, convert_paths
 from portkit.commands.torch_sources import torch_spans
-from portkit.commands.torch_split import TorchSplit
 from portkit.core.files import discover
 from portkit.project import torch_extension
 from portkit.project.config import Config
@@ -42,12 +41,14 @@ def test_convert_writes_only_what_torch_s_hipify_cannot_make(tmp_path):
     for rel in FILES:
         assert (out / rel).read_bytes() == (CASE / "expected" / rel).read_bytes(), rel
     accounts = {o.entry.rel: o.torch for o in result.outcomes if o.torch is not None}
+    # (written, renamed by torch, references left for a person, the lines left for a person):
     # the header's __shfl_xor_sync has no HIP form nvcc compiles; torch renames its includes
-    assert accounts["csrc/causal_conv1d_common.h"] == TorchSplit(0, 3, (
-        (12, "__shfl_xor_sync"), (12, "__shfl_xor_sync argument 1"),
-        (21, "__shfl_xor_sync"), (21, "__shfl_xor_sync argument 1")))
-    # the kernel's const void* cast is written; torch's map lacks cub::BLOCK_LOAD_WARP_TRANSPOSE
-    assert accounts["csrc/causal_conv1d_fwd.cu"] == TorchSplit(2, 10, ((12, "cub"),))
+    common = accounts["csrc/causal_conv1d_common.h"]
+    assert (common.written, common.torch, common.person, [(f.code, f.line) for f in common.left]) == (
+        0, 2, 2, [("PK506", 12), ("PK506", 21)])
+    # the kernel's const void* cast is written (one change); torch's map lacks cub::BLOCK_LOAD_WARP_TRANSPOSE
+    fwd = accounts["csrc/causal_conv1d_fwd.cu"]
+    assert (fwd.written, fwd.torch, fwd.person, [(f.code, f.line) for f in fwd.left]) == (1, 9, 1, [("PK506", 12)])
 
 
 def test_extension_sources_hip_converts_them_as_any_source(tmp_path):
@@ -69,3 +70,69 @@ def test_the_golden_sources_compile_with_nvcc(tmp_path):
     done = subprocess.run(["nvcc", "-c", str(CASE / "expected" / "csrc/causal_conv1d_fwd.cu"), "-o", str(tmp_path / "k.o")],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+SUMMARY = [
+    "a PyTorch extension (2 files torch hipifies at build time, torch 2.5.1's map): their sources stay CUDA; "
+    "convert wrote 1 change there that torch's hipify cannot make and nvcc compiles too, left 11 CUDA references "
+    "to torch's hipify at build time and 3 sites to a person (\"Left for a person\" below; --extension-sources hip "
+    "converts them all)",
+    "portkit convert: 3 files scanned (94 lines), 2 changed, 1 partially parsed, 0 skipped",
+    "CUDA references: 14 found, 0 converted, 11 left to torch's hipify at build time, 3 left for a person, "
+    "0 left unconverted (78.6% converted or left to torch's hipify)",
+    "3 sites need a person (high severity or worse): \"Left for a person\" below",
+    "",
+    "Converted with a caveat (2):",   # no PK004 for the __shfl_xor_sync edits convert did not write
+    "  setup.py:6:16: PK509 GPU targets sm_80 left to the NVIDIA build: PyTorch for ROCm adds --offload-arch for "
+    "each target in PYTORCH_ROCM_ARCH (PYTORCH_ROCM_ARCH=\"gfx90a\")",
+    "  setup.py:21:21: PK509 `--expt-relaxed-constexpr` dropped: clang already lets device code call constexpr "
+    "host functions",
+    "",
+    "Partially parsed (1):",
+    "  csrc/causal_conv1d_fwd.cu:24:33: PK005 tree-sitter could not parse this region; names in it were converted, "
+    "but constructs spanning it (kernel launches, symbol arguments) may be missed",
+    "",
+    "Left for a person (3):",
+]
+SHFL = ("`__shfl_xor_sync` left as it is: torch's hipify does not rename it and convert's HIP form does not compile "
+        "with nvcc; under `#ifdef USE_ROCM` write `x = op(x, __shfl_xor({}));`, and keep this line under "
+        "`#ifndef USE_ROCM` (__shfl_xor_sync -> __shfl_xor: The mask is dropped, which is only correct when the whole "
+        "warp takes part; an AMD wavefront has 64 lanes, and ROCm 6.2+ *_sync variants need 64-bit masks.)")
+CUB = ("`cub::BLOCK_LOAD_WARP_TRANSPOSE` left as it is: torch's hipify does not rename it and convert's HIP form "
+       "does not compile with nvcc; under `#ifdef USE_ROCM`, after the includes, write `namespace cub = hipcub;`, "
+       "which gives the file's `cub::` names their HIP meaning")
+LEFT = [("csrc/causal_conv1d_common.h", 12, 19, SHFL.format("x, OFFSET")),
+        ("csrc/causal_conv1d_common.h", 21, 19, SHFL.format("x, 1")),
+        ("csrc/causal_conv1d_fwd.cu", 12, 62, CUB)]
+
+
+def test_the_summary_counts_what_convert_wrote_what_torch_renames_and_what_a_person_writes(tmp_path, capsys):
+    from portkit.cli import main
+    assert main(["convert", str(CASE / "input"), "-o", str(tmp_path / "out"), "--no-cache"]) == 0
+    assert capsys.readouterr().out.splitlines() == SUMMARY + [
+        f"  {path}:{line}:{column}: PK506 {message}" for path, line, column, message in LEFT] + ["", "Wrote 3 files."]
+
+
+def test_the_json_carries_the_mode_the_three_counts_and_the_lines_left_for_a_person(tmp_path, capsys):
+    import json
+    from portkit.cli import main
+    assert main(["convert", str(CASE / "input"), "-o", str(tmp_path / "out"), "--no-cache", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["references"] == {"found": 14, "converted": 0, "left": 0}
+    assert doc["torch_extension"] == {"mode": "cuda", "files": 2, "torch": "2.5.1", "written": 1, "torch_hipify": 11,
+                                      "left_for_person": 3, "sites_for_person": 3}
+    assert doc["findings"]["by_code"] == {"PK005": 1, "PK509": 2}   # PK004's caveat went with the edit not written
+    assert [(f["code"], f["severity"], f["path"], f["line"], f["column"], f["message"]) for f in doc["needs_person"]] == [
+        ("PK506", "high", *site) for site in LEFT]
+
+
+def test_with_extension_sources_hip_the_json_says_so_and_counts_as_any_source(tmp_path, capsys):
+    import json
+    from portkit.cli import main
+    assert main(["convert", str(CASE / "input"), "-o", str(tmp_path / "out"), "--no-cache", "--format", "json",
+                 "--extension-sources", "hip"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["references"] == {"found": 14, "converted": 14, "left": 0}
+    assert doc["torch_extension"] == {"mode": "hip", "files": 2, "torch": "2.5.1", "written": None,
+                                      "torch_hipify": None, "left_for_person": None, "sites_for_person": None}
+    assert doc["needs_person"] == [] and doc["findings"]["by_code"] == {"PK004": 2, "PK005": 1, "PK509": 2}

@@ -144,7 +144,7 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
     root, entries = project.root, project.entries
     if opts.scan.polyfills:   # a file of the header's name that portkit did not write stops the run here
         _polyfill_guard(root, opts)
-    project.facts = torch_sources.mode(project.facts, opts.extension_sources)   # --extension-sources
+    torch_files, project.facts = project.facts.torch_sources, torch_sources.mode(project.facts, opts.extension_sources)
     result = ConvertResult(root=root, skipped=project.skipped, active_only=opts.scan.active_only,
                            amd_built=project.amd_built, carried=project.carried, left_out=project.left_out,
                            torch_sources=project.facts.torch_sources)
@@ -169,7 +169,7 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
     if job.facts.rename is not None:   # a renamed file the scan skipped keeps its name (never with -o -)
         outcomes, job = renaming.settle(list(outcomes), job, why, result.skipped, _many(opts.jobs))
     _write(outcomes, job, opts, result, stdout)
-    result.torch_summary = torch_sources.summary(result.outcomes, result.torch_sources)
+    result.torch = torch_sources.settle(result, torch_files, opts.extension_sources)   # --extension-sources
     if opts.scan.polyfills:
         result.polyfills = _polyfill_header(result, opts)
         if result.polyfills is not None:

@@ -21,7 +21,7 @@ from ..engine.rename_plan import RenamePlan
 
 if TYPE_CHECKING:
     from ..estimate.effort import Estimate
-    from .torch_split import TorchSplit
+    from .torch_split import TorchAccount, TorchSplit
     from ..estimate.scope import Scope
     from .deep.engine import DeepOptions, DeepResult
     from ..project.buildconfig import BuildConfig
@@ -114,7 +114,7 @@ class ConvertResult:
     carried: dict[str, str] = field(default_factory=dict)     # files left as they are: a carried library's copy
     needs_person: list[Finding] = field(default_factory=list)  # the audit's, high or worse (convert_audit.py)
     torch_sources: frozenset[str] = frozenset()   # a PyTorch extension's, left CUDA but for torch's gaps (torch_sources.py)
-    torch_summary: str = ""   # which mode ran on them and why: what convert prints first
+    torch: "TorchAccount | None" = None   # which mode ran on them, and whose edits are whose: what convert prints first
 
     @property
     def scans(self) -> list[FileScan]:

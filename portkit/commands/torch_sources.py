@@ -18,15 +18,19 @@ import tomllib
 from dataclasses import replace
 from functools import lru_cache
 
-from ..core.edits import Edit, EditKind, apply_edits
+from .. import rules
+from ..core.edits import BLOCKS, Edit, EditKind, apply_edits
 from ..core.errors import MappingError
+from ..core.findings import Finding
+from ..core.source import SourceFile
 from ..core.tables.mappings import tables_dir
 from ..engine.context import FileScan
 from ..engine.facts import ProjectFacts
 from ..core.files import Entry
+from . import torch_person
 from .inplace import digest
-from .results import FileOutcome
-from .torch_split import TorchSplit
+from .results import ConvertResult, FileOutcome
+from .torch_split import TorchAccount, TorchSplit
 
 # renames torch makes when a word of its map stands where the edit is
 _RENAMES = frozenset({EditKind.NAME, EditKind.INCLUDE, EditKind.DUPLICATE_INCLUDE, EditKind.REMOVED_INCLUDE})
@@ -59,20 +63,37 @@ def torch_spans(data: bytes) -> list[tuple[int, int]]:
     return [m.span() for m in table()[1].finditer(data)]
 
 
-def split(data: bytes, edits: list[Edit]) -> tuple[list[Edit], TorchSplit]:
-    """(the edits to write, the account) for a source torch hipifies at build time."""
-    spans = torch_spans(data)
+def split(source: SourceFile, scan: FileScan) -> tuple[list[Edit], TorchSplit, list[Finding]]:
+    """(the edits to write, the account, the findings left) for a source torch hipifies at build time:
+    the lines left for a person become findings, and a caveat on an edit not written goes."""
+    spans = torch_spans(source.data)
     starts = [s for s, _ in spans]
     kept: list[Edit] = []
-    torch, left = 0, []
-    for edit in edits:
+    torch: list[Edit] = []
+    person: list[Edit] = []
+    for edit in scan.edits:
         if edit.kind in _TORCH_ALWAYS or edit.kind in _RENAMES and _overlaps(spans, starts, edit):
-            torch += 1
+            torch.append(edit)
         elif edit.kind in _BOTH:
             kept.append(edit)
         else:
-            left.append((data.count(b"\n", 0, edit.start) + 1, edit.what or edit.kind))
-    return kept, TorchSplit(len(kept), torch, tuple(sorted(set(left))))   # a call's edits, once per what
+            person.append(edit)
+    caveats = [f for f in scan.findings if rules.of(f.code).outcome == "caveat"]
+    left, dropped = torch_person.findings(source, person, [e for e in torch + kept if e.kind not in BLOCKS], caveats)
+    # references: the metrics count one per reference edit (a launch's, a polyfill's own spelling none)
+    converted = scan.metrics.refs_converted
+    renamed = min(converted, _references(torch))
+    account = TorchSplit(_changes(source, kept), renamed, min(converted - renamed, _references(person)), left)
+    return kept, account, [f for f in scan.findings if f not in dropped]
+
+
+def _references(edits: list[Edit]) -> int:
+    return sum(1 for e in edits if e.kind in torch_person.REFERENCES)
+
+
+def _changes(source: SourceFile, edits: list[Edit]) -> int:
+    """Changes, not edits: a cast's two insertions, a call's pieces are one change on their line."""
+    return len({(source.position(e.start)[0], e.what or e.kind) for e in edits})
 
 
 def _overlaps(spans: list[tuple[int, int]], starts: list[int], edit: Edit) -> bool:
@@ -94,20 +115,22 @@ def outcome(entry: Entry, data: bytes, scan: FileScan, output: bytes | None, fac
     hipify cannot make are kept (the facts name no file with --extension-sources hip)."""
     account = None
     if entry.rel in facts.torch_sources and output is not None:
-        kept, account = split(data, scan.edits)
+        kept, account, findings = split(SourceFile.from_bytes(entry.rel, data), scan)
         written = apply_edits(data, kept) if kept else data
-        scan, output = replace(scan, edits=kept), (written if written != data else None)
+        scan, output = replace(scan, edits=kept, findings=findings), (written if written != data else None)
     return FileOutcome(entry, scan=scan, output=output, plan=facts.rename, input_digest=digest(data), torch=account)
 
 
-def summary(outcomes: list, files: frozenset[str]) -> str:
-    """The line convert prints first when the tree is a PyTorch extension: which mode ran and why."""
+def settle(result: ConvertResult, files: frozenset[str], extension_sources: str) -> TorchAccount | None:
+    """The run's account (None: not a PyTorch extension); its lines left for a person join the
+    summary's "needs a person", as the audit's findings of high severity do."""
     if not files:
-        return ""
-    splits = [o.torch for o in outcomes if o.torch is not None]
-    written = sum(s.written for s in splits)
-    torch = sum(s.torch for s in splits)
-    left = sum(len(s.left) for s in splits)
-    return (f"a PyTorch extension ({len(files)} files torch hipifies at build time, torch {table()[0]}'s map): "
-            f"their sources stay CUDA; {written} edits torch's hipify cannot make were written, {torch} renames "
-            f"left to torch, {left} edits neither makes left for a person (--extension-sources hip writes them all)")
+        return None
+    if extension_sources == "hip":   # converted as any other source: the references line counts them
+        return TorchAccount("hip", len(files), table()[0], None, None, None, ())
+    splits = [o.torch for o in result.outcomes if o.torch is not None]
+    left = tuple(sorted((f for s in splits for f in s.left), key=lambda f: f.sort_key()))
+    account = TorchAccount("cuda", len(files), table()[0], sum(s.written for s in splits),
+                           sum(s.torch for s in splits), sum(s.person for s in splits), left)
+    result.needs_person = sorted([*result.needs_person, *left], key=lambda f: f.sort_key())
+    return account

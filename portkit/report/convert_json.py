@@ -37,17 +37,33 @@ def document(result: ConvertResult, mode: str) -> JsonObject:
                   "skipped": sum(1 for s in result.all_skipped if not s.error), "failed": len(result.errors)},
         "changed": [{"path": o.entry.rel, **({"written_as": o.target_rel} if o.renamed else {})}
                     for o in result.changed],
-        "references": {"found": result.total("refs_found"), "converted": result.total("refs_converted"),
+        "references": {"found": result.total("refs_found"), "converted": _converted(result),
                        "left": result.total("refs_left")},
         "findings": {"total": len(findings),
                      "by_code": dict(sorted(Counter(f.code for f in findings).items())),
                      "by_severity": {s: sum(1 for f in findings if f.severity == s) for s in SEVERITIES}},
         "needs_person": [as_json(finding_record(f)) for f in result.needs_person],
+        "torch_extension": _torch(result),
         "polyfills": None if header is None else {"path": header.rel, "changed": header.changed,
                                                   "names": sorted(header.users)},
         "skipped": [{"path": s.rel, "reason": s.reason} for s in result.all_skipped if not s.error],
         "errors": [{"path": s.rel, "reason": s.reason} for s in result.errors],
     }
+
+
+def _converted(result: ConvertResult) -> int:
+    total = result.total("refs_converted")
+    return total if result.torch is None else result.torch.converted(total)
+
+
+def _torch(result: ConvertResult) -> JsonObject | None:
+    """A PyTorch extension's sources (commands/torch_sources.py): the mode, and what convert wrote,
+    what torch's hipify renames at build time and what is left for a person (null with mode "hip")."""
+    t = result.torch
+    if t is None:
+        return None
+    return {"mode": t.mode, "files": t.files, "torch": t.torch, "written": t.written, "torch_hipify": t.renamed,
+            "left_for_person": t.person, "sites_for_person": None if t.mode == "hip" else len(t.left)}
 
 
 def render(result: ConvertResult, stream: TextIO, mode: str) -> None:

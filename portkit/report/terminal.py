@@ -44,21 +44,14 @@ def render_convert(result: ConvertResult, console: Console, mode: str) -> None:
         _amd_built(result.amd_built, console)
     if result.carried:
         _carried(result.carried, console)
-    if result.torch_summary:   # first too: most of the tree's CUDA is left to torch on purpose
-        say(console, result.torch_summary)
+    if result.torch is not None:   # first too: most of the tree's CUDA is left to torch on purpose
+        say(console, result.torch.line())
     console.print(
         f"[bold]portkit convert[/]: {_plural(len(scans), 'file')} scanned ({lines:,} lines), "
         f"{len(result.changed):,} {'would change' if mode in ('check', 'diff') else 'changed'}, "
         f"{partial:,} partially parsed, {len(notes):,} skipped"
         + (f", {len(result.errors):,} failed" if result.errors else ""))
-    found, converted, left = (result.total("refs_found"), result.total("refs_converted"),
-                              result.total("refs_left"))
-    share = f" ({100.0 * converted / found:.1f}% converted)" if found else ""
-    console.print(f"CUDA references: {found:,} found, {converted:,} converted, {left:,} left{share}")
-    need = len(result.needs_person)
-    if need:   # what the audit's headline counts, so that "100.0% converted" never reads as done
-        say(console, f"{_plural(need, 'site')} need{'s' if need == 1 else ''} a person (high severity or worse): "
-                     f"see `portkit audit`")
+    left = _references(result, console)
     if result.total("warp_fixes"):
         console.print(f"Warp fixes (--fix warp): {result.total('warp_fixes'):,}")
     _already_ported(scans, console)
@@ -70,6 +63,7 @@ def render_convert(result: ConvertResult, console: Console, mode: str) -> None:
         ("Left unconverted", [f for f in findings if rules.of(f.code).outcome == "left"]),
         ("Converted with a caveat", [f for f in findings if rules.of(f.code).outcome == "caveat"]),
         ("Partially parsed", [f for f in findings if rules.of(f.code).outcome == "partially-parsed"]),
+        ("Left for a person", list(result.torch.left if result.torch is not None else ())),
     )
     for title, items in groups:
         if not items:
@@ -92,6 +86,31 @@ def render_convert(result: ConvertResult, console: Console, mode: str) -> None:
         console.print(f"\nRewrote {_plural(result.written, 'file')} in place.")
     elif mode == "check":
         _would_change(result, console)
+
+
+def _references(result: ConvertResult, console: Console) -> int:
+    """The CUDA references line and what needs a person; the references left unconverted.
+    A PyTorch extension's sources (commands/torch_sources.py): what convert did not write is counted
+    as torch's or a person's, never as converted."""
+    found, converted, left = (result.total("refs_found"), result.total("refs_converted"),
+                              result.total("refs_left"))
+    torch = result.torch if result.torch is not None and result.torch.mode == "cuda" else None
+    counts = f"{found:,} found, {converted:,} converted, {left:,} left"
+    if torch is not None:
+        converted = torch.converted(converted)
+        counts = (f"{found:,} found, {converted:,} converted, {torch.renamed:,} left to torch's hipify at build "
+                  f"time, {torch.person:,} left for a person, {left:,} left unconverted")
+    share = f" ({100.0 * converted / found:.1f}% converted)" if found else ""
+    if torch is not None and found:
+        share = f" ({100.0 * (converted + torch.renamed) / found:.1f}% converted or left to torch's hipify)"
+    console.print(f"CUDA references: {counts}{share}")
+    need = len(result.needs_person)
+    if need:   # what the audit's headline counts, so that "100.0% converted" never reads as done
+        where = "see `portkit audit`" if torch is None or not torch.left else (
+            "\"Left for a person\" below" + (", and `portkit audit`" if need > len(torch.left) else ""))
+        say(console, f"{_plural(need, 'site')} need{'s' if need == 1 else ''} a person (high severity or worse): "
+                     f"{where}")
+    return left
 
 
 def _left_count(sites: int, references: int) -> str:

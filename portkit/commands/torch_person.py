@@ -1,0 +1,97 @@
+"""The lines of a PyTorch extension's source that neither convert nor torch's build-time hipify can
+port, as findings that say what to write there (commands/torch_sources.py sorts the edits).
+
+convert's edit there is HIP's spelling, which nvcc does not compile, and torch's map has no word
+for it, so the line would reach hipcc as CUDA. The human ports of causal-conv1d and mamba wrote
+HIP's form under `#ifdef USE_ROCM` and kept CUDA's under `#ifndef USE_ROCM` (`namespace cub =
+hipcub;` beside the CUB includes, `__shfl_xor(val, offset)` without the mask): each finding says
+that, with the line convert would have written, and carries the caveat the convert-side rule gave
+for the edit (PK004's "the mask is dropped ..."), whose "Converted with a caveat" entry goes, since
+nothing was converted. The code is PK506's: the extension's code torch's hipify does not fix, at
+high severity, the bar of the summary's "needs a person".
+"""
+
+from __future__ import annotations
+
+import re
+
+from .. import rules
+from ..core.edits import Edit, EditKind, apply_edits
+from ..core.findings import Finding, fingerprint
+from ..core.source import SourceFile
+from ..engine.codes import Code
+from ..engine.context import line_snippet
+
+CODE = Code.TORCH_CUDA_EXTENSION
+SEVERITY = "high"   # it does not compile for AMD until a person writes it: convert's "needs a person"
+# the edits that convert one CUDA reference (the metrics count one reference for each)
+REFERENCES = frozenset({EditKind.NAME, EditKind.INCLUDE, EditKind.REMOVED_INCLUDE, EditKind.POLYFILL_DIRECTIVE})
+_QUALIFIED = re.compile(rb"[A-Za-z_]\w*(?:::[A-Za-z_]\w*)+")
+
+
+def findings(source: SourceFile, person: list[Edit], others: list[Edit],
+             caveats: list[Finding]) -> tuple[tuple[Finding, ...], list[Finding]]:
+    """(one finding per line of `person`'s edits, the caveats of edits not written, to drop).
+    `others`: the file's other edits, applied too where the line shows what convert would write."""
+    lines: dict[int, list[Edit]] = {}
+    for edit in person:
+        lines.setdefault(source.position(edit.start)[0], []).append(edit)
+    made, dropped = [], []
+    for line, edits in sorted(lines.items()):
+        names = list(dict.fromkeys(e.what or e.kind for e in edits if e.kind in REFERENCES)) or \
+            list(dict.fromkeys(e.what or e.kind for e in edits))
+        notes = [f for f in caveats if f.line == line and f.subject in names]
+        dropped += notes
+        made.append(_finding(source, line, edits, others, names, notes))
+    return tuple(made), dropped
+
+
+def _finding(source: SourceFile, line: int, edits: list[Edit], others: list[Edit], names: list[str],
+             notes: list[Finding]) -> Finding:
+    rule = rules.of(CODE)
+    first, last = min(e.start for e in edits), max(e.end for e in edits)
+    shown, advice = _namespace(source.data, edits)
+    if not advice:
+        shown, advice = ", ".join(f"`{n}`" for n in names), _line(source, line, edits + others)
+    many = len(names) > 1
+    message = (f"{shown} left as {'they are' if many else 'it is'}: torch's hipify does not rename "
+               f"{'them' if many else 'it'} and convert's HIP form does not compile with nvcc; {advice}"
+               + "".join(f" ({n.message})" for n in notes))
+    snippet = line_snippet(source, line)
+    end_line, end_column = source.position(last)
+    return Finding(code=CODE, name=rule.name, severity=SEVERITY, category=rule.category, path=source.rel,
+                   line=line, column=source.position(first)[1], end_line=end_line, end_column=end_column,
+                   message=message, snippet=snippet, fix=advice, subject=names[0],
+                   fingerprint=fingerprint(CODE, source.rel, names[0], snippet))
+
+
+def _namespace(data: bytes, edits: list[Edit]) -> tuple[str, str]:
+    """A renamed namespace (`cub::` -> `hipcub::`, torch's map has `cub::BlockLoad` but not every
+    member): one alias serves the whole file, as the human ports wrote it."""
+    pairs = []
+    for e in edits:
+        if e.kind != EditKind.NAME or data[e.end:e.end + 2] != b"::" or not e.text.decode(errors="replace").isidentifier():
+            return "", ""
+        used = _QUALIFIED.match(data, e.start)
+        pairs.append((data[e.start:e.end].decode(), e.text.decode(), used.group().decode() if used else ""))
+    old, new, _ = pairs[0]
+    if any((o, n) != (old, new) for o, n, _ in pairs):
+        return "", ""
+    shown = ", ".join(f"`{u or old}`" for _, _, u in pairs)
+    return shown, (f"under `#ifdef USE_ROCM`, after the includes, write `namespace {old} = {new};`, which gives "
+                   f"the file's `{old}::` names their HIP meaning")
+
+
+def _line(source: SourceFile, line: int, edits: list[Edit]) -> str:
+    """The line as convert would write it, to write under `#ifdef USE_ROCM` (an edit running past
+    the line: HIP's text alone)."""
+    starts = source.line_starts()
+    begin = starts[line - 1]
+    end = starts[line] if line < len(starts) else len(source.data)
+    inside = [e._replace(start=e.start - begin, end=e.end - begin, parts=()) for e in edits
+              if begin <= e.start and e.end <= end and not e.parts]
+    if len(inside) < sum(1 for e in edits if source.position(e.start)[0] == line):
+        texts = ", ".join(f"`{e.text.decode(errors='replace')}`" for e in edits if e.text.strip())
+        return f"under `#ifdef USE_ROCM` write HIP's {texts}, and keep CUDA's under `#ifndef USE_ROCM`"
+    written = apply_edits(source.data[begin:end], inside).decode(errors="replace").strip()
+    return f"under `#ifdef USE_ROCM` write `{written}`, and keep this line under `#ifndef USE_ROCM`"
