@@ -171,6 +171,12 @@ def test_a_torch_extension_is_reached_with_the_torch_pack(pack62: Path, torch25:
     assert [f.code for f in error.findings] == ["PK001"] and result.count("explained") == 1
 
 
+def test_a_relative_torch_pack_path_gives_absolute_include_paths(torch25: Path, monkeypatch):
+    monkeypatch.chdir(torch25.parent)
+    pack = torch_pack.locate(torch25.name, None)
+    assert pack.root == torch25 and pack.flags(Path("a.cu"))[1] == str(torch25 / "include")
+
+
 def test_without_the_torch_pack_nothing_changes(tmp_path: Path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.delenv(torch_pack.ENV, raising=False)

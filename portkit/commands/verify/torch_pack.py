@@ -95,7 +95,9 @@ def is_torch_pack(folder: Path) -> bool:
 
 
 def load(root: Path) -> TorchPack:
-    """The torch pack at `root`, every file checked against its manifest; one line otherwise."""
+    """The torch pack at `root`, every file checked against its manifest; one line otherwise. Its
+    root is made absolute: the compiler runs in the tree, where a relative -isystem names nothing."""
+    root = root.absolute()
     manifest_path = root / MANIFEST
     try:
         raw = manifest_path.read_bytes()
