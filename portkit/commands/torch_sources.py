@@ -7,23 +7,20 @@ device code. Those files stay CUDA for the NVIDIA build, so convert writes there
 torch does not make and that nvcc compiles too; every other edit is either torch's (left to it) or
 would break the NVIDIA build (not written, counted as left for a person). `--extension-sources hip`
 writes every edit, as for any other source. The map's keys come from mappings/torch_hipify.toml
-(tools/torch_hipify_table.py writes it from a torch wheel; the version is in the file).
+(core/tables/torch_hipify.py; tools/torch_hipify_table.py writes it from a torch wheel, keys and values).
 """
 
 from __future__ import annotations
 
 import bisect
 import re
-import tomllib
 from dataclasses import replace
-from functools import lru_cache
 
 from .. import rules
 from ..core.edits import BLOCKS, Edit, EditKind, apply_edits
-from ..core.errors import MappingError
 from ..core.findings import Finding
 from ..core.source import SourceFile
-from ..core.tables.mappings import tables_dir
+from ..core.tables import torch_hipify
 from ..engine.context import FileScan
 from ..engine.facts import ProjectFacts
 from ..core.files import Entry
@@ -42,20 +39,11 @@ _TORCH_ALWAYS = frozenset({EditKind.HIP_RUNTIME_HEADER, EditKind.LAUNCH, EditKin
 _BOTH = frozenset({EditKind.CAST, EditKind.REGISTER, EditKind.WARP})
 
 
-@lru_cache(maxsize=1)
 def table() -> tuple[str, re.Pattern[bytes]]:
     """(torch's version, the regex of its map's words as hipify_python matches them: a whole
-    word between non-word characters, the longest first, as its trie does)."""
-    path = tables_dir() / "torch_hipify.toml"
-    try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise MappingError(f"{path}: {exc}") from None
-    names = doc.get("names")
-    if set(doc) != {"torch", "names"} or not isinstance(names, list) or len(set(names)) != len(names):
-        raise MappingError(f"{path}: expected `torch` and `names`, each name once")
-    words = b"|".join(re.escape(n.encode()) for n in sorted(names, key=lambda n: (-len(n), n)))
-    return str(doc["torch"]), re.compile(rb"(?<=\W)(?:" + words + rb")(?=\W)")
+    word between non-word characters, the longest first, as its trie does): core/tables/torch_hipify.py."""
+    found = torch_hipify.load()
+    return found.version, found.words
 
 
 def torch_spans(data: bytes) -> list[tuple[int, int]]:
