@@ -83,7 +83,8 @@ class TreeConfig:
     def left_out_why(self, rel: str) -> tuple[str, str] | None:
         """(`FILE:LINE`, the command) that leaves the unit out of the project's HIP build: a
         `list(REMOVE_ITEM ...)` under its HIP condition, or an `add_subdirectory` of a folder the
-        unit is in that only a branch that build never takes reaches; None when neither does."""
+        unit is in that only a branch that build never takes reaches, or only an option that build
+        has OFF by default (verify compiles the default AMD build); None when none does."""
         here = rel.rsplit("/", 1)[0] if "/" in rel else ""
         if here not in self._dirs:
             self._dirs[here] = self._for_dir(here)
@@ -94,9 +95,9 @@ class TreeConfig:
             where = path.relative_to(self.root).as_posix()
             if config is not None and unit in config.hip_left_out:
                 return f"{where}:{config.hip_left_out[unit]}", "list(REMOVE_ITEM ...) under its HIP condition"
-            for folder, (line, written) in (config.left_out_dirs.items() if config is not None else ()):
+            for folder, (line, written, why) in (config.left_out_dirs.items() if config is not None else ()):
                 if unit.startswith(folder + os.sep):
-                    return f"{where}:{line}", f"add_subdirectory({written}) only in a branch it does not take"
+                    return f"{where}:{line}", f"add_subdirectory({written}) {why}"
         return None
 
     def _for_dir(self, here: str) -> tuple[str, list[Path], Path, Path]:

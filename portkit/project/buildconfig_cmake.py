@@ -16,7 +16,9 @@ the call's arguments (gunrock's `add_essentials_example(bfs)`, defined one direc
 A block counts when the HIP build on Linux takes it (cmake_branches.py: a condition that names HIP,
 the Linux branch of an OS test, the else() of the NVIDIA build's switch that names HIP) or when the
 innermost condition names HIP and no block around it is known to be left out; an add_subdirectory
-only a branch that build never takes reaches leaves its folder out.
+only a branch that build never takes reaches leaves its folder out, and so does one only under
+`if(OPT)` of an option() that build has OFF by default and this file never sets (gunrock's
+benchmarks: verify compiles the project's default AMD build, and says so).
 A generator expression counts when that build settles its condition (`$<$<BOOL:${VAR}>:...>` of a
 variable set in such a block, `$<PLATFORM_ID:Linux>`); any other is dropped.
 """
@@ -44,6 +46,7 @@ _TARGET_COMMANDS = {"add_library", "add_executable", "target_sources", "cuda_add
 _SOURCE_KEYWORDS = {"STATIC", "SHARED", "MODULE", "OBJECT", "INTERFACE", "PUBLIC", "PRIVATE", "EXCLUDE_FROM_ALL",
                     "WIN32", "MACOSX_BUNDLE", "ALIAS", "IMPORTED", "GLOBAL", "FILE_SET", "TYPE", "HEADERS"}
 _FLAG_VARS = {"CMAKE_CXX_FLAGS", "CMAKE_CUDA_FLAGS", "CMAKE_HIP_FLAGS"}
+_DEVICE_OPTION = re.compile(r"HIP|ROCM|AMD|CUDA|NVIDIA|NVCC|GPU", re.I)
 _CALL_DEPTH = 8          # a function that calls itself is read this deep, no deeper
 
 
@@ -64,6 +67,7 @@ def _walk(text: str, reader: "_Reader", config: FileConfig, outer: list[Branch],
     """Read the commands of `text` inside the blocks `outer` (a function's body: its call's)."""
     cmds = commands(text)
     blocks: list[Branch] = []
+    conds: list[Command | None] = []     # each block's if() while in its first branch, else None
     i = 0
     while i < len(cmds):
         cmd, name = cmds[i], cmds[i].lower
@@ -73,10 +77,13 @@ def _walk(text: str, reader: "_Reader", config: FileConfig, outer: list[Branch],
             continue
         if name in OPEN:
             blocks.append(opened(cmds, i))
+            conds.append(cmd if name == "if" else None)
         elif name in ("else", "elseif") and blocks:
-            blocks[-1] = switched(cmds, i, blocks[-1])
+            blocks[-1], conds[-1] = switched(cmds, i, blocks[-1]), None
         elif name in CLOSE:
-            blocks = blocks[:-1]
+            blocks, conds = blocks[:-1], conds[:-1]
+        elif name == "option":
+            reader.option(cmd, outer + blocks)
         elif name in config.functions and depth < _CALL_DEPTH:
             _walk(_called(config.functions[name], values_of(cmd)), reader, config, outer + blocks, line, depth + 1)
         else:
@@ -87,6 +94,9 @@ def _walk(text: str, reader: "_Reader", config: FileConfig, outer: list[Branch],
                 reader.left_out(cmd, line, config)
             elif name == "add_subdirectory" and any(b.out for b in stack):
                 reader.subdirectory_out(cmd, line, config)
+            elif name == "add_subdirectory" and reader.off_by_default(conds) is not None:
+                reader.subdirectory_out(cmd, line, config, f"only under {reader.off_by_default(conds)}, OFF by "
+                                                           f"default (verify compiles the default build)")
         i += 1
 
 
@@ -125,6 +135,7 @@ class _Reader:
         self.top = top
         self.given = given
         self.variables: dict[str, list[tuple[str, bool]]] = {name: [(value, False)] for name, value in given.items()}
+        self.options: dict[str, bool | None] = {}   # option() defaults in the HIP build; None: unknown
 
     def read(self, cmd: Command, config: FileConfig, conditional: bool) -> None:
         name, values = cmd.lower, values_of(cmd)
@@ -170,6 +181,8 @@ class _Reader:
                 self._standard(items[0], config)
             elif var in _FLAG_VARS:
                 read_options(self._plain(items), self.directory, config, defines=False)
+        if var in self.options and not (items and items[0].upper() in _FALSE):
+            self.options[var] = None        # set ON (or to anything) here: no longer OFF by default
         if conditional and var in self.given:
             return          # `if(NOT CMAKE_HIP_ARCHITECTURES) set(... gfx90a)`: the configure's value stands
         cut = [i for i, v in enumerate(items) if v in ("CACHE", "PARENT_SCOPE")]
@@ -187,14 +200,43 @@ class _Reader:
         for item, _ in self._items(values[2:]):
             config.hip_left_out.setdefault(os.path.normpath(os.path.join(self.directory, item)), line)
 
-    def subdirectory_out(self, cmd: Command, line: int, config: FileConfig) -> None:
+    def subdirectory_out(self, cmd: Command, line: int, config: FileConfig,
+                         why: str = "only in a branch it does not take") -> None:
         """`add_subdirectory(experiments)` only in a branch the HIP build never takes (gunrock's
-        `if(${ESSENTIALS_NVIDIA_BACKEND})`): the files under it are not in the project's AMD build."""
+        `if(${ESSENTIALS_NVIDIA_BACKEND})`), or only under an option that build has OFF by default
+        (`if(ESSENTIALS_BUILD_BENCHMARKS)`): the files under it are not in the project's AMD build."""
         values = values_of(cmd)
         items = self._items(values[:1])
         if items:
             folder = os.path.normpath(os.path.join(self.directory, items[0][0]))
-            config.left_out_dirs.setdefault(folder, (line, values[0]))
+            config.left_out_dirs.setdefault(folder, (line, values[0], why))
+
+    def option(self, cmd: Command, stack: list[Branch]) -> None:
+        """`option(NAME "help" OFF)`: whether the HIP build has it OFF by default. A declaration OFF
+        anywhere leaves it OFF (a branch not taken declares nothing, and an undeclared option is
+        false too); one ON counts unless in a branch that build never takes (gunrock declares
+        ESSENTIALS_BUILD_TESTS ON under its NVIDIA condition, OFF in the else()), and makes it
+        unknown under a condition that build may take. A set() before it wins (CMP0077)."""
+        values = values_of(cmd)
+        if not values or any(b.out for b in stack):
+            return
+        name = values[0]
+        if len(values) > 2 and values[2].upper() not in _FALSE:
+            self.options[name] = True if not stack or counts(stack) else None
+        elif name not in self.options:
+            self.options[name] = None if name in self.variables else False
+
+    def off_by_default(self, conds: list[Command | None]) -> str | None:
+        """The option, OFF by default in the HIP build and never set ON in this file, that one of the
+        enclosing if()s tests alone (`if(ESSENTIALS_BUILD_BENCHMARKS)`, `if(${OPT})`); None when none
+        does. An option that names a GPU vendor or HIP is what a port turns on (faiss's
+        FAISS_ENABLE_ROCM is OFF by default): never one."""
+        for cmd in conds:
+            values = values_of(cmd) if cmd is not None else []
+            name = values[0].strip("${}") if len(values) == 1 else ""
+            if self.options.get(name, True) is False and not _DEVICE_OPTION.search(name):
+                return name
+        return None
 
     def _sources(self, values: list[str], config: FileConfig) -> None:
         """The literal source files of a target (add_library, add_executable, target_sources)."""

@@ -44,8 +44,9 @@ class FileConfig:
     # CMake: target_link_libraries, each library with whether it passes on to the target's users
     target_links: dict[str, list[tuple[str, bool]]] = field(default_factory=dict)
     hip_left_out: dict[str, int] = field(default_factory=dict)   # CMake: absolute file -> the line that removes it
-    # CMake: absolute folder -> (line, folder as written) of an add_subdirectory the HIP build never reaches
-    left_out_dirs: dict[str, tuple[int, str]] = field(default_factory=dict)
+    # CMake: absolute folder -> (line, folder as written, why) of an add_subdirectory the HIP build
+    # never reaches, or reaches only with an option that is OFF by default
+    left_out_dirs: dict[str, tuple[int, str, str]] = field(default_factory=dict)
     # CMake: function and macro names (lower case) -> (parameters, body), this file's and those above it
     functions: dict[str, tuple[list[str], str]] = field(default_factory=dict)
 

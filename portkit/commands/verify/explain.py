@@ -10,7 +10,8 @@ from the conversion run. An error is explained, in this order, by
 3. the tables, for what a scan of the converted file cannot see: a HIP name that only a newer
    ROCm has than the compiler's (PK002; the tree was converted for a newer target), a call whose
    arguments fit that name's signature in a newer release only (PK002: hipblasGemmEx with
-   hipDataType at 6.x, whose form for them is hipblasGemmEx_v2), a HIP name
+   hipDataType at 6.x, whose form for them is hipblasGemmEx_v2), a name the release declares only
+   with a define the build lacks (PK002: `__shfl_sync` at 6.2, opt_in.py), a HIP name
    removed by then (PK003), a ROCm library header the compiler cannot find (PK701), a header
    that is neither CUDA's nor ROCm's (PK702: the project's own dependency, not a porting gap).
 
@@ -35,6 +36,7 @@ from ..scan.job import Job, scan_file
 from ..scan.walk import Options
 from ...core.source import SourceFile
 from .diagnostics import Located, relative, shown
+from .opt_in import behind_define
 from .packs import not_found, provider
 from ...engine.codes import Code
 
@@ -183,6 +185,10 @@ def _from_tables(error: Located, subject: str, facts: Facts) -> Finding | None:
                         _not_installed(subject, header, facts))
     if message.startswith("no matching function for call to"):
         return _older_signature(error, subject, facts, index)
+    cuda = facts.db.names.get(subject)
+    opt_in = behind_define(subject, message, facts.target, cuda.hip if cuda is not None else None)
+    if opt_in is not None:
+        return _finding(Code.NEEDS_NEWER_ROCM, error, facts, subject, opt_in)
     record = index.names.get(subject)
     if record is None:
         return None
