@@ -23,11 +23,14 @@ import pytest
 from conftest import NVCC, REPO, clang19, require_tool
 from portkit import api
 from portkit.cli.app import main
-from portkit.commands.verify.opt_in import behind_define
 from portkit.project.buildconfig import TreeConfig
 from portkit.project.buildconfig_cmake import read_cmake
 
 CASE = REPO / "fixtures" / "verify_real" / "default_amd_build" / "input"
+SHFL_SYNC_AT_6_2 = (
+    "__shfl_sync is declared at ROCm 6.2 only with -DHIP_ENABLE_WARP_SYNC_BUILTINS (the *_sync warp "
+    "functions, 64-bit masks; declared by default from ROCm 7.0): define it for the build, call __shfl "
+    "without the mask (what convert writes at --rocm 6.2), or build with ROCm 7.0 or newer")
 OFF_BY_DEFAULT = ("add_subdirectory(benchmarks) only under ESSENTIALS_BUILD_BENCHMARKS, OFF by default "
                   "(verify compiles the default build)")
 
@@ -69,11 +72,9 @@ def test_which_options_leave_a_folder_out(tmp_path: Path, text: str, out: bool):
 def test_a_warp_sync_function_behind_its_define():
     """At ROCm 6.2 the *_sync warp functions need HIP_ENABLE_WARP_SYNC_BUILTINS; ROCm 7.0 declares
     them by default, and before 6.2 they do not exist (no define brings them)."""
+    from portkit.commands.verify.opt_in import behind_define
     message = "use of undeclared identifier '__shfl_sync'"
-    assert behind_define("__shfl_sync", message, (6, 2, 0), "__shfl") == (
-        "__shfl_sync is declared at ROCm 6.2 only with -DHIP_ENABLE_WARP_SYNC_BUILTINS (the *_sync warp "
-        "functions, 64-bit masks; declared by default from ROCm 7.0): define it for the build, call __shfl "
-        "without the mask (what convert writes at --rocm 6.2), or build with ROCm 7.0 or newer")
+    assert behind_define("__shfl_sync", message, (6, 2, 0), "__shfl") == SHFL_SYNC_AT_6_2
     assert behind_define("__shfl_sync", message, (7, 0, 0), "__shfl") is None
     assert behind_define("__shfl_sync", message, (6, 1, 0), "__shfl") is None
     assert behind_define("__syncwarp", "use of undeclared identifier '__syncwarp'", (6, 2, 0), None) is None
@@ -99,8 +100,7 @@ def test_gunrocks_default_amd_build_at_rocm_6_2(pack62, tmp_path, capsys):
     assert lines[start:] == [
         "examples/async_bfs.cu: failed, explained",
         "  include/gunrock/queue.hxx:15:7: error: use of undeclared identifier '__shfl_sync'",
-        "    explained by PK002 needs-newer-rocm: " + behind_define(
-            "__shfl_sync", "use of undeclared identifier", (6, 2, 0), "__shfl"),
+        "    explained by PK002 needs-newer-rocm: " + SHFL_SYNC_AT_6_2,
         f"skipped: benchmarks/for.cu: not compiled: the project's AMD build leaves it out (CMakeLists.txt:52: "
         f"{OFF_BY_DEFAULT})",
         "",
