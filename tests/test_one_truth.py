@@ -43,6 +43,35 @@ def test_needs_person_is_what_the_audit_counts(capsys):
     assert "4 findings need a person" in audit["summary"]["headline"]
 
 
+TORCH = REPO / "fixtures" / "convert_torch" / "causal_conv1d" / "input"
+# the lines of the extension's sources neither convert nor torch's build-time hipify ports (tests/test_torch_sources.py)
+TORCH_LEFT = [("PK506", "high", "csrc/causal_conv1d_common.h", 12, 19), ("PK506", "high", "csrc/causal_conv1d_common.h", 21, 19),
+              ("PK506", "high", "csrc/causal_conv1d_fwd.cu", 12, 62)]
+
+
+@pytest.mark.parametrize("mode, wanted, caveats, priced", [
+    # each line priced as a one-line guard (effort.toml "PK506:high"), apart from setup.py's build item (0.5 h)
+    ("cuda", TORCH_LEFT, [], {"PK506": 0.5, "PK506:__shfl_xor_sync": 0.275, "PK506:cub": 0.25}),
+    # converted as any other source: no line is left for a person, and the mask's caveat is back
+    ("hip", [], [("PK004", "medium", "csrc/causal_conv1d_common.h", 12, 19),
+                 ("PK004", "medium", "csrc/causal_conv1d_common.h", 21, 19)], {"PK506": 0.5})])
+def test_a_torch_extension_s_lines_left_for_a_person_are_the_audit_s(capsys, tmp_path, mode, wanted, caveats, priced):
+    """Convert decided the PyTorch extension's lines torch's hipify leaves (PK506, high) and dropped
+    PK004's caveat for the edit it did not write, while the audit still showed the PK004 and none of
+    the lines: the scan decides for both, and --extension-sources means the same to both."""
+    audit = _json(capsys, ["audit", str(TORCH), "--format", "json", "--no-cache", "--extension-sources", mode], 0)
+    convert = _json(capsys, ["convert", str(TORCH), "-o", str(tmp_path / "out"), "--format", "json", "--no-cache",
+                             "--extension-sources", mode], 0)
+    fields = ("code", "severity", "path", "line", "column", "message")
+    needs = [tuple(f[k] for k in fields) for f in convert["needs_person"]]
+    assert needs == [tuple(f[k] for k in fields) for f in audit["findings"] if f["severity"] in ("blocker", "high")]
+    assert [n[:5] for n in needs] == wanted
+    # what the estimate prices and the audit lists at the sources' lines: PK004 only with the edit written
+    assert [(f["code"], f["severity"], f["path"], f["line"], f["column"]) for f in audit["findings"]
+            if f["path"].startswith("csrc/") and f["code"] in ("PK004", "PK506")] == (caveats or wanted)
+    assert {i["key"]: i["hours"]["likely"] for i in audit["estimate"]["items"] if i["key"].startswith("PK506")} == priced
+
+
 def test_convert_summary_says_how_many_sites_need_a_person(capsys):
     out = _lines(capsys, ["convert", str(SAMPLE), "--check"], 1)
     assert out[1:3] == ["CUDA references: 58 found, 58 converted, 0 left (100.0% converted)",

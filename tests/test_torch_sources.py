@@ -136,3 +136,19 @@ def test_with_extension_sources_hip_the_json_says_so_and_counts_as_any_source(tm
     assert doc["torch_extension"] == {"mode": "hip", "files": 2, "torch": "2.5.1", "written": None,
                                       "torch_hipify": None, "left_for_person": None, "sites_for_person": None}
     assert doc["needs_person"] == [] and doc["findings"]["by_code"] == {"PK004": 2, "PK005": 1, "PK509": 2}
+
+
+def test_a_second_run_from_the_cache_gives_the_same_account(tmp_path, monkeypatch, capsys):
+    """The result cache kept the scan convert had already cut to the edits it writes, and a second
+    run cut it again: 0 references left to torch, 0 sites to a person, 14 converted. The scan itself
+    now decides (commands/scan/torch_gaps.py), so the kept result is the decided one."""
+    from portkit.cli import main
+    monkeypatch.delenv("PORTKIT_NO_CACHE", raising=False)
+    monkeypatch.setenv("PORTKIT_CACHE_DIR", str(tmp_path / "cache"))
+    runs = []
+    for n in (1, 2):
+        assert main(["convert", str(CASE / "input"), "-o", str(tmp_path / f"out{n}")]) == 0
+        runs.append(capsys.readouterr().out.splitlines())
+    assert runs[0] == runs[1] and runs[1][0] == SUMMARY[0] and runs[1][2] == SUMMARY[2]
+    for rel in FILES:
+        assert (tmp_path / "out2" / rel).read_bytes() == (CASE / "expected" / rel).read_bytes(), rel

@@ -43,6 +43,10 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--focus-hours", type=bounded("--focus-hours", 1, 80), metavar="H",
                    help="focused engineering hours per person per week (default 30, from effort.toml)")
     p.add_argument("--rocm", metavar="X.Y", help="target ROCm release (default: the newest the tables know)")
+    p.add_argument("--extension-sources", choices=("cuda", "hip"), default="cuda",
+                   help="the sources a PyTorch CUDAExtension compiles, as convert's option of that name ports them: "
+                        "CUDA, each line torch's build-time hipify cannot port a PK506 finding (default), or HIP "
+                        "like any other source (docs/build.md)")
     p.add_argument("--port-style", choices=("one-way", "both-vendors"),
                    help="the port the headline prices: one-way (the tree becomes HIP) or both-vendors (a build "
                         "option, a shim header and guards; the default for a tree with its own build)")
@@ -107,7 +111,7 @@ def run_audit(args: argparse.Namespace) -> int:
                       fail_on=args.fail_on, scan=scan, mappings=tuple(args.mappings), team_size=args.team_size,
                       focus_hours=args.focus_hours,
                       jobs=args.jobs, deep=cli_deep.options(args, args.jobs, check_file_timeout(args.file_timeout)),
-                      cache=args.cache)
+                      cache=args.cache, extension_sources=args.extension_sources)
     result = audit_paths(args.paths, opts, progress_factory=progress_factory(Console(stderr=True), "auditing"))
     if not args.quiet:
         say_scope(cfg, result.left_out)

@@ -24,6 +24,7 @@ from ..project import pipeline
 from ..project.config import Config
 from ..project.settings import resolve
 from ..engine.facts import ProjectFacts
+from . import torch_sources
 from .results import AuditOptions, AuditResult, FileAudit
 from .scan.job import scan_file
 from .scan.walk import FileScan, Options
@@ -88,7 +89,8 @@ def audit_paths(paths: list[Path], opts: AuditOptions,
     result = AuditResult(root=project.root, options=opts, skipped=project.skipped, facts=project.facts,
                          left_out=project.left_out)
     progress = progress_factory(len(entries)) if progress_factory else None
-    job = audit_job(opts.scan, enabled, project.facts)
+    # the scan reads a PyTorch extension's sources as convert ports them (torch_sources.mode: --extension-sources)
+    job = audit_job(opts.scan, enabled, torch_sources.mode(project.facts, opts.extension_sources))
     if opts.deep is not None:   # parse: libclang's facts first, in worker processes
         from .deep import engine
         result.deep = engine.collect(project.root, entries, opts.deep, progress_factory)

@@ -15,6 +15,7 @@ from dataclasses import replace
 from .. import rules
 from ..core.findings import Finding
 from ..project.pipeline import Project
+from . import torch_sources
 from .results import AuditOptions, ConvertOptions
 
 NEEDS_PERSON = ("blocker", "high")   # the audit's headline: "N findings need a person (high severity or worse)"
@@ -26,7 +27,8 @@ def audit_options(opts: ConvertOptions) -> AuditOptions:
     audit reads), the configuration's select and ignore."""
     scan = replace(opts.scan, audit=True, fixes=frozenset(), launch_syntax="cuda", builtins="cuda")
     cfg = opts.config
-    return AuditOptions(scan=scan, select=cfg.select, ignore=cfg.ignore, config=cfg, jobs=opts.jobs, cache=opts.cache)
+    return AuditOptions(scan=scan, select=cfg.select, ignore=cfg.ignore, config=cfg, jobs=opts.jobs, cache=opts.cache,
+                        extension_sources=opts.extension_sources)
 
 
 def needs_person(project: Project, opts: ConvertOptions) -> list[Finding]:
@@ -36,6 +38,8 @@ def needs_person(project: Project, opts: ConvertOptions) -> list[Finding]:
     estimate, and the optional code it reads, show nowhere in convert's summary)."""
     from . import audit
     options = audit_options(opts)
-    job = audit.audit_job(options.scan, rules.selected(list(options.select), list(options.ignore)), project.facts)
+    # a PyTorch extension's sources as this run ports them (--extension-sources), as `portkit audit` reads them
+    facts = torch_sources.mode(project.facts, options.extension_sources)
+    job = audit.audit_job(options.scan, rules.selected(list(options.select), list(options.ignore)), facts)
     files = audit._outcomes(project.scanned, job, options, project.root, None)
     return [f for file in files if file.scan is not None for f in file.scan.findings if f.severity in NEEDS_PERSON]

@@ -122,7 +122,10 @@ class ConvertResult:
 
     @property
     def findings(self) -> list[Finding]:
-        return [f for s in self.scans for f in s.findings]
+        """The converter's findings; a PyTorch extension's lines left for a person are its account's
+        (FileOutcome.torch.left: "Left for a person" and needs_person), not a caveat of an edit made."""
+        return [f for o in self.outcomes if o.scan is not None for f in o.scan.findings
+                if o.torch is None or f not in o.torch.left]
 
     @property
     def changed(self) -> list[FileOutcome]:
@@ -154,6 +157,8 @@ class AuditOptions:
     deep: "DeepOptions | None" = None  # --engine clang: libclang's facts refine the findings
     config: Config = Config()         # the project's settings (amd-macros, exclude: not audited)
     cache: bool = True                # keep and reuse results by file content (commands/scan/resultcache.py)
+    # a PyTorch extension's sources as convert's --extension-sources ports them (commands/scan/torch_gaps.py)
+    extension_sources: str = "cuda"
 
 
 @dataclass
@@ -303,8 +308,10 @@ class VerifyResult:
     torch: str | None = None                 # the torch header pack's description, when a unit used it
     torch_units: int = 0                     # how many units include torch's headers and got it
     # the build line that translates the tree's sources as it builds (faiss's hipify.sh): every unit was
-    # compiled after portkit's conversion, standing in for that step (verify/build_hipify.py)
+    # compiled after what stands in for that step (verify/build_hipify.py): portkit's conversion, or
+    # for torch's CUDAExtension torch's own hipify map
     hipify_step: str = ""
+    hipify_standin: str = ""
 
     def count(self, what: str) -> int:
         if what == "compiled":

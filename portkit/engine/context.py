@@ -72,6 +72,9 @@ class Metrics:
     # lines of the #if tests of __NVCC__/__CUDA__/__CUDA_ARCH__ convert makes take the HIP side
     # (rewrite/cudacc.py): each picks a qualifier macro; the estimate prices them as one decision
     compiler_tests: tuple[int, ...] = ()
+    # a PyTorch extension's source (commands/scan/torch_gaps.py): (changes convert writes, references
+    # torch's build-time hipify renames, references on the lines left for a person); () for any other
+    torch_split: tuple[int, ...] = ()
 
 
 @dataclass
@@ -160,6 +163,13 @@ class ScanContext:
 
     def __post_init__(self) -> None:
         self.findings = self.store.findings
+
+    @property
+    def edits_read(self) -> bool:
+        """Whether anything reads this scan's edits: convert's; of an audit's, only a PyTorch
+        extension's source, whose edits decide the lines left for a person (commands/scan/torch_gaps.py),
+        so that they are convert's edits exactly. A rewriter may skip work whose only result is an edit."""
+        return not self.options.audit or self.source.rel in self.facts.torch_sources
 
     def uses_library(self, library: str, start: int) -> None:
         """A use of an ecosystem library at byte `start` (Metrics.libraries: the estimate's dependency

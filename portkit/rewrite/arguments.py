@@ -167,7 +167,7 @@ def fix_call(ctx: ScanContext, view: View, mapping: Mapping, name: Node, hip: st
                  f"{mapping.cuda} -> {hip}: {seen}; rewrite the arguments by hand: {describe(ctx, mapping)}",
                  mapping.cuda)
         return
-    if ctx.options.audit:   # the rest is edits, which an audit never reads (a generated line's 61,000 masks)
+    if not ctx.edits_read:   # the rest is edits, which an audit never reads (a generated line's 61,000 masks)
         return
     if mapping.symbol_arg:
         arg = args[mapping.symbol_arg - 1]

@@ -110,7 +110,7 @@ def _finish_pass(ctx: ScanContext, view: View, root) -> None:
 
 
 def _wanted(ctx: ScanContext, view: View) -> bool:
-    return not ctx.options.audit and b"thrust" in view.data
+    return ctx.edits_read and b"thrust" in view.data
 
 
 # after nvidia_votes: both insert after the runtime header, the votes' helper first

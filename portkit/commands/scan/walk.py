@@ -9,6 +9,7 @@ the passes the rewrite modules declare: engine/passes.py): the walk names no rew
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from functools import lru_cache
 from operator import attrgetter
 from types import MappingProxyType
@@ -30,7 +31,7 @@ from ...engine.facts import ProjectFacts
 from ...engine import fix, syntax
 from ...engine.codes import Code
 from ...engine.passes import Registry
-from . import literals
+from . import literals, torch_gaps
 from ...core.source import SourceFile, begins_line
 
 # The per-file types live in context.py; they are re-exported here for the callers that take
@@ -279,12 +280,17 @@ def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB 
     _partially_parsed(ctx, root)
     _run(registry.phase("finish"), ctx, view, root)   # guards, then what the file needs added
     # audit and check read findings and metrics, never the edits (the result cache keeps none
-    # either): sorting a generated file's 300,000 of them took a second of its audit
-    edits = [] if options.audit else normalize(resolve(data, ctx.edits))   # moved arguments take their converted text first
+    # either): sorting a generated file's 300,000 of them took a second of its audit; a PyTorch
+    # extension's source needs them in every command, to decide which lines are left for a person
+    torch = source.rel in facts.torch_sources
+    edits = [] if options.audit and not torch else normalize(resolve(data, ctx.edits))   # moved arguments first
     findings = ctx.finished_findings()
     if options.audit and finished:
         findings = fix.suggest(findings, finished, source)
-    return FileScan(source.rel, edits, findings, ctx.metrics)
+    scan = FileScan(source.rel, edits, findings, ctx.metrics)
+    if torch:   # convert's and the audit's alike: only torch's gaps written, the rest a person's (PK506)
+        scan = torch_gaps.settle(source, scan)
+    return replace(scan, edits=[]) if options.audit else scan
 
 
 def _run(passes, ctx: ScanContext, view: View, root: Node) -> None:

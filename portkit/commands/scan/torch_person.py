@@ -1,5 +1,5 @@
 """The lines of a PyTorch extension's source that neither convert nor torch's build-time hipify can
-port, as findings that say what to write there (commands/torch_sources.py sorts the edits).
+port, as findings that say what to write there (commands/scan/torch_gaps.py sorts the edits).
 
 convert's edit there is HIP's spelling, which nvcc does not compile, and torch's map has no word
 for it, so the line would reach hipcc as CUDA. The human ports of causal-conv1d and mamba wrote
@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import re
 
-from .. import rules
-from ..core.edits import Edit, EditKind, apply_edits
-from ..core.findings import Finding, fingerprint
-from ..core.source import SourceFile
-from ..engine.codes import Code
-from ..engine.context import line_snippet
+from ... import rules
+from ...core.edits import Edit, EditKind, apply_edits
+from ...core.findings import Finding, fingerprint
+from ...core.source import SourceFile
+from ...engine.codes import Code
+from ...engine.context import line_snippet
 
 CODE = Code.TORCH_CUDA_EXTENSION
 SEVERITY = "high"   # it does not compile for AMD until a person writes it: convert's "needs a person"
