@@ -9,6 +9,7 @@ the same facts, whichever command runs it.
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -54,6 +55,9 @@ class ProjectFacts:
     # the files a PyTorch extension's build hands to torch's build-time hipify (project/torch_extension.py):
     # convert writes there only what torch's hipify cannot (commands/torch_sources.py)
     torch_sources: frozenset[str] = frozenset()
+    # the tree's files named like a CUDA library's headers (project/own_headers.py): an include
+    # that reaches one from its file's folder or one above is the project's (csrc/cuda/scatter_cuda.h)
+    own_headers: frozenset[str] = frozenset()
 
     @cached_property   # the names the walk hands PK208 (FACT_NAMES): their definitions are in headers
     def warp_constant_names(self) -> frozenset[bytes]:
@@ -120,6 +124,22 @@ class ProjectFacts:
         own = self.own_packages
         return (library.id in self.own_libraries or ecosystem.normalize(library.id) in own
                 or any(ecosystem.normalize(name) in own for name in library.python))
+
+    def own_header(self, include: str, includer: str) -> bool:
+        """Whether `include`, spelled in the file `includer`, names a header of the tree's own
+        (own_headers) from the includer's folder or, for a path with a folder (`cuda/utils.h`), a
+        folder above it, where a build's -I points. A bare name is looked for beside the includer
+        only: tiny-cuda-nn's optimizers/shampoo.h includes NVIDIA's <mma.h>, not the project's
+        include/tiny-cuda-nn/mma.h two folders up."""
+        if not self.own_headers or include.startswith("/"):
+            return False
+        folder = posixpath.dirname(includer)
+        while True:
+            if posixpath.normpath(posixpath.join(folder, include)) in self.own_headers:
+                return True
+            if not folder or "/" not in include:
+                return False
+            folder = posixpath.dirname(folder)
 
     def carries_header(self, include: str) -> bool:
         """Whether the header `include` names is one of a carried copy's that needs no CUDA."""

@@ -25,7 +25,7 @@ from ..engine.platform import amd_headers, compilers, directives, ppexpr, region
 from ..rewrite import polyfills, qualified_names
 from ..core.tables.mappings import tables_dir
 from ..core.tables.project_tables import db_for
-from . import asm_macros, carried, file_facts, includes, own_namespaces, packages, torch_extension, warp_constants
+from . import asm_macros, carried, file_facts, includes, own_headers, own_namespaces, packages, torch_extension, warp_constants
 from .config import Config
 from .packages import own_packages, requirements
 
@@ -149,7 +149,8 @@ def learn(entries: list[Entry], options: Options, config: Config = Config(),
     facts = ProjectFacts(amd_macros=tuple(config.amd_macros), own_packages=own_packages(entries),
                          requirements=required, extras=extras, carried=carried.learn(entries),
                          generated_headers=generated_headers(entries),
-                         torch_sources=frozenset(torch_extension.learn(entries)))
+                         torch_sources=frozenset(torch_extension.learn(entries)),
+                         own_headers=own_headers.learn(entries))
     sources = read_sources(entries) if sources is None else sources   # once for every pass
     per_file = (store or file_facts.FactsStore(None, None)).facts(sources) \
         if options.platform_model or options.polyfills or options.audit else []
@@ -219,7 +220,7 @@ def _tree_key(root: Path, entries: list[Entry], options: Options, config: Config
 def _facts_code() -> list[Path]:
     """The modules whose code decides the facts (named by module, so that a move keeps the key
     whole: a path that no longer exists would silently turn the gate's cache off)."""
-    modules = (sys.modules[__name__], includes, asm_macros, warp_constants, warp_constants.model(), own_namespaces,
+    modules = (sys.modules[__name__], includes, asm_macros, warp_constants, warp_constants.model(), own_namespaces, own_headers,
                qualified_names, platform_facts, regions,
                compilers, directives, ppexpr, amd_headers, polyfills, needles, source, packages, carried, torch_extension)
     return [Path(m.__file__) for m in modules] + [tables_dir() / "ecosystem.toml"]
@@ -234,6 +235,7 @@ def _facts_to_plain(facts: ProjectFacts) -> dict:
             "extras": [[extra, sorted(names)] for extra, names in facts.extras],
             "carried": [list(pair) for pair in facts.carried], "generated_headers": sorted(facts.generated_headers),
             "asm_macros": [list(m) for m in facts.asm_macros], "own_namespaces": list(facts.own_namespaces),
+            "own_headers": sorted(facts.own_headers),
             "warp_constants": [[n, h, line, literal, [list(u) for u in uses]]
                                for n, h, line, literal, uses in facts.warp_constants]}
 
@@ -251,6 +253,7 @@ def _facts_from_plain(plain: dict) -> ProjectFacts:
                         generated_headers=frozenset(plain.get("generated_headers", ())),
                         asm_macros=tuple((str(name), str(rel), int(line)) for name, rel, line in plain.get("asm_macros", ())),
                         own_namespaces=tuple(str(name) for name in plain.get("own_namespaces", ())),
+                        own_headers=frozenset(plain.get("own_headers", ())),
                         warp_constants=tuple((str(n), str(h), int(line), bool(literal),
                                               tuple((str(f), int(ln), str(w)) for f, ln, w in uses))
                                              for n, h, line, literal, uses in plain.get("warp_constants", ())))

@@ -48,6 +48,8 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
         return
     if ctx.facts.carries_header(name) or ctx.facts.generates(name):   # the tree's own (carried.py, a template)
         return
+    if ctx.facts.own_header(name, ctx.source.rel):   # a file of the tree's own (project/own_headers.py)
+        return
     hip, problem, reason = mapping.resolve(ctx.target, ctx.options.prefer_roc)
     if hip == name:
         return

@@ -49,8 +49,10 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
         return
     name = path.text[1:-1].decode("utf-8", "replace").strip()
     library = ecosystem.default().header(name)
-    # a carried copy, or a header the tree generates (NCCL's own nccl.h), is the project's
-    if library is not None and not ctx.facts.carries_header(name) and not ctx.facts.generates(name):
+    # a carried copy, a header the tree generates (NCCL's own nccl.h), or one of its own files
+    # (pytorch_scatter's "cuda/scatter_cuda.h": project/own_headers.py) is the project's
+    if library is not None and not ctx.facts.carries_header(name) and not ctx.facts.generates(name) \
+            and not ctx.facts.own_header(name, ctx.source.rel):
         _use(ctx, library, view.start(path), view.end(path), f"#include <{name}>")
 
 
