@@ -87,11 +87,25 @@ def handle(ctx: ScanContext, view: View, node: Node, text: bytes | None = None) 
         return   # mamba's `#else namespace cuda { namespace std = ::std; }`: the AMD build's own cuda::std
     if mapping.kind == "namespace" and qualified_names.own_use(ctx, view, node, text):
         return   # ctranslate2's `namespace cuda` and its `cuda::` uses: the project's, not libcu++'s
+    if mapping.kind == "function" and mapping.rewrites_args and _declared_here(node, parent):
+        return   # pytorch_scatter's `at::Half __shfl_up_sync(mask, at::Half, delta) {...}`: its own overload
     if parent is not None and parent.is_error and _inside_string(view.data, node.start_byte):
         return   # error recovery split a string literal: "cudaMalloc failed" is text, not code
     if mapping.arity_alias:
         mapping = _by_arity(ctx, node, mapping)
     _convert(ctx, view, node, mapping, text)
+
+
+def _declared_here(node: Node, parent: Node | None) -> bool:
+    """Whether `node` names the function a declaration or definition declares (`T f(params)`):
+    the project's own function, an overload of CUDA's name for its own types (pytorch_scatter's
+    __shfl_up_sync for at::Half, issue 53), not a use of CUDA's. Asked only of a record that
+    rewrites its calls' arguments: renamed, the definition would no longer take the calls it
+    serves (they lose their mask and reach HIP's __shfl_up), while a plain rename
+    (fake::cudaDeviceSynchronize) keeps the definition and its calls together. The calls stay
+    reported, since without types they cannot be told from CUDA's."""
+    return parent is not None and parent.type == "function_declarator" \
+        and parent.child_by_field_name("declarator") == node
 
 
 _TYPE_WORDS = (b"struct", b"class", b"union", b"using", b"typedef")   # where an _OWN_TYPE match starts
