@@ -15,7 +15,8 @@ from portkit.core.files import discover, read_sources
 from portkit.core.tables.project_tables import db_for
 from portkit.engine.context import Options
 from portkit.engine.platform import facts as platform_facts
-from portkit.project import asm_macros, carried, file_facts, includes, own_headers, own_namespaces, pipeline, warp_constants
+from portkit.project import (asm_macros, carried, file_facts, includes, own_headers, own_namespaces, pipeline,
+                             torch_extension, warp_constants)
 from portkit.project.config import Config
 from portkit.rewrite import polyfills
 
@@ -32,7 +33,8 @@ def _today(entries, options: Options, config: Config, sources) -> pipeline.Proje
     facts = pipeline.ProjectFacts(amd_macros=tuple(config.amd_macros), own_packages=pipeline.own_packages(entries),
                                   requirements=required, extras=extras, carried=carried.learn(entries),
                                   generated_headers=pipeline.generated_headers(entries),
-                                  own_headers=own_headers.learn(entries))
+                                  own_headers=own_headers.learn(entries),
+                                  torch_sources=frozenset(torch_extension.learn(entries)))
     facts = platform_facts.project_platforms(entries, facts, sources)
     facts = replace(facts, project_defined=polyfills.project_defined(entries, sources))
     facts = replace(facts, asm_macros=asm_macros.learn(sources))
