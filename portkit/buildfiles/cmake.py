@@ -29,12 +29,14 @@ from .cmake_findcuda import findcuda_library, nvcc_flags_variable
 from .cmake_flags import compile_options, custom_command, flags_in_strings, loose_flags
 from .cmake_lexer import Command, commands
 from .cmake_names import rewrite_names
+from .cmake_vendor import nvidia_ranges
 from .cmake_targets import (SOURCE_SUFFIX, add_target, aux_source_directory, link_libraries, marked_hip, mixed_glob,
                             replace_architectures,
                             set_property, set_source_files_properties, set_target_properties, target_sources)
 from .table import BuildTable
 from .words import note
 from ..engine.codes import Code
+from ..engine.platform.regions import PORTED, RegionMap
 from ..core.edits import EditKind
 
 HIP_LANGUAGE_MIN = (3, 21)
@@ -47,6 +49,10 @@ def migrate(ctx: ScanContext, table: BuildTable) -> None:
     # after it would land inside it (a second run would insert it again). Leave it as written.
     f = CMakeFile(ctx, table, text, [c for c in commands(text) if c.close < len(text)])
     f.marked = marked_hip(f.cmds)
+    ported = nvidia_ranges(f.cmds)
+    if ported:      # its findings become info "already ported", as an #if's NVIDIA branch's do
+        ctx.regions = RegionMap(ranges=[(start, end, PORTED) for start, end in ported])
+    edits_before = len(ctx.edits)
     for cmd in f.cmds:
         handler = _HANDLERS.get(cmd.lower)
         if handler is not None:
@@ -57,10 +63,24 @@ def migrate(ctx: ScanContext, table: BuildTable) -> None:
         for arg in cmd.args:
             if arg.start not in f.done:
                 rewrite_names(f, cmd, arg)
+    if ported:
+        _leave_ported(f, ported, edits_before)
     _insert_packages(f)
     _bump_minimum(f)
     for offset, texts in f.inserts.items():   # several insertions at one place are one edit
         ctx.edit(offset, offset, "".join(texts).encode("latin-1"), "build", kind=EditKind.BUILD)
+
+
+def _leave_ported(f: CMakeFile, ported: list[tuple[int, int]], first: int) -> None:
+    """Drop what the handlers wrote inside the NVIDIA side of a vendor switch (cmake_vendor.py):
+    its edits, its insertions and the ROCm packages only it asked for."""
+    def inside(offset: int) -> bool:
+        return any(start <= offset < end for start, end in ported)
+    f.ctx.edits[first:] = [e for e in f.ctx.edits[first:] if not inside(e.start)]
+    for offset in [o for o in f.inserts if inside(o) or any(o == end for _, end in ported)]:
+        del f.inserts[offset]
+    for package in [p for p, at in f.packages.items() if inside(at)]:
+        del f.packages[package]
 
 
 def _project(f: CMakeFile, cmd: Command) -> None:

@@ -13,15 +13,20 @@ import json
 from ..engine.context import ScanContext
 from .nvcc import Translation, Word
 from ..engine.codes import Code
+from ..engine.platform.regions import PORTED
 from ..core.edits import EditKind
 
 
 def note(ctx: ScanContext, code: str, start: int, end: int, message: str, subject: str) -> None:
     """A PK508 (not migrated) or PK509 (a choice made for you) finding at [start, end).
 
-    The audit keeps PK508 only: a choice convert would make is news when converting, not a hazard."""
+    The audit keeps PK508 only: a choice convert would make is news when converting, not a hazard.
+    A PK508 in the NVIDIA side of a vendor switch becomes info "already ported" (ScanContext.report)."""
     if code == Code.BUILD_MIGRATION_CHOICE and ctx.options.audit:
         return
+    regions = getattr(ctx, "regions", None)     # setup.py's reader passes an edit collector, no regions
+    if code == Code.BUILD_MIGRATION_CHOICE and regions is not None and regions.kind_at(start) == PORTED:
+        return      # the NVIDIA side of a vendor switch is left as written (cmake_vendor.py): no choice made
     ctx.flag(code, start, end, message, subject=subject)
 
 
