@@ -14,7 +14,6 @@ import pytest
 
 from portkit import api
 from portkit.buildfiles.cmake_lexer import commands
-from portkit.buildfiles.cmake_vendor import nvidia_ranges
 
 from conftest import REPO
 
@@ -52,6 +51,7 @@ def test_the_nvidia_branch_and_what_only_it_reads_stay_byte_for_byte():
     ("if(NOT USE_NVIDIA)\n  set(X -O3)\nelse()\n  add_definitions(-DUSE_HIP)\nendif()\n", ""),
 ])
 def test_which_branch_is_the_nvidia_side(text: str, left: str):
+    from portkit.buildfiles.cmake_vendor import nvidia_ranges
     assert "".join(text[s:e] for s, e in nvidia_ranges(commands(text))) == left
 
 
