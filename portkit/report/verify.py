@@ -63,6 +63,7 @@ def document(result: VerifyResult) -> JsonObject:
         "std_option": result.std,
         "amd_selectors": list(result.amd_selectors),
         "hipify_step": result.hipify_step or None,
+        "hipify_standin": result.hipify_standin or None,
         "configurations": [{"origin": c.origin, "files": list(c.files), "std": c.std, "includes": list(c.includes),
                             "defines": list(c.defines), "units": n} for c, n in result.configurations],
         "units": [_unit(u) for u in result.units],
@@ -102,8 +103,9 @@ def configuration_lines(result: VerifyResult) -> list[str]:
         lines.append(f"the project's AMD build: {' '.join('-D' + n for n in result.amd_selectors)} for every unit "
                      f"(its own AMD selectors, as its AMD build defines them)")
     if result.hipify_step:
+        standin = result.hipify_standin or "portkit's conversion"
         lines.append(f"every unit compiled after the build's own hipify step ({result.hipify_step}), "
-                     f"portkit's conversion standing in; errors at the tree's own lines")
+                     f"{standin} standing in; errors at the tree's own lines")
     return lines
 
 

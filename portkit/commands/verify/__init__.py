@@ -117,7 +117,7 @@ def verify_tree(out: Path, opts: VerifyOptions,
     as that build sees it, portkit's conversion standing in (build_hipify.py)."""
     _check_options(out, opts)
     where = build_hipify.step(out, opts)
-    copy = build_hipify.translated(out, opts) if where else None
+    copy = build_hipify.translated(out, opts, where) if where else None
     if copy is None:
         return _verify_tree(out, opts, progress_factory)
     result = _verify_tree(copy, build_hipify.inner_options(out, opts), progress_factory)

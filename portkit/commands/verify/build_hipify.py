@@ -11,10 +11,12 @@ conversion (convert's settings for the release verify explains against, the AMD-
 into a copy outside the tree, never in it: a folder of portkit's cache named by the tree, so that
 the per-unit results are kept across runs, or a temporary one with --no-cache. The units are
 compiled there, and each error is placed back at its line in the tree (explain.line_map of the
-file's two versions). portkit's conversion stands in for the project's hipify step: where the two
-translate differently, what is seen is portkit's, and the report says so in one line. Any verify
-of a tree with such a step goes this way (a torch extension's too): a tree the conversion leaves
-unchanged is compiled as it is.
+file's two versions). What stands in for the step is named in the report's line: for torch's
+(a setup.py CUDAExtension) torch's own hipify map and rules, applied as data to the files torch
+hipifies (torch_hipify.py), since portkit's conversion keeps what torch rewrites (ATen/cuda
+includes, at::cuda streams) and the units stopped in torch's CUDA headers; for any other step
+(faiss's hipify.sh: hipify-perl) portkit's conversion, where what is seen is portkit's. A tree the
+stand-in leaves unchanged is compiled as it is.
 """
 
 from __future__ import annotations
@@ -28,10 +30,14 @@ from pathlib import Path
 from ...core.datacache import cache_dir
 from ...core.files import discover
 from ...core.tables.mappings import format_version
-from ...project import amd_paths
+from ...core.tables import torch_hipify as torch_table
+from ...project import amd_paths, torch_extension
 from ...project.pipeline import git_ignored
 from ..results import VerifyOptions, VerifyResult
+from . import torch_hipify
 from .explain import line_map
+
+PORTKIT = "portkit's conversion"
 
 
 def step(out: Path, opts: VerifyOptions) -> str:
@@ -40,23 +46,54 @@ def step(out: Path, opts: VerifyOptions) -> str:
     return amd_paths.hipify_step(entries)
 
 
-def translated(out: Path, opts: VerifyOptions) -> Path | None:
-    """`out` converted by portkit into a folder outside it; None when the conversion changes nothing
-    (a tree already converted: compiled as it is)."""
-    from ..convert import configured, convert_paths
+def standin(where: str) -> str:
+    """What stands in for the step at `where`: torch's map for a setup.py's CUDAExtension."""
+    if where.split(":", 1)[0].rsplit("/", 1)[-1] == "setup.py":
+        return f"torch {torch_table.load().version}'s hipify map (mappings/torch_hipify.toml)"
+    return PORTKIT
+
+
+def translated(out: Path, opts: VerifyOptions, where: str = "") -> Path | None:
+    """`out` translated as its build would, into a folder outside it (standin() says by what); None
+    when that changes nothing (a tree already converted: compiled as it is)."""
+    prefix = "torch-hipified-" if standin(where) != PORTKIT else "hipified-"
     if opts.cache:
-        folder = cache_dir() / ("hipified-" + hashlib.sha256(str(out.resolve()).encode()).hexdigest()[:20])
+        folder = cache_dir() / (prefix + hashlib.sha256(str(out.resolve()).encode()).hexdigest()[:20])
         folder.parent.mkdir(parents=True, exist_ok=True)
     else:
-        folder = Path(tempfile.mkdtemp(prefix="portkit-hipified-"))
-    release = format_version(opts.rocm) if opts.rocm is not None else None
-    done = convert_paths([out], configured(opts.config, rocm=release, output=folder, leave_amd_built=False,
-                                           needs_person=False, jobs=opts.jobs, cache=opts.cache))
-    if any(outcome.changed for outcome in done.outcomes):
+        folder = Path(tempfile.mkdtemp(prefix="portkit-" + prefix))
+    changed = _by_torch(out, opts, folder) if prefix.startswith("torch") else _by_portkit(out, opts, folder)
+    if changed:
         return folder
     if not opts.cache:
         shutil.rmtree(folder, ignore_errors=True)
     return None
+
+
+def _by_portkit(out: Path, opts: VerifyOptions, folder: Path) -> bool:
+    from ..convert import configured, convert_paths
+    release = format_version(opts.rocm) if opts.rocm is not None else None
+    done = convert_paths([out], configured(opts.config, rocm=release, output=folder, leave_amd_built=False,
+                                           needs_person=False, jobs=opts.jobs, cache=opts.cache))
+    return any(outcome.changed for outcome in done.outcomes)
+
+
+def _by_torch(out: Path, opts: VerifyOptions, folder: Path) -> bool:
+    """The tree copied into `folder` (emptied first: nothing of an older copy is compiled), each file
+    torch hipifies at build time as torch writes it, every other file as it is."""
+    root, entries, _ = discover([out], git_ignored([out], opts.config))
+    hipified = torch_extension.learn(entries)
+    shutil.rmtree(folder, ignore_errors=True)
+    changed = False
+    for entry in entries:
+        data = entry.path.read_bytes()
+        if entry.rel in hipified:
+            new = torch_hipify.hipify(data, entry.rel)
+            changed, data = changed or new != data, new
+        target = folder / entry.rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    return changed
 
 
 def placed_back(result: VerifyResult, out: Path, copy: Path, where: str, keep: bool) -> VerifyResult:
@@ -70,7 +107,7 @@ def placed_back(result: VerifyResult, out: Path, copy: Path, where: str, keep: b
                 maps[error.rel] = _line_map(out / error.rel, copy / error.rel)
             error.line = maps[error.rel].get(error.line, error.line)
     result.root = out
-    result.hipify_step = where
+    result.hipify_step, result.hipify_standin = where, standin(where)
     if not keep:
         shutil.rmtree(copy, ignore_errors=True)
     return result

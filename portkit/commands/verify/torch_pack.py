@@ -33,7 +33,7 @@ ENV = "PORTKIT_TORCH_HEADERS"
 # The torch packs portkit knows: the sha256 of manifest.json, which pins every file by its own
 # hash. torch 2.5.1 (its ROCm wheels are built for ROCm 6.1 and 6.2) from the PyPI wheel
 # torch-2.5.1-cp311-cp311-manylinux1_x86_64.whl: fixtures/rocm-headers/torch-2.5.1-headers.tar.xz.
-PINNED = {"2.5.1": "3a07f5ae8767ddb5217d89aa00cce30466b38d864281403f7c35efe1b937fb5f"}
+PINNED = {"2.5.1": "76dbbdbd5f01f0b9f076dfad2610a3447cfa5b93248b08f7878f97cd382e7682"}
 # What torch.utils.cpp_extension gives a HIP extension's sources (COMMON_HIP_FLAGS,
 # COMMON_HIPCC_FLAGS, the extension header switch and the ABI of the PyPI wheels, -std=c++17):
 # first in the command, so that the unit's own -std and -D come after and win.

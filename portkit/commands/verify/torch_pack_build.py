@@ -84,24 +84,41 @@ def build(wheel: Path, rocm: str = "6.2") -> dict[str, bytes]:
     return written
 
 
+# where a header of the wheel's include/ stands in pytorch's own tree when its ROCm build hipifies it:
+# hipify_python picks its map by that path (is_pytorch_file: aten/ takes the PyTorch map, word by
+# word; c10/cuda the Caffe2 one). Hipified as include/ATen/cuda, the ATen headers took the Caffe2
+# map, which renames `cuda` inside every word: TORCH_CUDA_CPP_API became TORCH_HIP_CPP_API, which
+# nothing defines, and at::cuda became at::hip, so no extension unit compiled past HIPContext.h.
+_IN_PYTORCH = (("ATen/", "aten/src/ATen/"), ("c10/", "c10/"))
+
+
+def _pytorch_path(rel: str) -> str:
+    return next(tree + rel[len(inc):] for inc, tree in _IN_PYTORCH if rel.startswith(inc))
+
+
 def hipified(headers: dict[str, bytes], hipify_sources: dict[str, bytes]) -> dict[str, bytes]:
     """ATen/hip and c10/hip as a ROCm torch's build writes them: the wheel's hipify run, in
-    PyTorch-project mode, over a temporary copy of ATen/cuda and c10/cuda."""
+    PyTorch-project mode, over a temporary copy of ATen/cuda and c10/cuda laid out as in pytorch's
+    tree (aten/src/ATen/cuda, c10/cuda), so that each gets the map torch's build gives it."""
     with tempfile.TemporaryDirectory(prefix="portkit-torch-") as tmp:
         work = Path(tmp)
         module = _load_hipify(work / "hipify", hipify_sources)
-        project = work / "include"
+        project = work / "pytorch"
         for rel, data in headers.items():
             if rel.startswith(("ATen/cuda/", "c10/cuda/")):
-                (project / rel).parent.mkdir(parents=True, exist_ok=True)
-                (project / rel).write_bytes(data)
+                (project / _pytorch_path(rel)).parent.mkdir(parents=True, exist_ok=True)
+                (project / _pytorch_path(rel)).write_bytes(data)
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
             module.hipify(project_directory=str(project), output_directory=str(project),
-                          header_include_dirs=[str(project)], includes=["*/ATen/cuda/*", "*/c10/cuda/*"],
+                          header_include_dirs=[str(project)], includes=["*/aten/src/ATen/cuda/*", "*/c10/cuda/*"],
                           show_detailed=False, show_progress=False, is_pytorch_extension=False)
-        return {p.relative_to(project).as_posix(): p.read_bytes()
-                for p in sorted(project.rglob("*")) if p.is_file()
-                and p.relative_to(project).as_posix().startswith(("ATen/hip/", "c10/hip/"))}
+        written = {}
+        for inc, tree in _IN_PYTORCH:
+            hip = project / tree / "hip"
+            for p in sorted(hip.rglob("*")) if hip.is_dir() else ():
+                if p.is_file():
+                    written[inc + "hip/" + p.relative_to(hip).as_posix()] = p.read_bytes()
+        return written
 
 
 def _load_hipify(folder: Path, sources: dict[str, bytes]):
