@@ -32,6 +32,7 @@ from ...project.settings import resolve
 from ..results import DEFAULT_VERIFY_TIMEOUT, ErrorReport, UnitReport, VerifyOptions, VerifyResult
 from . import compiler as compilers
 from . import build_hipify, packs, standins, torch_pack, unitcache
+from .own_selectors import OwnSelectors
 from .diagnostics import Located, include_chain, locate, parse
 from .explain import Facts, explain
 from ...project.units import Unit, configured, database_config, database_units, tree_units
@@ -51,26 +52,20 @@ def _explained_release(opts: VerifyOptions, compiler) -> Version | None:
 
 
 def _define_amd_selectors(commands: dict[str, list[str]], reached: dict[str, list[str]], selectors: tuple[str, ...],
-                          result: VerifyResult) -> None:
+                          own: OwnSelectors, result: VerifyResult) -> None:
     """Each unit gets -D for the project's AMD selectors that guard a HIP branch in a file it reads
     (platform facts' own reading of that file) and that none of its files defines: a selector
     learned in one corner of a tree never changes another's branches, and a macro the code defines
     for itself is not a switch of the build."""
     if not selectors:
         return
-    learned: dict[str, platform_facts.FileMacros] = {}
     used: set[str] = set()
     for rel, files in reached.items():
         names: set[str] = set()
         defined: set[str] = set()   # an X-macro the unit defines itself (`#define OP(...)`) is no switch
         for path in files:
-            if path not in learned:
-                try:
-                    learned[path] = platform_facts.learn(read_regular(Path(path), follow=True))
-                except OSError:
-                    learned[path] = platform_facts.FileMacros()
-            names |= learned[path].learned
-            defined |= learned[path].defined
+            names |= own.of(path).learned
+            defined |= own.of(path).defined
         mine = [name for name in selectors if name in names and name not in defined]
         if mine:   # after the compiler: a driver's options and the file keep their order
             commands[rel] = [commands[rel][0], *(f"-D{name}" for name in mine), *commands[rel][1:]]
@@ -150,7 +145,9 @@ def _verify_tree(out: Path, opts: VerifyOptions,
     result.default_std = next((f[5:] for f in compiler.hip_before if f.startswith("-std=")), None)
     commands = {unit.rel: _command(compiler, unit, opts, extra) for unit in units}
     reached = {unit.rel: _refuse_non_regular(root, unit, commands[unit.rel]) for unit in units}
-    _define_amd_selectors(commands, reached, _amd_selectors(project.facts.amd_macros, opts.defines), result)
+    own = OwnSelectors(root, opts.source)
+    project = replace(project, facts=replace(project.facts, amd_macros=own.keep(project.facts.amd_macros, sources)))
+    _define_amd_selectors(commands, reached, _amd_selectors(project.facts.amd_macros, opts.defines), own, result)
     _add_torch(commands, reached, units, opts, result)
     progress = progress_factory(len(units)) if progress_factory else None
     cache = unitcache.UnitCache(root, compiler, opts.cache)
