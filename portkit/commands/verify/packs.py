@@ -159,25 +159,31 @@ def download(wanted: Version) -> Pack:
     return load(root, wanted)
 
 
+def extract(archive: Path, work: Path) -> None:
+    """Unpack a header pack archive (ROCm's or torch's) into `work`: plain files and folders inside
+    it, nothing else; tar's data filter too where this Python has it (3.10.12+)."""
+    import tarfile
+    try:
+        with tarfile.open(archive) as tar:
+            members = tar.getmembers()
+            for member in members:
+                parts = Path(member.name).parts
+                if Path(member.name).is_absolute() or ".." in parts or not (member.isfile() or member.isdir()):
+                    raise PortkitError(f"{archive}: {member.name}: not a file of a header pack")
+            tar.extractall(work, members=members, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+    except (OSError, tarfile.TarError, EOFError) as exc:
+        raise PortkitError(f"{archive}: cannot read the pack archive ({exc})") from None
+
+
 def install(archive: Path) -> Pack:
     """A pack archive (.tar.xz, as tools/build_rocm_header_pack.py --archive writes) unpacked into
     the user cache, checked, and kept there by release: the offline way to get a pack."""
     import shutil
-    import tarfile
     cache = cache_dir()
     cache.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".unpack-", dir=cache))
     try:
-        try:
-            with tarfile.open(archive) as tar:
-                members = tar.getmembers()
-                for member in members:   # plain files and folders inside the archive, nothing else
-                    parts = Path(member.name).parts
-                    if Path(member.name).is_absolute() or ".." in parts or not (member.isfile() or member.isdir()):
-                        raise PortkitError(f"{archive}: {member.name}: not a file of a header pack")
-                tar.extractall(work, members=members, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
-        except (OSError, tarfile.TarError, EOFError) as exc:
-            raise PortkitError(f"{archive}: cannot read the pack archive ({exc})") from None
+        extract(archive, work)
         tops = [p for p in work.iterdir() if (p / MANIFEST).is_file()] or ([work] if (work / MANIFEST).is_file() else [])
         if len(tops) != 1:
             raise PortkitError(f"{archive}: not a header pack archive (no single folder with {MANIFEST})")

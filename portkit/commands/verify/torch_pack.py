@@ -21,13 +21,12 @@ import os
 import re
 import shutil
 import sysconfig
-import tarfile
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from ...core.errors import PortkitError
-from .packs import ARCHIVES, MANIFEST
+from .packs import ARCHIVES, MANIFEST, extract
 
 ENV = "PORTKIT_TORCH_HEADERS"
 # The torch packs portkit knows: the sha256 of manifest.json, which pins every file by its own
@@ -136,16 +135,7 @@ def install(archive: Path) -> TorchPack:
     cache.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".unpack-", dir=cache))
     try:
-        try:
-            with tarfile.open(archive) as tar:
-                members = tar.getmembers()
-                for member in members:
-                    if Path(member.name).is_absolute() or ".." in Path(member.name).parts \
-                            or not (member.isfile() or member.isdir()):
-                        raise PortkitError(f"{archive}: {member.name}: not a file of a header pack")
-                tar.extractall(work, members=members, filter="data")
-        except (OSError, tarfile.TarError, EOFError) as exc:
-            raise PortkitError(f"{archive}: cannot read the pack archive ({exc})") from None
+        extract(archive, work)
         tops = [p for p in work.iterdir() if is_torch_pack(p)]
         if len(tops) != 1:
             raise PortkitError(f"{archive}: not a torch header pack archive (no single folder with {MANIFEST})")
