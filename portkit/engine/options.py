@@ -25,6 +25,9 @@ class Options:
     builtins: str = "cuda"               # "cuda" keeps threadIdx.x, "hip" writes hipThreadIdx_x
     file_timeout: float = 60.0           # seconds one file may take (--file-timeout; 0: no limit)
     platform_model: bool = True          # False (--no-platform-model): every byte is CUDA for every build
+    # verify's stand-in for a build-time hipify (commands/verify/build_hipify.py): the project's AMD
+    # branches are converted too, as hipify-perl, blind to the preprocessor, converts every line
+    hipify_amd_branches: bool = False
     defines: tuple[tuple[str, int | None], ...] = ()   # -D NAME[=VALUE] (None: a value we cannot read)
     undefines: tuple[str, ...] = ()      # -U NAME: with -D, branches false under them are left out
     rewrite_guards: bool = False         # --rewrite-guards: CUDA version guards get the AMD selector (rewrite/guards.py)

@@ -251,8 +251,9 @@ def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB 
     """Scan one file, with what the project pipeline learned of its tree: the edits that convert
     it, the findings, and its metrics."""
     db = db or db_for(options)
+    found = platform_map(source, options, facts)   # a build-time hipify's stand-in converts AMD branches too
     ctx = ScanContext(source=source, db=db, options=options, target=options.target, facts=facts,
-                      dispatch=dispatch, regions=platform_map(source, options, facts),
+                      dispatch=dispatch, regions=found.amd_converted() if options.hipify_amd_branches else found,
                       store=FindingStore(options.finding_cap, rules.refines()), rules=rules.by_code())
     ctx.metrics.lines = source.line_count
     ctx.metrics.shim = ctx.regions.shim

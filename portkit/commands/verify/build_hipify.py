@@ -15,8 +15,11 @@ file's two versions). What stands in for the step is named in the report's line:
 (a setup.py CUDAExtension) torch's own hipify map and rules, applied as data to the files torch
 hipifies (torch_hipify.py), since portkit's conversion keeps what torch rewrites (ATen/cuda
 includes, at::cuda streams) and the units stopped in torch's CUDA headers; for any other step
-(faiss's hipify.sh: hipify-perl) portkit's conversion, where what is seen is portkit's. A tree the
-stand-in leaves unchanged is compiled as it is.
+(faiss's hipify.sh: hipify-perl) portkit's conversion, where what is seen is portkit's, of every
+line: hipify-perl, blind to the preprocessor, also rewrites the project's own AMD branches
+(`#include <device_functions.h>` under faiss's `#ifdef USE_AMD_ROCM`), which convert leaves as the
+maintainers wrote them (Options.hipify_amd_branches). A tree the stand-in leaves unchanged is
+compiled as it is.
 """
 
 from __future__ import annotations
@@ -62,7 +65,7 @@ def translated(out: Path, opts: VerifyOptions, where: str = "") -> Path | None:
         folder.parent.mkdir(parents=True, exist_ok=True)
     else:
         folder = Path(tempfile.mkdtemp(prefix="portkit-" + prefix))
-    changed = _by_torch(out, opts, folder) if prefix.startswith("torch") else _by_portkit(out, opts, folder)
+    changed = _by_torch(out, opts, folder) if prefix.startswith("torch") else _by_portkit(out, opts, folder, bool(where))
     if changed:
         return folder
     if not opts.cache:
@@ -70,11 +73,16 @@ def translated(out: Path, opts: VerifyOptions, where: str = "") -> Path | None:
     return None
 
 
-def _by_portkit(out: Path, opts: VerifyOptions, folder: Path) -> bool:
+def _by_portkit(out: Path, opts: VerifyOptions, folder: Path, step: bool) -> bool:
+    """convert's conversion, its tables and settings, of the AMD-built files too; for a build's
+    hipify `step` every line of them: also the project's own AMD branches, which convert leaves as
+    the maintainers wrote them and hipify-perl (faiss's hipify.sh), blind to the preprocessor,
+    rewrites (`<device_functions.h>` under `#ifdef USE_AMD_ROCM`: 43 of faiss's 76 units)."""
     from ..convert import configured, convert_paths
     release = format_version(opts.rocm) if opts.rocm is not None else None
     done = convert_paths([out], configured(opts.config, rocm=release, output=folder, leave_amd_built=False,
-                                           needs_person=False, jobs=opts.jobs, cache=opts.cache))
+                                           needs_person=False, jobs=opts.jobs, cache=opts.cache,
+                                           scan={"hipify_amd_branches": step}))
     return any(outcome.changed for outcome in done.outcomes)
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from . import compilers, ppexpr
@@ -100,6 +100,16 @@ class RegionMap:
 
     def protected(self, offset: int) -> bool:
         return self.kind_at(offset) in PROTECTED
+
+    def amd_converted(self) -> "RegionMap":
+        """The map a build-time hipify sees (Options.hipify_amd_branches): the AMD-only ranges are
+        shared code, converted like it, since hipify-perl rewrites `<device_functions.h>` under
+        `#ifdef USE_AMD_ROCM` too (faiss's PtxUtils.cuh: 43 units stopped there). The NVIDIA side
+        of a port stays as it is (the AMD build does not compile it), and so does a vendor shim
+        (its `#define cudaX hipX` serve the AMD build as written)."""
+        if self.shim or not any(kind == AMD for _, _, kind in self.ranges):
+            return self
+        return replace(self, ranges=[r for r in self.ranges if r[2] != AMD])
 
     def totals(self, size: int) -> dict[str, int]:
         """Bytes by kind, shared included."""
