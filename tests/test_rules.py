@@ -19,12 +19,16 @@ from portkit.commands.audit import ScanJob, audit_bytes
 from portkit.core.files import kind_of
 from portkit.core.tables.mappings import parse_version
 from portkit.commands.scan.walk import Options
+from portkit.engine.facts import ProjectFacts
 
 RULES_DIR = REPO / "fixtures" / "rules"
 CASES = sorted(p for p in RULES_DIR.rglob("*") if p.is_file() and p.name != "README.md"
                and p.suffix not in (".fixed", ".converted"))   # a fix's expected bytes (tests/test_rule_fixes.py)
 MARKER = re.compile(r"(?://|#)\s*expect:\s*((?:PK\d{3}\s*)+)")
 ROCM = re.compile(r"audit-rocm:\s*(\d+\.\d+)")
+# a case that is a PyTorch extension's source (torch hipifies it at build time), as the pipeline
+# learns from a setup.py CUDAExtension (ProjectFacts.torch_sources) when a project is audited
+TORCH_SOURCE = "audit-torch-source"
 
 
 def expected(path: Path) -> Counter:
@@ -43,7 +47,9 @@ def audit_file(path: Path, select: frozenset[str] | None = None):
     options = Options(audit=True, rocm=parse_version(rocm.group(1) if rocm else "5.2"))
     kind = kind_of(path.name) or "source"
     enabled = select or rules.selected(None, None)
-    return audit_bytes(path.relative_to(RULES_DIR).as_posix(), text, kind, ScanJob(options, enabled=enabled))
+    rel = path.relative_to(RULES_DIR).as_posix()
+    facts = ProjectFacts(torch_sources=frozenset({rel}) if TORCH_SOURCE.encode() in text[:300] else frozenset())
+    return audit_bytes(rel, text, kind, ScanJob(options, facts, enabled=enabled))
 
 
 @pytest.mark.parametrize("path", CASES, ids=[p.relative_to(RULES_DIR).as_posix() for p in CASES])
