@@ -80,7 +80,7 @@ def test_each_build_breaking_construct_is_one_decision_item():
     assert decisions == [
         ("decision", "cuda_only_subdirectory", "", 1, 8.0, ["CMakeLists.txt:7"]),
         ("decision", "dual_vendor_build", "", 3, 8.5, ["CMakeLists.txt"]),
-        ("decision", "communication_library", "", 1, 8.0, ["CMakeLists.txt"]),
+        ("decision", "communication_library", "", 1, 2.0, ["CMakeLists.txt"]),
         ("decision", "qualifier_macros", "", 1, 1.0, ["include/scanlib.h:4"])]
     assert [(d["id"], d["sites"], d["blocker_sites"]) for d in doc["estimate"]["decisions"]] == [
         ("communication_library", 1, 0), ("cuda_only_subdirectory", 1, 0), ("qualifier_macros", 1, 0)]
@@ -111,18 +111,18 @@ def test_the_port_style_is_stated_and_both_prices_given(capsys, tmp_path: Path):
     doc = audit(DONE)
     style = doc["estimate"]["port_style"]
     assert (style["assumed"], style["reason"], style["one_way"]["p50"], style["both_vendors"]["p50"]) == (
-        "both-vendors", "the tree has its own build (CMakeLists.txt): maintainers keep both vendors", 1.27, 1.67)
+        "both-vendors", "the tree has its own build (CMakeLists.txt): maintainers keep both vendors", 0.98, 1.38)
     assert doc["estimate"]["person_weeks"]["p50"] == style["both_vendors"]["p50"]
     assert main(["audit", str(DONE), "--rocm", "6.2"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert ("Port style: both vendors (a build option, a shim header and guards), 1.7 person-weeks (P50), since the "
-            "tree has its own build (CMakeLists.txt): maintainers keep both vendors; one-way: 1.3 "
+    assert ("Port style: both vendors (a build option, a shim header and guards), 1.4 person-weeks (P50), since the "
+            "tree has its own build (CMakeLists.txt): maintainers keep both vendors; one-way: 1.0 "
             "(--port-style one-way)") in lines
     assert main(["audit", str(DONE), "--rocm", "6.2", "--html", str(tmp_path / "r.html"), "-q"]) == 0
     assert ('<p class="small" id="port-style">Port style: both vendors (a build option, a shim header and guards), '
-            '1.7 person-weeks') in (tmp_path / "r.html").read_text()
+            '1.4 person-weeks') in (tmp_path / "r.html").read_text()
     one = audit(DONE, port_style="one-way")["estimate"]
-    assert one["person_weeks"]["p50"] == 1.27
+    assert one["person_weeks"]["p50"] == 0.98
     assert [(i["key"], i["optional"]) for i in one["items"] if i["key"] == "dual_vendor_build"] == [
         ("dual_vendor_build", "both-vendors build (a build option, a shim header and guards: --port-style "
                               "both-vendors)")]

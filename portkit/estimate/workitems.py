@@ -286,7 +286,14 @@ def items(files: list[tuple[str, Metrics]], findings: list[Finding], present: se
             + dependencies(files, findings, eco, model, scope))
     work = decisions.merge(work, priced, eco)   # one construct, one item
     return build_decisions.items(work, taken, files, scope, model, style, int(project["cuda_files"]),
-                                 "cuda-extension" in present and scope.build.root == "setup.py")
+                                 "cuda-extension" in present and _root_extension(files))
+
+
+def _root_extension(files: list[tuple[str, Metrics]]) -> bool:
+    """The root's setup.py builds a PyTorch CUDA extension, which PyTorch hipifies at build time for
+    either vendor, whatever other build the root has: pytorch_scatter's CMakeLists.txt beside it
+    builds the C++ API, and its AMD port (#325) changed setup.py and the sources, not the CMake."""
+    return any(path == "setup.py" and m.cuda_extension for path, m in files)
 
 
 def estimate(files: list[tuple[str, Metrics]], findings: list[Finding], eco: Ecosystem,
