@@ -116,15 +116,30 @@ class Sites:
 
 def changed_runs(a_lines: list[str], b_lines: list[str]) -> list[tuple[int, int, str]]:
     """Runs of upstream line numbers (1-based, inclusive) the port removed or replaced, an insertion
-    counting at the line before it (port_compare.py's rule), each with the text removed and added."""
+    counting at the line before it (port_compare.py's rule), each with the text removed and added.
+    A run that changes only whitespace or comments is no site: no compiler sees it (apex's port
+    stripped trailing blanks from a licence comment: 20 "sites" in xentropy_kernel.cu alone)."""
     runs = []
+    a_code, b_code = code_of(a_lines), code_of(b_lines)
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a_lines, b_lines, autojunk=False).get_opcodes():
+        if tag != "equal" and [c for c in a_code[i1:i2] if c] == [c for c in b_code[j1:j2] if c]:
+            continue
         text = "\n".join(a_lines[i1:i2] + b_lines[j1:j2])
         if tag in ("replace", "delete"):
             runs.append((i1 + 1, i2, text))
         elif tag == "insert":
             runs.append((max(i1, 1), max(i1, 1), text))
     return runs
+
+
+_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+
+
+def code_of(lines: list[str]) -> list[str]:
+    """Each line without its comments and with its whitespace collapsed (a comment spanning lines
+    blanks each line it covers, so the numbering stays)."""
+    text = _COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), "\n".join(lines))
+    return [" ".join(line.split()) for line in text.split("\n")]
 
 
 def map_back(runs: list[tuple[int, int, str]], upstream: list[str], converted: list[str]) -> list[tuple[int, int, str]]:
@@ -150,9 +165,16 @@ def _lines(path: Path) -> list[str]:
     return path.read_text(encoding="utf-8", errors="replace").splitlines()
 
 
-def human_runs(upstream: Path, port: Path, converted: Path | None) -> dict[str, list[tuple[int, int, str]]]:
+def human_runs(upstream: Path, port: Path, converted: Path | None,
+               at: Path | None = None) -> dict[str, list[tuple[int, int, str]]]:
     """Path -> the upstream line runs the human changed, in the kernel sources both trees hold;
-    a file the port keeps only as a hipified copy is compared through convert's output."""
+    a file the port keeps only as a hipified copy is compared through convert's output. Where the
+    port is compared with a later upstream commit (`at`: histories.toml's upstream_at, the upstream
+    the port merged), the port's changes are read against that commit and mapped back to the base's
+    lines, so that what the upstream itself changed in between is not counted as the human's
+    (apex's release carries NVIDIA's vectorised loads, merged from upstream in "[Upstream] IFU"),
+    nor what the upstream added after the port's last merge (a run is a site only where the port
+    differs from both the base and that commit)."""
     sites = {}
     for rel in kernel_sources(upstream):
         up = _lines(upstream / rel)
@@ -160,6 +182,11 @@ def human_runs(upstream: Path, port: Path, converted: Path | None) -> dict[str, 
         if copy != port / rel and copy.is_file() and converted is not None and (converted / rel).is_file():
             out = _lines(converted / rel)
             runs = map_back(changed_runs(out, _lines(copy)), up, out)
+        elif (port / rel).is_file() and at is not None and (at / rel).is_file():
+            later, mine = _lines(at / rel), _lines(port / rel)
+            direct = changed_runs(up, mine)   # where the port left the base's text, it is no change of the human's
+            runs = [r for r in map_back(changed_runs(later, mine), up, later)
+                    if any(r[0] - 1 <= hi and lo <= r[1] + 1 for lo, hi, _ in direct)]
         elif (port / rel).is_file():
             runs = changed_runs(up, _lines(port / rel))
         else:
@@ -219,25 +246,31 @@ class Outcome:
     builds_port: bool | None = None
 
 
-def trees(project: dict, mirrors: Path, cache: Path) -> tuple[Path, Path]:
-    """The upstream at the port's base and the port at its first AMD release, written once from
-    the mirrors (histories.toml's measured base and release commit)."""
-    made = []
-    for side, repo, rev in (("upstream", project["upstream"], project["measured"]["base"]),
-                            ("port", project["port"], project["measured"]["release_commit"])):
-        git_dir = mirrors / repo.replace("/", "+") / "repo"
-        if not git_dir.is_dir():
-            raise SystemExit(f"{git_dir}: no mirror (fetch github:{repo})")
-        where = cache / project["name"] / side
-        stamp = where.parent / f"{side}.commit"
-        if not (stamp.is_file() and stamp.read_text() == rev and where.is_dir()):
-            where.mkdir(parents=True, exist_ok=True)
-            archive = subprocess.run(["git", f"--git-dir={git_dir}", "archive", "--format=tar", rev],
-                                     capture_output=True, check=True).stdout
-            subprocess.run(["tar", "-x", "-C", str(where)], input=archive, check=True)
-            stamp.write_text(rev)
-        made.append(where)
-    return made[0], made[1]
+def trees(project: dict, mirrors: Path, cache: Path) -> tuple[Path, Path, Path | None]:
+    """The upstream at the port's base, the port at its first AMD release, and the upstream branch
+    at the commit the port is compared with (histories.toml's upstream_at; None where it is the
+    base), written once from the mirrors."""
+    measured = project["measured"]
+    sides = [("upstream", project["upstream"], measured["base"]), ("port", project["port"], measured["release_commit"])]
+    if measured.get("upstream_at", measured["base"])[:10] != measured["base"][:10]:
+        sides.append(("upstream-at", project["upstream"], measured["upstream_at"]))
+    made = [_tree(project["name"], side, repo, rev, mirrors, cache) for side, repo, rev in sides]
+    return made[0], made[1], made[2] if len(made) > 2 else None
+
+
+def _tree(name: str, side: str, repo: str, rev: str, mirrors: Path, cache: Path) -> Path:
+    git_dir = mirrors / repo.replace("/", "+") / "repo"
+    if not git_dir.is_dir():
+        raise SystemExit(f"{git_dir}: no mirror (fetch github:{repo})")
+    where = cache / name / side
+    stamp = where.parent / f"{side}.commit"
+    if not (stamp.is_file() and stamp.read_text() == rev and where.is_dir()):
+        where.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(["git", f"--git-dir={git_dir}", "archive", "--format=tar", rev],
+                                 capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(where)], input=archive, check=True)
+        stamp.write_text(rev)
+    return where
 
 
 def portkit(*args: str, timeout: int = 3600) -> subprocess.CompletedProcess:
@@ -276,8 +309,9 @@ def pack_args(work: Path, torch: Path | None) -> list[str]:
     return args + (["--torch-headers", str(torch.resolve())] if torch else [])
 
 
-def measure(project: dict, mirrors: Path, cache: Path, packs: list[str]) -> Outcome:
-    upstream, port = trees(project, mirrors, cache)
+def measure(project: dict, mirrors: Path, cache: Path, packs: list[str] | None) -> Outcome:
+    """One extension's numbers; packs None (--no-verify) measures recall and false positives only."""
+    upstream, port, at = trees(project, mirrors, cache)
     work = upstream.parent
     o = Outcome(project["name"], project["measured"]["base"], project["measured"]["release_commit"])
     doc = audit(upstream, work / "audit-upstream.json")
@@ -288,7 +322,10 @@ def measure(project: dict, mirrors: Path, cache: Path, packs: list[str]) -> Outc
     portkit("convert", str(upstream), "-o", str(out), "--rocm", "6.2", "--format", "json")
     rewritten = {rel: changed_runs(_lines(upstream / rel), _lines(out / rel))
                  for rel in kernel_sources(upstream) if (out / rel).is_file()}
-    o.sites = score(o.name, human_runs(upstream, port, out if out.is_dir() else None), doc["findings"], rewritten)
+    o.sites = score(o.name, human_runs(upstream, port, out if out.is_dir() else None, at), doc["findings"],
+                    rewritten)
+    if packs is None:
+        return o
     o.verify = verify(out, upstream, packs, work / "verify-upstream.json")
     port_out = work / "port-out"
     shutil.rmtree(port_out, ignore_errors=True)
@@ -359,9 +396,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache", type=Path, default=Path("/tmp/torchx"))
     ap.add_argument("--torch-headers", type=Path, help="a torch header pack (default: one pinned in fixtures/rocm-headers)")
     ap.add_argument("--md", type=Path, help="also write the table here")
+    ap.add_argument("--no-verify", action="store_true",
+                    help="audit and convert only: recall and false positives in minutes, no verify columns")
     args = ap.parse_args(argv)
     known = {p["name"]: p for p in tomllib.loads(HISTORIES.read_text(encoding="utf-8"))["project"]}
-    packs = pack_args(args.cache, args.torch_headers)
+    packs = None if args.no_verify else pack_args(args.cache, args.torch_headers)
     head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
                           text=True).stdout.strip()
     outcomes = []
