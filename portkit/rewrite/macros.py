@@ -26,7 +26,11 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
     names = frozenset(p.text for p in params.named_children) if params is not None else frozenset()
     preproc_names.check_pastes(ctx, view, node, names)   # names made by ## are never seen whole
     body = view.text(node)
-    tree = parse.parse(body)
+    # parsed with each `##` as `__` (the two pieces one name, as the paste makes one token): read as
+    # it is, `r_##T(int k, cudaStream_t s)` lexed `#T(...` as a directive, opaque text to the end of
+    # the body, and the names after it stayed CUDA (faiss's BLOCK_SELECT_IMPL: 24 units at
+    # `unknown type name 'cudaStream_t'`). Same length, so offsets hold; the view keeps the bytes.
+    tree = parse.parse(body.replace(b"##", b"__"))
     ctx.dispatch(ctx, View(body, view.start(node)), tree.root_node)
 
 
