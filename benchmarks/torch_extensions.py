@@ -53,12 +53,29 @@ WINDOW = 3   # port_compare.py's default
 # that code in that file (each was read: the same construct each time). A finding where the human
 # changed nothing may still be right: the port may not build that extension at all.
 UNBUILT = "the port's ROCm branch of setup.py does not build this extension; the construct does not port"
+CUB_ALIAS = ("the human wrote the alias the finding asks for, `namespace cub = hipcub;` under `#else` of "
+             "`#ifndef USE_ROCM` beside the CUB includes (the site is there, not at this use)")
 TENSOR_OP = "the human kept it: torch's hipify maps CUBLAS_GEMM_DEFAULT_TENSOR_OP (hipBLAS: HIPBLAS_GEMM_DEFAULT)"
 CHECKED: dict[tuple[str, str, str], tuple[bool, str]] = {
     **{("apex", f"apex/contrib/csrc/groupbn/{f}", c): (True, UNBUILT)
        for f in ("batch_norm.cu", "batch_norm.h", "batch_norm_add_relu.cu", "batch_norm_add_relu.h",
                  "nhwc_batch_norm_kernel.h") for c in ("PK001", "PK004", "PK201", "PK203", "PK204", "PK206",
-                                                        "PK301", "PK401")},
+                                                        "PK301", "PK401", "PK506")},
+    # the port's setup.py adds fast_multihead_attn and xentropy_cuda only where nvcc is found, syncbn
+    # (welford.cu) only `if not is_rocm_pytorch`
+    **{("apex", f"apex/contrib/csrc/multihead_attn/{f}", "PK506"): (True, UNBUILT)
+       for f in ("encdec_multihead_attn_cuda.cu", "encdec_multihead_attn_norm_add_cuda.cu", "self_multihead_attn_cuda.cu",
+                 "self_multihead_attn_norm_add_cuda.cu", "softmax.h")},
+    **{("apex", "apex/contrib/csrc/xentropy/xentropy_kernel.cu", c): (True, UNBUILT) for c in ("PK201", "PK506")},
+    ("apex", "csrc/welford.cu", "PK506"): (True, UNBUILT),
+    ("apex", "csrc/type_shim.h", "PK201"):
+        (False, "reduce_block_into_lanes folds x[tid+32] first and then reduces in the first 32 threads on purpose: "
+                "right at 64 lanes; the human kept it"),
+    **{("causal-conv1d", f"csrc/causal_conv1d_{f}.cu", "PK506"): (True, CUB_ALIAS) for f in ("fwd", "bwd")},
+    **{("mamba", f"csrc/selective_scan/selective_scan_{f}_kernel.cuh", "PK506"): (True, CUB_ALIAS) for f in ("fwd", "bwd")},
+    ("mamba", "csrc/selective_scan/selective_scan_fwd_kernel.cuh", "PK201"):
+        (False, "threadIdx.x % 32 == 0 reads the scan's running prefix in lane 0 of every warp: at 64 lanes a superset "
+                "of the lanes that need it (each wavefront's lane 0), so it stays right; the human kept it"),
     **{("apex", f"apex/contrib/csrc/multihead_attn/{f}", "PK001"): (False, TENSOR_OP)
        for f in ("encdec_multihead_attn_cuda.cu", "encdec_multihead_attn_norm_add_cuda.cu", "self_multihead_attn_cuda.cu",
                  "self_multihead_attn_norm_add_cuda.cu", "strided_batched_gemm.h")},

@@ -96,3 +96,28 @@ def test_a_hand_verdict_rides_on_its_candidate(tmp_path, monkeypatch):
     monkeypatch.setitem(tx.CHECKED, ("demo", "csrc/same.cuh", "PK301"), (False, "reason"))
     s = tx.score("demo", tx.human_runs(up, port, None), [_finding("csrc/same.cuh", 2, "high", "PK301")])
     assert [f["checked"] for f in s.candidates] == [(False, "reason")]
+
+
+def test_a_run_that_changes_only_whitespace_or_comments_is_no_site(tmp_path):
+    """apex's port stripped trailing blanks from a licence comment: no compiler sees it."""
+    up, port = tmp_path / "up", tmp_path / "port"
+    code = "/* licence \n * text \n */\nint a; // old note\nint c;\nint b = 32;\n"
+    _write(up, {"csrc/k.cu": code})
+    _write(port, {"csrc/k.cu": "/* licence\n * text\n */\nint a;   // new note\nint c;\nint b = 64;\n"})
+    assert {rel: [(lo, hi) for lo, hi, _ in spans] for rel, spans in tx.human_runs(up, port, None).items()} == \
+        {"csrc/k.cu": [(6, 6)]}
+
+
+def test_what_the_upstream_changed_before_the_port_merged_it_is_no_site(tmp_path):
+    """A port compared with a later upstream commit (histories.toml's upstream_at): the upstream's
+    own change it merged (line 2) and what the upstream added after its merge (line 9, which the
+    port lacks) are not the human's; the port's own change (line 5) is, at the base's line."""
+    up, port, at = tmp_path / "up", tmp_path / "port", tmp_path / "at"
+    base = [f"line {i}" for i in range(1, 9)]
+    later = [*base[:1], "upstream 2", *base[2:], "upstream added 9"]
+    mine = [*later[:4], "ported 5", *later[5:8]]
+    _write(up, {"csrc/k.cu": "\n".join(base) + "\n"})
+    _write(at, {"csrc/k.cu": "\n".join(later) + "\n"})
+    _write(port, {"csrc/k.cu": "\n".join(mine) + "\n"})
+    assert [(lo, hi) for lo, hi, _ in tx.human_runs(up, port, None)["csrc/k.cu"]] == [(2, 2), (5, 5)]
+    assert [(lo, hi) for lo, hi, _ in tx.human_runs(up, port, None, at)["csrc/k.cu"]] == [(5, 5)]
