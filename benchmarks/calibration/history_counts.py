@@ -10,7 +10,10 @@ the data says, not a guess).
 - PyTorch extension builds: for each port whose upstream builds a `CUDAExtension` at the base and
   whose history keeps its days (not squashed), the commit days on which every port commit touched
   only build, packaging or CI files (setup.py, pyproject.toml, CMake, Makefiles, requirements,
-  Dockerfiles, CI folders, shell scripts), of its commit days: fixed.torch_extension_build.
+  Dockerfiles, CI folders, shell scripts), of its commit days; for a squashed one, its lines in
+  those files (net, as histories.py counts manual lines) at the squashed ports' rate, the median
+  manual lines per commit day of the unsquashed ports (estimate/calibration.py lines_per_day):
+  fixed.torch_extension_build. Printed with the median each port's leave-one-out would see.
 Reads the git mirrors only: nothing is fetched or run.
 """
 
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import re
+from statistics import median
 import sys
 import tempfile
 from pathlib import Path
@@ -26,6 +30,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import histories  # noqa: E402  (the same pairing of port and upstream mirrors, the same commits)
+
+sys.path.insert(0, str(HERE.parents[1]))
+from portkit.estimate.calibration import lines_per_day  # noqa: E402
 
 JIT = re.compile(r"^\s*@triton\.(?:jit|autotune|heuristics)\b", re.M)
 BUILD = re.compile(r"(^|/)(setup\.py|pyproject\.toml|CMakeLists\.txt|Makefile|requirements[^/]*\.txt|Dockerfile[^/]*)$"
@@ -68,11 +75,28 @@ def edits(pair: histories.Pair, base: str, release: str, commits: list[str]) -> 
     return files, changed
 
 
+def extension(pair: histories.Pair, base: str) -> bool:
+    """The upstream builds a PyTorch CUDA extension at the port's base (the name, also when bound to
+    another: pytorch_scatter's `Extension = CUDAExtension`, as PK506 reads it)."""
+    return "CUDAExtension" in "".join(pair.git("show", f"{base}:{n}") for n in
+                                       pair.git("ls-tree", "-r", "--name-only", base).splitlines()
+                                       if n.endswith("setup.py"))
+
+
+def build_lines(pair: histories.Pair, base: str, release: str, commits: list[str]) -> int:
+    """Lines a squashed port changed in build, packaging or CI files (net, base..release)."""
+    touched = set(pair.git("show", "--no-renames", "--format=", "--name-only", *commits).split("\n"))
+    out = 0
+    for row in pair.git("diff", "--no-renames", "--numstat", base, release).splitlines():
+        added, deleted, path = row.split("\t", 2)
+        if path in touched and added != "-" and BUILD.search(path) and not histories.VENDORED.search(path):
+            out += int(added) + int(deleted)
+    return out
+
+
 def build_days(pair: histories.Pair, base: str, commits: list[str]) -> tuple[int, int] | None:
     """(commit days whose commits touch only build files, commit days) of a PyTorch extension port."""
-    if "CUDAExtension(" not in "".join(pair.git("show", f"{base}:{n}") for n in
-                                       pair.git("ls-tree", "-r", "--name-only", base).splitlines()
-                                       if n.endswith("setup.py")):
+    if not extension(pair, base):
         return None
     days: dict[str, bool] = {}
     for commit in commits:
@@ -87,12 +111,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
     args = ap.parse_args(argv)
     triton, builds = [], []
-    for project in histories.tomllib.loads((HERE / "histories.toml").read_text())["project"]:
+    every = histories.tomllib.loads((HERE / "histories.toml").read_text())["project"]
+    rate = lines_per_day(every)[0]
+    for project in every:
         with tempfile.TemporaryDirectory() as tmp:
             pair = histories.Pair(args.mirrors, project["port"], project["upstream"], Path(tmp))
             base, release, commits = port(pair, project)
             files, changed = edits(pair, base, release, commits)
-            build = None if project.get("squashed") else build_days(pair, base, commits)
+            if not project.get("squashed"):
+                build = build_days(pair, base, commits)
+            elif extension(pair, base):   # squashed: its build lines at the squashed ports' rate
+                lines = build_lines(pair, base, release, commits)
+                build = (round(lines / rate, 2), f"squashed: {lines} build lines at {rate:g} a day")
+            else:
+                build = None
         if files:
             detail = ", ".join(f"{p} {n}" for p, n in sorted(changed.items()))
             triton.append(f"| {project['name']} | {len(files)} | {len(changed)} | {detail or '-'} |")
@@ -101,10 +133,12 @@ def main(argv: list[str] | None = None) -> int:
     print("| port | Triton files at the base | changed by the port | lines changed |\n|---|---|---|---|")
     print("\n".join(triton))
     print("\n| PyTorch extension port | build-only commit days | commit days |\n|---|---|---|")
-    print("\n".join(f"| {name} | {b} | {d} |" for name, b, d in builds))
+    print("\n".join(f"| {name} | {b:g} | {d} |" for name, b, d in builds))
     only = sorted(b for _, b, _ in builds)
     if only:
-        print(f"\nbuild-only commit days: min {only[0]}, median {only[len(only) // 2]}, max {only[-1]}")
+        print(f"\nbuild-only commit days: min {only[0]:g}, median {median(only):g}, max {only[-1]:g}")
+        held = [median(only[:i] + only[i + 1:]) for i in range(len(only))]
+        print(f"leave-one-out medians: {min(held):g}-{max(held):g}")
     return 0
 
 
