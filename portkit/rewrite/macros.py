@@ -8,6 +8,8 @@ and where it is a fragment the parser's error recovery still lexes comments, str
 
 from __future__ import annotations
 
+import re
+
 from tree_sitter import Node
 
 from ..core import parse
@@ -26,12 +28,21 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
     names = frozenset(p.text for p in params.named_children) if params is not None else frozenset()
     preproc_names.check_pastes(ctx, view, node, names)   # names made by ## are never seen whole
     body = view.text(node)
-    # parsed with each `##` as `__` (the two pieces one name, as the paste makes one token): read as
-    # it is, `r_##T(int k, cudaStream_t s)` lexed `#T(...` as a directive, opaque text to the end of
-    # the body, and the names after it stayed CUDA (faiss's BLOCK_SELECT_IMPL: 24 units at
-    # `unknown type name 'cudaStream_t'`). Same length, so offsets hold; the view keeps the bytes.
-    tree = parse.parse(body.replace(b"##", b"__"))
+    tree = parse.parse(_PASTE.sub(lambda m: _unpasted(m, ctx.db.names_by_bytes), body))
     ctx.dispatch(ctx, View(body, view.start(node)), tree.root_node)
+
+
+# a `##` and the name left of it
+_PASTE = re.compile(rb"(\w*)(\s*)##")
+
+
+def _unpasted(m: re.Match, names) -> bytes:
+    """The body is parsed with each `##` as `__`, the two pieces one name as the paste makes one
+    token: read as it is, `r_##T(int k, cudaStream_t s)` lexed `#T(...` as a directive, opaque to
+    the end of the body, and the names after it stayed CUDA (faiss's BLOCK_SELECT_IMPL: 24 units
+    at `unknown type name 'cudaStream_t'`). A CUDA name left of it stays a name of its own
+    (`cudaMalloc##Async` -> `hipMalloc##Async`). Same length, so offsets hold; the view keeps the bytes."""
+    return m.group(1) + m.group(2) + (b"  " if m.group(1) in names else b"__")
 
 
 PASSES = (Pass("macro_bodies", "walk", handle, capture="node", kinds=("preproc_arg",)),)
