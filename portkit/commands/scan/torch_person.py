@@ -37,13 +37,68 @@ def findings(source: SourceFile, person: list[Edit], others: list[Edit],
     for edit in person:
         lines.setdefault(source.position(edit.start)[0], []).append(edit)
     made, dropped = [], []
+    aliased: dict[tuple[str, str], list[tuple[int, list[Edit], list[Finding]]]] = {}
     for line, edits in sorted(lines.items()):
-        names = list(dict.fromkeys(e.what or e.kind for e in edits if e.kind in REFERENCES)) or \
-            list(dict.fromkeys(e.what or e.kind for e in edits))
+        names = _names(edits)
         notes = [f for f in caveats if f.line == line and f.subject in names]
         dropped += notes
-        made.append(_finding(source, line, edits, others, names, notes))
-    return tuple(made), dropped
+        alias = _alias(source, edits)
+        if alias is not None:
+            aliased.setdefault(alias, []).append((line, edits, notes))
+        else:
+            made.append(_finding(source, line, edits, others, names, notes))
+    for (old, new), uses in aliased.items():
+        made.append(_alias_finding(source, old, new, uses))
+    return tuple(sorted(made, key=lambda f: f.sort_key())), dropped
+
+
+def _names(edits: list[Edit]) -> list[str]:
+    return list(dict.fromkeys(e.what or e.kind for e in edits if e.kind in REFERENCES)) or \
+        list(dict.fromkeys(e.what or e.kind for e in edits))
+
+
+def _alias(source: SourceFile, edits: list[Edit]) -> tuple[str, str] | None:
+    """(old, new) where the line's edits rename a namespace and the file includes that library's
+    headers (`#include <cub/...>`): the alias goes after those includes, where the human ports
+    wrote it, and one alias serves every use, so the uses are one finding there."""
+    shown, _ = _namespace(source.data, edits)
+    if not shown:
+        return None
+    old = source.data[edits[0].start:edits[0].end].decode(errors="replace")
+    if _last_include(source, old) is None:
+        return None
+    return old, edits[0].text.decode(errors="replace")
+
+
+def _last_include(source: SourceFile, namespace: str) -> int | None:
+    """The line of the file's last `#include` of a header under `namespace/` (None: none)."""
+    found = None
+    for match in re.finditer(rb'^[ \t]*#[ \t]*include[ \t]*[<"]' + re.escape(namespace.encode()) + rb"/", source.data,
+                             re.M):
+        found = source.position(match.start())[0]
+    return found
+
+
+def _alias_finding(source: SourceFile, old: str, new: str,
+                   uses: list[tuple[int, list[Edit], list[Finding]]]) -> Finding:
+    """One finding at the last include of the library, naming every use the alias serves."""
+    rule = rules.of(CODE)
+    line = _last_include(source, old)
+    starts = source.line_starts()
+    begin = starts[line - 1]
+    end = (starts[line] if line < len(starts) else len(source.data)) - 1
+    shown = ", ".join(f"{_namespace(source.data, edits)[0]} (line {used})" for used, edits, _ in uses)
+    advice = (f"after this include, under `#ifdef USE_ROCM`, write `namespace {old} = {new};`, which gives the "
+              f"file's `{old}::` names their HIP meaning")
+    message = (f"{shown} left as {'they are' if len(uses) > 1 else 'it is'}: torch's hipify does not rename "
+               f"{'them' if len(uses) > 1 else 'it'} and convert's HIP form does not compile with nvcc; {advice}"
+               + "".join(f" ({n.message})" for _, _, notes in uses for n in notes))
+    snippet = line_snippet(source, line)
+    subject = old   # the estimate prices the alias as it priced the namespace's uses (PK506:cub)
+    end_line, end_column = source.position(max(begin, end))
+    return Finding(code=CODE, name=rule.name, severity=SEVERITY, category=rule.category, path=source.rel,
+                   line=line, column=1, end_line=end_line, end_column=end_column, message=message,
+                   snippet=snippet, fix=advice, subject=subject, fingerprint=fingerprint(CODE, source.rel, subject, snippet))
 
 
 def _finding(source: SourceFile, line: int, edits: list[Edit], others: list[Edit], names: list[str],
