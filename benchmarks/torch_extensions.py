@@ -73,6 +73,9 @@ CHECKED: dict[tuple[str, str, str], tuple[bool, str]] = {
                 "right at 64 lanes; the human kept it"),
     **{("causal-conv1d", f"csrc/causal_conv1d_{f}.cu", "PK506"): (True, CUB_ALIAS) for f in ("fwd", "bwd")},
     **{("mamba", f"csrc/selective_scan/selective_scan_{f}_kernel.cuh", "PK506"): (True, CUB_ALIAS) for f in ("fwd", "bwd")},
+    ("mamba", "csrc/selective_scan/selective_scan_common.h", "PK506"):
+        (False, "nv_bfloat162 under `#if __CUDA_ARCH__ >= 800`, which hip-clang never compiles (the PK103 at line 77 "
+                "says the AMD build takes the other branch); the human kept it"),
     ("mamba", "csrc/selective_scan/selective_scan_fwd_kernel.cuh", "PK201"):
         (False, "threadIdx.x % 32 == 0 reads the scan's running prefix in lane 0 of every warp: at 64 lanes a superset "
                 "of the lanes that need it (each wavefront's lane 0), so it stays right; the human kept it"),
