@@ -155,11 +155,23 @@ def changed_runs(a_lines: list[str], b_lines: list[str]) -> list[tuple[int, int,
 _COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 
 
+# hipify-perl's launch, `hipLaunchKernelGGL(( K), dim3(g), dim3(b), s, t, args...)`, and `K<<<g, b>>>(args)`
+# with its defaults written out: one spelling of the same launch (bitsandbytes' .hip copies are hipify-perl's)
+_GGL = re.compile(r"hipLaunchKernelGGL\(\(\s*(.+?)\s*\),\s*dim3\((.*?)\),\s*dim3\((.*?)\),\s*([^,]+?),\s*([^,]+?)\s*(?:,\s*|(?=\)))")
+_CHEVRONS = re.compile(r"<<<([^<>]*)>>>\s*\(")
+
+
+def _launch(line: str) -> str:
+    line = _GGL.sub(lambda m: f"{m[1]}<<<{m[2]}, {m[3]}, {m[4]}, {m[5]}>>>(", line)
+    return _CHEVRONS.sub(lambda m: "<<<" + ", ".join((*(a.strip() for a in m[1].split(",")), "0", "0")[:4]) + ">>>(",
+                         line)
+
+
 def code_of(lines: list[str]) -> list[str]:
-    """Each line without its comments and with its whitespace collapsed (a comment spanning lines
-    blanks each line it covers, so the numbering stays)."""
+    """Each line without its comments, its launch in one spelling and its whitespace collapsed (a
+    comment spanning lines blanks each line it covers, so the numbering stays)."""
     text = _COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), "\n".join(lines))
-    return [" ".join(line.split()) for line in text.split("\n")]
+    return [" ".join(_launch(line).split()) for line in text.split("\n")]
 
 
 def map_back(runs: list[tuple[int, int, str]], upstream: list[str], converted: list[str]) -> list[tuple[int, int, str]]:

@@ -121,3 +121,19 @@ def test_what_the_upstream_changed_before_the_port_merged_it_is_no_site(tmp_path
     _write(port, {"csrc/k.cu": "\n".join(mine) + "\n"})
     assert [(lo, hi) for lo, hi, _ in tx.human_runs(up, port, None)["csrc/k.cu"]] == [(2, 2), (5, 5)]
     assert [(lo, hi) for lo, hi, _ in tx.human_runs(up, port, None, at)["csrc/k.cu"]] == [(5, 5)]
+
+
+def test_a_launch_hipify_perl_spelled_is_no_site_but_a_changed_launch_is(tmp_path):
+    """bitsandbytes' .hip copies are hipify-perl's: its hipLaunchKernelGGL of the launch convert keeps
+    as <<<...>>> is the same launch; the block size the human changed (64 -> 128) is a site."""
+    upstream = "#include <cub/cub.cuh>\nvoid f() {\n  k<T, 4><<<n, 1024>>>(a, b);\n  a++;\n  q<<<(n+7)/8, 64>>>(a);\n}\n"
+    converted = ("#include <hipcub/hipcub.hpp>\nvoid f() {\n  k<T, 4><<<n, 1024>>>(a, b);\n  a++;\n"
+                 "  q<<<(n+7)/8, 64>>>(a);\n}\n")
+    port_copy = ("#include <hipcub/hipcub.hpp>\nvoid f() {\n"
+                 " hipLaunchKernelGGL(( k<T, 4>), dim3(n), dim3(1024), 0, 0, a, b);\n  a++;\n"
+                 " hipLaunchKernelGGL(( q), dim3((n+7)/8), dim3(128), 0, 0, a);\n}\n")
+    up, port, out = tmp_path / "up", tmp_path / "port", tmp_path / "out"
+    _write(up, {"csrc/k.cu": upstream})
+    _write(out, {"csrc/k.cu": converted})
+    _write(port, {"csrc/k.hip": port_copy})
+    assert [(lo, hi) for lo, hi, _ in tx.human_runs(up, port, out)["csrc/k.cu"]] == [(5, 5)]
