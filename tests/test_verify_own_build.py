@@ -58,8 +58,10 @@ def test_a_folder_only_the_nvidia_branch_adds_is_left_out():
     ("if(WITH_CUDA)\n  add_definitions(-DCU)\nelse()\n  add_definitions(-DUSE_HIP=1)\nendif()\n", ["USE_HIP=1"]),
     # a plain else() of a CUDA switch can be the CPU-only build: left out
     ("if(WITH_CUDA)\n  add_definitions(-DCU)\nelse()\n  add_definitions(-DCPU_ONLY)\nendif()\n", []),
-    # the else() of an option that names no vendor, even naming HIP: left out
-    ("if(WITH_MPI)\n  add_definitions(-DMPI)\nelse()\n  add_definitions(-DHIP_NO_MPI)\nendif()\n", []),
+    # the else() of an option that names no vendor, even naming HIP: left out (after a find_package()
+    # that may set WITH_MPI: unset, a first configure would take the else(), project/cmake_settle.py)
+    ("find_package(MPI)\nif(WITH_MPI)\n  add_definitions(-DMPI)\nelse()\n  add_definitions(-DHIP_NO_MPI)\nendif()\n",
+     []),
     # the else() of the HIP branch is the NVIDIA build's
     ("if(USE_ROCM)\n  add_definitions(-DR)\nelse()\n  add_definitions(-DNV_AMD_OFF)\nendif()\n", ["R"]),
     # nested: the innermost condition names HIP, the outer one is an option (faiss's USE_AMD_ROCM)

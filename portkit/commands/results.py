@@ -312,6 +312,9 @@ class VerifyResult:
     # for torch's CUDAExtension torch's own hipify map
     hipify_step: str = ""
     hipify_standin: str = ""
+    # the units the step is for when the tree has another build that compiles without it (tiny-cuda-nn's
+    # CMake beside its setup.py: verify/hipify_scope.py); None: every unit
+    hipify_units: tuple[str, ...] | None = None
 
     def count(self, what: str) -> int:
         if what == "compiled":

@@ -40,6 +40,7 @@ class BuildConfig:
     std: str | None = None
     includes: tuple[str, ...] = ()
     defines: tuple[str, ...] = ()
+    assumed: tuple[str, ...] = ()        # values a settled CMake if() read (project/cmake_settle.py)
 
     @property
     def key(self) -> str:
@@ -100,6 +101,23 @@ class TreeConfig:
                     return f"{where}:{line}", f"add_subdirectory({written}) {why}"
         return None
 
+    def built_by(self, rel: str) -> str | None:
+        """The CMakeLists.txt (relative to the tree) with a target that compiles the unit: one that
+        names it as a source, or, with sources it cannot read (a glob, a loop), one of the unit's own
+        folder; None when no CMake target does. verify's stand-in for torch's hipify is for the
+        units only a CUDAExtension compiles: a CMake build compiles its own without hipify."""
+        here = rel.rsplit("/", 1)[0] if "/" in rel else ""
+        if here not in self._dirs:
+            self._dirs[here] = self._for_dir(here)
+        origin, files, top, own = self._dirs[here]
+        unit = str(Path(os.path.normpath(self.root / rel)))
+        for path in files if origin == "CMake" else ():
+            config = self._read(path, top)
+            if config is not None and (any(unit in srcs for srcs in config.target_sources.values())
+                                       or (path.parent == own and config.partial_sources)):
+                return path.relative_to(self.root).as_posix()
+        return None
+
     def _for_dir(self, here: str) -> tuple[str, list[Path], Path, Path]:
         """The build files that configure the units of one directory."""
         parts = here.split("/") if here else []
@@ -137,7 +155,8 @@ class TreeConfig:
         for d in _linked_defines([c for _, c in configs], targets):
             merged.add_define(d)
         rels = tuple(p.relative_to(self.root).as_posix() for p in files)
-        return BuildConfig(origin, rels, merged.std, tuple(merged.includes), tuple(merged.defines))
+        assumed = tuple(dict.fromkeys(a for _, c in configs for a in c.assumed))
+        return BuildConfig(origin, rels, merged.std, tuple(merged.includes), tuple(merged.defines), assumed)
 
     def _read(self, path: Path, top: Path) -> FileConfig | None:
         if path not in self._files:

@@ -30,6 +30,7 @@ import re
 from pathlib import Path
 
 from .buildvalues import FileConfig, plain_dir, read_options
+from . import cmake_settle as settle
 from .cmake_branches import CLOSE, OPEN, Branch, counts, opened, switched, values_of
 from ..buildfiles.cmake_lexer import Command, commands
 
@@ -58,7 +59,9 @@ def read_cmake(text: str, directory: Path, top: Path, functions: dict[str, tuple
     `given`: the cache variables the HIP build's configure sets (CMAKE_HIP_ARCHITECTURES)."""
     config = FileConfig()
     config.functions.update(functions or {})
-    _walk(text, _Reader(directory, top, given or {}), config, [], None, 0)
+    reader = _Reader(directory, top, given or {})
+    _walk(text, reader, config, [], None, 0)
+    config.assumed = reader.known.assumed
     return config
 
 
@@ -68,6 +71,7 @@ def _walk(text: str, reader: "_Reader", config: FileConfig, outer: list[Branch],
     cmds = commands(text)
     blocks: list[Branch] = []
     conds: list[Command | None] = []     # each block's if() while in its first branch, else None
+    loops: list[bool] = []               # each block: a loop or block() (its body runs apart)
     i = 0
     while i < len(cmds):
         cmd, name = cmds[i], cmds[i].lower
@@ -75,17 +79,22 @@ def _walk(text: str, reader: "_Reader", config: FileConfig, outer: list[Branch],
         if name in ("function", "macro"):
             i = _define(text, cmds, i, config)
             continue
+        if name not in CLOSE:     # what a first configure gives the variables (cmake_settle.py)
+            reader.known.command(name, values_of(cmd), line, settle.state(outer + blocks, sum(loops), depth))
         if name in OPEN:
-            blocks.append(opened(cmds, i))
+            blocks.append(settle.settled(cmd, opened(cmds, i), None, reader.known))
             conds.append(cmd if name == "if" else None)
+            loops.append(name in ("foreach", "while", "block"))
         elif name in ("else", "elseif") and blocks:
-            blocks[-1], conds[-1] = switched(cmds, i, blocks[-1]), None
+            blocks[-1], conds[-1] = settle.settled(cmd, switched(cmds, i, blocks[-1]), blocks[-1], reader.known), None
         elif name in CLOSE:
-            blocks, conds = blocks[:-1], conds[:-1]
+            blocks, conds, loops = blocks[:-1], conds[:-1], loops[:-1]
         elif name == "option":
             reader.option(cmd, outer + blocks)
         elif name in config.functions and depth < _CALL_DEPTH:
             _walk(_called(config.functions[name], values_of(cmd)), reader, config, outer + blocks, line, depth + 1)
+        elif name == "set" and depth == 0 and "PARENT_SCOPE" in values_of(cmd):
+            pass     # the parent directory's variable: this one's stays as it was (tiny-cuda-nn's TCNN_DEFINITIONS)
         else:
             stack = outer + blocks
             counted = not stack or counts(stack)
@@ -136,6 +145,8 @@ class _Reader:
         self.given = given
         self.variables: dict[str, list[tuple[str, bool]]] = {name: [(value, False)] for name, value in given.items()}
         self.options: dict[str, bool | None] = {}   # option() defaults in the HIP build; None: unknown
+        where = os.path.relpath(directory / "CMakeLists.txt", top)
+        self.known = settle.Known(where, given, top_level=Path(directory) == Path(top))
 
     def read(self, cmd: Command, config: FileConfig, conditional: bool) -> None:
         name, values = cmd.lower, values_of(cmd)

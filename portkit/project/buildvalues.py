@@ -49,6 +49,8 @@ class FileConfig:
     left_out_dirs: dict[str, tuple[int, str, str]] = field(default_factory=dict)
     # CMake: function and macro names (lower case) -> (parameters, body), this file's and those above it
     functions: dict[str, tuple[list[str], str]] = field(default_factory=dict)
+    # CMake: the values a settled if() read (cmake_settle.py: `NAME=VALUE (FILE:LINE's default)`)
+    assumed: list[str] = field(default_factory=list)
 
     def add_std(self, value: str) -> None:
         if STD.match(value) and (self.std is None or std_rank(value) > std_rank(self.std)):

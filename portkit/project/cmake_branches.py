@@ -39,6 +39,10 @@ class Branch:
     vendor: bool = False      # every condition of the chain so far names the NVIDIA/CUDA build
     hip_seen: bool = False    # a branch of the chain so far is the HIP build's
     function: bool = False    # a function() or macro() body: it runs where it is called
+    # a first configure runs it for sure (True) or never (False), its condition settled from values
+    # verify knows (cmake_settle.py); None: not settled so
+    settled: bool | None = None
+    chain: bool | None = None  # True once a branch of the chain was settled taken; False: none yet, all settled
 
 
 def opened(cmds: list[Command], at: int) -> Branch:
@@ -60,10 +64,11 @@ def switched(cmds: list[Command], at: int, before: Branch) -> Branch:
 
 
 def counts(blocks: list[Branch]) -> bool:
-    """Whether a command inside `blocks` runs in the HIP build: every block is taken, or the
-    innermost condition names HIP and no block around it is known to be left out (faiss's
+    """Whether a command inside `blocks` runs in the HIP build: every block is taken (or settled
+    taken: cmake_settle.py), or the innermost condition names HIP and no block around it is known to be left out (faiss's
     `-DUSE_AMD_ROCM` under `if(FAISS_ENABLE_GPU)` then `if(FAISS_ENABLE_ROCM)`)."""
-    return all(b.taken for b in blocks) or (blocks[-1].hip and not any(b.out for b in blocks))
+    return all(b.taken or b.settled is True for b in blocks) or \
+        (blocks[-1].hip and not any(b.out or b.settled is False for b in blocks))
 
 
 def _condition(cmds: list[Command], at: int, before: Branch) -> Branch:

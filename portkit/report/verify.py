@@ -64,8 +64,10 @@ def document(result: VerifyResult) -> JsonObject:
         "amd_selectors": list(result.amd_selectors),
         "hipify_step": result.hipify_step or None,
         "hipify_standin": result.hipify_standin or None,
+        "hipify_units": list(result.hipify_units) if result.hipify_units is not None else None,
         "configurations": [{"origin": c.origin, "files": list(c.files), "std": c.std, "includes": list(c.includes),
-                            "defines": list(c.defines), "units": n} for c, n in result.configurations],
+                            "defines": list(c.defines), "assumed": list(c.assumed), "units": n}
+                           for c, n in result.configurations],
         "units": [_unit(u) for u in result.units],
         "missing_libraries": result.missing_libraries,
         "unmatched_compile_commands": result.unmatched,
@@ -94,9 +96,12 @@ def quiet_line(result: VerifyResult) -> str:
 
 def configuration_lines(result: VerifyResult) -> list[str]:
     """Where the units' standard, include directories and definitions came from."""
-    lines = []
+    lines, said = [], ()
     for config, n in result.configurations or [(None, len(result.units))]:
         lines.append(f"configuration of {_plural(n, 'unit')}: {_describe(config, result)}")
+        if config is not None and config.assumed and config.assumed != said:   # the values verify took
+            lines.append(f"  values assumed, as a first configure without -D has them: {'; '.join(config.assumed)}")
+            said = config.assumed
     if result.std is not None:
         lines.append(f"standard: -std={result.std} for every unit (--std)")
     if result.amd_selectors:
@@ -104,8 +109,13 @@ def configuration_lines(result: VerifyResult) -> list[str]:
                      f"(its own AMD selectors, as its AMD build defines them)")
     if result.hipify_step:
         standin = result.hipify_standin or "portkit's conversion"
-        lines.append(f"every unit compiled after the build's own hipify step ({result.hipify_step}), "
-                     f"{standin} standing in; errors at the tree's own lines")
+        which = "every unit" if result.hipify_units is None else _plural(len(result.hipify_units), "unit")
+        scope = "" if result.hipify_units is None else ": the units only that build compiles"
+        lines.append(f"{which} compiled after the build's own hipify step ({result.hipify_step}), "
+                     f"{standin} standing in{scope}; errors at the tree's own lines")
+        if result.hipify_units is not None:
+            lines.append("the other units compiled as the CMake build that lists them sees them, without "
+                         "that step: after portkit's conversion of the tree")
     return lines
 
 

@@ -31,7 +31,7 @@ from ...project import pipeline
 from ...project.settings import resolve
 from ..results import DEFAULT_VERIFY_TIMEOUT, ErrorReport, UnitReport, VerifyOptions, VerifyResult
 from . import compiler as compilers
-from . import build_hipify, packs, standins, torch_pack, unitcache
+from . import build_hipify, hipify_scope, packs, standins, torch_pack, unitcache
 from .own_selectors import OwnSelectors
 from .diagnostics import Located, include_chain, locate, parse
 from .explain import Facts, explain
@@ -112,15 +112,40 @@ def verify_tree(out: Path, opts: VerifyOptions,
     as that build sees it, portkit's conversion standing in (build_hipify.py)."""
     _check_options(out, opts)
     where = build_hipify.step(out, opts)
-    copy = build_hipify.translated(out, opts, where) if where else None
+    torch = hipify_scope.extension_units(out, opts) if where and build_hipify.standin(where) != build_hipify.PORTKIT \
+        else None
+    if torch is not None:       # a CMake build beside the extension: each build's units as it compiles them
+        return _two_builds(out, opts, where, torch, progress_factory)
+    return _translated_run(out, opts, where, progress_factory)
+
+
+def _translated_run(out: Path, opts: VerifyOptions, where: str, progress_factory,
+                    exclude: frozenset[str] | None = None) -> VerifyResult:
+    """The units of `out` compiled after the stand-in for `where`; with `exclude` (another build's
+    units, compiled apart), those of a build without hipify, after portkit's conversion."""
+    copy = hipify_scope.converted(out, opts) if exclude is not None else \
+        build_hipify.translated(out, opts, where) if where else None
+    exclude = exclude or frozenset()
     if copy is None:
-        return _verify_tree(out, opts, progress_factory)
-    result = _verify_tree(copy, build_hipify.inner_options(out, opts), progress_factory)
+        return _verify_tree(out, opts, progress_factory, exclude)
+    result = _verify_tree(copy, build_hipify.inner_options(out, opts), progress_factory, exclude)
     return build_hipify.placed_back(result, out, copy, where, keep=opts.cache)
 
 
+def _two_builds(out: Path, opts: VerifyOptions, where: str, torch: frozenset[str], progress_factory) -> VerifyResult:
+    """The extension's own units after torch's stand-in, every other unit after portkit's conversion
+    (hipify_scope.py); a run with nothing to compile (--only) is left out."""
+    asked = opts.only if opts.only is not None else None
+    mine = torch if asked is None else torch & asked
+    cmake = None if asked is not None and asked <= torch else _translated_run(out, opts, "", progress_factory, torch)
+    hipified = _translated_run(out, replace(opts, only=mine), where, progress_factory) if mine else None
+    compiler = (cmake or hipified).compiler
+    return hipify_scope.merged(cmake, hipified, where, build_hipify.standin(where), compiler.pack is not None)
+
+
 def _verify_tree(out: Path, opts: VerifyOptions,
-                 progress_factory: Callable[[int], Callable[[int], None] | None] | None = None) -> VerifyResult:
+                 progress_factory: Callable[[int], Callable[[int], None] | None] | None = None,
+                 exclude: frozenset[str] = frozenset()) -> VerifyResult:
     start = time.perf_counter()
     compiler = compilers.select(opts.compiler, opts.rocm_path, opts.rocm, opts.rocm_headers, opts.download)
     scan = resolve(rocm=_explained_release(opts, compiler), audit=True)
@@ -137,7 +162,7 @@ def _verify_tree(out: Path, opts: VerifyOptions,
                 sources[entry.rel] = data
     _refuse_cuda_source(root, sources)
     result = VerifyResult(root, compiler, target, opts.offload_arch, skipped=skipped)
-    units = _units(root, entries, sources, opts, result)
+    units = _units(root, entries, sources, opts, result, exclude)
     extra = tuple(f"-I{Path(i).absolute()}" for i in opts.includes) + tuple(f"-D{d}" for d in opts.defines)
     if opts.std is not None:
         extra += (f"-std={opts.std}",)
@@ -223,8 +248,10 @@ def _refuse_cuda_source(root: Path, sources: dict[str, bytes]) -> None:
                            f"and none HIP): run `portkit convert {root} -o OUT` first, then verify OUT")
 
 
-def _units(root: Path, entries, sources: dict[str, bytes], opts: VerifyOptions, result: VerifyResult) -> list[Unit]:
-    """The units to compile with their flags; `result` learns the configurations they come from."""
+def _units(root: Path, entries, sources: dict[str, bytes], opts: VerifyOptions, result: VerifyResult,
+           exclude: frozenset[str] = frozenset()) -> list[Unit]:
+    """The units to compile with their flags (but `exclude`: another build's, compiled apart);
+    `result` learns the configurations they come from."""
     if opts.compile_commands is not None:
         units, result.unmatched = database_units(root, entries, compdb.load(opts.compile_commands), opts.source)
         if not units:
@@ -232,8 +259,8 @@ def _units(root: Path, entries, sources: dict[str, bytes], opts: VerifyOptions, 
                                f"(give the CUDA tree it was written for with --source)")
     else:
         units = tree_units(root, entries, sources)
-    if opts.only is not None:
-        units = [u for u in units if u.rel in opts.only]
+    if opts.only is not None or exclude:
+        units = [u for u in units if (opts.only is None or u.rel in opts.only) and u.rel not in exclude]
     if not units:
         raise PortkitError(f"{root}: nothing to compile (no .cu or .hip files, and no C++ files that use HIP)")
     if opts.compile_commands is not None:
