@@ -141,12 +141,41 @@ def install(archive: Path) -> TorchPack:
             raise PortkitError(f"{archive}: not a torch header pack archive (no single folder with {MANIFEST})")
         pack = load(tops[0])
         target = cache / pack.version
-        if target.exists():
-            shutil.rmtree(target)
-        tops[0].rename(target)
+        if _same_manifest(target, tops[0]):
+            try:
+                return load(target)   # kept as it is: another verify may be compiling against it
+            except PortkitError:
+                pass                  # a damaged copy: replaced below
+        _replace(tops[0], target, work / "replaced")
         return load(target)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _same_manifest(a: Path, b: Path) -> bool:
+    try:
+        return (a / MANIFEST).read_bytes() == (b / MANIFEST).read_bytes()
+    except OSError:
+        return False
+
+
+def _replace(new: Path, target: Path, aside: Path) -> None:
+    """`new` renamed to `target`. Every verify given the archive used to remove the cached copy
+    and unpack it again, so two runs at once (a benchmark beside a user's run) removed the
+    headers under each other's compiles ('ATen/BlasBackend.h' file not found, or an internal
+    FileNotFoundError from two removals of one folder). A rename is atomic: an older copy is
+    renamed aside (removed with the work folder), and when another run put its copy there
+    first, that copy is kept if it is the same pack."""
+    try:
+        target.rename(aside)
+    except FileNotFoundError:
+        pass
+    try:
+        new.rename(target)
+    except OSError:
+        if not _same_manifest(target, new):
+            raise PortkitError(f"{target}: another torch pack was unpacked here at the same time; "
+                               f"run verify again") from None
 
 
 def locate(explicit: str | None, rocm_headers: str | None) -> TorchPack | None:
