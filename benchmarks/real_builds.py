@@ -7,8 +7,9 @@ never committed: llm.c, ggml, faiss, tiny-cuda-nn, cuCollections, nccl-tests, Li
 CTranslate2, gunrock), as a user would:
 1. `portkit convert TREE -o OUT` (the whole tree);
 2. `portkit verify OUT --source TREE --rocm X -j N --rocm-headers fixtures/rocm-headers --offline`
-   (each translation unit against the pinned header pack of ROCm 6.2, HIP and 14 libraries; every
-   failure explained by a finding or counted unexplained);
+   (each translation unit against the pinned header pack of ROCm 6.2, HIP and 14 libraries, and
+   `--torch-headers` the pinned torch pack for a unit that includes torch; every failure explained
+   by a finding or counted unexplained);
 3. when OUT has a top-level CMakeLists.txt: `portkit verify OUT --source TREE --configure --offline`
    (the newest CMake on PATH, Debian's ROCm through portkit's toolchain file; its one line kept).
    A tree that configures without reaching HIP (its AMD build is an option off by default) is
@@ -37,6 +38,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 PACK = REPO / "fixtures" / "rocm-headers" / "rocm-6.2.0-headers.tar.xz"   # pinned: HIP and 14 libraries, no download
+TORCH_PACKS = tuple(sorted(PACK.parent.glob("torch-*-headers.tar.xz")))      # pinned: torch's headers, its ATen/hip
 PROJECTS = ("llm.c", "ggml", "faiss", "tiny-cuda-nn", "cuCollections", "nccl-tests", "LightGBM",
             "CTranslate2", "gunrock")
 NAMES = re.compile(r"'[^']*'|\"[^\"]*\"")
@@ -93,10 +95,20 @@ def _reason(doc: dict) -> str:
 
 
 def unpack(work: Path) -> Path:
-    """The pinned pack, unpacked where verify reads it (--rocm-headers takes a folder)."""
-    with tarfile.open(PACK) as tar:
-        tar.extractall(work / "packs", filter="data")
+    """The pinned packs, unpacked where verify reads them (--rocm-headers takes a folder): the ROCm
+    pack, and beside it the torch pack pinned in fixtures/rocm-headers (torch_args)."""
+    for archive in (PACK, *TORCH_PACKS):
+        with tarfile.open(archive) as tar:
+            tar.extractall(work / "packs", filter="data")
     return work / "packs" / "rocm-6.2.0-headers"
+
+
+def torch_args(pack: Path) -> list[str]:
+    """--torch-headers with the pinned torch pack unpacked beside the ROCm one: without it verify
+    takes the newest pack of its own cache, which may be older and unpinned (tiny-cuda-nn's
+    bindings.cpp stopped at TORCH_HIP_CPP_API, a name only packs built before 46075f3 have)."""
+    found = sorted(p for p in pack.parent.glob("torch-*-headers") if p.is_dir())
+    return ["--torch-headers", str(found[-1])] if found else []
 
 
 def measure(tree: Path, rocm: str, jobs: int, work: Path, pack: Path, verify: bool = True,
@@ -115,7 +127,7 @@ def measure(tree: Path, rocm: str, jobs: int, work: Path, pack: Path, verify: bo
         return outcome
     report = work / f"{tree.name}-verify.json"
     verified = portkit("verify", str(out), "--source", str(tree), "--rocm", rocm, "-j", str(jobs), "--format", "json",
-                       "--rocm-headers", str(pack), "--offline", "-o", str(report), timeout=7200)
+                       "--rocm-headers", str(pack), *torch_args(pack), "--offline", "-o", str(report), timeout=7200)
     if report.is_file():
         doc = json.loads(report.read_text(encoding="utf-8"))
         outcome.summary = doc["summary"]
