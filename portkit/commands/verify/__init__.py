@@ -84,10 +84,12 @@ def _add_torch(commands: dict[str, list[str]], reached: dict[str, list[str]], un
     pack = torch_pack.locate(opts.torch_headers, opts.rocm_headers)
     if pack is None:
         return
+    lifted: list[str] = []
     for unit in users:
         cmd = commands[unit.rel]
-        commands[unit.rel] = [cmd[0], *pack.flags(unit.path), *cmd[1:]]
-    result.torch, result.torch_units = pack.describe(), len(users)
+        commands[unit.rel], old = torch_pack.lift_std([cmd[0], *pack.flags(unit.path), *cmd[1:]])
+        lifted += [old] if old else []
+    result.torch, result.torch_units = pack.describe() + torch_pack.lifted_line(lifted, pack), len(users)
 
 
 def _amd_selectors(selectors: tuple[str, ...], defines: tuple[str, ...]) -> tuple[str, ...]:

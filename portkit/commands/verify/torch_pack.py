@@ -66,6 +66,30 @@ class TorchPack:
         return [arg for d in dirs for arg in ("-isystem", str(d))] + [*DEFINES, f"-DTORCH_EXTENSION_NAME={name}"]
 
 
+# torch's headers from 2.1 on refuse anything older than C++17 (c10/util/C++17.h: "C++17 or later
+# compatible compiler is required to use PyTorch."); a build that names -std=c++14 was written for
+# an older torch (pytorch_scatter's root CMakeLists.txt, its C++ API build, beside the setup.py whose
+# CUDAExtension torch compiles at C++17). Compiled as written, every such unit stops at that #error
+# and verify learns nothing of its code: it is compiled at C++17, and the report line says so.
+_OLD_STD = re.compile(r"-std=(?:c|gnu)\+\+(98|03|0x|11|1y|14)")
+
+
+def lift_std(command: list[str]) -> tuple[list[str], str]:
+    """`command` with each -std older than C++17 raised to -std=c++17, and the last one raised
+    ("" when none): torch's headers need C++17 (above); the unit's other flags keep their order."""
+    old = [arg for arg in command if _OLD_STD.fullmatch(arg)]
+    return [("-std=c++17" if _OLD_STD.fullmatch(arg) else arg) for arg in command], (old[-1] if old else "")
+
+
+def lifted_line(lifted: list[str], pack: TorchPack) -> str:
+    """What the report's torch line adds when units were raised to C++17 (lift_std), else ""."""
+    if not lifted:
+        return ""
+    olds = " and ".join(sorted(set(lifted)))
+    return (f"; {len(lifted)} of them built with {olds}, which torch {pack.version}'s headers refuse "
+            f"(C++17 or later): compiled at -std=c++17, the build was written for an older torch")
+
+
 def python_include() -> Path | None:
     """Where Python.h is (python3-dev's): the running Python's, else the newest under /usr/include."""
     found = sysconfig.get_paths().get("include")
