@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+import hip_pch
 from cases import all_cases
 from conftest import REPO, require_tool, write_tree, PACK62_ARCHIVE, clang19
 from portkit.cli.app import main
@@ -185,12 +186,26 @@ LEFT_FOR_A_PERSON = {
 }
 
 
+def pack62_base(clang: str, pack62: Path) -> list[str]:
+    """clang-19's HIP syntax check against the pack (both sides, no device libraries, no warnings)."""
+    return [clang, "-x", "hip", "--offload-arch=gfx90a", "-nogpulib", f"--rocm-path={pack62}",
+            "-isystem", str(pack62 / "include"), "-w"]
+
+
+@pytest.fixture(scope="session")
+def pack62_pch(pack62: Path, tmp_path_factory) -> hip_pch.Precompiled:
+    """The pack's hip_runtime.h precompiled once per session for each side (tests/hip_pch.py): the
+    golden cases' checks below took 1.2 s of CPU each, nearly all of it that header."""
+    return hip_pch.Precompiled(pack62_base("clang++-19", pack62), ["-fsyntax-only"], tmp_path_factory.mktemp("pch62"))
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 @pytest.mark.compile
-def test_every_golden_case_converted_for_6_2_compiles_against_the_6_2_pack(case, pack62: Path, tmp_path: Path):
+def test_every_golden_case_converted_for_6_2_compiles_against_the_6_2_pack(case, pack62: Path, tmp_path: Path,
+                                                                            pack62_pch: hip_pch.Precompiled):
     """The goldens are compiled by the hipcc here at 5.2 (test_compile_fixtures.py); converted for
     ROCm 6.2, each compiles against 6.2's own headers too (syntax, both passes)."""
-    clang = clang19()
+    clang19()
     args = list(case.args)
     if "--rocm" in args:
         written_for = args[args.index("--rocm") + 1]
@@ -208,9 +223,7 @@ def test_every_golden_case_converted_for_6_2_compiles_against_the_6_2_pack(case,
         [p for p in files if p.suffix in (".h", ".cuh", ".hpp")]   # a header-only case: its headers, as HIP
     assert units
     for unit in units:
-        run = subprocess.run([clang, "-x", "hip", "--offload-arch=gfx90a", "-nogpulib", f"--rocm-path={pack62}",
-                              "-isystem", str(pack62 / "include"), "-fsyntax-only", "-w", "-I", str(out),
-                              *case.hipcc_flags, str(unit)], capture_output=True, text=True, timeout=300)
+        run = pack62_pch.check(["-I", str(out), *case.hipcc_flags], unit)
         if case.name in LEFT_FOR_A_PERSON:
             errors = [line.removeprefix(f"{out}/") for line in run.stderr.splitlines()
                       if re.search(r": (fatal )?error: ", line)]
