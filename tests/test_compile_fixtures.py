@@ -15,6 +15,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+import hip_pch
 from cases import Case, all_cases
 from conftest import CUDA_LIB_INCLUDE, LIBRARY_HEADERS, NVCC, REPO, require_dir, require_rocm_libraries, require_tool
 
@@ -50,18 +51,28 @@ def test_input_compiles_with_nvcc(case: Case):
         run([nvcc, "-x", "cu", "-c", str(unit), "-o", os.devnull, "-I", str(base), *includes, *case.nvcc_flags])
 
 
+@pytest.fixture(scope="session")
+def hipcc_pch(tmp_path_factory) -> hip_pch.Precompiled:
+    """hipcc's hip_runtime.h precompiled once per session for each side (tests/hip_pch.py): each
+    golden's compile spent 1.0 s of its 1.25 s of CPU parsing it, host and device."""
+    return hip_pch.Precompiled(["hipcc", "-x", "hip", "--offload-arch=gfx90a"], ["-c", "-o", os.devnull],
+                               tmp_path_factory.mktemp("pch-hipcc"), env=dict(os.environ, HIP_PLATFORM="amd"))
+
+
+def compiled(proc: subprocess.CompletedProcess) -> None:
+    assert proc.returncode == 0, f"{' '.join(proc.args)}\n{proc.stdout}\n{proc.stderr[-4000:]}"
+
+
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 @pytest.mark.compile
-def test_expected_compiles_with_hipcc(case: Case):
+def test_expected_compiles_with_hipcc(case: Case, hipcc_pch: hip_pch.Precompiled):
     if case.hipcc_skip:
         pytest.skip(f"not compiled with hipcc: {case.hipcc_skip}")
-    hipcc = require_tool("hipcc", "hipcc (apt-get install hipcc libamdhip64-dev rocm-device-libs)")
+    require_tool("hipcc", "hipcc (apt-get install hipcc libamdhip64-dev rocm-device-libs)")
     require_rocm_libraries(case.expected_files())
-    env = dict(os.environ, HIP_PLATFORM="amd")
     base = case.expected if case.multi else case.expected.parent
     for unit in translation_units(case, case.expected_files()):
-        run([hipcc, "-x", "hip", "--offload-arch=gfx90a", "-c", str(unit), "-o", os.devnull,
-             "-I", str(base), *case.hipcc_flags], env=env)
+        compiled(hipcc_pch.check(["-I", str(base), *case.hipcc_flags], unit))
 
 
 # The warp fixtures (fixtures/warp/<idiom>/: input.cu, expected.hip, case.toml) are real code too:
@@ -87,11 +98,10 @@ def test_warp_input_compiles_with_nvcc(folder: Path):
 
 @pytest.mark.parametrize("folder", WARP_FIXTURES, ids=WARP_IDS)
 @pytest.mark.compile
-def test_warp_expected_compiles_with_hipcc(folder: Path):
-    hipcc = require_tool("hipcc", "hipcc (apt-get install hipcc libamdhip64-dev rocm-device-libs)")
+def test_warp_expected_compiles_with_hipcc(folder: Path, hipcc_pch: hip_pch.Precompiled):
+    require_tool("hipcc", "hipcc (apt-get install hipcc libamdhip64-dev rocm-device-libs)")
     skip_declared(folder)
-    run([hipcc, "-x", "hip", "--offload-arch=gfx90a", "-c", str(folder / "expected.hip"), "-o", os.devnull],
-        env=dict(os.environ, HIP_PLATFORM="amd"))
+    compiled(hipcc_pch.check([], folder / "expected.hip"))
 
 
 # The audit's cases (fixtures/rules, fixtures/audit) are real code too. A file may ask for extra
