@@ -145,7 +145,7 @@ def test_a_unit_gets_torchs_flags_only_when_it_includes_torch(tmp_path: Path, to
     flags = torch_pack.load(torch25).flags(tmp_path / "my-op.cu")
     assert flags[:4] == ["-isystem", str(torch25 / "include"), "-isystem",
                          str(torch25 / "include/torch/csrc/api/include")]
-    assert flags[-9:] == ["-D__HIP_PLATFORM_AMD__=1", "-DUSE_ROCM=1", "-DCUDA_HAS_FP16=1",
+    assert flags[-10:] == ["-D__HIP_PLATFORM_AMD__=1", "-DUSE_ROCM=1", "-DHIPBLAS_V2", "-DCUDA_HAS_FP16=1",
                           "-D__HIP_NO_HALF_OPERATORS__=1", "-D__HIP_NO_HALF_CONVERSIONS__=1",
                           "-DTORCH_API_INCLUDE_EXTENSION_H", "-D_GLIBCXX_USE_CXX11_ABI=0", "-std=c++17",
                           "-DTORCH_EXTENSION_NAME=my_op"]

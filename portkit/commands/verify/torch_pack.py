@@ -36,9 +36,10 @@ PINNED = {"2.5.1": "76dbbdbd5f01f0b9f076dfad2610a3447cfa5b93248b08f7878f97cd382e
 # What torch.utils.cpp_extension gives a HIP extension's sources (COMMON_HIP_FLAGS,
 # COMMON_HIPCC_FLAGS, the extension header switch and the ABI of the PyPI wheels, -std=c++17):
 # first in the command, so that the unit's own -std and -D come after and win.
-DEFINES = ("-D__HIP_PLATFORM_AMD__=1", "-DUSE_ROCM=1", "-DCUDA_HAS_FP16=1", "-D__HIP_NO_HALF_OPERATORS__=1",
-           "-D__HIP_NO_HALF_CONVERSIONS__=1", "-DTORCH_API_INCLUDE_EXTENSION_H", "-D_GLIBCXX_USE_CXX11_ABI=0",
-           "-std=c++17")
+# HIPBLAS_V2 is COMMON_HIP_FLAGS' own (torch 2.5.1: hipBLAS's hipDataType API, which ATen/hip uses).
+DEFINES = ("-D__HIP_PLATFORM_AMD__=1", "-DUSE_ROCM=1", "-DHIPBLAS_V2", "-DCUDA_HAS_FP16=1",
+           "-D__HIP_NO_HALF_OPERATORS__=1", "-D__HIP_NO_HALF_CONVERSIONS__=1", "-DTORCH_API_INCLUDE_EXTENSION_H",
+           "-D_GLIBCXX_USE_CXX11_ABI=0", "-std=c++17")
 # an #include of torch's: the extension header, the C++ API, ATen, c10 (caffe2's too, which c10 wraps)
 _TORCH_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*[<"](?:torch/|ATen/|c10/|caffe2/)', re.M)
 
