@@ -31,7 +31,7 @@ from ...project import pipeline
 from ...project.settings import resolve
 from ..results import DEFAULT_VERIFY_TIMEOUT, ErrorReport, UnitReport, VerifyOptions, VerifyResult
 from . import compiler as compilers
-from . import build_hipify, hipify_scope, packs, standins, torch_pack, unitcache
+from . import build_hipify, hipify_scope, packs, replaced, standins, torch_pack, unitcache
 from .own_selectors import OwnSelectors
 from .diagnostics import Located, include_chain, locate, parse
 from .explain import Facts, explain
@@ -260,7 +260,7 @@ def _units(root: Path, entries, sources: dict[str, bytes], opts: VerifyOptions, 
             raise PortkitError(f"{opts.compile_commands}: none of its {len(result.unmatched)} files is in {root} "
                                f"(give the CUDA tree it was written for with --source)")
     else:
-        units = tree_units(root, entries, sources)
+        units = replaced.not_replaced(tree_units(root, entries, sources), entries, result.skipped)
     if opts.only is not None or exclude:
         units = [u for u in units if (opts.only is None or u.rel in opts.only) and u.rel not in exclude]
     if not units:
