@@ -185,3 +185,31 @@ def pack62(tmp_path_factory) -> Path:
 def clang19() -> str:
     """The clang that checks HIP against a pack (Debian's clang-19), or the test is skipped."""
     return require_tool("clang++-19", "clang 19 (apt-get install clang-19)")
+
+
+# The order workers take tests in (issue 52): with -n, each worker is handed a contiguous run of the
+# collection and an idle one steals from the end of a busy one's queue. A module of long compile tests
+# collected last (test_verify.py, test_verify_packs.py) could start late and run on after the other
+# core ran out of work.
+# Modules are handed out longest first, by tests/durations.json (tools/record_test_durations.py writes
+# it from a measured run); each module stays whole and in its own order, so a module-scoped fixture
+# (a built torch pack, a pre-commit home) is still made once. Without -n the order is the collection's.
+DURATIONS = Path(__file__).with_name("durations.json")
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    if os.environ.get("PYTEST_XDIST_WORKER") and DURATIONS.is_file():
+        import json
+        longest_modules_first(items, json.loads(DURATIONS.read_text(encoding="utf-8")))
+
+
+def longest_modules_first(items: list, seconds: dict[str, float]) -> None:
+    """Sort `items` (in place) by their module's recorded seconds, longest first; a module not
+    recorded counts 0; modules of equal seconds, and each module's tests, keep their order."""
+    first: dict = {}
+    for index, item in enumerate(items):
+        first.setdefault(item.path, index)
+
+    def recorded(path: Path) -> float:
+        return seconds.get(path.relative_to(REPO).as_posix(), 0.0) if path.is_relative_to(REPO) else 0.0
+    items.sort(key=lambda item: (-recorded(item.path), first[item.path]))
