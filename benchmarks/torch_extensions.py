@@ -327,7 +327,8 @@ def verify(out: Path, source: Path, packs: list[str], report: Path) -> dict:
         return {"error": (done.stderr.strip() or done.stdout.strip())[-160:]}
     doc = json.loads(report.read_text(encoding="utf-8"))
     failing = [u["path"] for u in doc["units"] if u["status"] == "failed" and not u["not_reached"]]
-    return {**doc["summary"], "failing": failing,
+    older = re.search(r"built with (\S+), which torch", (doc.get("torch") or {}).get("pack") or "")
+    return {**doc["summary"], "failing": failing, "older_torch": older.group(1) if older else "",
             "missing": Counter(h for u in doc["units"] if u["not_reached"] for h in u["missing_headers"][:1])}
 
 
@@ -379,6 +380,8 @@ def row(o: Outcome) -> str:
              f"{v['compiled']} | {v['explained']} | {v['unexplained']}") if "units" in v else f"{v.get('error')} | | | |"
     port = (f"{pv['units'] - pv['not_reached']} of {pv['units']} reached, {len(pv['failing'])} failing"
             if "units" in pv else pv.get("error"))
+    if pv.get("older_torch"):   # verify's torch line: the port's build names a C++ torch 2.5.1 refuses
+        port += f" (built with {pv['older_torch']}: written for a torch older than the pack's)"
     return (f"| {o.name} | {o.base[:8]}..{o.release[:8]} | {s.total} in {len(s.runs)} | {s.hit} ({pct(s.hit, s.total)}) | "
             f"{s.hit + s.converted} ({pct(s.hit + s.converted, s.total)}) | "
             f"{s.above_low} | {len(s.candidates)}: {fp} FP, {tp} TP, {open_} unchecked | "
