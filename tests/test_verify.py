@@ -314,7 +314,8 @@ def test_verify_names_where_the_configuration_came_from(tmp_path: Path, capsys):
     assert main(["verify", str(out), "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["configurations"] == [{"origin": "CMake", "files": ["CMakeLists.txt"], "std": "c++17",
-                                      "includes": [str(out / "include")], "defines": ["SCALE_FACTOR=3"], "units": 1}]
+                                      "includes": [str(out / "include")], "defines": ["SCALE_FACTOR=3"], "assumed": [],
+                                      "units": 1}]
     [unit] = doc["units"]
     assert (unit["status"], unit["flags_from"]) == ("compiled", "cmake")
     command = unit["command"]

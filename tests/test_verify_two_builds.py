@@ -104,6 +104,12 @@ def test_an_unset_variable_is_empty_only_in_the_top_cmakelists(tmp_path: Path):
                     tmp_path) == ["YES"]
 
 
+def test_nothing_is_settled_or_said_inside_a_branch_that_never_runs(tmp_path: Path):
+    config = read_cmake("if(APPLE)\n  if(NOT OpenMP_FOUND)\n    add_compile_definitions(A)\n  endif()\nendif()\n"
+                        "option(B \"b\" ON)\nif(B)\n  add_compile_definitions(B)\nendif()\n", tmp_path, tmp_path)
+    assert (config.defines, config.assumed) == (["B"], ["B=ON (CMakeLists.txt:6's default)"])
+
+
 def test_which_build_compiles_each_unit():
     tree = TreeConfig(CASE)
     assert [tree.built_by(rel) for rel in ("src/encoding.cu", "samples/mlp_learning_an_image.cu",

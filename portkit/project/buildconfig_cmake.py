@@ -82,11 +82,12 @@ def _walk(text: str, reader: "_Reader", config: FileConfig, outer: list[Branch],
         if name not in CLOSE:     # what a first configure gives the variables (cmake_settle.py)
             reader.known.command(name, values_of(cmd), line, settle.state(outer + blocks, sum(loops), depth))
         if name in OPEN:
-            blocks.append(settle.settled(cmd, opened(cmds, i), None, reader.known))
+            blocks.append(settle.settled(cmd, opened(cmds, i), None, reader.known, outer + blocks))
             conds.append(cmd if name == "if" else None)
             loops.append(name in ("foreach", "while", "block"))
         elif name in ("else", "elseif") and blocks:
-            blocks[-1], conds[-1] = settle.settled(cmd, switched(cmds, i, blocks[-1]), blocks[-1], reader.known), None
+            blocks[-1], conds[-1] = settle.settled(cmd, switched(cmds, i, blocks[-1]), blocks[-1], reader.known,
+                                                   outer + blocks[:-1]), None
         elif name in CLOSE:
             blocks, conds, loops = blocks[:-1], conds[:-1], loops[:-1]
         elif name == "option":

@@ -293,12 +293,13 @@ def args_of(cmd: Command) -> list[tuple[str, bool]] | None:
     return out
 
 
-def settled(cmd: Command, block: Branch, before: Branch | None, known: Known) -> Branch:
-    """The block `cmd` (if, elseif, else) opens, with what a first configure decides of it where the
-    branch model leaves it open (neither taken nor left out): an if() settled true runs for sure and
-    the rest of its chain never does; settled false, never, and the next branch is settled in turn."""
+def settled(cmd: Command, block: Branch, before: Branch | None, known: Known, around: list[Branch]) -> Branch:
+    """The block `cmd` (if, elseif, else) opens inside `around`, with what a first configure decides
+    of it where the branch model leaves it open (neither taken nor left out): an if() settled true
+    runs for sure and the rest of its chain never does; settled false, never, and the next branch is
+    settled in turn. Inside a branch that never runs nothing is settled (nor said)."""
     chain = before.chain if before is not None else False
-    if cmd.lower not in ("if", "elseif", "else") or block.taken:
+    if cmd.lower not in ("if", "elseif", "else") or block.taken or state(around, 0, 0) == "never":
         return replace(block, chain=None)
     if chain is True:
         return replace(block, settled=False, chain=True)
