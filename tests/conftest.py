@@ -182,6 +182,15 @@ def pack62(tmp_path_factory) -> Path:
     return root / "rocm-6.2.0-headers"
 
 
+@pytest.fixture(scope="session")
+def hipcc_pch(tmp_path_factory):
+    """hipcc -c for gfx90a with hip_runtime.h precompiled once per session for each side
+    (tests/hip_pch.py): a golden's compile spent 1.0 s of its 1.25 s of CPU parsing it."""
+    import hip_pch
+    return hip_pch.Precompiled(["hipcc", "-x", "hip", "--offload-arch=gfx90a"], ["-c", "-o", os.devnull],
+                               tmp_path_factory.mktemp("pch-hipcc"), env=dict(os.environ, HIP_PLATFORM="amd"))
+
+
 def clang19() -> str:
     """The clang that checks HIP against a pack (Debian's clang-19), or the test is skipped."""
     return require_tool("clang++-19", "clang 19 (apt-get install clang-19)")

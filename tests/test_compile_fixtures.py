@@ -51,14 +51,6 @@ def test_input_compiles_with_nvcc(case: Case):
         run([nvcc, "-x", "cu", "-c", str(unit), "-o", os.devnull, "-I", str(base), *includes, *case.nvcc_flags])
 
 
-@pytest.fixture(scope="session")
-def hipcc_pch(tmp_path_factory) -> hip_pch.Precompiled:
-    """hipcc's hip_runtime.h precompiled once per session for each side (tests/hip_pch.py): each
-    golden's compile spent 1.0 s of its 1.25 s of CPU parsing it, host and device."""
-    return hip_pch.Precompiled(["hipcc", "-x", "hip", "--offload-arch=gfx90a"], ["-c", "-o", os.devnull],
-                               tmp_path_factory.mktemp("pch-hipcc"), env=dict(os.environ, HIP_PLATFORM="amd"))
-
-
 def compiled(proc: subprocess.CompletedProcess) -> None:
     assert proc.returncode == 0, f"{' '.join(proc.args)}\n{proc.stdout}\n{proc.stderr[-4000:]}"
 
