@@ -40,6 +40,7 @@ MODULES = (
     "PK004_partial_conversion", "PK005_partially_parsed", "PK006_launch_not_converted",
     "PK007_name_built_by_preprocessor", "PK008_warp_fix_choice",
     "PK011_register_storage_class", "PK012_redefines_hip_device_function", "PK013_narrowing_brace_init",
+    "PK014_deviceptr_as_integer",
     "PK101_deprecated_cuda_api", "PK102_experimental_hip_api", "PK103_cuda_version_guard",
     "PK201_hardcoded_warp_size", "PK202_shuffle_offset_from_16", "PK203_full_warp_mask",
     "PK204_ballot_in_32_bits", "PK205_warp_sized_array", "PK206_warp_synchronous_code",
