@@ -10,6 +10,13 @@ imports from torch.utils.cpp_extension, and of each `load(...)`/`load_inline`-fr
 script that imports it, as list literals, names bound to lists in the file, `+` of these, and
 `glob.glob(...)` patterns; relative to the file's directory, as torch resolves them when the build
 runs there. Then the project headers those sources include, transitively.
+
+A file another build of the tree compiles is not the extension's alone: tiny-cuda-nn's setup.py
+builds the root's src/*.cu, which its root CMakeLists.txt builds too, and a CMake build for HIP has
+no hipify step, so left CUDA they break it. Such a source (one a CMake target compiles,
+buildconfig.TreeConfig.built_by), and a header a unit of such a build includes, is converted as
+every other file; torch's hipify leaves the HIP it then meets as it is (no key of its map is a HIP
+name or one of its own outputs).
 """
 
 from __future__ import annotations
@@ -17,16 +24,20 @@ from __future__ import annotations
 import ast
 import fnmatch
 import posixpath
+from pathlib import Path
 
 from ..core.files import Entry, read
+from .buildconfig import TreeConfig
 from .includes import include_lines
 
 _HEADERS = (".h", ".cuh", ".hpp", ".hh", ".inl")
+_UNITS = (".cu", ".cpp", ".cc", ".cxx", ".c")
 
 
 def learn(entries: list[Entry]) -> dict[str, str]:
     """{rel: evidence} of every file torch's build-time hipify converts: the extensions' sources
-    (`setup.py:LINE: CUDAExtension`) and the headers they include (`... (included)`)."""
+    (`setup.py:LINE: CUDAExtension`) and the headers they include (`... (included)`), less what
+    another build of the tree compiles: a CMake target's unit, a header one of those includes."""
     rels = {e.rel for e in entries if e.kind is not None}
     found: dict[str, str] = {}
     for entry in entries:
@@ -44,7 +55,30 @@ def learn(entries: list[Entry]) -> dict[str, str]:
             for pattern in patterns:
                 for rel in _matching(rels, posixpath.normpath(posixpath.join(folder, pattern))):
                     found.setdefault(rel, f"{entry.rel}:{line}: {call}")
-    return _with_headers(entries, found)
+    if not found:
+        return found
+    built = _built_elsewhere(entries)
+    theirs = _with_headers(entries, {rel: "" for rel in built}, spelled_path=True)
+    only = _with_headers(entries, {rel: why for rel, why in found.items() if rel not in built})
+    return {rel: why for rel, why in only.items() if rel not in theirs}
+
+
+def _built_elsewhere(entries: list[Entry]) -> set[str]:
+    """The units a CMake target of the tree compiles (each entry's tree read from where it lies:
+    the root its `rel` is relative to)."""
+    trees: dict[Path, TreeConfig] = {}
+    built = set()
+    for entry in entries:
+        if entry.kind != "source" or not entry.rel.endswith(_UNITS):
+            continue
+        path = entry.path.absolute().as_posix()
+        if not path.endswith("/" + entry.rel):
+            continue
+        root = Path(path[:-len(entry.rel) - 1])
+        tree = trees.setdefault(root, TreeConfig(root))
+        if tree.built_by(entry.rel):
+            built.add(entry.rel)
+    return built
 
 
 def _extension_sources(tree: ast.Module) -> list[tuple[int, str, list[str]]]:
@@ -105,9 +139,12 @@ def _matching(rels: set[str], pattern: str) -> list[str]:
     return sorted(r for r in rels if fnmatch.fnmatchcase(r, pattern.replace("**/", "*")))
 
 
-def _with_headers(entries: list[Entry], found: dict[str, str]) -> dict[str, str]:
+def _with_headers(entries: list[Entry], found: dict[str, str], spelled_path: bool = False) -> dict[str, str]:
     """The sources and the tree's headers they include, transitively: torch hipifies an included
-    header of the build directory with the source (hipify_python.preprocessor's header rewrite)."""
+    header of the build directory with the source (hipify_python.preprocessor's header rewrite).
+    A header is found by its name, as torch's rewrite finds it; with `spelled_path`, only where the
+    include spells its path's end (`<tiny-cuda-nn/vec.h>`), as another build's -I finds it: a
+    `common.h` of that build's must not take the extension's own `common.h` from it."""
     by_name: dict[str, list[str]] = {}
     for entry in entries:
         if entry.kind == "source" and entry.rel.endswith(_HEADERS):
@@ -121,7 +158,10 @@ def _with_headers(entries: list[Entry], found: dict[str, str]) -> dict[str, str]
             continue
         for _quoted, spelled in include_lines(data):
             here = posixpath.normpath(posixpath.join(posixpath.dirname(rel), spelled))
-            for header in ([here] if here in paths else by_name.get(posixpath.basename(spelled), [])):
+            named = by_name.get(posixpath.basename(spelled), [])
+            if spelled_path:
+                named = [h for h in named if ("/" + h).endswith("/" + posixpath.normpath(spelled))]
+            for header in ([here] if here in paths else named):
                 if header.rsplit("/", 1)[-1] == posixpath.basename(spelled) and header not in found:
                     found[header] = found[rel].split(": ", 1)[0] + f": included from {rel}"
                     todo.append(header)
