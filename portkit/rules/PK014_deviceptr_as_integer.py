@@ -36,7 +36,9 @@ from ..engine.syntax import declarations, declared_name, unparen
 RULE = define(__doc__, code="PK014", name="deviceptr-as-integer", severity="high", category="language",
               breaks_build=True)
 
-NAMES = (b"CUdeviceptr", b"CUdeviceptr_v1", b"CUdeviceptr_v2")
+# hipDeviceptr_t too: verify explains a compile error by scanning the converted file, where the
+# declaration reads hipDeviceptr_t, and arithmetic on it fails in hand-written HIP alike.
+NAMES = (b"CUdeviceptr", b"CUdeviceptr_v1", b"CUdeviceptr_v2", b"hipDeviceptr_t")
 
 _ARITHMETIC = frozenset((b"+", b"-", b"*", b"/", b"%", b"&", b"|", b"^", b"<<", b">>"))
 _COMPOUND = frozenset((b"+=", b"-=", b"*=", b"/=", b"%=", b"&=", b"|=", b"^=", b"<<=", b">>="))
@@ -48,6 +50,7 @@ _SCOPES = ("compound_statement", "function_definition")
 
 MESSAGE = ("CUdeviceptr is an integer in CUDA, hipDeviceptr_t is void* in HIP: integer arithmetic on it "
            "does not compile: cast through uintptr_t / char*")
+HIP_MESSAGE = "hipDeviceptr_t is void* in HIP: integer arithmetic on it does not compile: cast through uintptr_t / char*"
 
 
 def check_name(ctx: ScanContext, view: View, node: Node) -> None:
@@ -56,7 +59,7 @@ def check_name(ctx: ScanContext, view: View, node: Node) -> None:
     if node.type != "type_identifier" or parent is None:
         return
     if parent.type == "type_descriptor" and parent.parent is not None and parent.parent.type == "cast_expression":
-        _check_use(ctx, view, parent.parent, b"(" + node.text + b")")
+        _check_use(ctx, view, parent.parent, b"(" + node.text + b")", node.text)
         return
     if parent.type not in _DECLARATIONS or parent.child_by_field_name("type") != node:
         return
@@ -66,7 +69,7 @@ def check_name(ctx: ScanContext, view: View, node: Node) -> None:
     after = 0 if parent.type == "field_declaration" else parent.end_byte
     for use in _uses(_scope(parent), names, after):
         if use.type == "field_identifier" or _declared_by(use, parent):
-            _check_use(ctx, view, use, use.text)
+            _check_use(ctx, view, use, use.text, node.text)
 
 
 def _plain_name(declarator: Node) -> bytes:
@@ -117,7 +120,7 @@ def _uses(scope: Node | None, names: set[bytes], after: int):
         stack.extend(reversed(node.children))
 
 
-def _check_use(ctx: ScanContext, view: View, operand: Node, what: bytes) -> None:
+def _check_use(ctx: ScanContext, view: View, operand: Node, what: bytes, type_name: bytes) -> None:
     """Flag `operand` where its expression treats it as an integer."""
     if operand.type == "field_identifier":
         if operand.parent is None or operand.parent.type != "field_expression":
@@ -130,7 +133,8 @@ def _check_use(ctx: ScanContext, view: View, operand: Node, what: bytes) -> None
     if op is None:
         return
     ctx.flag(RULE, view.start(parent), view.end(parent),
-             f"{what.decode(errors='replace')} {op.decode()}: {MESSAGE}", subject=f"CUdeviceptr {op.decode()}")
+             f"{what.decode(errors='replace')} {op.decode()}: {HIP_MESSAGE if type_name == b'hipDeviceptr_t' else MESSAGE}",
+             subject=f"{type_name.decode()} {op.decode()}")
 
 
 def _integer_use(parent: Node, operand: Node) -> bytes | None:
