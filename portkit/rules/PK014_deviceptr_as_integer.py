@@ -5,7 +5,8 @@ What it finds:
     (`CUdeviceptr_v1`, `CUdeviceptr_v2`): `base + offset`, `ptr - base`, `ptr % align`, bit
     operations, `+=`/`-=`, `++`, and comparisons with a non-zero integer. The type is read from the
     source: a variable, parameter or class member declared `CUdeviceptr name` in the file, or a
-    `(CUdeviceptr)` cast. Passing the value to a driver call, `= 0`/`{}`, `if (ptr)`, comparing two
+    `(CUdeviceptr)` cast; the same for `hipDeviceptr_t` (a converted file, as verify scans it, or
+    hand-written HIP), whose message says only the HIP half. Passing the value to a driver call, `= 0`/`{}`, `if (ptr)`, comparing two
     of them and casting to a pointer type are the same on both platforms and are not reported.
 
 Why it matters on AMD GPUs:
