@@ -96,6 +96,8 @@ class TreeConfig:
             where = path.relative_to(self.root).as_posix()
             if config is not None and unit in config.hip_left_out:
                 return f"{where}:{config.hip_left_out[unit]}", "list(REMOVE_ITEM ...) under its HIP condition"
+            if config is not None and unit in config.unbuilt:
+                return f"{where}:{config.unbuilt[unit][0]}", config.unbuilt[unit][1]
             for folder, (line, written, why) in (config.left_out_dirs.items() if config is not None else ()):
                 if unit.startswith(folder + os.sep):
                     return f"{where}:{line}", f"add_subdirectory({written}) {why}"
@@ -167,23 +169,25 @@ class TreeConfig:
                 return None
             if path.name == CMAKE_NAMES[0]:
                 from .buildconfig_cmake import read_cmake
-                self._files[path] = read_cmake(text, path.parent, top, self._functions_above(path, top), self.given)
+                above = self._above(path, top)
+                self._files[path] = read_cmake(text, path.parent, top, dict(above.functions) if above else {},
+                                               self.given, dict(above.options) if above else {})
             else:
                 self._files[path] = read_make(text, path.parent)
         return self._files[path]
 
 
-    def _functions_above(self, path: Path, top: Path) -> dict[str, tuple[list[str], str]]:
-        """The functions and macros the nearest CMakeLists.txt above `path` knows (its own and
-        those above it): a call in a subdirectory reads the body its parent defined."""
+    def _above(self, path: Path, top: Path) -> FileConfig | None:
+        """The nearest CMakeLists.txt above `path`, read: the functions and macros it knows (its
+        own and those above it: a call in a subdirectory reads the body its parent defined) and the
+        option() defaults it leaves (faiss/gpu's `if(FAISS_ENABLE_CUVS)`, declared at the top)."""
         folder = path.parent
         while folder != top and top in folder.parents:
             folder = folder.parent
             above = folder / CMAKE_NAMES[0]
             if above.is_file():
-                config = self._read(above, top)
-                return dict(config.functions) if config is not None else {}
-        return {}
+                return self._read(above, top)
+        return None
 
 
 def _linked_defines(configs: list[FileConfig], targets: set[str]) -> list[str]:

@@ -32,6 +32,7 @@ from pathlib import Path
 from .buildvalues import FileConfig, plain_dir, read_options
 from . import cmake_settle as settle
 from .cmake_branches import CLOSE, OPEN, Branch, counts, opened, switched, values_of
+from .cmake_unbuilt import OFF_WHY, Unbuilt
 from ..buildfiles.cmake_lexer import Command, commands
 
 _VAR = re.compile(r"\$\{([A-Za-z0-9_]+)\}")
@@ -52,22 +53,26 @@ _CALL_DEPTH = 8          # a function that calls itself is read this deep, no de
 
 
 def read_cmake(text: str, directory: Path, top: Path, functions: dict[str, tuple[list[str], str]] | None = None,
-               given: dict[str, str] | None = None) -> FileConfig:
+               given: dict[str, str] | None = None, options: dict[str, bool | None] | None = None) -> FileConfig:
     """What one CMakeLists.txt (in `directory`, of the project whose top is `top`) asks for.
     `functions`: those the files above it define (a call here reads their bodies with its
     arguments: gunrock's examples are `add_essentials_example(bfs)`, defined one level up);
-    `given`: the cache variables the HIP build's configure sets (CMAKE_HIP_ARCHITECTURES)."""
+    `given`: the cache variables the HIP build's configure sets (CMAKE_HIP_ARCHITECTURES);
+    `options`: the option() defaults the files above it leave (faiss's FAISS_ENABLE_CUVS)."""
     config = FileConfig()
     config.functions.update(functions or {})
     reader = _Reader(directory, top, given or {})
+    reader.options.update(options or {})
     _walk(text, reader, config, [], None, 0)
-    config.assumed = reader.known.assumed
+    config.assumed, config.options = reader.known.assumed, reader.options
+    config.unbuilt = reader.unbuilt.left_out(config.target_sources)
     return config
 
 
 def _walk(text: str, reader: "_Reader", config: FileConfig, outer: list[Branch], call_line: int | None,
-          depth: int) -> None:
-    """Read the commands of `text` inside the blocks `outer` (a function's body: its call's)."""
+          depth: int, body_line: int | None = None) -> None:
+    """Read the commands of `text` inside the blocks `outer` (a function's body: its call's;
+    `body_line`: where that body starts, when this file defines it)."""
     cmds = commands(text)
     blocks: list[Branch] = []
     conds: list[Command | None] = []     # each block's if() while in its first branch, else None
@@ -77,6 +82,8 @@ def _walk(text: str, reader: "_Reader", config: FileConfig, outer: list[Branch],
         cmd, name = cmds[i], cmds[i].lower
         line = call_line or text.count("\n", 0, cmd.start) + 1
         if name in ("function", "macro"):
+            if depth == 0 and values_of(cmd):     # where a template read in its body is (cmake_unbuilt.py)
+                reader.defined_at[values_of(cmd)[0].lower()] = text.count("\n", 0, cmd.close) + 1
             i = _define(text, cmds, i, config)
             continue
         if name not in CLOSE:     # what a first configure gives the variables (cmake_settle.py)
@@ -93,20 +100,22 @@ def _walk(text: str, reader: "_Reader", config: FileConfig, outer: list[Branch],
         elif name == "option":
             reader.option(cmd, outer + blocks)
         elif name in config.functions and depth < _CALL_DEPTH:
-            _walk(_called(config.functions[name], values_of(cmd)), reader, config, outer + blocks, line, depth + 1)
+            _walk(_called(config.functions[name], values_of(cmd)), reader, config, outer + blocks, line, depth + 1,
+                  reader.defined_at.get(name) if depth == 0 else None)
         elif name == "set" and depth == 0 and "PARENT_SCOPE" in values_of(cmd):
             pass     # the parent directory's variable: this one's stays as it was (tiny-cuda-nn's TCNN_DEFINITIONS)
         else:
             stack = outer + blocks
             counted = not stack or counts(stack)
             reader.read(cmd, config, not counted)
+            here = body_line + text.count("\n", 0, cmd.start) if body_line else line
+            reader.unbuilt.command(name, values_of(cmd), here, reader.off_by_default(conds), reader._variable)
             if name == "list" and counted and any(b.hip for b in stack):
                 reader.left_out(cmd, line, config)
             elif name == "add_subdirectory" and any(b.out for b in stack):
                 reader.subdirectory_out(cmd, line, config)
             elif name == "add_subdirectory" and reader.off_by_default(conds) is not None:
-                reader.subdirectory_out(cmd, line, config, f"only under {reader.off_by_default(conds)}, OFF by "
-                                                           f"default (verify compiles the default build)")
+                reader.subdirectory_out(cmd, line, config, OFF_WHY.format(reader.off_by_default(conds)))
         i += 1
 
 
@@ -148,6 +157,8 @@ class _Reader:
         self.options: dict[str, bool | None] = {}   # option() defaults in the HIP build; None: unknown
         where = os.path.relpath(directory / "CMakeLists.txt", top)
         self.known = settle.Known(where, given, top_level=Path(directory) == Path(top))
+        self.unbuilt = Unbuilt(str(directory))
+        self.defined_at: dict[str, int] = {}     # this file's functions -> the line their body starts on
 
     def read(self, cmd: Command, config: FileConfig, conditional: bool) -> None:
         name, values = cmd.lower, values_of(cmd)

@@ -47,6 +47,11 @@ class FileConfig:
     # CMake: absolute folder -> (line, folder as written, why) of an add_subdirectory the HIP build
     # never reaches, or reaches only with an option that is OFF by default
     left_out_dirs: dict[str, tuple[int, str, str]] = field(default_factory=dict)
+    # CMake: absolute file -> (line, why) of a file no default build compiles as it is: a template the
+    # build reads, a source only an option OFF by default adds (cmake_unbuilt.py)
+    unbuilt: dict[str, tuple[int, str]] = field(default_factory=dict)
+    # CMake: option() defaults in the HIP build after this file (False: OFF; None: unknown)
+    options: dict[str, bool | None] = field(default_factory=dict)
     # CMake: function and macro names (lower case) -> (parameters, body), this file's and those above it
     functions: dict[str, tuple[list[str], str]] = field(default_factory=dict)
     # CMake: the values a settled if() read (cmake_settle.py: `NAME=VALUE (FILE:LINE's default)`)
