@@ -31,7 +31,7 @@ from ...project import pipeline
 from ...project.settings import resolve
 from ..results import DEFAULT_VERIFY_TIMEOUT, ErrorReport, UnitReport, VerifyOptions, VerifyResult
 from . import compiler as compilers
-from . import build_hipify, hipify_scope, packs, replaced, standins, torch_pack, unitcache
+from . import build_hipify, hipify_scope, packs, precompiled, replaced, standins, torch_pack, unitcache
 from .own_selectors import OwnSelectors
 from .diagnostics import Located, include_chain, locate, parse
 from .explain import Facts, explain
@@ -178,9 +178,10 @@ def _verify_tree(out: Path, opts: VerifyOptions,
     _add_torch(commands, reached, units, opts, result)
     progress = progress_factory(len(units)) if progress_factory else None
     cache = unitcache.UnitCache(root, compiler, opts.cache)
+    prefixes = precompiled.Prefixes(compiler.pack and compiler.pack.root / "include", list(commands.values()), root)
 
     def run(unit: Unit) -> tuple[Unit, compilers.CompileRun, list[str]]:
-        outcome, missing = _compile(commands[unit.rel], reached[unit.rel], root, opts.timeout, cache)
+        outcome, missing = _compile(commands[unit.rel], reached[unit.rel], root, opts.timeout, cache, prefixes)
         if progress:
             progress(1)
         return unit, outcome, missing
@@ -205,14 +206,15 @@ def _verify_tree(out: Path, opts: VerifyOptions,
     return result
 
 
-def _compile(cmd: list[str], reached: list[str], root: Path, timeout: float,
-             cache: unitcache.UnitCache) -> tuple[compilers.CompileRun, list[str]]:
-    """One unit's compile and the headers it cannot find, or what was kept for the same inputs."""
+def _compile(cmd: list[str], reached: list[str], root: Path, timeout: float, cache: unitcache.UnitCache,
+             prefixes: precompiled.Prefixes) -> tuple[compilers.CompileRun, list[str]]:
+    """One unit's compile (through its prefix's PCH where that checks the same: precompiled.py) and
+    the headers it cannot find, or what was kept for the same inputs."""
     key = unitcache.unit_key(cmd, reached, cache.identity) if cache.on else ""
     kept = cache.get(key) if cache.on else None
     if kept is not None:
         return kept
-    outcome = compilers.compile_unit(cmd, root, timeout)
+    outcome = prefixes.compile(cmd, root, timeout)
     missing: list[str] = []
     if outcome.returncode != 0:   # every header it cannot find, in one run (standins.py)
         missing = standins.missing_headers(outcome, cmd, root, timeout)
