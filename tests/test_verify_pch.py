@@ -17,7 +17,8 @@ HIPCC = "hipcc (apt-get install hipcc libamdhip64-dev rocm-device-libs)"
 
 UNITS = {
     # compiles: through the PCH
-    "clean.hip": "#include <hip/hip_runtime.h>\n\n__global__ void fill(float* x) { x[threadIdx.x] = 1.0f; }\n",
+    "clean.hip": "/* a licence,\n   on two lines */\n#include <hip/hip_runtime.h>\n\n"
+                 "__global__ void fill(float* x) { x[threadIdx.x] = 1.0f; }\n",
     # errors in the unit, device code and an unconverted CUDA call in host code
     "unit_error.hip": "#include <cstdio>\n#include <hip/hip_runtime.h>\n\n"
                       "__global__ void fill(float* x) { x[threadIdx.x] = not_declared; }\n"
@@ -128,7 +129,9 @@ def test_a_unit_is_compiled_through_a_pch_only_when_it_starts_with_system_includ
     assert precompiled.leading_includes(b"// x\n\n#include <cstdio>\n#include <hip/hip_runtime.h>\nint a;\n") == \
         ("cstdio", "hip/hip_runtime.h")
     assert precompiled.leading_includes(b"#include \"hip/hip_runtime.h\"\n") is None
-    assert precompiled.leading_includes(b"/* licence */\n#include <hip/hip_runtime.h>\n") is None
+    assert precompiled.leading_includes(b"/* licence\n */\n#include <hip/hip_runtime.h>\n") == ("hip/hip_runtime.h",)
+    assert precompiled.leading_includes(b"/* a */ int a; /* x */\n#include <hip/hip_runtime.h>\n") is None
+    assert precompiled.leading_includes(b"// a /*\n#define X\n*/\n#include <hip/hip_runtime.h>\n") is None
     assert precompiled.leading_includes(b"#include <cstdio>\nint a;\n#include <hip/hip_runtime.h>\n") is None
     assert precompiled.split(["clang", "-x", "hip", "-include", "a.h", "-fsyntax-only", "u.hip"]) is not None
     assert precompiled.own_folders(["clang", "-include", "a.h", "-I", "inc"]) is None

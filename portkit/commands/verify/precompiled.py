@@ -10,10 +10,12 @@ made with other options, so a mismatch is a failed compile, never a silent pass.
 A PCH holds one side, so the unit is checked twice, device then host (`--cuda-device-only`,
 `--cuda-host-only`), the host side only when the device side compiled, as clang's driver does in one
 invocation. The rules are tests/hip_pch.py's, and a unit falls back to its plain command when: it
-starts otherwise; the prefix does not compile alone, or says anything (a warning the PCH would not
-repeat); one of the prefix headers is found in a folder of the command other than the pack's (a
-project header could change under the PCH); the command has -include or a response file, or (an
-object, not a syntax check) more than one target. The reported command stays the plain one.
+starts otherwise (a `/* */` comment alone on its lines is skipped, like `//`); the prefix does not
+compile alone, or says anything (a warning the PCH would not repeat); its own -I/-iquote folders
+hold a file under a name one the PCH read could be found by (the plain compile would read that
+one); the command has -include, a response file or a --cuda-* option, or (an object, not a syntax
+check) more than one target; no other unit of the run shares its configuration and prefix (a PCH
+costs about one plain compile to make). The reported command stays the plain one.
 
 PCHs live in a temporary folder for the run and are built under one lock, so -j workers never race
 and no PCH outlives the headers it was made from. PORTKIT_VERIFY_NO_PCH=1 compiles every unit plainly.
@@ -36,6 +38,8 @@ ENV = "PORTKIT_VERIFY_NO_PCH"
 LINE = re.compile(rb"([^\n]*)\n")
 SYSTEM_INCLUDE = re.compile(rb"[ \t]*#[ \t]*include[ \t]*<([\w./+-]+)>[ \t]*\r?")
 BLANK_OR_COMMENT = re.compile(rb"[ \t]*(//.*)?\r?")
+# a /* */ comment alone on its lines (a licence): its newlines kept, so every line keeps its number
+BLOCK_COMMENT = re.compile(rb"^[ \t]*/\*(?:[^*]|\*(?!/))*\*/[ \t]*\r?$", re.M)
 RUNTIME = "hip/hip_runtime.h"
 SIDES = ("--cuda-device-only", "--cuda-host-only")
 _OWN_FLAGS = ("-iquote", "-I")
@@ -44,8 +48,9 @@ _REFUSED = ("-include", "-imacros", "@", "--cuda-", "-E", "-M")
 
 def leading_includes(data: bytes) -> tuple[str, ...] | None:
     """The system headers a unit includes before anything else, through hip/hip_runtime.h; None when
-    another line (code, a macro, a quoted include, a block comment) comes first or the runtime is not among them."""
+    another line (code, a macro, a quoted include) comes first or the runtime is not among them."""
     headers = []
+    data = BLOCK_COMMENT.sub(lambda m: b"\n" * m.group().count(b"\n"), data)
     for line in LINE.finditer(data):
         text = line.group(1)
         if BLANK_OR_COMMENT.fullmatch(text):
