@@ -72,15 +72,15 @@ def _verdict(result) -> list:
 
 def _both(tree: Path, options: VerifyOptions, monkeypatch) -> tuple[list, list, dict]:
     """The verdict with PCHs and without, and which units compiled through one."""
-    from portkit.commands.verify import precompiled
+    from portkit.commands.verify import compiler, precompiled
     seen: dict[str, list[list[str]]] = {"pch": [], "plain": []}
-    real = precompiled.compile_unit
+    real = compiler.compile_unit
 
     def spy(cmd, cwd, timeout):
         seen[mode].append(list(cmd))
         return real(cmd, cwd, timeout)
 
-    monkeypatch.setattr(precompiled, "compile_unit", spy)
+    monkeypatch.setattr(compiler, "compile_unit", spy)
     mode = "pch"
     monkeypatch.delenv(precompiled.ENV, raising=False)
     with_pch = _verdict(verify_tree(tree, options))

@@ -32,7 +32,8 @@ import threading
 from collections import Counter
 from pathlib import Path
 
-from .compiler import CompileRun, compile_unit, environment
+from . import compiler
+from .compiler import CompileRun, environment
 
 ENV = "PORTKIT_VERIFY_NO_PCH"
 LINE = re.compile(rb"([^\n]*)\n")
@@ -119,13 +120,13 @@ class Prefixes:
         """The unit's compile, through a PCH when one checks the same; else its plain command."""
         sides = self._sides(cmd, cwd) if self.on else None
         if sides is None:
-            return compile_unit(cmd, cwd, timeout)
+            return compiler.compile_unit(cmd, cwd, timeout)
         base, action, tail = split(cmd)
         runs: list[CompileRun] = []
         for side, pch in sides.items():
             left = timeout - sum(r.seconds for r in runs)
-            runs.append(compile_unit([*base, side, "-Xclang", "-include-pch", "-Xclang", str(pch), *action, *tail],
-                                     cwd, max(left, 1.0)))
+            runs.append(compiler.compile_unit([*base, side, "-Xclang", "-include-pch", "-Xclang", str(pch), *action,
+                                               *tail], cwd, max(left, 1.0)))
             if runs[-1].returncode or runs[-1].timed_out:
                 break
         with self._lock:
