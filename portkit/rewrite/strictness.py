@@ -148,9 +148,9 @@ def _guard(ctx: ScanContext, function: Node) -> bool:
 def _file_level(function: Node) -> bool:
     """At file level, in an #if there, or in an extern "C" block."""
     parent = function.parent
-    while parent is not None and parent.type in _TOP_LEVEL:
-        if parent.type == "translation_unit":
-            return True
+    while parent is not None and (parent.type in _TOP_LEVEL or parent.parent is None):
+        if parent.type == "translation_unit" or parent.parent is None:
+            return True   # the root, also where tree-sitter made it an ERROR for a line elsewhere
         if parent.type == "declaration_list" and (parent.parent is None or parent.parent.type != "linkage_specification"):
             return False
         parent = parent.parent

@@ -44,8 +44,11 @@ from ..engine.context import ScanContext, View
 from ..engine.rule import define
 
 RULE = define(__doc__, code="PK103", name="cuda-version-guard", severity="medium", category="api")
-# The rule reads the file's directives once: the parse tree's root is its one node.
-NODES = ("translation_unit",)
+# The rule reads the file's directives once: the parse tree's root is its one node. tree-sitter
+# makes the root an ERROR node where a line it cannot parse sits at file level (bitsandbytes'
+# kernels.cu: `MAKE_Optimizer32bit1State(MOMENTUM, float)` lines with no semicolon); the
+# directives are the file's all the same.
+NODES = ("translation_unit", "ERROR")
 
 FIX = {
     "CUDA_VERSION": "`{m} >= X || defined(__HIP_PLATFORM_AMD__)` when HIP has the API at your ROCm release "
