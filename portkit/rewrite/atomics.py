@@ -6,8 +6,10 @@ CUDA declares `atomicAdd(__half2*, __half2)` and `atomicAdd(__half*, __half)` (s
 release the tables know (mappings/hip_device_functions.toml, through 6.2), so such a call has
 no match (karpathy/llm.c's layernorm_backward.cu, verified at 6.2). The name converts as it is;
 the call is reported (PK001) where the pointer's declaration says it points to one of these
-types, with the usual port: a compare-and-swap loop on the enclosing 32-bit word, or
-unsafeAtomicAdd where the ROCm release has the overload.
+types, or where the pointer is a cast to one (pytorch_scatter's atomicAdd on at::Half,
+`atomicAdd(reinterpret_cast<__half *>(address), val)`, verified at 6.2), with the usual port:
+a compare-and-swap loop on the enclosing 32-bit word, or unsafeAtomicAdd where the ROCm
+release has the overload.
 """
 
 from __future__ import annotations
@@ -40,8 +42,15 @@ def check(ctx: ScanContext, view: View, name: Node) -> None:
              f"add through a compare-and-swap loop on the enclosing 32-bit word", f"{call}({kind}*)")
 
 
+_CASTS = frozenset({b"reinterpret_cast", b"static_cast", b"const_cast"})
+
+
 def _pointee(arg: Node) -> bytes | None:
-    """The 16-bit float type `arg` points to, from its declaration in the function; else None."""
+    """The 16-bit float type `arg` points to, from its declaration in the function or from the
+    cast it is (`reinterpret_cast<__half *>(address)`, `(__half *)address`: pytorch_scatter's
+    atomAdd on at::Half); else None."""
+    if arg.type in ("cast_expression", "call_expression"):
+        return _cast_pointee(arg)
     if arg.type != "identifier":
         return None
     for declaration, _kind in declarations(arg):
@@ -56,3 +65,24 @@ def _pointee(arg: Node) -> bytes | None:
             text = kind.text.strip() if kind is not None else b""
             return text if text in HALVES else None
     return None
+
+
+def _cast_pointee(arg: Node) -> bytes | None:
+    """The 16-bit float type a C-style or named cast to a pointer names; else None."""
+    if arg.type == "call_expression":
+        function = arg.child_by_field_name("function")
+        name = function.child_by_field_name("name") if function is not None and function.type == "template_function" \
+            else None
+        if name is None or name.text not in _CASTS:
+            return None
+        listed = function.child_by_field_name("arguments").named_children
+        descriptor = listed[0] if len(listed) == 1 else None
+    else:
+        descriptor = arg.child_by_field_name("type")
+    if descriptor is None or descriptor.type != "type_descriptor":
+        return None
+    pointer = descriptor.child_by_field_name("declarator")
+    kind = descriptor.child_by_field_name("type")
+    if pointer is None or pointer.type != "abstract_pointer_declarator" or pointer.named_child_count or kind is None:
+        return None   # `__half **` and arrays are other types
+    return kind.text.strip() if kind.text.strip() in HALVES else None
