@@ -1,0 +1,58 @@
+"""Sites the human AMD ports of PyTorch extensions changed that the audit missed (issue 53,
+benchmarks/torch_extensions.py): each case is cut down from the extension's upstream source.
+
+- bitsandbytes' kernels.cu: rows of instantiation macros with no semicolon make tree-sitter's
+  root an ERROR node; its own atomicMax(float*, float) (HIP defines one) and its
+  `#if __CUDA_ARCH__ >= 750` guards were then not reported (PK012 looked for a translation_unit
+  above the definition, PK103 ran on translation_unit roots only).
+- pytorch_scatter's atomics.cuh: atomicAdd on a pointer cast to `__half *` (HIP has no 16-bit
+  atomicAdd at ROCm 6.2); only a pointer declared as one was seen.
+- mamba's reverse_scan.cuh: `CUB_WARP_THREADS(0)`, which hipCUB does not define for AMD.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from cases import load_case
+from conftest import REPO
+from portkit import rules
+from portkit.commands.audit import ScanJob, audit_bytes
+from portkit.commands.scan.walk import Options
+from portkit.core.tables.mappings import parse_version
+from portkit.engine.facts import ProjectFacts
+from test_convert_fixtures import convert_case, tree_bytes
+from test_rules import RULES_DIR, audit_file, expected
+
+MACRO_ROWS = REPO / "fixtures" / "convert" / "macro_rows_redefined_atomic"
+RULE_CASES = [RULES_DIR / "PK001" / "atomic_half_cast_flagged.cu", RULES_DIR / "PK001" / "cub_warp_threads_flagged.cu"]
+
+
+def test_macro_rows_make_an_error_root():
+    """The case is what it says: without this the two tests below prove nothing."""
+    from portkit.core import parse
+    assert parse.parse((MACRO_ROWS / "input.cu").read_bytes()).root_node.type == "ERROR"
+
+
+def test_macro_rows_findings():
+    path = MACRO_ROWS / "input.cu"
+    job = ScanJob(Options(audit=True, rocm=parse_version("6.2")), ProjectFacts(), enabled=rules.selected(None, None))
+    scan = audit_bytes("input.cu", path.read_bytes(), "source", job)
+    assert sorted((f.line, f.code, f.severity) for f in scan.findings) == [
+        (1, "PK005", "info"), (6, "PK012", "info"), (17, "PK103", "medium")]
+
+
+def test_macro_rows_golden(tmp_path: Path):
+    """convert puts the redefinition under `#if !defined(__HIP_PLATFORM_AMD__)`, as in a file
+    tree-sitter parses whole."""
+    case = load_case(MACRO_ROWS)
+    assert tree_bytes(convert_case(case, tmp_path / "out")) == tree_bytes(case.expected)
+
+
+@pytest.mark.parametrize("path", RULE_CASES, ids=[p.name for p in RULE_CASES])
+def test_rule_case(path: Path):
+    scan = audit_file(path)
+    assert Counter((f.line, f.code) for f in scan.findings) == expected(path)
