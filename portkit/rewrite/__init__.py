@@ -19,6 +19,7 @@ strictness.py   C++ hip-clang rejects (register, narrowing brace initialisers, d
 preproc_names.py  names the preprocessor builds (line splices, ## pastes): reported
 lossy.py        two CUDA names written as one HIP name on a line: reported
 guards.py       CUDA version and __CUDA_ARCH__ guards an AMD build reads differently
+toolkit_asserts.py  static_asserts on the CUDA toolkit's release, kept for nvcc builds
 transitive.py   headers CUDA's headers included and HIP's do not
 nvidia_votes.py, nvidia_thrust.py   what keeps the converted file building through HIP's NVIDIA backend
 codes.py        the codes of the notes the converter raises (PK0xx)
@@ -36,7 +37,7 @@ from ..engine import passes
 # dependency between them (engine/passes.order): the run order is the declared dependencies'
 MODULES = (
     "includes", "launches", "macros", "strings", "identifiers", "builtins", "minmax", "strictness",
-    "preproc_names", "lossy", "guards", "transitive", "nvidia_votes", "nvidia_thrust",
+    "preproc_names", "lossy", "guards", "toolkit_asserts", "transitive", "nvidia_votes", "nvidia_thrust",
 )
 
 
