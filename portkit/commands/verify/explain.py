@@ -13,7 +13,8 @@ from the conversion run. An error is explained, in this order, by
    hipDataType at 6.x, whose form for them is hipblasGemmEx_v2), a name the release declares only
    with a define the build lacks (PK002: `__shfl_sync` at 6.2, opt_in.py), a HIP name
    removed by then (PK003), a ROCm library header the compiler cannot find (PK701), a header
-   that is neither CUDA's nor ROCm's (PK702: the project's own dependency, not a porting gap).
+   that is neither CUDA's nor ROCm's (PK702: the project's own dependency, not a porting gap);
+4. the diagnostic itself, for a defect of the compiler's own headers (PK703, toolchain.py).
 
 An error none of these explain is a gap in portkit's rules or tables; verify marks it so.
 """
@@ -38,6 +39,7 @@ from ...core.source import SourceFile
 from .diagnostics import Located, relative, shown
 from .opt_in import behind_define
 from .packs import not_found, provider
+from .toolchain import cmath_ambiguity
 from ...engine.codes import Code
 
 
@@ -132,6 +134,9 @@ def explain(error: Located, unit_rel: str, facts: Facts) -> list[Finding]:
     directive = _missing_build_macro(error, facts)
     if directive is not None:
         return [directive]
+    defect = cmath_ambiguity(error)   # in the compiler's own header: no scan sees it
+    if defect is not None:
+        return [_finding(defect[0], error, facts, defect[1], defect[2])]
     if subject:
         rels = dict.fromkeys([r for r in (unit_rel, error.rel) if r is not None])
         named = [f for rel in rels for f in facts.of(rel).findings

@@ -1,0 +1,38 @@
+"""Compile errors that a defect of the HIP compiler's own headers causes, read from the diagnostic.
+
+No scan of the converted file can see them: the code is right for nvcc and for the C++ standard,
+and the error is inside the compiler's wrapper headers. The diagnostic's notes say which call of
+the project reached it, and with which types; verify places the error at that call
+(diagnostics.locate) and explains it by the rule that names the defect and the way around it.
+
+- PK703: `call to '__test' is ambiguous` in `__clang_hip_cmath.h`, while deducing clang's
+  template for a <cmath> name called with `__half` (llvm/llvm-project#101239, fixed by #101341).
+  tiny-cuda-nn's encodings/grid.h stopped at it through vec.h's `fma(a, b[i], c[i])`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ...engine.codes import Code
+from .diagnostics import Located
+
+_CMATH = "__clang_hip_cmath.h"
+_NUMERIC = re.compile(r"in instantiation of template class '__hip::__numeric_type<(?P<type>.+)>' requested here")
+_DEDUCING = re.compile(r"while substituting deduced template arguments into function template '(?P<name>\w+)'")
+
+
+def cmath_ambiguity(error: Located) -> tuple[str, str, str] | None:
+    """(code, subject, message) for clang's HIP <cmath> trait failing on a half type, else None."""
+    diagnostic = error.diagnostic
+    if diagnostic.message != "call to '__test' is ambiguous" or not (diagnostic.path or "").endswith(_CMATH):
+        return None
+    kind = next((m.group("type") for *_, text in diagnostic.notes if (m := _NUMERIC.search(text))), None)
+    called = next((m.group("name") for *_, text in diagnostic.notes if (m := _DEDUCING.search(text))), None)
+    if kind is None or called is None:
+        return None
+    message = (f"{called}() called with {kind}: clang's HIP <cmath> template {called} is deduced for it (argument-"
+               f"dependent lookup on {kind}), and __hip::__numeric_type<{kind}> cannot choose one of its "
+               f"conversions, an error before the project's own {called} is chosen (clang's header before "
+               f"llvm/llvm-project#101341): call the project's {called} qualified or as ({called})(...)")
+    return Code.HIP_MATH_TEMPLATE_AMBIGUITY, called, message
