@@ -44,6 +44,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..core.files import Entry, read
+from . import torch_extension
 from .includes import include_lines
 
 AMD_TOKENS = frozenset({"hip", "rocm", "amd", "ck"})
@@ -248,6 +249,7 @@ def _builds(entries: list[Entry]) -> list[AmdImplementation]:
 # torch's hipify (not in a comment: the line's first word is no `#`)
 _HIPIFY = re.compile(rb"^[ \t]*[^#\s][^\n]*?\bhipify(?:[-_][a-z]+)?(?:\.sh|\.py)?\b[^\n]*", re.M | re.I)
 _TORCH_EXTENSION = re.compile(rb"^[^#\n]*\bCUDAExtension\s*\([^\n]*", re.M)
+_TORCH_NOTE = " (torch hipifies a CUDAExtension's sources when it builds on ROCm)"
 
 
 def hipify_step(entries: list[Entry]) -> str:
@@ -262,13 +264,15 @@ def hipify_step(entries: list[Entry]) -> str:
             continue
         data, skipped = read(entry)
         match = pattern.search(data) if data is not None and skipped is None else None
-        if match is None:
+        if match is None:   # pytorch_scatter's `Extension = ... CUDAExtension`, then `Extension(...)`
+            where = torch_extension.first_call(entry, entries) if pattern is _TORCH_EXTENSION and data else ""
+            found = found or (where + _TORCH_NOTE if where else "")
             continue
         line = data.count(b"\n", 0, match.start()) + 1
         where = f"{entry.rel}:{line}: {match.group(0).decode('utf-8', 'replace').strip()[:100]}"
         if pattern is _HIPIFY:
             return where
-        found = found or where + " (torch hipifies a CUDAExtension's sources when it builds on ROCm)"
+        found = found or where + _TORCH_NOTE
     return found
 
 

@@ -5,11 +5,12 @@ calls torch/utils/hipify with the extension's `sources` as extra files, and ever
 build directory that a source includes is hipified with them). Maintainers of such extensions keep
 those files CUDA, for the NVIDIA build, and fix by hand only what torch's hipify cannot convert; so
 convert writes only those fixes there (commands/torch_sources.py). This module finds the files:
-the `sources=` of each `CUDAExtension(...)` (or its second positional argument) in a setup.py that
-imports from torch.utils.cpp_extension, and of each `load(...)`/`load_inline`-free `load` call of a
-script that imports it, as list literals, names bound to lists in the file, `+` of these, and
-`glob.glob(...)` patterns; relative to the file's directory, as torch resolves them when the build
-runs there. Then the project headers those sources include, transitively.
+the `sources=` of each `CUDAExtension(...)` (or its second positional argument) and of each
+torch.utils.cpp_extension `load(...)` a Python file that names cpp_extension makes, the file
+evaluated without running it (torch_extension_eval.py: loops, globs, listdir/walk filters,
+comprehensions, helper functions, an alias such as pytorch_scatter's `Extension = CppExtension if
+suffix == 'cpu' else CUDAExtension`), relative to the file's directory, as torch resolves them when
+the build runs there. Then the project headers those sources include, transitively.
 
 A file another build of the tree compiles is not the extension's alone: tiny-cuda-nn's setup.py
 builds the root's src/*.cu, which its root CMakeLists.txt builds too, and a CMake build for HIP has
@@ -29,6 +30,7 @@ from pathlib import Path
 from ..core.files import Entry, read
 from .buildconfig import TreeConfig
 from .includes import include_lines
+from .torch_extension_eval import extension_calls
 
 _HEADERS = (".h", ".cuh", ".hpp", ".hh", ".inl")
 _UNITS = (".cu", ".cpp", ".cc", ".cxx", ".c")
@@ -51,7 +53,7 @@ def learn(entries: list[Entry]) -> dict[str, str]:
         except (SyntaxError, ValueError):   # a file Python cannot read builds nothing we can see
             continue
         folder = posixpath.dirname(entry.rel)
-        for line, call, patterns in _extension_sources(tree):
+        for line, call, patterns in evaluated(entry.rel, tree, rels):
             for pattern in patterns:
                 for rel in _matching(rels, posixpath.normpath(posixpath.join(folder, pattern))):
                     found.setdefault(rel, f"{entry.rel}:{line}: {call}")
@@ -61,6 +63,32 @@ def learn(entries: list[Entry]) -> dict[str, str]:
     theirs = _with_headers(entries, {rel: "" for rel in built}, spelled_path=True)
     only = _with_headers(entries, {rel: why for rel, why in found.items() if rel not in built})
     return {rel: why for rel, why in only.items() if rel not in theirs}
+
+
+def evaluated(rel: str, tree: ast.Module, rels: set[str]) -> list[tuple[int, str, list[str]]]:
+    """The extension calls the file makes and their sources, the file evaluated without running
+    it (torch_extension_eval.py: loops, globs, aliases such as pytorch_scatter's `Extension = ...
+    CUDAExtension`), its globs answered from the walked files under its folder."""
+    folder = posixpath.dirname(rel)
+    under = {r[len(folder) + 1:] if folder else r for r in rels if not folder or r.startswith(folder + "/")}
+    return extension_calls(tree, posixpath.basename(rel), under)
+
+
+def first_call(entry: Entry, entries: list[Entry]) -> str:
+    """`FILE:LINE: text` of the first extension call the setup.py makes with sources, found by
+    evaluating it (amd_paths.hipify_step's evidence where no `CUDAExtension(` is spelled), or ""."""
+    data, skipped = read(entry)
+    if data is None or skipped is not None or b"cpp_extension" not in data:
+        return ""
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError):
+        return ""
+    calls = evaluated(entry.rel, tree, {e.rel for e in entries if e.kind is not None})
+    if not calls:
+        return ""
+    line = calls[0][0]
+    return f"{entry.rel}:{line}: {data.splitlines()[line - 1].decode('utf-8', 'replace').strip()[:100]}"
 
 
 def _built_elsewhere(entries: list[Entry]) -> set[str]:
@@ -79,58 +107,6 @@ def _built_elsewhere(entries: list[Entry]) -> set[str]:
         if tree.built_by(entry.rel):
             built.add(entry.rel)
     return built
-
-
-def _extension_sources(tree: ast.Module) -> list[tuple[int, str, list[str]]]:
-    """(line, callee, source patterns) of each extension the module builds."""
-    lists = _bound_lists(tree)
-    out = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-        if name not in ("CUDAExtension", "load"):
-            continue
-        value = next((k.value for k in node.keywords if k.arg == "sources"), None)
-        if value is None and name == "CUDAExtension" and len(node.args) > 1:
-            value = node.args[1]
-        patterns = _strings(value, lists) if value is not None else []
-        if patterns:
-            out.append((node.lineno, name, patterns))
-    return out
-
-
-def _bound_lists(tree: ast.Module) -> dict[str, list[str]]:
-    """Names the file binds to lists of sources (`sources = [...]`, `sources += [...]`), in order."""
-    lists: dict[str, list[str]] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            lists[node.targets[0].id] = _strings(node.value, lists)
-        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-            lists.setdefault(node.target.id, []).extend(_strings(node.value, lists))
-    return lists
-
-
-def _strings(node: ast.AST, lists: dict[str, list[str]]) -> list[str]:
-    """The path strings and glob patterns an expression of sources stands for (what it cannot
-    read, a computed name, stands for nothing: that file is then converted as any other)."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return [node.value]
-    if isinstance(node, (ast.List, ast.Tuple)):
-        return [s for item in node.elts for s in _strings(item, lists)]
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        return _strings(node.left, lists) + _strings(node.right, lists)
-    if isinstance(node, ast.Name):
-        return list(lists.get(node.id, []))
-    if isinstance(node, ast.Call):
-        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-        if name in ("glob", "iglob", "list", "sorted") and node.args:
-            return _strings(node.args[0], lists)
-        if name == "join":   # os.path.join("csrc", "a.cu"): the parts it can read
-            parts = [_strings(a, lists) for a in node.args]
-            if all(len(p) == 1 for p in parts):
-                return [posixpath.join(*(p[0] for p in parts))]
-    return []
 
 
 def _matching(rels: set[str], pattern: str) -> list[str]:
