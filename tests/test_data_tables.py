@@ -27,7 +27,7 @@ def test_the_cost_model_loads_into_records():
     assert model.units["validate_kernel"].fact == "kernels"
     assert model.units["validate_kernel"].repeat_in_file == 0.5
     ci = model.fixed["ci"]
-    assert (ci.fact, ci.when, ci.max) == ("cuda_files", ("cuda-sources", "!cuda-extension", "!builds-for-amd"),
+    assert (ci.fact, ci.when, ci.max) == ("cuda_files", ("cuda-sources", "!extension-build", "!builds-for-amd"),
                                          (1.5, 3.0, 6.0))
     assert model.archetypes[-1] == effort.Archetype("other", model.archetypes[-1].label, (), "nothing to port", True)
     assert model.focus_hours_per_week == 30.0

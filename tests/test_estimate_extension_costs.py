@@ -35,7 +35,7 @@ def headline(doc: dict) -> list[tuple]:
 
 def test_an_extension_beside_a_root_cmake_build_is_priced_once():
     doc = audit(EXT)
-    assert doc["estimate"]["signals"] == ["build-files", "cuda-extension", "cuda-sources", "pytorch"]
+    assert doc["estimate"]["signals"] == ["build-files", "cuda-extension", "cuda-sources", "extension-build", "pytorch"]
     # before: + dual_vendor_build 8.25 (the root CMakeLists.txt chose the style), pytorch_environment 6.0,
     # pytorch_validation 4.0, ci 0.55 and PK506 0.5 (the CUDAExtension call at setup.py:9)
     assert headline(doc) == [

@@ -9,7 +9,9 @@ submodules, as run.py --whole-trees exports a tree), X.Y being the ROCm the port
 newest release whose rocm-X.Y.0 tag in the ROCm/HIP mirror is dated on or before the base's date,
 or the oldest release the tables know (5.0) for an older port. A human who ported in 2022 had
 ROCm 5.3, not the drop-ins of today's tables (TransformerEngine's cuBLASLt calls: no hipBLASLt
-before 5.7) and keeps each headline under "histories" in
+before 5.7). The estimate is asked the port's own style (`--port-style`, histories.toml's
+`port_style`: whether the port's tree still builds for NVIDIA), the question its maintainers
+answered, not the tree's default; it keeps each headline under "histories" in
 benchmarks/results/calibration_whole_trees.json. Without --audit, nothing is audited: the
 measured effort is computed from histories.toml, the leave-one-out table from the kept headlines,
 and benchmarks/results/calibration_whole_trees.md is written again with its new section.
@@ -56,6 +58,14 @@ def rocm_at(day: str, mirrors: Path) -> str:
     return f"{out[0]}.{out[1]}"
 
 
+def audit_command(project: dict, root: Path, rocm: str) -> list[str]:
+    """The audit of one history's base: at the ROCm the port started on, in the port's own style
+    (a history without `port_style` gets the tree's default)."""
+    style = ["--port-style", project["port_style"]] if project.get("port_style") else []
+    return [sys.executable, "-m", "portkit", "audit", str(root), "--format", "json", "--jobs", "2", "--rocm", rocm,
+            *style]
+
+
 def audit_base(project: dict, mirrors: Path) -> dict | None:
     """portkit's headline on the upstream tree at the port's base commit."""
     mirror = mirrors / project["upstream"].replace("/", "+") / "repo"
@@ -67,8 +77,7 @@ def audit_base(project: dict, mirrors: Path) -> dict | None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / project["name"]
         run.export_tree(mirror, base, root)
-        done = subprocess.run([sys.executable, "-m", "portkit", "audit", str(root), "--format", "json",
-                               "--jobs", "2", "--rocm", rocm], capture_output=True, cwd=HERE.parents[1])
+        done = subprocess.run(audit_command(project, root, rocm), capture_output=True, cwd=HERE.parents[1])
     if done.returncode not in (0, 1):
         raise SystemExit(f"portkit audit {project['name']} failed ({done.returncode}): {done.stderr.decode()[-2000:]}")
     e = json.loads(done.stdout)["estimate"]
@@ -76,7 +85,7 @@ def audit_base(project: dict, mirrors: Path) -> dict | None:
     return {"upstream": project["upstream"], "base": base, "rocm": rocm,
             "person_weeks": {k: e["person_weeks"][k] for k in ("p10", "p50", "p90")},
             "hours": {k: e["hours"][k] for k in ("p10", "p50", "p90")},
-            "port_style": e.get("port_style", {}).get("style", ""),
+            "port_style": e.get("port_style", {}).get("assumed", ""),
             "top": [f"{i['label']} {i['p50']:g} h" for i in top]}
 
 
@@ -93,7 +102,8 @@ def table(kept: dict) -> tuple[dict, list[dict]]:
                 if p.get("squashed") else "")
         rows.append({"name": p["name"], "squashed": bool(p.get("squashed")), "measured": m, "span": span,
                      "estimate": e, "top": kept["trees"][p["name"]]["top"],
-                     "rocm": kept["trees"][p["name"]].get("rocm", "newest"), **loo})
+                     "rocm": kept["trees"][p["name"]].get("rocm", "newest"),
+                     "style": kept["trees"][p["name"]].get("port_style") or "default", **loo})
     return {"rate": rate, "q1": q1, "q3": q3}, rows
 
 
@@ -106,18 +116,21 @@ def section(kept: dict) -> list[str]:
            "Written by `python benchmarks/calibration/leave_one_out.py [--audit]` (histories.toml; method: "
            "docs/estimate.md, \"Leave-one-out on port histories\"). Estimate: `portkit audit TREE --format json "
            f"--jobs 2 --rocm X.Y` on the upstream tree at the port's base, X.Y the ROCm release the port started on "
-           f"(the newest rocm-X.Y.0 tag of ROCm/HIP by the base's date, 5.0 at the oldest), portkit {kept['portkit']}. Measured: commit days / 5; "
+           "(the newest rocm-X.Y.0 tag of ROCm/HIP by the base's date, 5.0 at the oldest), `--port-style` the "
+           "port's own (histories.toml's port_style: whether its tree still builds for NVIDIA), "
+           f"portkit {kept['portkit']}. Measured: commit days / 5; "
            f"a squashed history's days from its manual lines at {rate['rate']:g} lines a commit day (the median of "
            f"the unsquashed ports; quartiles {rate['q1']:g}-{rate['q3']:g}, the range shown). Each project's estimate "
            "is scaled by the median measured/P50 of the other projects (the scale column) and compared with its "
            "measure.", "",
-           "| project | measured person-weeks | ROCm | estimate P50 (P10-P90) | leave-one-out scale | scaled P50 (P10-P90) "
-           "| error factor | within x1.5 | measured in P10-P90 | largest headline items |",
-           "|---|---|---|---|---|---|---|---|---|---|"]
+           "| project | measured person-weeks | ROCm | port style | estimate P50 (P10-P90) | leave-one-out scale "
+           "| scaled P50 (P10-P90) | error factor | within x1.5 | measured in P10-P90 | largest headline items |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         e = r["estimate"]
         measured = f"{r['measured']:g}" + (f" (squashed: {r['span']})" if r["squashed"] else "")
-        out.append(f"| {r['name']} | {measured} | {r['rocm']} | {e['p50']:g} ({e['p10']:g}-{e['p90']:g}) | x{r['scale']:g} | "
+        out.append(f"| {r['name']} | {measured} | {r['rocm']} | {r['style']} | "
+                   f"{e['p50']:g} ({e['p10']:g}-{e['p90']:g}) | x{r['scale']:g} | "
                    f"{r['p50']:g} ({r['p10']:g}-{r['p90']:g}) | x{r['error_factor']:g} | "
                    f"{'yes' if r['error_factor'] <= 1.5 else 'no'} | {'yes' if r['inside'] else 'no'} | "
                    f"{'; '.join(r['top'][:2])} |")

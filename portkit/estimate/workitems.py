@@ -197,6 +197,7 @@ def dependencies(files: list[tuple[str, Metrics]], findings: list[Finding], eco:
     """One item per CUDA library or CUDA-only Python package, priced once."""
     uses: dict[str, dict] = {}   # id -> {"status", "name", "sites": [...], "features": set}
     python_of = {p: lib.id for lib in eco.libraries for p in lib.python}
+    kinds = {path: m.kind for path, m in files}
     for path, m in files:
         if not found.priced(path):
             continue
@@ -223,13 +224,16 @@ def dependencies(files: list[tuple[str, Metrics]], findings: list[Finding], eco:
         entry = uses.setdefault(key, {"status": package.cost_status, "name": package.name, "sites": [],
                                       "features": set()})
         entry["sites"].append(_where(f))
-        entry["features"].add(found.feature(f.path, f.line))
+        # a requirements line declares what the imports use, as an #include does: xformers'
+        # requirements-lra.txt names tensorflow for its LRA benchmark, the only code importing it
+        declared = kinds.get(f.path) in _DECLARATIONS
+        entry.setdefault("declared" if declared else "features", set()).add(found.feature(f.path, f.line))
     out = []
     for dep_id, entry in sorted(uses.items()):
         hours = model.dependency.get(dep_id) or model.dependency_status.get(entry["status"])
         if not hours:
             continue
-        features = entry["features"] or entry.get("build", set())
+        features = entry["features"] or entry.get("build", set()) or entry.get("declared", set())
         opt = "" if "" in features or not features else sorted(features)[0]
         opt = opt or _uses_apart(dep_id, entry["sites"], findings, eco, found)
         why = (f"{entry['name']} is {entry['status']} on ROCm: priced once for the project, whatever the "
@@ -238,6 +242,10 @@ def dependencies(files: list[tuple[str, Metrics]], findings: list[Finding], eco:
                         "dependencies", PROJECT, 1, hours, why, tuple(sorted(set(entry["sites"]))),
                         (("files", len({s.split(':')[0] for s in entry["sites"]})),), opt))
     return out
+
+
+# Files that declare a Python package rather than use it (PK601's requirements, pyproject, conda).
+_DECLARATIONS = ("requirements", "pyproject", "conda")
 
 
 def _uses_apart(dep_id: str, sites: list[str], findings: list[Finding], eco: Ecosystem, found) -> str:
@@ -313,6 +321,8 @@ def estimate(files: list[tuple[str, Metrics]], findings: list[Finding], eco: Eco
     present = signals(files, findings, own_packages, requirements, found)
     if found.builds_for_amd:
         present.add("builds-for-amd")
+    if "cuda-extension" in present and (_root_extension(files) or not found.build.root):
+        present.add("extension-build")   # the extension is the tree's build, its CI in the build's days
     style, reason = build_decisions.port_style(port_style, found)
     work = items(files, findings, present, model, eco, found, style)
     dual = [i for i in work if i.kind == "decision" and i.key == "dual_vendor_build"]
