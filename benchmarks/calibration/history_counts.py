@@ -14,6 +14,11 @@ the data says, not a guess).
   those files (net, as histories.py counts manual lines) at the squashed ports' rate, the median
   manual lines per commit day of the unsquashed ports (estimate/calibration.py lines_per_day):
   fixed.torch_extension_build. Printed with the median each port's leave-one-out would see.
+- Both-vendors guards: for each port, the source lines it added (net, base..release, as histories.py
+  counts manual lines, generated files left out) on or inside an `#if` whose condition names ROCm or
+  HIP (USE_ROCM, __HIP_PLATFORM_*, __HIPCC__, BUILD_AMD ...), the files holding them, and those lines at
+  the squashed ports' rate: what keeping the NVIDIA build beside the AMD one cost in the sources (an
+  extension's shim and guards, which no dual-vendor item prices; docs/estimate.md).
 Reads the git mirrors only: nothing is fetched or run.
 """
 
@@ -35,6 +40,9 @@ sys.path.insert(0, str(HERE.parents[1]))
 from portkit.estimate.calibration import lines_per_day  # noqa: E402
 
 JIT = re.compile(r"^\s*@triton\.(?:jit|autotune|heuristics)\b", re.M)
+GUARD = re.compile(r"USE_ROCM|__HIP_PLATFORM|__HIPCC__|__HIP__|HIP_PLATFORM|IS_HIP|__HIP_DEVICE_COMPILE__|"
+                   r"BUILD_AMD|USE_HIP|ROCM")
+SOURCE = re.compile(r"\.(cu|cuh|h|hpp|cpp|cc|cxx|inl)$")
 BUILD = re.compile(r"(^|/)(setup\.py|pyproject\.toml|CMakeLists\.txt|Makefile|requirements[^/]*\.txt|Dockerfile[^/]*)$"
                    r"|\.cmake$|^\.github/|^\.ci|(^|/)ci/|\.sh$")
 
@@ -106,11 +114,54 @@ def build_days(pair: histories.Pair, base: str, commits: list[str]) -> tuple[int
     return sum(days.values()), len(days)
 
 
+def guarded_lines(text: str) -> set[int]:
+    """The lines of TEXT on or inside an #if whose condition, or an enclosing one's, names ROCm or HIP."""
+    out: set[int] = set()
+    stack: list[bool] = []
+    for n, line in enumerate(text.split("\n"), 1):
+        m = re.match(r"\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b(.*)", line)
+        if not m:
+            if any(stack):
+                out.add(n)
+            continue
+        kind, cond = m.groups()
+        if kind in ("if", "ifdef", "ifndef"):
+            stack.append(bool(GUARD.search(cond)))
+        elif kind == "elif" and stack:
+            stack[-1] = stack[-1] or bool(GUARD.search(cond))
+        if any(stack) or GUARD.search(cond):
+            out.add(n)
+        if kind == "endif" and stack:
+            stack.pop()
+    return out
+
+
+def guards(pair: histories.Pair, base: str, release: str, commits: list[str]) -> tuple[int, int]:
+    """(lines the port added under a ROCm/HIP guard, files holding them), net base..release."""
+    touched = set(pair.git("show", "--no-renames", "--format=", "--name-only", *commits).split("\n"))
+    lines = files = 0
+    for row in pair.git("diff", "--no-renames", "--numstat", base, release).splitlines():
+        added, _, path = row.split("\t", 2)
+        if added == "-" or path not in touched or not SOURCE.search(path) or histories.VENDORED.search(path) \
+                or histories.generated(pair, release, path):
+            continue
+        inside, n, count = guarded_lines(pair.git("show", f"{release}:{path}")), 0, 0
+        for line in pair.git("diff", "-U0", base, release, "--", path).split("\n"):
+            hunk = re.match(r"@@ -\S+ \+(\d+)", line)
+            if hunk:
+                n = int(hunk.group(1))
+            elif line.startswith("+") and not line.startswith("+++"):
+                count += n in inside
+                n += 1
+        lines, files = lines + count, files + bool(count)
+    return lines, files
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
     args = ap.parse_args(argv)
-    triton, builds = [], []
+    triton, builds, guarded = [], [], []
     every = histories.tomllib.loads((HERE / "histories.toml").read_text())["project"]
     rate = lines_per_day(every)[0]
     for project in every:
@@ -125,6 +176,10 @@ def main(argv: list[str] | None = None) -> int:
                 build = (round(lines / rate, 2), f"squashed: {lines} build lines at {rate:g} a day")
             else:
                 build = None
+            lines, files_guarded = guards(pair, base, release, commits)
+            guarded.append(f"| {project['name']} | {project.get('port_style', '')} | "
+                           f"{'yes' if extension(pair, base) else 'no'} | {lines} | {files_guarded} | "
+                           f"{lines / rate:.2f} |")
         if files:
             detail = ", ".join(f"{p} {n}" for p, n in sorted(changed.items()))
             triton.append(f"| {project['name']} | {len(files)} | {len(changed)} | {detail or '-'} |")
@@ -139,6 +194,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nbuild-only commit days: min {only[0]:g}, median {median(only):g}, max {only[-1]:g}")
         held = [median(only[:i] + only[i + 1:]) for i in range(len(only))]
         print(f"leave-one-out medians: {min(held):g}-{max(held):g}")
+    print("\n| port | style | PyTorch extension | lines added under a ROCm/HIP guard | files | days at "
+          f"{rate:g} lines a day |\n|---|---|---|---|---|---|")
+    print("\n".join(guarded))
     return 0
 
 
