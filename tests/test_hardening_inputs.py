@@ -11,6 +11,7 @@ error"; a 2 is one line, `portkit: error: ...`, naming the file.
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 from typing import Iterator
@@ -18,6 +19,7 @@ from typing import Iterator
 import pytest
 
 from conftest import REPO
+from portkit.cli import app
 from portkit.cli.app import main
 
 SAMPLE = REPO / "fixtures" / "sample_project"
@@ -98,6 +100,36 @@ def mutants(doc: object, path: tuple, values: list) -> Iterator[tuple[str, bool]
 
 TOML_VALUES = [7, 1.5, True, "x", [1], Raw(DEEP), {"a": 1}, Raw(TOO_LONG), Raw(HUGE)]
 JSON_VALUES = [*TOML_VALUES, None, Raw("NaN"), Raw("1e400"), -1, Raw('"\\ud800"')]   # a lone surrogate
+
+
+def defaults(parser: argparse.ArgumentParser) -> list[tuple[str, str]]:
+    """Every option's default, its subcommands' too, as text: what a run could leave changed."""
+    found = []
+    for action in parser._actions:
+        found.append((action.dest, repr(action.default)))
+        for sub in (action.choices or {}).values() if isinstance(action, argparse._SubParsersAction) else ():
+            found.extend(defaults(sub))
+    return found
+
+
+@pytest.fixture(autouse=True)
+def _one_parser(monkeypatch):
+    """The sweeps run `portkit` ~3,800 times in this process, and building its parser (argparse and
+    its gettext look-ups) was half of each run's CPU. A parser is built once per kind (the gate
+    commands' alone, the whole one) and reused; argparse copies a list default before extending it,
+    and after each run the options' defaults are checked unchanged, so no run can see another's."""
+    made: dict = {}
+
+    def reused(command: str | None = None) -> argparse.ArgumentParser:
+        kind = command if command in app.GATE_COMMANDS else None
+        if kind not in made:
+            made[kind] = (parser := built(command), defaults(parser))
+        return made[kind][0]
+    built = app.build_parser
+    monkeypatch.setattr(app, "build_parser", reused)
+    yield
+    for parser, before in made.values():
+        assert defaults(parser) == before, "a run changed the parser's defaults"
 
 
 def run(capsys, *args: str) -> tuple[int, str, str]:
