@@ -14,6 +14,7 @@ identifiers.py  CUDA names in code (functions, types, enums, macros, namespaces)
                 dropped-argument call fixes
 builtins.py     --builtins hip: the legacy hipThreadIdx_x spellings
 minmax.py       mixed-type min/max in device code
+device_printf.py  std::printf in device code (HIP's device printf is ::printf only)
 strictness.py   C++ hip-clang rejects (register, narrowing brace initialisers, device functions
                 HIP's headers define)
 preproc_names.py  names the preprocessor builds (line splices, ## pastes): reported
@@ -36,7 +37,7 @@ from ..engine import passes
 # the modules that declare passes; the order is only the tie-break among passes that declare no
 # dependency between them (engine/passes.order): the run order is the declared dependencies'
 MODULES = (
-    "includes", "launches", "macros", "strings", "identifiers", "builtins", "minmax", "strictness",
+    "includes", "launches", "macros", "strings", "identifiers", "builtins", "minmax", "device_printf", "strictness",
     "preproc_names", "lossy", "guards", "toolkit_asserts", "transitive", "nvidia_votes", "nvidia_thrust",
 )
 
