@@ -8,6 +8,8 @@ benchmarks/torch_extensions.py): each case is cut down from the extension's upst
 - pytorch_scatter's atomics.cuh: atomicAdd on a pointer cast to `__half *` (HIP has no 16-bit
   atomicAdd at ROCm 6.2); only a pointer declared as one was seen.
 - mamba's reverse_scan.cuh: `CUB_WARP_THREADS(0)`, which hipCUB does not define for AMD.
+- mamba's selective-scan launches of 32 threads, whose traits give cub::BlockLoad/BlockStore
+  with a warp-transpose algorithm that block size: rocPRIM asserts a multiple of 64 (PK209).
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ from test_convert_fixtures import convert_case, tree_bytes
 from test_rules import RULES_DIR, audit_file, expected
 
 MACRO_ROWS = REPO / "fixtures" / "convert" / "macro_rows_redefined_atomic"
-RULE_CASES = [RULES_DIR / "PK001" / "atomic_half_cast_flagged.cu", RULES_DIR / "PK001" / "cub_warp_threads_flagged.cu"]
+RULE_CASES = [RULES_DIR / "PK001" / "atomic_half_cast_flagged.cu", RULES_DIR / "PK001" / "cub_warp_threads_flagged.cu",
+              RULES_DIR / "PK209" / "flagged.cu", RULES_DIR / "PK209" / "clean.cu"]
 
 
 def test_macro_rows_make_an_error_root():

@@ -44,7 +44,7 @@ MODULES = (
     "PK101_deprecated_cuda_api", "PK102_experimental_hip_api", "PK103_cuda_version_guard",
     "PK201_hardcoded_warp_size", "PK202_shuffle_offset_from_16", "PK203_full_warp_mask",
     "PK204_ballot_in_32_bits", "PK205_warp_sized_array", "PK206_warp_synchronous_code",
-    "PK207_warp_size_as_constant", "PK208_one_warp_block",
+    "PK207_warp_size_as_constant", "PK208_one_warp_block", "PK209_warp_transpose_block_size",
     "PK301_inline_ptx_asm", "PK302_dynamic_parallelism", "PK303_cooperative_launch_needed",
     "PK304_texture_surface_reference", "PK305_wmma_tensor_cores", "PK306_hopper_features",
     "PK307_large_shared_memory", "PK308_nanosleep", "PK309_threadfence_system",
