@@ -112,3 +112,14 @@ def test_an_extension_the_root_builds_has_no_ci_of_its_own():
     e = audit(REPO / "fixtures" / "audit" / "torch_ext_cmake")["estimate"]
     assert "extension-build" in e["signals"]
     assert [i["key"] for i in e["items"] if i["key"] == "ci"] == []
+
+
+def test_the_docs_result_paragraph_is_what_the_script_writes_from_the_kept_headlines():
+    sys.path.insert(0, str(CALIBRATION))
+    import leave_one_out
+    kept = json.loads((REPO / "benchmarks" / "results" / "calibration_whole_trees.json").read_text())["histories"]
+    docs = (REPO / "docs" / "estimate.md").read_text()
+    assert f"{leave_one_out.BEGIN}\n{leave_one_out.result(kept)}\n{leave_one_out.END}" in docs
+    # each kept headline says the style it priced, the one its port's tree shows
+    assert {name: row["port_style"] for name, row in kept["trees"].items()} == {
+        name: p["port_style"] for name, p in HISTORIES.items()}

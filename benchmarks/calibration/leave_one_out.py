@@ -14,7 +14,8 @@ before 5.7). The estimate is asked the port's own style (`--port-style`, histori
 answered, not the tree's default; it keeps each headline under "histories" in
 benchmarks/results/calibration_whole_trees.json. Without --audit, nothing is audited: the
 measured effort is computed from histories.toml, the leave-one-out table from the kept headlines,
-and benchmarks/results/calibration_whole_trees.md is written again with its new section.
+benchmarks/results/calibration_whole_trees.md is written again with its new section, and so is the
+result paragraph of docs/estimate.md (between its leave_one_out.py markers).
 How the measured effort is defined, and why: docs/estimate.md, "Leave-one-out on port histories".
 """
 
@@ -139,6 +140,34 @@ def section(kept: dict) -> list[str]:
     return out
 
 
+DOCS = HERE.parents[1] / "docs" / "estimate.md"
+BEGIN, END = "<!-- leave_one_out.py writes this paragraph -->", "<!-- end of leave_one_out.py's paragraph -->"
+
+
+def result(kept: dict) -> str:
+    """docs/estimate.md's result paragraph: the score and each project's error, from the kept headlines."""
+    _, rows = table(kept)
+    within = [r for r in rows if r["error_factor"] <= 1.5]
+    inside = [r for r in rows if r["inside"]]
+
+    def named(r: dict) -> str:
+        side = "" if r in within else (" over" if r["p50"] > r["measured"] else " under")
+        return f"{r['name']} x{r['error_factor']:g}{side}" + ("" if r["inside"] else " (outside P10-P90)")
+    return (f"Result (portkit {kept['portkit']}): within x1.5 on **{len(within)} of {len(rows)}** "
+            f"({', '.join(named(r) for r in within)}), measured inside the scaled P10-P90 on "
+            f"**{len(inside)} of {len(rows)}**. Out of x1.5: {', '.join(named(r) for r in rows if r not in within)}.")
+
+
+def write_docs(kept: dict) -> None:
+    """Replace the paragraph between the markers in docs/estimate.md (nothing else of the file)."""
+    text = DOCS.read_text()
+    head, start, rest = text.partition(BEGIN)
+    _, end, tail = rest.partition(END)
+    if not start or not end:
+        raise SystemExit(f"{DOCS}: no {BEGIN} ... {END} markers")
+    DOCS.write_text(f"{head}{BEGIN}\n{result(kept)}\n{END}{tail}")
+
+
 def run_audits(args: argparse.Namespace) -> None:
     path = run.RESULTS / "calibration_whole_trees.json"
     data = json.loads(path.read_text()) if path.exists() else {"runs": {}}
@@ -166,6 +195,7 @@ def main(argv: list[str] | None = None) -> int:
         run_audits(args)
     if not args.audit:
         run.render_results()
+        write_docs(json.loads((run.RESULTS / "calibration_whole_trees.json").read_text())["histories"])
     return 0
 
 
