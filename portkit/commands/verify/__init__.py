@@ -32,6 +32,7 @@ from ...project.settings import resolve
 from ..results import DEFAULT_VERIFY_TIMEOUT, ErrorReport, UnitReport, VerifyOptions, VerifyResult
 from . import compiler as compilers
 from . import build_hipify, hipify_scope, packs, precompiled, replaced, standins, torch_pack, unitcache
+from .cascade import failed_declarations
 from .own_selectors import OwnSelectors
 from .diagnostics import Located, include_chain, locate, parse
 from .explain import Facts, explain
@@ -330,6 +331,7 @@ def _report(unit: Unit, outcome: compilers.CompileRun, root: Path, facts: Facts,
         error.include_chain = include_chain(diagnostic, root, root)
         report.errors.append(error)
     consequences(report.errors)
+    failed_declarations(report.errors, lambda rel: facts.of(rel).lines)
     name_decisions(report.errors)
     if not report.errors:
         report.output = outcome.output.strip()[-2000:]

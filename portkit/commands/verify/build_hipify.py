@@ -37,7 +37,7 @@ from ...core.tables import torch_hipify as torch_table
 from ...project import amd_paths, torch_extension
 from ...project.pipeline import git_ignored
 from ..results import VerifyOptions, VerifyResult
-from . import torch_hipify
+from . import torch_hipify, torch_release
 from .explain import line_map
 
 PORTKIT = "portkit's conversion"
@@ -59,7 +59,7 @@ def standin(where: str) -> str:
 def translated(out: Path, opts: VerifyOptions, where: str = "") -> Path | None:
     """`out` translated as its build would, into a folder outside it (standin() says by what); None
     when that changes nothing (a tree already converted: compiled as it is)."""
-    prefix = "torch-hipified-" if standin(where) != PORTKIT else "hipified-"
+    prefix = torch_release.COPY if standin(where) != PORTKIT else "hipified-"
     if opts.cache:
         folder = cache_dir() / (prefix + hashlib.sha256(str(out.resolve()).encode()).hexdigest()[:20])
         folder.parent.mkdir(parents=True, exist_ok=True)
@@ -107,13 +107,20 @@ def _by_torch(out: Path, opts: VerifyOptions, folder: Path) -> bool:
 def placed_back(result: VerifyResult, out: Path, copy: Path, where: str, keep: bool) -> VerifyResult:
     """The copy's result as the tree's: its root, and each error at its line in the tree's file."""
     maps: dict[str, dict[int, int]] = {}
+
+    def placed(rel: str, line: int) -> int:
+        if rel not in maps:
+            maps[rel] = _line_map(out / rel, copy / rel)
+        return maps[rel].get(line, line)
+
     for unit in result.units:
         for error in unit.errors:
             if error.rel is None:
                 continue
-            if error.rel not in maps:
-                maps[error.rel] = _line_map(out / error.rel, copy / error.rel)
-            error.line = maps[error.rel].get(error.line, error.line)
+            error.line = placed(error.rel, error.line)
+            if error.consequence_of:   # "file:line" of its cause, in the copy's lines too
+                rel, _, line = error.consequence_of.rpartition(":")
+                error.consequence_of = f"{rel}:{placed(rel, int(line))}" if line.isdigit() else error.consequence_of
     result.root = out
     result.hipify_step, result.hipify_standin = where, standin(where)
     if not keep:

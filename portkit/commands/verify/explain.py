@@ -37,6 +37,7 @@ from ..scan.job import Job, scan_file
 from ..scan.walk import Options
 from ...core.source import SourceFile
 from .diagnostics import Located, relative, shown
+from . import torch_release
 from .opt_in import behind_define
 from .packs import not_found, provider
 from .toolchain import cmath_ambiguity
@@ -127,7 +128,8 @@ def explain(error: Located, unit_rel: str, facts: Facts) -> list[Finding]:
     if error.rel is not None:
         here = facts.of(error.rel).findings
         stops = _at_error_directive(error, facts)
-        on_line = [f for f in here if f.line <= error.line <= f.end_line and (stops or _breaks_build(f.code))]
+        on_line = [f for f in here if f.line <= error.line <= f.end_line and (stops or _breaks_build(f.code))] \
+            or torch_release.before_step(error, facts, _breaks_build)
         about = [f for f in on_line if f.subject == subject]
         if about or on_line:
             return about or on_line
@@ -135,6 +137,8 @@ def explain(error: Located, unit_rel: str, facts: Facts) -> list[Finding]:
     if directive is not None:
         return [directive]
     defect = cmath_ambiguity(error)   # in the compiler's own header: no scan sees it
+    if defect is None:                # a torch extension written for an older torch than the pack's
+        defect = torch_release.explain(error, facts.of(error.rel).lines if error.rel is not None else [])
     if defect is not None:
         return [_finding(defect[0], error, facts, defect[1], defect[2])]
     if subject:

@@ -1,0 +1,75 @@
+"""Errors a PyTorch extension meets because it was written for an older torch than the pack's.
+
+verify compiles an extension against one torch (the pinned pack, 2.5.1). Code written for an
+older release fails there for reasons that are not AMD's (issue 53), and each is explained here
+with the release that changed and what replaces it (PK506, the torch-extension rule):
+
+- **THC / THH headers**: torch 1.11 removed the legacy THC library (`THC/THC.h`,
+  `THC/THCAtomics.cuh`...) and with it THH, the name torch's hipify gives it on ROCm (`THH/THH.h`).
+  ROCm/apex's port at ROCm 3.x includes them; the replacements are ATen's: `ATen/cuda/CUDAContext.h`
+  (`ATen/hip/HIPContext.h` once hipified), `ATen/cuda/Atomic.cuh`, `ATen/cuda/Exceptions.h`.
+- **noexcept in a function's type**: torch's headers need C++17 from 2.1 on (torch_pack.lift_std
+  raises an older -std), and C++17 made `noexcept` part of a function's type, so
+  `torch::RegisterOperators().op(name, &f)` with `f() noexcept` finds no overload; pytorch_scatter
+  passes a lambda since fa4f442 ("Fix compilation errors occurring when building with
+  PyTorch-nightly").
+"""
+
+from __future__ import annotations
+
+import re
+
+from ...core.findings import Finding
+from ...engine.codes import Code
+from .diagnostics import Located
+
+COPY = "torch-hipified-"   # the name of the copy build_hipify.translated writes as torch's hipify would
+
+_LEGACY = re.compile(r"(THC|THH)/(\w+)\.(?:h|cuh)$")
+_REPLACEMENT = {"THC": "ATen/cuda/CUDAContext.h", "THH": "ATen/hip/HIPContext.h"}
+_ATOMICS = {"THC": "ATen/cuda/Atomic.cuh", "THH": "ATen/hip/Atomic.cuh"}
+_NO_MATCH = re.compile(r"no matching (?:member )?function for call to '(\w+)'")
+_ADDRESS = re.compile(rb"&\s*((?:\w+::)*\w+)\s*[,)]")
+
+
+def explain(error: Located, lines: list[bytes]) -> tuple[str, str, str] | None:
+    """(code, subject, message) when the error is one of the torch-release differences above."""
+    message = error.diagnostic.message
+    subject = error.diagnostic.subject or ""
+    legacy = _LEGACY.match(subject) if "file not found" in message else None
+    if legacy is not None:
+        folder, name = legacy.groups()
+        instead = _ATOMICS[folder] if "Atomic" in name else _REPLACEMENT[folder]
+        return (Code.TORCH_CUDA_EXTENSION, subject,
+                f"{subject}: torch 1.11 removed the legacy {folder} headers (THC, THH once hipified for ROCm); "
+                f"the code was written for an older torch: include ATen's {instead} instead, which torch's "
+                f"hipify maps for ROCm")
+    called = _NO_MATCH.match(message)
+    if called is None or not 0 < error.line <= len(lines):
+        return None
+    statement = b"".join(lines[max(error.line - 2, 0):error.line + 2])
+    for taken in _ADDRESS.findall(statement):
+        name = taken.rsplit(b"::", 1)[-1]
+        if any(re.search(rb"\b" + re.escape(name) + rb"\s*\([^;{]*\)\s*noexcept\b", line) for line in lines):
+            function = taken.decode()
+            return (Code.TORCH_CUDA_EXTENSION, called.group(1),
+                    f"&{function} is noexcept, which C++17 makes part of its type, and torch's headers need "
+                    f"C++17 since torch 2.1: the call was written for an older torch built at C++14; pass "
+                    f"a lambda, `[] {{ return {function}(); }}`, or drop the noexcept")
+    return None
+
+
+def before_step(error: Located, facts, breaks_build) -> list[Finding]:
+    """The findings of the error's file as it was before torch's hipify (`--source`, the tree's
+    own), at the line the copy's error line came from, whose rule breaks a build: torch rewrites
+    `std::min(` to `::min(` (PK312), so a scan of the copy no longer sees the call that fails."""
+    if error.rel is None or facts.source_root is None or COPY not in facts.root.name:
+        return []
+    original = facts.of(error.rel).line_map.get(error.line)
+    if original is None:
+        return []
+    cache = facts.__dict__.setdefault("_before_step", {})
+    if error.rel not in cache:
+        tree = type(facts)(facts.source_root, facts.scan, None, facts.db, facts.project)   # explain.Facts
+        cache[error.rel] = tree.of(error.rel).findings
+    return [f for f in cache[error.rel] if f.line <= original <= f.end_line and breaks_build(f.code)]

@@ -1,0 +1,163 @@
+"""verify on PyTorch extensions: every error of an upstream unit explained (issue 53).
+
+fixtures/verify_real/cub_alias_cascade is causal-conv1d's forward kernel traits, reduced (README.md
+there): torch's hipify leaves `cub::` as it is, so `using BlockLoadT = cub::BlockLoad<...>` stops at
+`use of undeclared identifier 'cub'` (PK506), and clang then reports the uses of the aliases that
+were never declared, none of which quotes `cub`: they were "unexplained" (commands/verify/cascade.py).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, clang19
+from portkit.cli.app import main
+from portkit.commands.results import ErrorReport
+from portkit.core.findings import Finding
+
+CASCADE = REPO / "fixtures" / "verify_real" / "cub_alias_cascade" / "input"
+KERNEL = "csrc/causal_conv1d_fwd.cu"
+
+
+def _errors(doc: dict) -> list[tuple]:
+    return [(e["path"], e["line"], [f["code"] for f in e["findings"]], e["consequence_of"])
+            for u in doc["units"] for e in u["errors"]]
+
+
+@pytest.mark.compile
+def test_the_uses_of_an_alias_the_explained_error_stopped_are_its_consequences(pack62: Path, tmp_path: Path, capsys):
+    clang19()
+    out = tmp_path / "out"
+    assert main(["convert", str(CASCADE), "-o", str(out), "--rocm", "6.2", "-q"]) in (0, 1)
+    assert (out / KERNEL).read_bytes() == (CASCADE / KERNEL).read_bytes()   # torch hipifies it at build time
+    capsys.readouterr()
+    main(["verify", str(out), "--source", str(CASCADE), "--rocm", "6.2", "--rocm-headers", str(pack62),
+          "--offline", "--no-cache", "--format", "json"])
+    doc = json.loads(capsys.readouterr().out)
+    cause, scan = f"{KERNEL}:13", "csrc/selective_scan_fwd.cu"
+    assert _errors(doc) == [(KERNEL, 13, ["PK506"], None),   # using BlockLoadT = cub::BlockLoad<...>
+                            # std::max({sizeof(typename BlockLoadT::TempStorage), ...}): torch's hipify
+                            # wrote ::max( there, the PK312 of the line as the tree has it
+                            (KERNEL, 16, ["PK312"], None),
+                            (KERNEL, 15, [], cause),          # the constexpr that statement initialises
+                            (KERNEL, 23, [], f"{KERNEL}:16"),  # no member named 'BlockLoadT' in '...traits<...>'
+                            (KERNEL, 26, [], f"{KERNEL}:16"),  # no type named 'BlockLoadT'
+                            (scan, 17, ["PK312"], None),      # kNElts = ... std::min(8, kNItems), ::min once hipified
+                            (scan, 18, [], f"{scan}:17")]     # static_assert(kNItems % kNElts == 0)
+    assert (doc["summary"]["explained"], doc["summary"]["unexplained"]) == (2, 0)
+
+
+def _pk506(line: int) -> Finding:
+    return Finding(code="PK506", name="torch-cuda-extension", severity="high", category="build", path=KERNEL,
+                   line=line, column=1, end_line=line, end_column=2, message="m", subject="cub")
+
+
+def test_only_errors_that_name_a_stopped_alias_follow_from_it():
+    from portkit.commands.verify.cascade import failed_declarations
+    lines = [line.encode() + b"\n" for line in (CASCADE / KERNEL).read_text().splitlines()]
+    errors = [ErrorReport(KERNEL, 13, 70, "error", "use of undeclared identifier 'cub'", findings=[_pk506(14)]),
+              ErrorReport(KERNEL, 16, 32, "error", "use of undeclared identifier 'BlockLoadT'"),
+              ErrorReport(KERNEL, 23, 58, "error", "no member named 'BlockLoadT' in 'Traits<128, 4, float>'"),
+              ErrorReport(KERNEL, 25, 5, "error", "unknown type name 'input_t'"),    # names no alias of cub
+              ErrorReport("other.cu", 16, 1, "error", "use of undeclared identifier 'BlockLoadT'")]
+    failed_declarations(errors, lambda rel: lines if rel == KERNEL else [])
+    assert [e.consequence_of for e in errors] == [None, f"{KERNEL}:13", f"{KERNEL}:13", None, None]
+
+
+def test_a_member_of_a_class_whose_instantiation_failed_follows_from_that_failure():
+    """mamba: `no type named 'scan_t' in 'Selective_Scan_fwd_kernel_traits<...>'` after the traits'
+    kNElts failed (PK312): scan_t is declared after it, and went with the instantiation."""
+    from portkit.commands.verify.cascade import failed_declarations
+    scan = "csrc/selective_scan_fwd.cu"
+    lines = (CASCADE / scan).read_bytes().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines, 1) if b"std::min(8, kNItems)" in line)
+    pk312 = Finding(code="PK312", name="torch-hipify-min-max", severity="high", category="language", path=scan,
+                    line=at, column=1, end_line=at, end_column=2, message="m", subject="std::min")
+    errors = [ErrorReport(scan, at, 26, "error", "constexpr variable 'kNElts' must be initialized by a constant "
+                                                 "expression", findings=[pk312]),
+              ErrorReport(scan, at + 1, 19, "error", "static assertion expression is not an integral constant expression"),
+              ErrorReport(scan, 24, 5, "error", "no type named 'scan_t' in 'Selective_Scan_fwd_kernel_traits<32, 16, "
+                                                "__half>'"),
+              ErrorReport(scan, 24, 5, "error", "no type named 'scan_t' in 'Other_traits<32>'")]
+    failed_declarations(errors, lambda rel: lines)
+    assert [e.consequence_of for e in errors] == [None, f"{scan}:{at}", f"{scan}:{at}", None]
+
+
+SCATTER = REPO / "fixtures" / "torch_setup" / "scatter_loop"
+
+
+def _located(rel: str, line: int, message: str):
+    from portkit.commands.verify.diagnostics import Diagnostic, Located
+    return Located(Diagnostic("error", message, rel, line, 1), rel, line, 1)
+
+
+def test_a_noexcept_function_torch_s_op_no_longer_takes_is_the_older_torch_s():
+    """pytorch_scatter's version.cpp: `RegisterOperators().op(name, &scatter::cuda_version)` with
+    `cuda_version() noexcept`, fine at C++14, matches no overload at the C++17 torch 2.1+ needs."""
+    from portkit.commands.verify import torch_release
+    lines = (SCATTER / "csrc" / "version.cpp").read_bytes().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines, 1) if b"RegisterOperators().op(" in line)
+    code, subject, message = torch_release.explain(
+        _located("csrc/version.cpp", at, "no matching member function for call to 'op'"), lines)
+    assert (code, subject) == ("PK506", "op")
+    assert message.startswith("&scatter::cuda_version is noexcept, which C++17 makes part of its type")
+    # the same error where no noexcept function is passed is not this
+    plain = [line.replace(b" noexcept", b"") for line in lines]
+    assert torch_release.explain(_located("csrc/version.cpp", at, "no matching member function for call to 'op'"),
+                                 plain) is None
+
+
+@pytest.mark.parametrize("header,instead", [("THH/THH.h", "ATen/hip/HIPContext.h"),
+                                            ("THC/THCAtomics.cuh", "ATen/cuda/Atomic.cuh"),
+                                            ("THH/THHNumerics.cuh", "ATen/hip/HIPContext.h")])
+def test_a_thc_or_thh_header_is_the_legacy_library_torch_1_11_removed(header: str, instead: str):
+    from portkit.commands.verify import torch_release
+    code, subject, message = torch_release.explain(
+        _located("csrc/k.cu", 3, f"'{header}' file not found"), [b"#include <" + header.encode() + b">\n"])
+    assert (code, subject) == ("PK506", header)
+    assert "torch 1.11 removed the legacy" in message and f"include ATen's {instead} instead" in message
+
+
+def test_the_benchmark_says_which_failing_units_fail_only_on_the_older_torch(tmp_path: Path, monkeypatch):
+    """benchmarks/torch_extensions.py: a port "already builds for AMD" while a unit fails is said
+    with why, where the unit fails only where it was written for an older torch than the pack's."""
+    import importlib.util
+    import subprocess
+    spec = importlib.util.spec_from_file_location("torch_extensions_bench", REPO / "benchmarks" / "torch_extensions.py")
+    bench = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, bench)   # its dataclasses look their module up
+    spec.loader.exec_module(bench)
+    older = {"code": "PK506", "message": "&f is noexcept, ... the call was written for an older torch built at C++14"}
+    amd = {"code": "PK001", "message": "no HIP equivalent"}
+    doc = {"summary": {"units": 3, "not_reached": 0}, "torch": None, "units": [
+        {"path": "csrc/version.cpp", "status": "failed", "not_reached": False,
+         "errors": [{"consequence_of": None, "findings": [older]}, {"consequence_of": "csrc/version.cpp:33", "findings": []}]},
+        {"path": "csrc/k.cu", "status": "failed", "not_reached": False,
+         "errors": [{"consequence_of": None, "findings": [older]}, {"consequence_of": None, "findings": [amd]}]},
+        {"path": "csrc/ok.cu", "status": "compiled", "not_reached": False, "errors": []}]}
+
+    def fake_portkit(*args, **kwargs):
+        (tmp_path / "v.json").write_text(json.dumps(doc))
+        return subprocess.CompletedProcess(args, 0, "", "")
+    monkeypatch.setattr(bench, "portkit", fake_portkit)
+    got = bench.verify(tmp_path, tmp_path, [], tmp_path / "v.json")
+    assert (got["failing"], got["older_only"]) == (["csrc/version.cpp", "csrc/k.cu"], ["csrc/version.cpp"])
+
+
+def test_hipcub_s_block_headers_of_rocm_3_5_are_converted(tmp_path: Path):
+    """bitsandbytes' csrc/kernels.cu stopped at `'cub/block/block_discontinuity.cuh' file not found`,
+    unexplained: the header table lacked three block headers hipCUB has had since ROCm 3.5 (its
+    rocm-3.5.0 tag: block_discontinuity.hpp, block_exchange.hpp, block_histogram.hpp)."""
+    src = tmp_path / "k.cu"
+    src.write_text("#include <cub/block/block_discontinuity.cuh>\n#include <cub/block/block_exchange.cuh>\n"
+                   "#include <cub/block/block_histogram.cuh>\n__global__ void k(int *x) { x[threadIdx.x] = 0; }\n")
+    out = tmp_path / "out"
+    assert main(["convert", str(src), "-o", str(out), "--rocm", "6.2", "-q"]) in (0, 1)
+    assert (out / "k.cu").read_text() == (
+        "\n#include <hip/hip_runtime.h>\n#include <hipcub/block/block_discontinuity.hpp>\n"
+        "#include <hipcub/block/block_exchange.hpp>\n#include <hipcub/block/block_histogram.hpp>\n"
+        "__global__ void k(int *x) { x[threadIdx.x] = 0; }\n")
