@@ -22,6 +22,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import cmake_reach
 from .buildvalues import HIP_CONDITION, IMPORTED_DEFINES, STD, FileConfig, read_options
 from ..core.files import read_regular
 
@@ -85,7 +86,8 @@ class TreeConfig:
         """(`FILE:LINE`, the command) that leaves the unit out of the project's HIP build: a
         `list(REMOVE_ITEM ...)` under its HIP condition, or an `add_subdirectory` of a folder the
         unit is in that only a branch that build never takes reaches, or only an option that build
-        has OFF by default (verify compiles the default AMD build); None when none does."""
+        has OFF by default (verify compiles the default AMD build), or a git submodule's own CMake
+        project no add_subdirectory reaches (cmake_reach.py); None when none does."""
         here = rel.rsplit("/", 1)[0] if "/" in rel else ""
         if here not in self._dirs:
             self._dirs[here] = self._for_dir(here)
@@ -101,6 +103,10 @@ class TreeConfig:
             for folder, (line, written, why) in (config.left_out_dirs.items() if config is not None else ()):
                 if unit.startswith(folder + os.sep):
                     return f"{where}:{line}", f"add_subdirectory({written}) {why}"
+        cut = cmake_reach.unreached(files, self.root, Path(unit)) if origin == "CMake" else None
+        if cut is not None:
+            return cut[1].relative_to(self.root).as_posix(), \
+                f"no add_subdirectory reaches {cut[0].parent.relative_to(self.root).as_posix()}, a git submodule's own project"
         return None
 
     def built_by(self, rel: str) -> str | None:
