@@ -10,6 +10,8 @@ benchmarks/torch_extensions.py): each case is cut down from the extension's upst
 - mamba's reverse_scan.cuh: `CUB_WARP_THREADS(0)`, which hipCUB does not define for AMD.
 - mamba's selective-scan launches of 32 threads, whose traits give cub::BlockLoad/BlockStore
   with a warp-transpose algorithm that block size: rocPRIM asserts a multiple of 64 (PK209).
+- mamba's reverse_scan.cuh: ThreadReverseScanInclusive returns T and has no return statement,
+  which hip-clang's optimiser acts on (PK313); its port added `return inclusive;`.
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ from test_rules import RULES_DIR, audit_file, expected
 
 MACRO_ROWS = REPO / "fixtures" / "convert" / "macro_rows_redefined_atomic"
 RULE_CASES = [RULES_DIR / "PK001" / "atomic_half_cast_flagged.cu", RULES_DIR / "PK001" / "cub_warp_threads_flagged.cu",
-              RULES_DIR / "PK209" / "flagged.cu", RULES_DIR / "PK209" / "clean.cu"]
+              RULES_DIR / "PK209" / "flagged.cu", RULES_DIR / "PK209" / "clean.cu",
+              RULES_DIR / "PK313" / "flagged.cu", RULES_DIR / "PK313" / "clean.cu"]
 
 
 def test_macro_rows_make_an_error_root():
