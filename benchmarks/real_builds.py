@@ -20,6 +20,13 @@ the units that compile or fail only on a decision as a share of those reached: i
 target, verify's own `failed_on_decision`; seconds, the configure result), the unexplained errors
 grouped by message, the list of portkit's gaps, and the failed units not on a decision by their
 first such error (the sites left to fix). The trees are read, never written; outputs go to a temporary folder.
+
+A snapshot has no git submodules (tiny-cuda-nn's dependencies/fmt, cmrc, cutlass; LightGBM's
+external_libs/...): their units are "not reached" (PK702). --trees may name copies where they were
+put by hand at the commits the trees pin (no `.git` in the folder); each row says which submodules
+were supplied so and which are still empty, as the numbers are not the snapshot's. A file convert
+gives up on (--file-timeout: cutlass's 50,000-line mma_sm90_gmma.hpp) is left as it is and named;
+the rest of the tree is converted and verified, as the command does.
 """
 
 from __future__ import annotations
@@ -55,6 +62,7 @@ class Outcome:
     configure: str = "no CMakeLists.txt"
     gaps: Counter = field(default_factory=Counter)
     sites: Counter = field(default_factory=Counter)   # failed units not on a decision, by their first such error
+    notes: list[str] = field(default_factory=list)    # what the numbers rest on: submodules supplied, files left
 
 
 def portkit(*args: str, timeout: int) -> subprocess.CompletedProcess:
@@ -119,9 +127,13 @@ def measure(tree: Path, rocm: str, jobs: int, work: Path, pack: Path, verify: bo
     converted = portkit("convert", str(tree), "-o", str(out), "--rocm", rocm, "-j", str(jobs), "--format", "json",
                         timeout=3600)
     outcome.convert_s = time.perf_counter() - start
-    if converted.returncode not in (0, 1):
+    outcome.notes = submodules(tree)
+    left = _timed_out(converted)
+    if converted.returncode not in (0, 1) and not (left and out.is_dir()):
         outcome.configure = "convert failed: " + converted.stderr.strip()[-160:]
         return outcome
+    if left:
+        outcome.notes.append(f"convert left {len(left)} file(s) as they are (--file-timeout): {', '.join(left)}")
     if not verify:
         outcome.configure = configure(out, tree, work)
         return outcome
@@ -138,6 +150,32 @@ def measure(tree: Path, rocm: str, jobs: int, work: Path, pack: Path, verify: bo
         outcome.summary = {"error": verified.stderr.strip()[-160:]}
     outcome.configure = configure(out, tree, work) if cmake else "not run (--no-configure)"
     return outcome
+
+
+_GITMODULE_PATH = re.compile(r"^\s*path\s*=\s*(\S+)", re.M)
+_TIMED_OUT = re.compile(r"^portkit: (\S+): took longer than \d+ s to scan: left as it is", re.M)
+
+
+def submodules(tree: Path) -> list[str]:
+    """Which of the tree's git submodules were supplied by hand (files there, no `.git`: a
+    snapshot has none), and which are still empty: the row's numbers rest on them."""
+    gitmodules = tree / ".gitmodules"
+    paths = _GITMODULE_PATH.findall(gitmodules.read_text(encoding="utf-8", errors="replace")) \
+        if gitmodules.is_file() else []
+    filled = [p for p in paths if (tree / p).is_dir() and any((tree / p).iterdir())]
+    by_hand = [p for p in filled if not (tree / p / ".git").exists()]
+    empty = [p for p in paths if p not in filled]
+    notes = [f"submodules supplied by hand (not in the snapshot): {', '.join(by_hand)}"] if by_hand else []
+    return notes + ([f"submodules empty: {', '.join(empty)}"] if empty and by_hand else [])
+
+
+def _timed_out(converted: subprocess.CompletedProcess) -> list[str]:
+    """The files convert left as they are at its --file-timeout (it goes on, and exits 2)."""
+    if converted.returncode != 2:
+        return []
+    left = _TIMED_OUT.findall(converted.stderr)
+    other = [l for l in converted.stderr.splitlines() if l.strip() and not _TIMED_OUT.match(l)]
+    return [] if other else left
 
 
 def _first_unexplained(unit: dict) -> str:
@@ -168,6 +206,10 @@ def table(outcomes: list[Outcome], rocm: str, jobs: int) -> str:
              "decision, % of reached units | verify s | CMake for HIP |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
     lines += [_row(o) for o in outcomes]
+    if any(o.notes for o in outcomes):
+        lines.append("")
+    for o in outcomes:
+        lines += [f"- {o.name}: {note}" for note in o.notes]
     for o in outcomes:
         if o.gaps:
             lines += ["", f"## {o.name}: unexplained units by their first unexplained error", ""]
