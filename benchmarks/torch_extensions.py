@@ -112,7 +112,9 @@ ROCM6 = "compiles at ROCm 6.2 as written (checked with the 6.2 pack; an error at
 HELPERS = ("the constexpr helpers and shuffle wrapper that the PK312/PK506 findings in the .cu files ask for, "
            "defined here, and the bf16 include torch's hipify maps itself")
 READ: dict[tuple[str, str, int], str] = {
-    ("apex", "csrc/layer_norm_cuda_kernel.cu", 175): ROCM6,
+    ("apex", "csrc/layer_norm_cuda_kernel.cu", 175):
+        "compiles at ROCm 6.2 and 5.2 as written (checked: the float2 member deduces U = float): the explicit "
+        "<float> was for an older ROCm's vector types",
     ("apex", "csrc/layer_norm_cuda_kernel.cu", 296): ROCM6,
     ("apex", "csrc/layer_norm_cuda_kernel.cu", 534): ROCM6,
     **{("apex", "csrc/layer_norm_cuda_kernel.cu", n):
@@ -142,6 +144,10 @@ READ: dict[tuple[str, str, int], str] = {
     ("pytorch_scatter", "csrc/cuda/atomics.cuh", 138):
         "the `#if` that sends ROCm to the compare-and-swap branch: PK001 flags the atomicAdd(__half*) it avoids, "
         "line 144, outside the 3-line window",
+    **{("pytorch_scatter", "csrc/version.cpp", n):
+       "missed: the include of hip_version.h for the HIP_VERSION the port returns where the CUDA build returns "
+       "CUDA_VERSION (line 26), which torch's hipify writes TORCH_HIP_VERSION, defined by no header of the torch "
+       "2.5.1 pack (no rule reads CUDA_VERSION as a value)" for n in (9, 10)},
     **{("pytorch_scatter", "csrc/cuda/atomics.cuh", n): SCATTER_BF16 for n in (71, 80, 158, 185, 214, 241, 270)},
     **{("pytorch_scatter", f"csrc/cuda/{f}.cu", n): SCATTER_BF16
        for f, n in (("scatter_cuda", 114), ("segment_coo_cuda", 217), ("segment_coo_cuda", 368),

@@ -58,7 +58,7 @@ def test_macro_rows_golden(tmp_path: Path):
     assert tree_bytes(convert_case(case, tmp_path / "out")) == tree_bytes(case.expected)
 
 
-@pytest.mark.parametrize("path", RULE_CASES, ids=[p.name for p in RULE_CASES])
+@pytest.mark.parametrize("path", RULE_CASES, ids=[f"{p.parent.name}/{p.name}" for p in RULE_CASES])
 def test_rule_case(path: Path):
     scan = audit_file(path)
     assert Counter((f.line, f.code) for f in scan.findings) == expected(path)
