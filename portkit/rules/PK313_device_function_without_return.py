@@ -43,6 +43,9 @@ NODES = ("function_definition",)
 GATES = {"function_definition": (b"__device__",)}
 
 _DEDUCED = (b"auto", b"decltype(auto)", b"void")
+# what tree-sitter-cuda takes for the type of a constructor written `__host__ __device__ explicit
+# constexpr window_extent() {}` (cuCollections' extent.inl): a constructor returns nothing
+_NOT_TYPES = (b"explicit", b"virtual", b"friend", b"constexpr", b"inline", b"static")
 # what ends a path without a return, or may expand to one (a macro)
 _ENDS = (b"throw", b"asm", b"__trap", b"abort", b"__builtin_unreachable", b"assert", b"for (;;)", b"for(;;)",
          b"while (true)", b"while(true)", b"while (1)", b"while(1)", b"exit")
@@ -56,7 +59,7 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
     declarator = node.child_by_field_name("declarator")
     if kind is None or body is None or declarator is None or body.type != "compound_statement" or body.has_error:
         return
-    if b" ".join(kind.text.split()) in _DEDUCED or any(end in body.text for end in _ENDS):
+    if b" ".join(kind.text.split()) in _DEDUCED + _NOT_TYPES or any(end in body.text for end in _ENDS):
         return
     if _has_return(body) or _calls_macro(body):
         return
