@@ -100,6 +100,13 @@ CHECKED: dict[tuple[str, str, str], tuple[bool, str]] = {
     ("bitsandbytes", "csrc/kernels.cu", "PK103"):
         (True, "the port keeps `#if __CUDA_ARCH__ >= 750` around its WMMA kernels' bodies, so the AMD build compiles "
                "them empty (left unported, as the PK305 there says)"),
+    **{("pytorch_scatter", f"csrc/cuda/{f}.cu", "PK203"):
+       (True, "FULL_MASK is the 32-bit mask of the __shfl_*_sync calls PK506 flags there; the port's ROCm macros "
+              "(SHFL_UP_SYNC, SHFL_DOWN_SYNC in utils.cuh) drop it, and the define stays for CUDA")
+       for f in ("segment_coo_cuda", "segment_csr_cuda")},
+    ("pytorch_scatter", "csrc/cuda/utils.cuh", "PK506"):
+        (False, "inside the project's own at::Half overloads of __shfl_*_sync, which the port keeps: its ROCm "
+                "macros call __shfl_up/__shfl_down, so the overloads go unused there"),
     ("pytorch_scatter", "csrc/cuda/atomics.cuh", "PK001"):
         (True, "atomicAdd on __half has no HIP overload at 6.2; the human sent ROCm to the compare-and-swap branch "
                "by the `#if` 6 lines above (the site, outside the 3-line window)"),
