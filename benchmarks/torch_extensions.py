@@ -56,7 +56,7 @@ UNBUILT = "the port's ROCm branch of setup.py does not build this extension; the
 CUB_ALIAS = ("the human wrote the alias the finding asks for, `namespace cub = hipcub;` under `#else` of "
              "`#ifndef USE_ROCM` beside the CUB includes (the site is there, not at this use)")
 TENSOR_OP = "the human kept it: torch's hipify maps CUBLAS_GEMM_DEFAULT_TENSOR_OP (hipBLAS: HIPBLAS_GEMM_DEFAULT)"
-CHECKED: dict[tuple[str, str, str], tuple[bool, str]] = {
+CHECKED: dict[tuple, tuple[bool, str]] = {
     **{("apex", f"apex/contrib/csrc/groupbn/{f}", c): (True, UNBUILT)
        for f in ("batch_norm.cu", "batch_norm.h", "batch_norm_add_relu.cu", "batch_norm_add_relu.h",
                  "nhwc_batch_norm_kernel.h") for c in ("PK001", "PK004", "PK201", "PK203", "PK204", "PK206",
@@ -111,6 +111,18 @@ CHECKED: dict[tuple[str, str, str], tuple[bool, str]] = {
         (True, "atomicAdd on __half has no HIP overload at 6.2; the human sent ROCm to the compare-and-swap branch "
                "by the `#if` 6 lines above (the site, outside the 3-line window)"),
 }
+
+# bitsandbytes' PK201s, one verdict per line (project, path, code, line): its kernels differ
+WARP_STRIPED = ("the kernel reads cub's warp-striped layout (cub::WarpReduce / BlockedToWarpStriped: the hardware "
+                "warp, 64 lanes under hipCUB) by 32-lane warp indices; the port keeps it")
+LOGICAL = ("32-thread groups that only tile shared memory and global loads, with __syncthreads and no warp "
+           "primitive: right at 64 lanes; the human kept it")
+WMMA_BODY = "in a WMMA kernel the port leaves unported (its body is under `#if __CUDA_ARCH__ >= 750`, empty on AMD)"
+CHECKED.update({
+    **{("bitsandbytes", "csrc/kernels.cu", "PK201", n): (True, WARP_STRIPED) for n in (531, 594, 2323, 2369)},
+    **{("bitsandbytes", "csrc/kernels.cu", "PK201", n): (False, LOGICAL) for n in (2570, 2571, 2572, 2865, 2866, 2867)},
+    **{("bitsandbytes", "csrc/kernels.cu", "PK201", n): (True, WMMA_BODY) for n in (3098, 3281, 3306, 3449)},
+})
 
 # Missed sites read by hand: (project, path, first line) -> what the human changed and why no
 # finding meets it. A label only: every site still counts in the recall.
@@ -310,7 +322,8 @@ def score(name: str, runs: dict[str, list[tuple[int, int, str]]], findings: list
             continue
         out.above_low += 1
         if not any(near(f, lo, hi) for lo, hi, _ in runs.get(f["path"], [])):
-            out.candidates.append({**f, "checked": CHECKED.get((name, f["path"], f["code"]))})
+            checked = CHECKED.get((name, f["path"], f["code"], f["line"])) or CHECKED.get((name, f["path"], f["code"]))
+            out.candidates.append({**f, "checked": checked})
     return out
 
 

@@ -62,3 +62,12 @@ def test_macro_rows_golden(tmp_path: Path):
 def test_rule_case(path: Path):
     scan = audit_file(path)
     assert Counter((f.line, f.code) for f in scan.findings) == expected(path)
+
+
+def test_a_line_verdict_wins_over_the_files_in_the_benchmark():
+    """bitsandbytes' kernels.cu holds PK201s of three kinds: a verdict may name its line."""
+    from test_torch_extensions_bench import tx   # the benchmark module, loaded once
+    finding = {"path": "csrc/kernels.cu", "line": 2570, "code": "PK201", "severity": "high"}
+    other = {**finding, "line": 531}
+    s = tx.score("bitsandbytes", {}, [finding, other])
+    assert [(f["line"], f["checked"][0]) for f in s.candidates] == [(2570, False), (531, True)]
