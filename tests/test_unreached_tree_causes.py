@@ -197,3 +197,17 @@ def test_a_submodule_the_build_may_reach_stays_a_unit(tmp_path: Path, top: str):
     from portkit.project.buildconfig import TreeConfig
     tree = TreeConfig(_tree(tmp_path, top, {"cmake/deps.cmake": "add_subdirectory(dependencies/cutlass)\n"}))
     assert tree.left_out_why("dependencies/cutlass/test/unit/gemm.cu") is None
+
+
+def test_a_unit_the_build_leaves_out_gets_no_include_search(tmp_path: Path):
+    """The search walks every include of every unit; CUTLASS's 696 in tiny-cuda-nn took minutes."""
+    from portkit.core.files import discover
+    from portkit.project.units import tree_units
+    root = _tree(tmp_path, extra={"src/common_host.cu": '#include "tiny-cuda-nn/common.h"\n',
+                                  "include/tiny-cuda-nn/common.h": "#pragma once\n",
+                                  "dependencies/cutlass/test/unit/gemm.cu": '#include "tiny-cuda-nn/common.h"\n'})
+    root, entries, _ = discover([root])
+    sources = {e.rel: e.path.read_bytes() for e in entries}
+    units = {u.rel: u.flags for u in tree_units(root, entries, sources, unbuilt=lambda rel: "cutlass" in rel)}
+    assert units["src/common_host.cu"] == (f"-I{root / 'include'}",)   # the include search as before
+    assert units["dependencies/cutlass/test/unit/gemm.cu"] == ()

@@ -263,7 +263,9 @@ def _units(root: Path, entries, sources: dict[str, bytes], opts: VerifyOptions, 
             raise PortkitError(f"{opts.compile_commands}: none of its {len(result.unmatched)} files is in {root} "
                                f"(give the CUDA tree it was written for with --source)")
     else:
-        units = replaced.not_replaced(tree_units(root, entries, sources), entries, result.skipped)
+        tree = TreeConfig(root, opts.offload_arch) if opts.build_config else None
+        unbuilt = (lambda rel: tree.left_out_why(rel) is not None) if tree is not None else None
+        units = replaced.not_replaced(tree_units(root, entries, sources, unbuilt=unbuilt), entries, result.skipped)
     if opts.only is not None or exclude:
         units = [u for u in units if (opts.only is None or u.rel in opts.only) and u.rel not in exclude]
     if not units:
@@ -271,7 +273,6 @@ def _units(root: Path, entries, sources: dict[str, bytes], opts: VerifyOptions, 
     if opts.compile_commands is not None:
         result.configurations = database_config(units, opts.compile_commands)
     elif opts.build_config:
-        tree = TreeConfig(root, opts.offload_arch)
         units, result.configurations = configured(_in_amd_build(units, tree, result), tree)
     if opts.std is not None:        # --std wins over every standard of the build
         units = [replace(u, flags=tuple(f for f in u.flags if not f.startswith("-std="))) for u in units]
