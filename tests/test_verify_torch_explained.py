@@ -161,3 +161,23 @@ def test_hipcub_s_block_headers_of_rocm_3_5_are_converted(tmp_path: Path):
         "\n#include <hip/hip_runtime.h>\n#include <hipcub/block/block_discontinuity.hpp>\n"
         "#include <hipcub/block/block_exchange.hpp>\n#include <hipcub/block/block_histogram.hpp>\n"
         "__global__ void k(int *x) { x[threadIdx.x] = 0; }\n")
+
+
+LEGACY_GEMM = REPO / "fixtures" / "verify_real" / "cublas_legacy_compute" / "input"
+
+
+@pytest.mark.compile
+def test_a_data_type_passed_as_cublas_compute_type_is_explained(pack62: Path, tmp_path: Path, capsys):
+    """apex's mlp_cuda.cu: cublasGemmEx(..., CUDA_R_64F, CUBLAS_GEMM_DEFAULT), CUDA 10's computeType,
+    converted to hipblasGemmEx_v2(..., HIP_R_64F, ...), which takes a hipblasComputeType_t there."""
+    clang19()
+    out = tmp_path / "out"
+    assert main(["convert", str(LEGACY_GEMM), "-o", str(out), "--rocm", "6.2", "-q"]) in (0, 1)
+    capsys.readouterr()
+    main(["verify", str(out), "--source", str(LEGACY_GEMM), "--rocm", "6.2", "--rocm-headers", str(pack62),
+          "--offline", "--no-cache", "--format", "json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert _errors(doc) == [("mlp_gemm.cu", 9, ["PK004"], None)]
+    message = doc["units"][0]["errors"][0]["findings"][0]["message"]
+    assert message.startswith("hipblasGemmEx_v2 takes a hipblasComputeType_t as its 18th argument where the call "
+                              "passes a data type (hipDataType)")

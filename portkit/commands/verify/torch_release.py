@@ -13,6 +13,12 @@ with the release that changed and what replaces it (PK506, the torch-extension r
   `torch::RegisterOperators().op(name, &f)` with `f() noexcept` finds no overload; pytorch_scatter
   passes a lambda since fa4f442 ("Fix compilation errors occurring when building with
   PyTorch-nightly").
+- **A data type for cuBLAS's compute type**: `cublasGemmEx(..., CUDA_R_32F, CUBLAS_GEMM_DEFAULT)`,
+  the form of CUDA 10, whose computeType was a cudaDataType. CUDA 11 made it a
+  cublasComputeType_t and keeps the old form through a C++ overload, so nvcc still compiles it;
+  hipBLAS's v2 API (`hipblasGemmEx_v2`, what torch's ROCm build and convert at ROCm 6 call) has no
+  such overload: `no known conversion from 'hipDataType' to 'hipblasComputeType_t'` (apex's
+  mlp_cuda.cu, bitsandbytes' ops.cu). Explained by PK004 with the compute type to write.
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ _LEGACY = re.compile(r"(THC|THH)/(\w+)\.(?:h|cuh)$")
 _REPLACEMENT = {"THC": "ATen/cuda/CUDAContext.h", "THH": "ATen/hip/HIPContext.h"}
 _ATOMICS = {"THC": "ATen/cuda/Atomic.cuh", "THH": "ATen/hip/Atomic.cuh"}
 _NO_MATCH = re.compile(r"no matching (?:member )?function for call to '(\w+)'")
+_COMPUTE = re.compile(r"no known conversion from '(hipDataType|hipblasDatatype_t)' to 'hipblasComputeType_t' "
+                      r"for (\w+) argument")
 _ADDRESS = re.compile(rb"&\s*((?:\w+::)*\w+)\s*[,)]")
 
 
@@ -45,7 +53,16 @@ def explain(error: Located, lines: list[bytes]) -> tuple[str, str, str] | None:
                 f"the code was written for an older torch: include ATen's {instead} instead, which torch's "
                 f"hipify maps for ROCm")
     called = _NO_MATCH.match(message)
-    if called is None or not 0 < error.line <= len(lines):
+    if called is None:
+        return None
+    legacy = next((m for *_, text in error.diagnostic.notes if (m := _COMPUTE.search(text))), None)
+    if legacy is not None:
+        return (Code.PARTIAL_CONVERSION, called.group(1),
+                f"{called.group(1)} takes a hipblasComputeType_t as its {legacy.group(2)} argument where the "
+                f"call passes a data type ({legacy.group(1)}): CUDA 10's form of cublasGemmEx's computeType, "
+                f"which CUDA 11+ keeps through a C++ overload and hipBLAS's v2 API does not; write the compute "
+                f"type (CUBLAS_COMPUTE_32F for CUDA_R_32F, HIPBLAS_COMPUTE_32F in HIP)")
+    if not 0 < error.line <= len(lines):
         return None
     statement = b"".join(lines[max(error.line - 2, 0):error.line + 2])
     for taken in _ADDRESS.findall(statement):
