@@ -276,9 +276,7 @@ def learn(path: str, data: bytes, paths: frozenset[str]) -> tuple[dict[str, str]
         tree = ast.parse(data)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return {}, []
-    base = posixpath.dirname(path)
-    found = _Switches(tree, base, paths)
-    default = _default(found.exts)
+    found, default = read(tree, posixpath.dirname(path), paths)
     features: dict[str, set[str]] = {}
     for chain, sources, _ in found.exts:
         feature = next((label for label in chain if label not in default), "")
@@ -293,6 +291,13 @@ def learn(path: str, data: bytes, paths: frozenset[str]) -> tuple[dict[str, str]
             ranges.append((first, last, feature))
             seen.add((first, last))
     return files, ranges
+
+
+def read(tree: ast.Module, base: str, paths: frozenset[str]) -> tuple[_Switches, frozenset[str]]:
+    """The file's switches (`.switch(test)`: the label an `if` tests) and those a default build
+    turns on; project/setup_defines.py asks them where a macro is written."""
+    found = _Switches(tree, base, paths)
+    return found, _default(found.exts)
 
 
 def _beside(files: dict[str, str], paths: frozenset[str]) -> dict[str, str]:

@@ -15,7 +15,9 @@ line (effort.py). Three signs, read from the sources and build files, no compile
   `ifeq ($(USE_CUDNN), 1)`, named by the -D it adds, ENABLE_CUDNN, so its `-lcudnn` and the
   sources' `#ifdef ENABLE_CUDNN` are one feature), and the extensions setup.py builds only under a
   flag (setup_switches.py: apex's `--fast_layer_norm`). A header included only from optional code
-  (a whole optional file or an optional branch) is optional too, transitively.
+  (a whole optional file or an optional branch) is optional too, transitively. A macro a setup.py
+  gives its CUDA extensions by default (setup_defines.py: pytorch_scatter's `define_macros +=
+  [('WITH_CUDA', None)]`) is given, as with -D: its `#ifdef WITH_CUDA` is the build being ported.
 
 Paths under benchmarks/, tests/, examples/, scripts/ are test-only: a dependency used only there
 is optional too (TEST_ONLY), though findings there stay in the headline (the tests must pass).
@@ -32,6 +34,7 @@ from ..core.needles import Needles
 from ..core.source import begins_line
 from ..engine.platform import ppexpr, regions
 from ..buildfiles import cmake_switches, make_switches, setup_switches
+from . import setup_defines
 from .product import non_product
 
 TEST_ONLY = "benchmarks, tests and examples"
@@ -172,6 +175,7 @@ def _derived(files: list[tuple[str, str, bytes]], flags, defined) -> dict[str, s
 
 def learn(files: list[tuple[str, str, bytes]], defines: tuple = ()) -> OptionalCode:
     """The optional code of a tree: `files` are (path, kind, bytes) of every scanned file."""
+    defines = tuple(defines) + _setup_defines(files, {name for name, _ in defines})
     given = frozenset(name for name, _ in defines)
     cmake = _cmake(files, given)
     flags, defined = feature_flags(files, defines, cmake.switches)
@@ -194,6 +198,17 @@ def learn(files: list[tuple[str, str, bytes]], defines: tuple = ()) -> OptionalC
             found.files.setdefault(path, feature)
     _included_only_optional(found, frozenset(built))
     return found
+
+
+def _setup_defines(files, given: set[str]) -> tuple[tuple[str, int], ...]:
+    """The macros each setup.py's default build gives its CUDA extensions (setup_defines.py:
+    pytorch_scatter's WITH_CUDA), as if given with -D: code under them is the build being ported."""
+    paths = frozenset(path for path, _, _ in files)
+    found = set()
+    for path, kind, data in files:
+        if kind == "python" and path.rsplit("/", 1)[-1] == "setup.py":
+            found |= setup_defines.default_macros(path, data, paths)
+    return tuple((name, 1) for name in sorted(found - given))
 
 
 def _build_switches(files, found: OptionalCode, given: set[str]) -> tuple[dict[str, str], dict[str, str]]:

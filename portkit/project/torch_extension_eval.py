@@ -34,6 +34,7 @@ from .torch_extension_values import OUTER, Expressions, Function, Sym, join, tru
 
 STEPS = 50_000
 DEPTH = 8
+KEYWORDS = ("define_macros", "extra_compile_args")
 
 
 class _Return(Exception):
@@ -64,6 +65,23 @@ def extension_calls(tree: ast.Module, filename: str, files: set[str]) -> list[tu
     return [(line, callee, list(paths)) for (line, callee), paths in sorted(reader.found.items())]
 
 
+def extension_keywords(tree: ast.Module, filename: str, files: set[str]) -> list[tuple[int, str, dict[str, list]]]:
+    """(line, callee, {keyword: the values passed, one per run of the call}) of the KEYWORDS each
+    CUDAExtension / load call is given: project/setup_defines.py reads the macros the build gives."""
+    reader = _Reader(Tree(files), filename)
+    try:
+        reader.module(tree)
+    except (_Budget, RecursionError):
+        pass
+    return [(line, callee, given) for (line, callee), given in sorted(reader.keywords.items())]
+
+
+def _copy(v):
+    if isinstance(v, (list, tuple)):
+        return type(v)(_copy(x) for x in v)
+    return {k: _copy(x) for k, x in v.items()} if isinstance(v, dict) else v
+
+
 def _flatten(v) -> list[str]:
     if isinstance(v, (str, PathValue)):
         return [v.p if isinstance(v, PathValue) else v]
@@ -77,6 +95,7 @@ class _Reader(Expressions):
     tree: Tree
     filename: str
     found: dict = field(default_factory=dict)      # (line, callee) -> {path: None}, in order
+    keywords: dict = field(default_factory=dict)   # (line, callee) -> {KEYWORDS name: [value per run]}
     steps: int = 0
     spec: int = 0                                  # how many UNKNOWN branches we are inside
     loops: list = field(default_factory=list)      # spec at each enclosing loop's entry
@@ -256,4 +275,7 @@ class _Reader(Expressions):
         paths = _flatten(value)
         if paths:
             self.found.setdefault((node.lineno, callee), {}).update(dict.fromkeys(paths))
+        for name in KEYWORDS:
+            if name in kw:   # a copy: the file may extend the list it passed after the call
+                self.keywords.setdefault((node.lineno, callee), {}).setdefault(name, []).append(_copy(kw[name]))
 
