@@ -48,6 +48,14 @@ def test_toolkit_static_assert_is_kept_for_nvcc(tmp_path: Path):
     assert _convert(CASE.input, tmp_path / "out") == CASE.expected.read_bytes()
 
 
+def test_arch_static_assert_is_kept_for_nvcc(tmp_path: Path):
+    """`__CUDA_ARCH__ >= TCNN_MIN_GPU_ARCH * 10`: nvcc's architecture against a configuration constant,
+    in the device pass convert opens to hip-clang (tiny-cuda-nn's common.h:87, 9 units)."""
+    arch = load_case(REPO / "fixtures" / "convert" / "cuda_arch_static_assert")
+    assert _convert(arch.input, tmp_path / "out") == arch.expected.read_bytes()
+    assert _convert(arch.expected, tmp_path / "again") == arch.expected.read_bytes()
+
+
 def test_toolkit_static_assert_guard_is_written_once(tmp_path: Path):
     assert _convert(CASE.expected, tmp_path / "again") == CASE.expected.read_bytes()
 

@@ -1,4 +1,4 @@
-"""A static_assert on the CUDA toolkit's release, which no HIP compiler can evaluate (issue 48).
+"""A static_assert on the CUDA toolkit's release or architecture, which no HIP compiler can evaluate (issue 48).
 
 `static_assert(__CUDACC_VER_MAJOR__ > 10 || (__CUDACC_VER_MAJOR__ == 10 && __CUDACC_VER_MINOR__ >= 2),
 "tiny-cuda-nn requires at least CUDA 10.2");` (tiny-cuda-nn's src/common_host.cu:44). In an `#if` an
@@ -8,11 +8,12 @@ hipcc's release is not nvcc's (HIP_VERSION 60200000 is ROCm 6.2, not CUDA 6.2), 
 keep such code for nvcc (detectron2's cuda_version.cu: `#if !defined(__HIP_PLATFORM_AMD__) return
 CUDART_VERSION; #else ...`).
 
-A static_assert whose condition names only the toolkit's release macros checks the CUDA toolkit
-and nothing of the code: an AMD build has no CUDA toolkit, so the assertion goes under the guard
+A static_assert whose condition names the toolkit's macros and otherwise only configuration
+constants (upper-case macro names: `__CUDA_ARCH__ >= TCNN_MIN_GPU_ARCH * 10`) checks the CUDA
+toolkit or the NVIDIA target and nothing of the code: an AMD build has no CUDA toolkit, so the assertion goes under the guard
 PK012's definitions get, `#if !defined(__HIP_PLATFORM_AMD__)`, and nvcc builds still check it. It
 is reported as PK103 info. One that shares its lines with other code, or names other identifiers
-too, is left and reported as PK103: the reader decides what the AMD build should assert. A
+(a variable, a function, a type), is left and reported as PK103: the reader decides what the AMD build should assert. A
 file that `#define`s the macro itself (its own compat value) is left alone.
 """
 
@@ -26,16 +27,21 @@ from ..core.edits import EditKind
 from ..engine.codes import Code
 from ..engine.context import ScanContext, View
 from ..engine.passes import Pass
-from ..engine.platform.regions import AMD, NVIDIA, PORTED
+from ..engine.platform.regions import AMD, PORTED
 
-# nvcc's own release macros and the toolkit headers' (cuda.h, cuda_runtime_api.h): none has a HIP
-# counterpart of the same meaning
+# nvcc's own release macros and the toolkit headers' (cuda.h, cuda_runtime_api.h), and nvcc's
+# architecture numbers (tiny-cuda-nn's common.h: `static_assert(__CUDA_ARCH__ >= TCNN_MIN_GPU_ARCH * 10,
+# ...)` in the device pass, which convert's `__HIP_DEVICE_COMPILE__` now reaches): none has a HIP
+# counterpart of the same meaning, a gfx target is no sm_ number
 TOOLKIT = frozenset((b"__CUDACC_VER_MAJOR__", b"__CUDACC_VER_MINOR__", b"__CUDACC_VER_BUILD__",
-                     b"CUDA_VERSION", b"CUDART_VERSION", b"__CUDA_API_VERSION"))
+                     b"CUDA_VERSION", b"CUDART_VERSION", b"__CUDA_API_VERSION", b"__CUDA_ARCH__",
+                     b"__CUDA_ARCH_LIST__"))
 GUARD = b"#if !defined(__HIP_PLATFORM_AMD__)"
 _ASSERT = re.compile(rb"\bstatic_assert\b")
 _MENTIONS = re.compile(rb"\b(?:" + rb"|".join(sorted(TOOLKIT)) + rb")\b")
 _DEFINES = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)", re.M)
+# a configuration constant the assertion compares the toolkit with (TCNN_MIN_GPU_ARCH): a macro's name
+_CONSTANT = re.compile(rb"[A-Z_][A-Z0-9_]*")
 _IDENTIFIERS = ("identifier", "field_identifier", "type_identifier", "namespace_identifier")
 
 
@@ -58,7 +64,7 @@ def rewrite(ctx: ScanContext, view: View, root: Node) -> None:
         start, end = view.start(node), view.end(node)
         listed = ", ".join(m.decode() for m in macros)
         rule = ctx.rule(Code.CUDA_VERSION_GUARD)
-        if names - TOOLKIT or not _guard(ctx, start, end):
+        if any(not _CONSTANT.fullmatch(n) for n in names - TOOLKIT) or not _guard(ctx, start, end):
             ctx.report(rule.code, rule.name, rule.severity, rule.category, start, end,
                        f"static_assert on {listed}, which hip-clang does not define (use of undeclared "
                        f"identifier): put it under `{GUARD.decode()}` or assert on HIP_VERSION for the AMD build",
@@ -70,10 +76,17 @@ def rewrite(ctx: ScanContext, view: View, root: Node) -> None:
 
 
 def _chosen(ctx: ScanContext, offset: int) -> bool:
-    """In code an author or an earlier run already gave to one platform (AMD-only, ported, nvcc-only:
-    this module's own guard, so a second run writes the same bytes)."""
+    """In code an author or an earlier run already gave to one platform: AMD-only, ported, or right
+    under this module's own guard (a second run writes the same bytes). NVIDIA-only code with no AMD
+    branch is converted like shared code: `#if defined(__CUDA_ARCH__)` becomes the device pass of
+    both (rewrite/cudacc.py), and tiny-cuda-nn's common.h asserts `__CUDA_ARCH__` there."""
     regions = ctx.regions
-    return bool(regions.ranges or regions.shim) and regions.kind_at(offset) in (AMD, PORTED, NVIDIA)
+    if (regions.ranges or regions.shim) and regions.kind_at(offset) in (AMD, PORTED):
+        return True
+    data = ctx.source.data
+    line_start = data.rfind(b"\n", 0, offset) + 1
+    previous = data[data.rfind(b"\n", 0, max(line_start - 1, 0)) + 1:max(line_start - 1, 0)]
+    return previous.strip() == GUARD
 
 
 def _names(node: Node):
