@@ -219,3 +219,18 @@ def test_a_unit_the_build_leaves_out_gets_no_include_search(tmp_path: Path):
     units = {u.rel: u.flags for u in tree_units(root, entries, sources, unbuilt=lambda rel: "cutlass" in rel)}
     assert units["src/common_host.cu"] == (f"-I{root / 'include'}",)   # the include search as before
     assert units["dependencies/cutlass/test/unit/gemm.cu"] == ()
+
+
+def test_a_quoted_system_header_makes_no_tree_folder_an_include_directory(tmp_path: Path):
+    """CUTLASS's layout/tensor.h `#include "assert.h"`: its test/unit/nvrtc/stdlib (NVRTC's stand-ins
+    for assert.h and stdint.h) became an include directory, and tiny-cuda-nn's CUTLASS units stopped
+    at `typedef redefinition` in that stdint.h."""
+    from portkit.core.files import discover
+    from portkit.project.units import HeaderIndex, inferred_include_dirs
+    for rel, text in {"src/mlp.cu": '#include "cutlass/tensor.h"\n', "include/cutlass/tensor.h": '#include "assert.h"\n',
+                      "include/cutlass/helper.h": "", "test/nvrtc/stdlib/assert.h": "",
+                      "test/nvrtc/stdlib/stdint.h": ""}.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text, encoding="utf-8")
+    root, entries, _ = discover([tmp_path])
+    assert inferred_include_dirs(HeaderIndex(root, entries), "src/mlp.cu") == ["include"]

@@ -120,8 +120,12 @@ def inferred_include_dirs(index: HeaderIndex, unit_rel: str) -> list[str]:
             if by_dir:
                 todo.append(os.path.normpath(os.path.join(by_dir[0], spelled)).replace(os.sep, "/"))
                 continue
-            if not quoted and spelled in SYSTEM_HEADERS:
-                continue        # <unistd.h> is the system's, even where the tree has a shim of that name
+            if spelled in SYSTEM_HEADERS:
+                # <unistd.h> is the system's, even where the tree has a shim of that name; so is a quoted
+                # "assert.h" not beside its includer (the compiler falls back to its own directories):
+                # CUTLASS's layout/tensor.h made its test/unit/nvrtc/stdlib, NVRTC's stand-ins for
+                # assert.h and stdint.h, an include directory of tiny-cuda-nn's units
+                continue
             target = index.nearest(spelled, rel)
             if target is None:
                 continue        # a system or library header: the compiler's business
