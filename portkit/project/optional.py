@@ -177,7 +177,8 @@ def learn(files: list[tuple[str, str, bytes]], defines: tuple = ()) -> OptionalC
     """The optional code of a tree: `files` are (path, kind, bytes) of every scanned file."""
     defines = tuple(defines) + _setup_defines(files, {name for name, _ in defines})
     given = frozenset(name for name, _ in defines)
-    cmake = _cmake(files, given)
+    cmake, ported = _cmake(files, given)
+    defines += tuple((name, 1) for name in sorted(ported - given))
     flags, defined = feature_flags(files, defines, cmake.switches)
     found = OptionalCode()
     built, make_flags = _build_switches(files, found, set(given))
@@ -249,12 +250,14 @@ def _make_units(makefile: str, units: dict[str, str], sources: frozenset[str]) -
     return out
 
 
-def _cmake(files, given: frozenset[str]) -> cmake_switches.CMakeSwitches:
+def _cmake(files, given: frozenset[str]) -> tuple[cmake_switches.CMakeSwitches, frozenset[str]]:
     """The CMake switches, less the ones that build only tests, benchmarks or examples
-    (BUILD_TESTS: the test command's own switch, which the definition of done turns on)."""
+    (BUILD_TESTS: the test command's own switch, which the definition of done turns on), and the
+    -D names the switch taken as the build being ported adds (LightGBM's USE_CUDA block's
+    add_definitions(-DUSE_CUDA): its .cu files' `#ifdef USE_CUDA` bodies are that build)."""
     texts = {path: data.decode("latin-1") for path, kind, data in files if kind == "cmake"}
     if not texts:
-        return cmake_switches.CMakeSwitches()
+        return cmake_switches.CMakeSwitches(), frozenset()
     paths = frozenset(path for path, _, _ in files)
     found = cmake_switches.learn(texts, paths, given)
     apart = {label for label, added in found.added.items()
@@ -262,9 +265,11 @@ def _cmake(files, given: frozenset[str]) -> cmake_switches.CMakeSwitches:
     # CUDA behind a switch only (CTranslate2's WITH_CUDA, 0 .cu built without it): that switch is
     # the build being ported, as setup.py's biggest CUDA switch is (setup_switches._default)
     cuda = {label: sum(p.endswith(".cu") for p in added) for label, added in found.added.items() if label not in apart}
+    ported: frozenset[str] = frozenset()
     if any(cuda.values()) and not any(f == "" for p, f in found.files.items() if p.endswith(".cu")):
         apart.add(max(sorted(cuda), key=cuda.get))
-    return cmake_switches.learn(texts, paths, given | apart) if apart else found
+        ported = frozenset(name for name, f in found.defines.items() if f == max(sorted(cuda), key=cuda.get))
+    return (cmake_switches.learn(texts, paths, given | apart) if apart else found), ported
 
 
 def _merge_cmake(cmake: cmake_switches.CMakeSwitches, found: OptionalCode, built: dict[str, str],
