@@ -112,24 +112,48 @@ def defaults(parser: argparse.ArgumentParser) -> list[tuple[str, str]]:
     return found
 
 
+class Parsers:
+    """portkit's parsers built once per kind (the gate commands' alone, the whole one) and reused.
+    The sweeps run `portkit` ~3,800 times in this process, and building its parser (argparse and its
+    gettext look-ups) was half of each run's CPU. argparse copies a list default before extending
+    it, so a run leaves its parser as it was; `unchanged` checks that it did."""
+
+    def __init__(self, build=app.build_parser):
+        self.build, self.made = build, {}
+
+    def get(self, command: str | None = None) -> argparse.ArgumentParser:
+        kind = command if command in app.GATE_COMMANDS else None
+        if kind not in self.made:
+            parser = self.build(command)
+            self.made[kind] = (parser, defaults(parser))
+        return self.made[kind][0]
+
+    def unchanged(self) -> bool:
+        return all(defaults(parser) == before for parser, before in self.made.values())
+
+
 @pytest.fixture(autouse=True)
 def _one_parser(monkeypatch):
-    """The sweeps run `portkit` ~3,800 times in this process, and building its parser (argparse and
-    its gettext look-ups) was half of each run's CPU. A parser is built once per kind (the gate
-    commands' alone, the whole one) and reused; argparse copies a list default before extending it,
-    and after each run the options' defaults are checked unchanged, so no run can see another's."""
-    made: dict = {}
-
-    def reused(command: str | None = None) -> argparse.ArgumentParser:
-        kind = command if command in app.GATE_COMMANDS else None
-        if kind not in made:
-            made[kind] = (parser := built(command), defaults(parser))
-        return made[kind][0]
-    built = app.build_parser
-    monkeypatch.setattr(app, "build_parser", reused)
+    """Each test's runs share its parsers; a test whose runs changed one fails."""
+    parsers = Parsers()
+    monkeypatch.setattr(app, "build_parser", parsers.get)
     yield
-    for parser, before in made.values():
-        assert defaults(parser) == before, "a run changed the parser's defaults"
+    assert parsers.unchanged(), "a run changed the parser's defaults"
+
+
+def test_a_reused_parser_gives_each_run_its_own_options(capsys):
+    """Two runs through one parser: the second does not see the first's list options, and a run
+    that changed a default would be caught."""
+    parsers = Parsers()
+    parser = parsers.get("audit")
+    assert parsers.get("convert") is parser and parsers.get("check") is not parser
+    first = parser.parse_args(["audit", "x", "--exclude", "a", "--select", "PK2"])
+    second = parser.parse_args(["audit", "x"])
+    assert (first.exclude, first.select, second.exclude, second.select) == (["a"], ["PK2"], [], [])
+    assert parsers.unchanged()
+    audit = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices["audit"]
+    audit._option_string_actions["--exclude"].default.append("left over")
+    assert not parsers.unchanged()
 
 
 def run(capsys, *args: str) -> tuple[int, str, str]:
