@@ -12,6 +12,8 @@ benchmarks/torch_extensions.py): each case is cut down from the extension's upst
   with a warp-transpose algorithm that block size: rocPRIM asserts a multiple of 64 (PK209).
 - mamba's reverse_scan.cuh: ThreadReverseScanInclusive returns T and has no return statement,
   which hip-clang's optimiser acts on (PK313); its port added `return inclusive;`.
+- apex's layer_norm_cuda_kernel.cu: its host `rsqrt<float>` calls rsqrtf, which HIP declares for
+  device code only (PK314); its port defines a __device__ rsqrt(float) for HIP.
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ from test_rules import RULES_DIR, audit_file, expected
 MACRO_ROWS = REPO / "fixtures" / "convert" / "macro_rows_redefined_atomic"
 RULE_CASES = [RULES_DIR / "PK001" / "atomic_half_cast_flagged.cu", RULES_DIR / "PK001" / "cub_warp_threads_flagged.cu",
               RULES_DIR / "PK209" / "flagged.cu", RULES_DIR / "PK209" / "clean.cu",
-              RULES_DIR / "PK313" / "flagged.cu", RULES_DIR / "PK313" / "clean.cu"]
+              RULES_DIR / "PK313" / "flagged.cu", RULES_DIR / "PK313" / "clean.cu",
+              RULES_DIR / "PK314" / "flagged.cu", RULES_DIR / "PK314" / "clean.cu"]
 
 
 def test_macro_rows_make_an_error_root():

@@ -50,6 +50,7 @@ MODULES = (
     "PK307_large_shared_memory", "PK308_nanosleep", "PK309_threadfence_system",
     "PK310_host_only_std_in_device_code", "PK311_dependent_type_without_typename",
     "PK312_torch_hipify_min_max", "PK313_device_function_without_return",
+    "PK314_host_call_to_device_math",
     "PK401_cuda_only_library", "PK402_rewrite_blocker",
     "PK501_cmake_cuda_language", "PK502_cuda_architectures", "PK503_find_package_cuda",
     "PK504_cmake_cuda_targets", "PK505_nvcc_flags", "PK506_torch_cuda_extension",
