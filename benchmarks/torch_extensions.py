@@ -97,6 +97,7 @@ CHECKED: dict[tuple, tuple[bool, str]] = {
        for f in ("scatter", "segment_coo", "segment_csr")},
     ("pytorch_scatter", "csrc/cuda/utils.cuh", "PK004"):
         (False, "the project's own __shfl_*_sync overloads for at::Half (definitions, not calls)"),
+    ("apex", "apex/contrib/csrc/multihead_attn/layer_norm.h", "PK314"): (True, UNBUILT),
     ("bitsandbytes", "csrc/kernels.cu", "PK103"):
         (True, "the port keeps `#if __CUDA_ARCH__ >= 750` around its WMMA kernels' bodies, so the AMD build compiles "
                "them empty (left unported, as the PK305 there says)"),
@@ -136,9 +137,6 @@ READ: dict[tuple[str, str, int], str] = {
         "<float> was for an older ROCm's vector types",
     ("apex", "csrc/layer_norm_cuda_kernel.cu", 296): ROCM6,
     ("apex", "csrc/layer_norm_cuda_kernel.cu", 534): ROCM6,
-    **{("apex", "csrc/layer_norm_cuda_kernel.cu", n):
-       "missed: apex's host-only rsqrt<float> calls rsqrtf, which HIP declares for device code only (no rule yet)"
-       for n in (232, 235)},
     **{("apex", "csrc/multi_tensor_apply.cuh", n): "not porting: sparse tensors in multi_tensor_apply (both vendors)"
        for n in (59, 81)},
     **{("bitsandbytes", "csrc/kernels.cu", n):
