@@ -234,3 +234,19 @@ def test_a_quoted_system_header_makes_no_tree_folder_an_include_directory(tmp_pa
         (tmp_path / rel).write_text(text, encoding="utf-8")
     root, entries, _ = discover([tmp_path])
     assert inferred_include_dirs(HeaderIndex(root, entries), "src/mlp.cu") == ["include"]
+
+
+@pytest.mark.parametrize("rel,explained", [
+    ("dependencies/cutlass/include/cutlass/complex.h", True),      # `cuFloatComplex`, CUTLASS's own
+    ("dependencies/cutlass/include/cute/arch/copy_sm90.hpp", True),  # `__brkpt`, CuTe's SM90 copy atoms
+    ("include/tiny-cuda-nn/cutlass_matmul.h", False),              # the project's own file: its findings
+    ("src/complex.h", False),
+])
+def test_an_error_inside_a_library_with_no_drop_in_is_its_decision(rel: str, explained: bool):
+    """With tiny-cuda-nn's submodules supplied its CUTLASS units reach CUTLASS itself."""
+    from portkit.commands.verify.toolchain import beyond_scan
+    located = Located(Diagnostic("error", "unknown type name 'cuFloatComplex'", rel, 780, 3), rel, 780, 3)
+    found = beyond_scan(located)
+    assert (found is not None) == explained
+    if explained:
+        assert found[:2] == ("PK402", "CUTLASS") and f"inside CUTLASS's own headers ({rel})" in found[2]

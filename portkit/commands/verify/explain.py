@@ -14,7 +14,7 @@ from the conversion run. An error is explained, in this order, by
    with a define the build lacks (PK002: `__shfl_sync` at 6.2, opt_in.py), a HIP name
    removed by then (PK003), a ROCm library header the compiler cannot find (PK701), a header
    that is neither CUDA's nor ROCm's (PK702: the project's own dependency, not a porting gap);
-4. the diagnostic itself, for a defect of the compiler's own headers (PK703, toolchain.py).
+4. the diagnostic itself: a defect of the compiler's headers (PK703), a library with no drop-in (PK402).
 
 An error none of these explain is a gap in portkit's rules or tables; verify marks it so.
 """
@@ -40,7 +40,7 @@ from .diagnostics import Located, relative, shown
 from . import torch_release
 from .opt_in import behind_define
 from .packs import not_found, provider
-from .toolchain import cmath_ambiguity
+from .toolchain import beyond_scan
 from ...engine.codes import Code
 
 
@@ -136,7 +136,7 @@ def explain(error: Located, unit_rel: str, facts: Facts) -> list[Finding]:
     directive = _missing_build_macro(error, facts)
     if directive is not None:
         return [directive]
-    defect = cmath_ambiguity(error)   # in the compiler's own header: no scan sees it
+    defect = beyond_scan(error)   # in the compiler's headers, in a library with no drop-in: no scan sees it
     if defect is None:                # a torch extension written for an older torch than the pack's
         defect = torch_release.explain(error, facts.of(error.rel).lines if error.rel is not None else [])
     if defect is not None:

@@ -15,11 +15,19 @@ from __future__ import annotations
 import re
 
 from ...engine.codes import Code
+from .blocked_library import inside_blocked_library
 from .diagnostics import Located
 
 _CMATH = "__clang_hip_cmath.h"
 _NUMERIC = re.compile(r"in instantiation of template class '__hip::__numeric_type<(?P<type>.+)>' requested here")
 _DEDUCING = re.compile(r"while substituting deduced template arguments into function template '(?P<name>\w+)'")
+
+
+def beyond_scan(error: Located) -> tuple[str, str, str] | None:
+    """(code, subject, message) for an error the diagnostic or its file explains, which no scan of the
+    converted file sees: a defect of the compiler's headers, an error inside a library with no drop-in
+    (blocked_library.py)."""
+    return cmath_ambiguity(error) or inside_blocked_library(error)
 
 
 def cmath_ambiguity(error: Located) -> tuple[str, str, str] | None:
