@@ -244,9 +244,26 @@ def test_a_quoted_system_header_makes_no_tree_folder_an_include_directory(tmp_pa
 ])
 def test_an_error_inside_a_library_with_no_drop_in_is_its_decision(rel: str, explained: bool):
     """With tiny-cuda-nn's submodules supplied its CUTLASS units reach CUTLASS itself."""
-    from portkit.commands.verify.toolchain import beyond_scan
+    from portkit.commands.verify.toolchain import beyond_scan   # no facts read: the file's path says it
     located = Located(Diagnostic("error", "unknown type name 'cuFloatComplex'", rel, 780, 3), rel, 780, 3)
-    found = beyond_scan(located)
+    found = beyond_scan(located, None)
     assert (found is not None) == explained
     if explained:
         assert found[:2] == ("PK402", "CUTLASS") and f"inside CUTLASS's own headers ({rel})" in found[2]
+
+
+ARCH = REPO / "fixtures" / "verify" / "arch_guarded_overload"
+
+
+@pytest.mark.compile
+def test_verify_names_the_guard_that_hides_the_overload(tmp_path: Path):
+    """tiny-cuda-nn's encodings/grid.h:256 `no matching function for call to 'atomic_add_gmem'`: its
+    __half overload in vec.h is under `__CUDA_ARCH__ >= 600`, a file neither the unit nor the error's."""
+    require_tool("hipcc", "hipcc (apt-get install hipcc libamdhip64-dev rocm-device-libs)")
+    convert_paths([ARCH / "input"], output=tmp_path / "out", rocm="5.2")
+    result = verify_tree(tmp_path / "out", VerifyOptions(source=ARCH / "input", jobs=1))
+    [unit] = result.units
+    [error] = unit.errors
+    assert (error.rel, error.line, error.source_line, [f.code for f in error.findings]) == ("grid.cu", 15, 13, ["PK103"])
+    assert "`#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 600" in error.findings[0].message
+    assert "(include/vec.h:27)" in error.findings[0].message

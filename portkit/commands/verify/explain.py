@@ -136,7 +136,7 @@ def explain(error: Located, unit_rel: str, facts: Facts) -> list[Finding]:
     directive = _missing_build_macro(error, facts)
     if directive is not None:
         return [directive]
-    defect = beyond_scan(error)   # in the compiler's headers, in a library with no drop-in: no scan sees it
+    defect = beyond_scan(error, facts)   # in the compiler's headers, in a library with no drop-in: no scan sees it
     if defect is None:                # a torch extension written for an older torch than the pack's
         defect = torch_release.explain(error, facts.of(error.rel).lines if error.rel is not None else [])
     if defect is not None:

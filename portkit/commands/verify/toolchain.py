@@ -17,17 +17,25 @@ import re
 from ...engine.codes import Code
 from .blocked_library import inside_blocked_library
 from .diagnostics import Located
+from .hidden_overload import hidden_overload
 
 _CMATH = "__clang_hip_cmath.h"
 _NUMERIC = re.compile(r"in instantiation of template class '__hip::__numeric_type<(?P<type>.+)>' requested here")
 _DEDUCING = re.compile(r"while substituting deduced template arguments into function template '(?P<name>\w+)'")
 
 
-def beyond_scan(error: Located) -> tuple[str, str, str] | None:
+def beyond_scan(error: Located, facts) -> tuple[str, str, str] | None:
     """(code, subject, message) for an error the diagnostic or its file explains, which no scan of the
     converted file sees: a defect of the compiler's headers, an error inside a library with no drop-in
-    (blocked_library.py)."""
-    return cmath_ambiguity(error) or inside_blocked_library(error)
+    (blocked_library.py), an overload only nvcc's guard defines (hidden_overload.py)."""
+    found = cmath_ambiguity(error) or inside_blocked_library(error)
+    hidden = None if found else hidden_overload(error, facts)
+    if hidden is not None:
+        rel, line, guard = hidden
+        name = error.diagnostic.subject or ""
+        found = (Code.CUDA_VERSION_GUARD, name, f"{name}'s overload for these arguments is defined only under `{guard}` "
+                 f"({rel}:{line}), which hip-clang never takes (no __CUDA_ARCH__, no CUDA release): PK103 there")
+    return found
 
 
 def cmath_ambiguity(error: Located) -> tuple[str, str, str] | None:
