@@ -181,3 +181,21 @@ def test_a_data_type_passed_as_cublas_compute_type_is_explained(pack62: Path, tm
     message = doc["units"][0]["errors"][0]["findings"][0]["message"]
     assert message.startswith("hipblasGemmEx_v2 takes a hipblasComputeType_t as its 18th argument where the call "
                               "passes a data type (hipDataType)")
+
+
+def test_a_shuffle_of_a_torch_half_rocm_5_6_made_ambiguous_is_written_for_an_older_rocm():
+    """pytorch_scatter's port: `#define SHFL_UP_SYNC(mask, var, delta) __shfl_up(var, delta)` under
+    USE_ROCM on at::Half, which converts to float and to __half, whose overload ROCm 5.6 added (clang's
+    notes, as clang-19 writes them against the 6.2 pack, name a candidate in amd_hip_fp16.h)."""
+    from portkit.commands.verify import torch_release
+    from portkit.commands.verify.diagnostics import Diagnostic, Located
+    pack = "/packs/rocm-6.2.0-headers/include/hip/amd_detail/"
+    notes = [(pack + "amd_warp_functions.h", 243, 7, "candidate function"),
+             (pack + "amd_hip_fp16.h", 1762, 16, "candidate function")]
+    message = "call to '__shfl_up' is ambiguous"
+    found = torch_release.explain(Located(Diagnostic("error", message, "csrc/cuda/segment_coo_cuda.cu", 39, 13,
+                                                     notes=notes), "csrc/cuda/segment_coo_cuda.cu", 39, 13), [])
+    assert found[:2] == ("PK506", "__shfl_up") and "written for an older ROCm (before 5.6)" in found[2]
+    # ambiguous among the int/float/double overloads alone: not this
+    assert torch_release.explain(Located(Diagnostic("error", message, "k.cu", 1, 1, notes=notes[:1]), "k.cu", 1, 1),
+                                 []) is None

@@ -19,6 +19,11 @@ with the release that changed and what replaces it (PK506, the torch-extension r
   hipBLAS's v2 API (`hipblasGemmEx_v2`, what torch's ROCm build and convert at ROCm 6 call) has no
   such overload: `no known conversion from 'hipDataType' to 'hipblasComputeType_t'` (apex's
   mlp_cuda.cu, bitsandbytes' ops.cu). Explained by PK004 with the compute type to write.
+- **`__shfl_up(val, d)` on a torch half**: ROCm 5.6 added `__half` and `__half2` overloads of the
+  shuffles (amd_hip_fp16.h; hipamd 7e9a4711), and c10::Half converts to both float and __half, so
+  pytorch_scatter's port (`#define SHFL_UP_SYNC(mask, var, delta) __shfl_up(var, delta)` under
+  USE_ROCM, for ROCm 4/5) is ambiguous at 6.2: `call to '__shfl_up' is ambiguous`, a candidate in
+  amd_hip_fp16.h. Explained by PK506, written for an older ROCm: convert the argument first.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ _LEGACY = re.compile(r"(THC|THH)/(\w+)\.(?:h|cuh)$")
 _REPLACEMENT = {"THC": "ATen/cuda/CUDAContext.h", "THH": "ATen/hip/HIPContext.h"}
 _ATOMICS = {"THC": "ATen/cuda/Atomic.cuh", "THH": "ATen/hip/Atomic.cuh"}
 _NO_MATCH = re.compile(r"no matching (?:member )?function for call to '(\w+)'")
+_AMBIGUOUS_SHUFFLE = re.compile(r"call to '(__shfl(?:_up|_down|_xor)?)' is ambiguous")
 _COMPUTE = re.compile(r"no known conversion from '(hipDataType|hipblasDatatype_t)' to 'hipblasComputeType_t' "
                       r"for (\w+) argument")
 _ADDRESS = re.compile(rb"&\s*((?:\w+::)*\w+)\s*[,)]")
@@ -52,6 +58,13 @@ def explain(error: Located, lines: list[bytes]) -> tuple[str, str, str] | None:
                 f"{subject}: torch 1.11 removed the legacy {folder} headers (THC, THH once hipified for ROCm); "
                 f"the code was written for an older torch: include ATen's {instead} instead, which torch's "
                 f"hipify maps for ROCm")
+    shuffle = _AMBIGUOUS_SHUFFLE.match(message)
+    if shuffle is not None and any(path and path.endswith("amd_hip_fp16.h") for path, *_ in error.diagnostic.notes):
+        name = shuffle.group(1)
+        return (Code.TORCH_CUDA_EXTENSION, name,
+                f"{name} has __half and __half2 overloads since ROCm 5.6, and the argument converts both to "
+                f"float and to __half (c10::Half does), so the call, written for an older ROCm (before 5.6), is "
+                f"ambiguous: convert the argument first, `{name}(static_cast<__half>(var), ...)` or to float")
     called = _NO_MATCH.match(message)
     if called is None:
         return None
