@@ -31,6 +31,15 @@ def _module_names() -> dict[str, Path]:
     return names
 
 
+@lru_cache(maxsize=None)
+def _nodes(path: Path) -> tuple[ast.AST, ...]:
+    """Every node of a module's syntax tree, the module first, in ast.walk's order: parsed once per
+    test process. The graphs and finders here (and test_driver.py's, test_passes.py's) read the
+    whole package's source about twenty times a run, and parsing it was most of their time; they
+    only read the trees."""
+    return tuple(ast.walk(ast.parse(path.read_text(encoding="utf-8"))))
+
+
 def _target(module: str, is_package: bool, node: ast.ImportFrom) -> str | None:
     if node.level == 0:
         return node.module if node.module and node.module.split(".")[0] == "portkit" else None
@@ -59,7 +68,7 @@ def import_graph() -> dict[str, set[str]]:
     modules = _module_names()
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
-        nodes = list(ast.walk(ast.parse(path.read_text(encoding="utf-8"))))
+        nodes = _nodes(path)
         plain = {a.name for node in nodes if isinstance(node, ast.Import) for a in node.names
                  if a.name.split(".")[0] == "portkit"}
         graph[name] = _imported(name, path, nodes, modules) | {d for d in plain if d in modules and d != name}
@@ -125,14 +134,14 @@ def runtime_graph() -> dict[str, set[str]]:
     modules = _module_names()
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        typing_only = {id(n) for block in _type_checking_blocks(tree) for n in ast.walk(block)}
-        graph[name] = _imported(name, path, (n for n in ast.walk(tree) if id(n) not in typing_only), modules)
+        nodes = _nodes(path)
+        typing_only = {id(n) for block in _type_checking_blocks(nodes) for n in ast.walk(block)}
+        graph[name] = _imported(name, path, (n for n in nodes if id(n) not in typing_only), modules)
     return graph
 
 
-def _type_checking_blocks(tree: ast.AST) -> list[ast.If]:
-    return [node for node in ast.walk(tree) if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.dump(node.test)]
+def _type_checking_blocks(nodes: tuple[ast.AST, ...]) -> list[ast.If]:
+    return [node for node in nodes if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.dump(node.test)]
 
 
 def type_only_graph() -> dict[str, set[str]]:
@@ -140,7 +149,7 @@ def type_only_graph() -> dict[str, set[str]]:
     modules = _module_names()
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
-        blocks = _type_checking_blocks(ast.parse(path.read_text(encoding="utf-8")))
+        blocks = _type_checking_blocks(_nodes(path))
         graph[name] = _imported(name, path, (n for block in blocks for n in ast.walk(block)), modules)
     return graph
 
@@ -265,7 +274,7 @@ def test_rule_codes_are_literals_only_in_the_rules_and_their_registry():
     for path in PACKAGE.rglob("*.py"):
         if path.parent.name == "rules" or path == PACKAGE / "engine" / "codes.py":
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in _nodes(path):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and re.fullmatch(r"PK\d{3}", node.value):
                 found.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno}: {node.value}")
     assert found == []
@@ -282,7 +291,7 @@ def test_the_code_registry_names_every_rule_once():
 
 def test_no_function_over_60_lines():
     long = sorted(f"{p.relative_to(PACKAGE.parent)}:{n.lineno} {n.name} ({n.end_lineno - n.lineno + 1})"
-                  for p in PACKAGE.rglob("*.py") for n in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+                  for p in PACKAGE.rglob("*.py") for n in _nodes(p)
                   if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.end_lineno - n.lineno + 1 > MAX_FUNCTION)
     assert long == []
 
@@ -318,7 +327,7 @@ def test_report_functions_take_and_return_typed_results():
     """Renderers read typed records (report/audit_model.py), never a JSON dict by its keys."""
     found = []
     for path in sorted((PACKAGE / "report").glob("*.py")):
-        for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for n in _nodes(path):
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 args = n.args.posonlyargs + n.args.args + n.args.kwonlyargs + [n.args.vararg, n.args.kwarg]
                 if any(_untyped(a.annotation) for a in args if a is not None) or _untyped(n.returns):
@@ -343,9 +352,9 @@ def _sites(found) -> list[str]:
     "settings once": where a value is resolved is counted, not trusted)."""
     sites = []
     for module, path in sorted(_module_names().items()):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-        for node in ast.walk(tree):
+        nodes = _nodes(path)
+        functions = [n for n in nodes if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        for node in nodes:
             if found(node):
                 inside = [f.name for f in functions if f.lineno <= node.lineno <= (f.end_lineno or f.lineno)]
                 sites.append(f"{module}:{inside[-1] if inside else '<module>'}")
