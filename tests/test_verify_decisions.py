@@ -79,8 +79,11 @@ def test_verify_json_marks_each_unit_and_error_with_its_decision(converted: Path
         ("src/count.cu", "failed", True, True, ((5, ("PK401",), "libcudacxx"),)),
         ("src/sort.cu", "failed", True, True, ((2, ("PK001",), "library_internals"),)),
         ("src/fp8.cu", "failed", True, False, ((9, ("PK002",), None),)),
-        ("src/half.cu", "failed", True, False, ((8, ("PK001",), None),))}
-    assert doc["summary"] | {"seconds": 0} == {"units": 4, "compiled": 0, "failed": 4, "explained": 4,
+        # __double2half, which no ROCm up to 6.2.2 has: convert defines it (portkit_double2half,
+        # mappings/polyfills.toml), so the unit compiles; the name itself is still a site, not a
+        # decision (test_a_finding_is_a_decision_where_the_estimate_prices_one)
+        ("src/half.cu", "compiled", False, False, ())}
+    assert doc["summary"] | {"seconds": 0} == {"units": 4, "compiled": 1, "failed": 3, "explained": 3,
                                                "unexplained": 0, "not_reached": 0, "failed_on_decision": 2,
                                                "seconds": 0}
 
@@ -91,6 +94,6 @@ def test_verify_text_counts_the_units_failed_on_a_decision(converted: Path, pack
     main(["verify", str(converted), "--source", str(CASE), "--rocm", "6.2", "--rocm-headers", str(pack62), "--offline"])
     lines = capsys.readouterr().out.splitlines()
     assert re.sub(r" in \d+\.\d s$", "", lines[-2]) == \
-        "4 translation units: 0 compiled, 4 failed (4 explained by findings, 0 unexplained, 0 not reached)"
-    assert lines[-1] == ("failed only on a decision: 2 of the 4 failed units reached (libcudacxx: 1, "
-                         "library_internals: 1); compiled or failed on a decision: 2 of 4 reached units (50%)")
+        "4 translation units: 1 compiled, 3 failed (3 explained by findings, 0 unexplained, 0 not reached)"
+    assert lines[-1] == ("failed only on a decision: 2 of the 3 failed units reached (libcudacxx: 1, "
+                         "library_internals: 1); compiled or failed on a decision: 3 of 4 reached units (75%)")
