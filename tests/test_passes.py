@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "portkit"
 
 # the order scan_source ran them in, by hand, before the passes declared it
 POST_WALK = ("splices", "pasted_arguments", "lossy")
-FINISH = ("guards", "includes", "polyfills", "transitive", "nvidia_votes", "nvidia_thrust")
+FINISH = ("guards", "includes", "polyfills", "transitive", "nvidia_votes", "nvidia_thrust", "toolkit_asserts")
 NAME_PASSES = ("identifiers", "builtins", "minmax", "device_printf")
 
 
