@@ -199,3 +199,18 @@ def test_a_shuffle_of_a_torch_half_rocm_5_6_made_ambiguous_is_written_for_an_old
     # ambiguous among the int/float/double overloads alone: not this
     assert torch_release.explain(Located(Diagnostic("error", message, "k.cu", 1, 1, notes=notes[:1]), "k.cu", 1, 1),
                                  []) is None
+
+
+def test_ldg_of_a_torch_half_has_no_overload_under_hip():
+    """pytorch_scatter's segment_coo_cuda.cu: `__ldg(out_data + out_idx)` on at::Half; torch declares
+    that overload for CUDA only (notes as clang-19 writes them with the 6.2 and torch 2.5.1 packs)."""
+    from portkit.commands.verify import torch_release
+    from portkit.commands.verify.diagnostics import Diagnostic, Located
+    note = ("/packs/hip/amd_detail/hip_ldg.h", 30, 31, "candidate function not viable: no known conversion from "
+            "'const c10::Half *' to 'const char *' for 1st argument")
+    message = "no matching function for call to '__ldg'"
+    found = torch_release.explain(Located(Diagnostic("error", message, "k.cu", 70, 19, notes=[note]), "k.cu", 70, 19), [])
+    assert found[:2] == ("PK506", "__ldg") and found[2].startswith("torch declares __ldg(const c10::Half*) for CUDA only")
+    other = (note[0], 30, 31, "candidate function not viable: no known conversion from 'const Foo *' to 'const char *'")
+    assert torch_release.explain(Located(Diagnostic("error", message, "k.cu", 70, 19, notes=[other]), "k.cu", 70, 19),
+                                 []) is None

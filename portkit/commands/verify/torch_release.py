@@ -24,6 +24,11 @@ with the release that changed and what replaces it (PK506, the torch-extension r
   pytorch_scatter's port (`#define SHFL_UP_SYNC(mask, var, delta) __shfl_up(var, delta)` under
   USE_ROCM, for ROCm 4/5) is ambiguous at 6.2: `call to '__shfl_up' is ambiguous`, a candidate in
   amd_hip_fp16.h. Explained by PK506, written for an older ROCm: convert the argument first.
+
+And one gap of torch's own headers on ROCm, the same in every release: c10/util/Half-inl.h declares
+`__ldg(const c10::Half*)` only for CUDA (`__CUDA_ARCH__`, or clang in CUDA mode), so
+pytorch_scatter's `__ldg(out_data + i)` on at::Half finds no overload under HIP (`no known
+conversion from 'const c10::Half *'`); its port declares the overload under USE_ROCM (PK506).
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ _REPLACEMENT = {"THC": "ATen/cuda/CUDAContext.h", "THH": "ATen/hip/HIPContext.h"
 _ATOMICS = {"THC": "ATen/cuda/Atomic.cuh", "THH": "ATen/hip/Atomic.cuh"}
 _NO_MATCH = re.compile(r"no matching (?:member )?function for call to '(\w+)'")
 _AMBIGUOUS_SHUFFLE = re.compile(r"call to '(__shfl(?:_up|_down|_xor)?)' is ambiguous")
+_TORCH_HALF = re.compile(r"no known conversion from 'const c10::(Half|BFloat16) \*'")
 _COMPUTE = re.compile(r"no known conversion from '(hipDataType|hipblasDatatype_t)' to 'hipblasComputeType_t' "
                       r"for (\w+) argument")
 _ADDRESS = re.compile(rb"&\s*((?:\w+::)*\w+)\s*[,)]")
@@ -68,6 +74,13 @@ def explain(error: Located, lines: list[bytes]) -> tuple[str, str, str] | None:
     called = _NO_MATCH.match(message)
     if called is None:
         return None
+    torch_half = next((m for *_, text in error.diagnostic.notes if (m := _TORCH_HALF.search(text))), None)
+    if called.group(1) == "__ldg" and torch_half is not None:
+        kind = torch_half.group(1)
+        return (Code.TORCH_CUDA_EXTENSION, "__ldg",
+                f"torch declares __ldg(const c10::{kind}*) for CUDA only (c10/util/{kind}-inl.h), not for HIP: "
+                f"under USE_ROCM declare `__device__ c10::{kind} __ldg(const c10::{kind}* p)` reading "
+                f"through the pointer (pytorch_scatter's port, csrc/cuda/utils.cuh), or read `*p`")
     legacy = next((m for *_, text in error.diagnostic.notes if (m := _COMPUTE.search(text))), None)
     if legacy is not None:
         return (Code.PARTIAL_CONVERSION, called.group(1),
