@@ -211,6 +211,11 @@ def test_ldg_of_a_torch_half_has_no_overload_under_hip():
     message = "no matching function for call to '__ldg'"
     found = torch_release.explain(Located(Diagnostic("error", message, "k.cu", 70, 19, notes=[note]), "k.cu", 70, 19), [])
     assert found[:2] == ("PK506", "__ldg") and found[2].startswith("torch declares __ldg(const c10::Half*) for CUDA only")
+    # a pointer to non-const (pytorch_scatter's `scalar_t *out_data`) is the same gap
+    mutable = (note[0], 30, 31, note[3].replace("'const c10::Half *'", "'c10::Half *'"))
+    found = torch_release.explain(Located(Diagnostic("error", message, "k.cu", 70, 19, notes=[mutable]), "k.cu", 70, 19),
+                                  [])
+    assert found is not None and found[:2] == ("PK506", "__ldg")
     other = (note[0], 30, 31, "candidate function not viable: no known conversion from 'const Foo *' to 'const char *'")
     assert torch_release.explain(Located(Diagnostic("error", message, "k.cu", 70, 19, notes=[other]), "k.cu", 70, 19),
                                  []) is None

@@ -46,7 +46,7 @@ _REPLACEMENT = {"THC": "ATen/cuda/CUDAContext.h", "THH": "ATen/hip/HIPContext.h"
 _ATOMICS = {"THC": "ATen/cuda/Atomic.cuh", "THH": "ATen/hip/Atomic.cuh"}
 _NO_MATCH = re.compile(r"no matching (?:member )?function for call to '(\w+)'")
 _AMBIGUOUS_SHUFFLE = re.compile(r"call to '(__shfl(?:_up|_down|_xor)?)' is ambiguous")
-_TORCH_HALF = re.compile(r"no known conversion from 'const c10::(Half|BFloat16) \*'")
+_TORCH_HALF = re.compile(r"no known conversion from '(?:const )?c10::(Half|BFloat16) \*'")
 _COMPUTE = re.compile(r"no known conversion from '(hipDataType|hipblasDatatype_t)' to 'hipblasComputeType_t' "
                       r"for (\w+) argument")
 _ADDRESS = re.compile(rb"&\s*((?:\w+::)*\w+)\s*[,)]")
