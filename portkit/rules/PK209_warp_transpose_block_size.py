@@ -1,15 +1,18 @@
 """A CUB warp-transpose load or store instantiated with a block that is not a multiple of 64 threads.
 
 What it finds:
-    A function template called with a literal block size that is not a multiple of 64
+    A function template instantiated with a block size that is not a multiple of 64
     (`selective_scan_fwd_launch<32, 4, input_t, weight_t>(params, stream)`), where that template
     parameter becomes, in the same file, the thread count of a `cub::BlockLoad` or
     `cub::BlockStore` whose algorithm is `BLOCK_LOAD_WARP_TRANSPOSE` / `BLOCK_STORE_WARP_TRANSPOSE`
-    (or their `_TIMESLICED` forms): directly, or through the parameter of a traits struct template
+    (or their `_TIMESLICED` forms): directly, through an expression of the template's parameters
+    (bitsandbytes' `BLOCK_SIZE/NUM_PER_TH`), or through the parameter of a traits struct template
     (`Kernel_traits<kNThreads, ...>`) and a `static constexpr int kNThreads = kNThreads_;` there.
-    Each call's argument is read as written: a count written as an expression (bitsandbytes'
-    `BLOCK_SIZE/NUM_PER_TH`), an explicit instantiation built by a macro, or a value a
-    conditional chooses is not followed.
+    The instantiation is a call, a launch, an explicit instantiation (`template __global__ void
+    kQuantizeBlockwise<half, 64, 2, 0, NF4>(...);`), or the call of a function-like macro whose
+    body writes one from its parameters (`MAKE_kQuantizeBlockwise(half, 64, 2, 0, NF4)`), each
+    argument a constant expression as written. A value a variable or a conditional chooses, or a
+    template in another file, is not followed.
 
 Why it matters on AMD GPUs:
     hipCUB's warp-transpose loads and stores are rocPRIM's, which assert that the block is a
@@ -35,10 +38,12 @@ Effort:
 from __future__ import annotations
 
 import re
+from typing import Callable, NamedTuple
 
 from tree_sitter import Node
 
 from ..engine.context import ScanContext, View
+from ..engine.platform.ppexpr import evaluate
 from ..engine.rule import define
 
 RULE = define(__doc__, code="PK209", name="warp-transpose-block-size", severity="high", category="warp",
@@ -50,6 +55,44 @@ WAVEFRONT = 64
 PRIMITIVES = (b"BlockLoad", b"BlockStore")
 _TRANSPOSE = re.compile(rb"^(?:::)?(?:hip)?cub::BLOCK_(?:LOAD|STORE)_WARP_TRANSPOSE(?:_TIMESLICED)?$")
 _GATE = b"_WARP_TRANSPOSE"
+_NAME = re.compile(rb"\b[A-Za-z_]\w*")
+# where a template is instantiated: a call or launch, an explicit instantiation or specialisation
+_INSTANTIATING = ("call_expression", "function_declarator")
+# a function-like macro's definition: name, parameters, body to the end of its last continued line
+_DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\(([^)\n]*)\)((?:[^\n]*\\\r?\n)*[^\n]*)", re.M)
+_CONTINUED = re.compile(rb"\\\r?\n")
+# where a macro's name is text, not code
+_NOT_CODE = ("comment", "string_literal", "string_content", "raw_string_literal", "char_literal", "preproc_arg",
+             "system_lib_string")
+# how far an argument list is read for its closing bracket: a bound on untrusted text (an
+# unclosed `MACRO(` would otherwise be read to the end of the file at each call)
+_LONGEST = 1 << 14
+
+
+class Count(NamedTuple):
+    """A warp-transpose primitive's thread count as a template (or macro) sees it: a C expression
+    over some of its parameters, each named with the position of its argument."""
+
+    expr: bytes
+    uses: tuple[tuple[bytes, int], ...]
+    primitive: str    # the primitive as written, with its line (the message's)
+    through: str = ""   # the function template a macro instantiates
+
+    def value(self, arguments: list[bytes]) -> int | None:
+        """The count at an instantiation whose arguments are these, or None where one it reads is
+        not a constant expression as written."""
+        if any(position >= len(arguments) for _, position in self.uses):
+            return None
+        return evaluate(_substitute(self.expr, self.uses, arguments).decode(errors="replace"), {})
+
+    def over(self, arguments: list[bytes], position_of: Callable[[bytes], int | None]) -> "Count | None":
+        """This count as a template or macro that writes `arguments` sees it, its parameters placed
+        by `position_of`; None where an argument reads something else, or no parameter at all."""
+        if any(position >= len(arguments) for _, position in self.uses):
+            return None
+        expr = _substitute(self.expr, self.uses, arguments)
+        uses = _uses(expr, position_of)
+        return self._replace(expr=expr, uses=uses) if uses else None
 
 
 def check(ctx: ScanContext, view: View, node: Node) -> None:
@@ -62,25 +105,33 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
     functions = _function_sinks(nodes["template_declaration"], sinks)
     for call in nodes["template_function"]:
         name = call.child_by_field_name("name")
-        target = functions.get(name.text) if name is not None else None
-        if target is None or call.parent is None or call.parent.type != "call_expression":
+        count = functions.get(name.text) if name is not None else None
+        if count is None or call.parent is None or call.parent.type not in _INSTANTIATING:
             continue
-        position, primitive = target
-        listed = _arguments(call)
-        value = _literal(listed[position]) if position < len(listed) else None
-        if value is None or value % WAVEFRONT == 0:
-            continue
-        ctx.flag(RULE, view.start(call), view.end(call),
-                 f"{_squash(call.text)} makes a block of {value} threads for {primitive}: rocPRIM, under hipCUB, "
-                 f"requires a multiple of the {WAVEFRONT}-lane wavefront for warp-transpose loads and stores "
-                 "(static_assert 'BlockSize must be a multiple of hardware warpsize')",
-                 subject=f"{name.text.decode(errors='replace')}<{value}>")
+        value = count.value([a.text for a in _arguments(call)])
+        if value is not None and value % WAVEFRONT:
+            _flag(ctx, view.start(call), view.end(call), _squash(call.text), name.text, count, value)
+    defines = _defines(node, view.data) if b"define" in view.data else []
+    for macro, count in _macro_sinks(defines, functions).items():
+        for start, end, arguments in _macro_calls(node, view.data, macro, defines):
+            value = count.value(arguments)
+            if value is not None and value % WAVEFRONT:
+                _flag(ctx, start, end, f"{_squash(view.data[start:end])} (a macro that instantiates {count.through})",
+                      count.through.encode(), count, value)
 
 
-def _primitive_sinks(types: list[Node]) -> dict[bytes, tuple[int, str]]:
-    """Template name -> (the position of its parameter that is a warp-transpose primitive's
-    thread count, the primitive as written, with its line), for the templates whose body holds one."""
-    sinks: dict[bytes, tuple[int, str]] = {}
+def _flag(ctx: ScanContext, start: int, end: int, text: str, name: bytes, count: Count, value: int) -> None:
+    ctx.flag(RULE, start, end,
+             f"{text} makes a block of {value} threads for {count.primitive}: rocPRIM, under hipCUB, "
+             f"requires a multiple of the {WAVEFRONT}-lane wavefront for warp-transpose loads and stores "
+             "(static_assert 'BlockSize must be a multiple of hardware warpsize')",
+             subject=f"{name.decode(errors='replace')}<{value}>")
+
+
+def _primitive_sinks(types: list[Node]) -> dict[bytes, Count]:
+    """Template name -> the thread count of a warp-transpose primitive its body holds, over its
+    own parameters."""
+    sinks: dict[bytes, Count] = {}
     for node in types:
         name = node.child_by_field_name("name")
         scope = node.parent.child_by_field_name("scope") if node.parent is not None and \
@@ -92,19 +143,21 @@ def _primitive_sinks(types: list[Node]) -> dict[bytes, tuple[int, str]]:
             continue
         declaration = _enclosing_template(node)
         owner = _declared_name(declaration) if declaration is not None else None
-        if owner is None:
+        if owner is None or owner in sinks:
             continue
-        position = _parameter_position(declaration, _alias_of(declaration, listed[1].text.strip()))
-        if position is not None:
+        written = listed[1].text.strip()
+        uses = _uses(written, lambda n, d=declaration: _parameter_position(d, _alias_of(d, n)))
+        if uses:
             line = node.start_point[0] + 1
-            sinks.setdefault(owner, (position, f"{scope.text.decode()}::{name.text.decode()} (line {line})"))
+            shown = "" if _NAME.fullmatch(written) else f"{_squash(written)}, "
+            sinks[owner] = Count(written, uses, f"{scope.text.decode()}::{name.text.decode()} ({shown}line {line})")
     return sinks
 
 
-def _function_sinks(templates: list[Node], sinks: dict[bytes, tuple[int, str]]) -> dict[bytes, tuple[int, str]]:
-    """Function template name -> (position, primitive) for the function templates whose
-    parameter reaches a sink: named as that argument of a sink's template (`Traits<kNThreads, ...>`)
-    or of a call to another such function; to a fixed point."""
+def _function_sinks(templates: list[Node], sinks: dict[bytes, Count]) -> dict[bytes, Count]:
+    """Function template name -> its thread count, for the function templates whose parameters
+    reach a sink: written into the argument of a sink's template (`Traits<kNThreads, ...>`) or of
+    a call to another such function that holds the count; to a fixed point."""
     found = dict(sinks)
     changed = True
     while changed:
@@ -117,15 +170,137 @@ def _function_sinks(templates: list[Node], sinks: dict[bytes, tuple[int, str]]) 
             for use in uses["template_type"] + uses["template_function"]:
                 name = use.child_by_field_name("name")
                 target = found.get(name.text) if name is not None else None
-                listed = _arguments(use) if target is not None else []
-                if target is None or target[0] >= len(listed):
-                    continue
-                position = _parameter_position(declaration, listed[target[0]].text.strip())
-                if position is not None:
-                    found[owner] = (position, target[1])
+                mine = target.over([a.text for a in _arguments(use)],
+                                   lambda n, d=declaration: _parameter_position(d, n)) if target else None
+                if mine is not None:
+                    found[owner] = mine
                     changed = True
                     break
     return found
+
+
+def _macro_sinks(definitions: list["Define"], functions: dict[bytes, Count]) -> dict[bytes, Count]:
+    """Function-like macro name -> the thread count over its parameters, for the macros whose body
+    instantiates a function template that holds one (or calls such a macro): a macro body is text
+    to tree-sitter, read here as tokens; to a fixed point."""
+    found: dict[bytes, Count] = {}
+    changed = True
+    while changed:
+        changed = False
+        for define in definitions:
+            if define.name in found:
+                continue
+            position_of = lambda n, ns=define.params: ns.index(n) if n in ns else None   # noqa: E731
+            for target, count, opening in _uses_in(define.body, functions, found):
+                listed = _split(define.body, opening)
+                mine = None if listed is None else count.over(listed, position_of)
+                if mine is not None:
+                    found[define.name] = mine if mine.through else mine._replace(through=target.decode(errors="replace"))
+                    changed = True
+                    break
+    return found
+
+
+class Define(NamedTuple):
+    """A function-like macro: its name, parameters, body (continuations joined) and where it stands."""
+
+    name: bytes
+    params: list[bytes]
+    body: bytes
+    start: int
+    end: int
+
+
+def _defines(root: Node, data: bytes) -> list[Define]:
+    """The file's function-like macros, read off the text: where file-level macro calls leave
+    tree-sitter an ERROR region, a `#define` after them is tokens in it, not a preproc_function_def."""
+    found = []
+    for match in _DEFINE.finditer(data):
+        at = root.descendant_for_byte_range(match.start(1), match.end(1))
+        if at is None or at.type in _NOT_CODE:
+            continue
+        params = [p.strip() for p in match.group(2).split(b",")]
+        found.append(Define(match.group(1), params, _CONTINUED.sub(b" ", match.group(3)), match.start(), match.end()))
+    return found
+
+
+def _uses_in(body: bytes, functions: dict[bytes, Count], macros: dict[bytes, Count]):
+    """(name, its count, the offset of its `<` or `(`) for each template or macro of these the
+    body writes with arguments."""
+    for names, bracket in ((functions, b"<"), (macros, b"(")):
+        for name, count in list(names.items()):
+            for match in re.finditer(rb"\b" + re.escape(name) + rb"\s*" + re.escape(bracket), body):
+                yield name, count, match.end() - 1
+
+
+def _macro_calls(root: Node, data: bytes, macro: bytes, defines: list[Define]):
+    """(start, end, arguments) of each call of `macro` in the file: its name followed by its
+    parenthesised arguments, in code (not a comment, a string or a macro's body)."""
+    for match in re.finditer(rb"\b" + re.escape(macro) + rb"\s*\(", data):
+        if any(d.start <= match.start() < d.end for d in defines):
+            continue
+        at = root.descendant_for_byte_range(match.start(), match.start() + len(macro))
+        if at is None or at.type in _NOT_CODE:
+            continue
+        listed = _split(data, match.end() - 1)
+        if listed is not None:
+            yield match.start(), _closing(data, match.end() - 1), listed
+
+
+def _split(text: bytes, opening: int) -> list[bytes] | None:
+    """The top-level, comma-separated arguments between the bracket at `opening` (`<` or `(`) and
+    its partner; angle brackets count only outside parentheses (`(DATA_TYPE > 0) ? N/2 : N`)."""
+    end = _closing(text, opening)
+    if end < 0:
+        return None
+    listed, depth, angle, start = [], 0, 0, opening + 1
+    for at in range(opening + 1, end - 1):
+        char = text[at:at + 1]
+        depth += char in (b"(", b"[", b"{")
+        depth -= char in (b")", b"]", b"}")
+        if text[opening:opening + 1] == b"<" and depth == 0:
+            angle += char == b"<"
+            angle -= char == b">" and text[at - 1:at] != b"-"
+        if char == b"," and depth == 0 and angle == 0:
+            listed.append(text[start:at].strip())
+            start = at + 1
+    return listed + [text[start:end - 1].strip()]
+
+
+def _closing(text: bytes, opening: int) -> int:
+    """The offset just past the partner of the bracket at `opening`, or -1 where it has none."""
+    angled = text[opening:opening + 1] == b"<"
+    depth = angle = 0
+    for at in range(opening, min(len(text), opening + _LONGEST)):
+        char = text[at:at + 1]
+        depth += char in (b"(", b"[", b"{")
+        depth -= char in (b")", b"]", b"}")
+        if angled and depth == 0:
+            angle += char == b"<"
+            angle -= char == b">" and text[at - 1:at] != b"-"
+            if angle == 0:
+                return at + 1
+        elif not angled and depth == 0:
+            return at + 1
+        if depth < 0 or char == b";" and depth == 0:
+            return -1
+    return -1
+
+
+def _uses(expr: bytes, position_of: Callable[[bytes], int | None]) -> tuple[tuple[bytes, int], ...]:
+    """Each name of `expr` with its position; () where a name is none of the parameters."""
+    uses = {}
+    for name in _NAME.findall(expr):
+        position = position_of(name)
+        if position is None:
+            return ()
+        uses[name] = position
+    return tuple(uses.items())
+
+
+def _substitute(expr: bytes, uses: tuple[tuple[bytes, int], ...], arguments: list[bytes]) -> bytes:
+    by_name = {name: b"(" + arguments[position].strip() + b")" for name, position in uses}
+    return _NAME.sub(lambda m: by_name.get(m.group(0), m.group(0)), expr)
 
 
 def _by_type(root: Node, kinds: tuple[str, ...]) -> dict[str, list[Node]]:
@@ -183,11 +358,6 @@ def _alias_of(declaration: Node, name: bytes) -> bytes:
     match = re.search(rb"\bconstexpr\s+(?:unsigned\s+)?(?:int|size_t)\s+" + re.escape(name) + rb"\s*=\s*(\w+)\s*;",
                       declaration.text)
     return match.group(1) if match else name
-
-
-def _literal(node: Node) -> int | None:
-    text = node.text.strip().rstrip(b"uUlL")
-    return int(text) if node.type == "number_literal" and text.isdigit() else None
 
 
 def _squash(text: bytes) -> str:
