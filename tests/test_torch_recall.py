@@ -14,6 +14,10 @@ benchmarks/torch_extensions.py): each case is cut down from the extension's upst
   which hip-clang's optimiser acts on (PK313); its port added `return inclusive;`.
 - apex's layer_norm_cuda_kernel.cu: its host `rsqrt<float>` calls rsqrtf, which HIP declares for
   device code only (PK314); its port defines a __device__ rsqrt(float) for HIP.
+- bitsandbytes' kernels.cu: the 32-thread blockwise quantisers its macro rows instantiate
+  (`MAKE_kQuantizeBlockwise(half, 64, 2, 0, NF4)`: a block of BLOCK_SIZE/NUM_PER_TH = 32 threads
+  for a warp-transpose cub::BlockLoad, PK209), and, for precision, the 32-thread groups of two
+  kernels that only split the block (PK201 at info, no fix; its port keeps them).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from test_rules import RULES_DIR, audit_file, expected
 MACRO_ROWS = REPO / "fixtures" / "convert" / "macro_rows_redefined_atomic"
 RULE_CASES = [RULES_DIR / "PK001" / "atomic_half_cast_flagged.cu", RULES_DIR / "PK001" / "cub_warp_threads_flagged.cu",
               RULES_DIR / "PK209" / "flagged.cu", RULES_DIR / "PK209" / "clean.cu",
+              RULES_DIR / "PK209" / "macro_instantiation_flagged.cu", RULES_DIR / "PK201" / "block_split_groups.cu",
               RULES_DIR / "PK313" / "flagged.cu", RULES_DIR / "PK313" / "clean.cu",
               RULES_DIR / "PK314" / "flagged.cu", RULES_DIR / "PK314" / "clean.cu"]
 
@@ -74,3 +79,13 @@ def test_a_line_verdict_wins_over_the_files_in_the_benchmark():
     other = {**finding, "line": 531}
     s = tx.score("bitsandbytes", {}, [finding, other])
     assert [(f["line"], f["checked"][0]) for f in s.candidates] == [(2570, False), (531, True)]
+
+
+def test_groups_that_only_split_the_block_are_info_without_a_fix():
+    """The kernels that share data by __shared__ memory and __syncthreads and do nothing at warp
+    level are info; beside a shuffle, a warp-size constant or a call out of the file, high."""
+    scan = audit_file(RULES_DIR / "PK201" / "block_split_groups.cu", select=frozenset({"PK201"}))
+    assert [(f.line, f.severity, bool(f.autofix)) for f in scan.findings] == [
+        (17, "info", False), (18, "info", False), (19, "info", False),
+        (39, "info", False), (40, "info", False), (41, "info", False),
+        (61, "high", True), (70, "high", True), (74, "high", True), (85, "high", True), (86, "high", True)]

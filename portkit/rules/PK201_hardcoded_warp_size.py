@@ -7,7 +7,9 @@ What it finds:
     the last lane read as lane 31 (`__shfl_sync(m, v, 31)`), and
     constants that name a warp size (`#define WARP_SIZE 32`, `constexpr int kWarpSize = 32`).
     Thirty-twos with nothing to do with warps (`dim3 block(32, 8)`, `char buf[32]`, `n * 32`)
-    are not reported.
+    are not reported. In a kernel that does nothing at warp level (no shuffle, vote, __syncwarp,
+    warp-level CUB, cooperative groups, WMMA or asm, and calls nothing that does), 32-thread groups
+    only split the block: the finding is info, with no fix (rules/_warpgroups.py).
 
 Why it matters on AMD GPUs:
     CDNA GPUs (MI100 to MI355) run 64-lane wavefronts. Lane ids computed modulo 32 repeat
@@ -31,7 +33,7 @@ from tree_sitter import Node
 from ..engine.context import ScanContext, View
 from ..core.edits import Edit
 from ..engine import syntax
-from . import _warplanes, _warpwidth
+from . import _warpgroups, _warplanes, _warpwidth
 from ..engine.rule import define
 from . import warpfix
 from ._warpfix_model import CONSTANT, WarpFix, attached
@@ -68,6 +70,14 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
                      fixed_by=attached(ctx, view, node, RULE.code, view.start(value)))
         return
     match = warp_arithmetic(node)
+    if match is not None and _warpgroups.split_only(node):
+        parent = match[0]
+        ctx.flag(RULE, view.start(parent), view.end(parent),
+                 f"`{_squash(view.text(parent))}` makes 32-thread groups, but this kernel does nothing at warp level "
+                 "(no shuffle, vote, __syncwarp, warp-level CUB, cooperative groups, WMMA or asm, and it calls nothing "
+                 "that does): the groups only split the block, and a 64-lane wavefront holds two of them with the "
+                 "same results", subject=_squash(view.text(parent)), severity="info")
+        return
     if match is not None:
         parent = match[0]
         ctx.flag(RULE, view.start(parent), view.end(parent),
@@ -202,6 +212,8 @@ def fix_arithmetic(view: View, node: Node) -> WarpFix | None:
         return None
     binary, op, other = match
     anchor = view.start(binary)
+    if _warpgroups.split_only(node):
+        return None   # the groups only split the block: the same results at 64 lanes (the finding says so)
     if syntax.enclosing(binary, "static_assert_declaration") is not None:
         return WarpFix("", anchor, (), note=ASSERTION_NOTE)
     uncertain = _warplanes.uncertain_index(other) if not syntax.block_size_name(other.text) else None
