@@ -42,7 +42,8 @@ def test_the_source_or_text_choice_is_made_in_one_function():
 
 def test_every_command_runs_its_files_through_the_one_driver():
     assert _calls("ordered_map") == {"portkit/commands/workers.py": {"run_files"}}
-    assert set(_calls("run_files")) == {f"portkit/commands/{name}.py" for name in ("audit", "check", "compat", "convert")}
+    assert set(_calls("run_files")) == {f"portkit/commands/{name}.py"
+                                        for name in ("audit", "check", "compat", "convert", "convert_audit")}
 
 
 def _slow(*args, **kwargs):

@@ -258,6 +258,6 @@ def test_a_quiet_text_convert_runs_no_second_scan(tmp_path, monkeypatch, capsys)
 
     def second_scan(*args):
         raise AssertionError("convert -q ran the audit's scan")
-    monkeypatch.setattr(convert_audit, "needs_person", second_scan)
+    monkeypatch.setattr(convert_audit, "Summary", second_scan)
     assert main(["convert", str(REPO / "fixtures" / "sample_project"), "-o", str(tmp_path / "out"), "-q"]) == 0
     assert capsys.readouterr().out == ""

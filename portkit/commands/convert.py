@@ -158,17 +158,17 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
     if job.facts.rename is not None:   # what is known not to be written keeps its name from the start
         plan, why = renaming.before_scan(project, job.facts.rename, opts.in_place, opts.force)
         job = renaming.with_plan(job, plan)
-    # what `portkit audit` would say needs a person, of the files as they are before any is written
-    if project.audit is not None:   # the audit's scan of every file: only when something will show it
-        result.needs_person = convert_audit.needs_person(project.audit, opts)
-    progress = progress_factory(len(entries)) if progress_factory else None
     if opts.output is not None and str(opts.output) != "-":
         _refuse_overwriting_inputs(entries, opts.output, job.facts.rename, opts.output_name)
-    outcomes: Iterable[FileOutcome] = convert_cache.outcomes(
-        entries, job, root, lambda some: run_files(some, job, PER_FILE, opts.jobs, progress), _kept_outcome, progress, opts.cache)
+    # what `portkit audit` would say needs a person (only when something shows it): its scan rides on convert's pass
+    summary = convert_audit.Summary(project.audit, opts, entries) if project.audit is not None else None
+    progress = progress_factory(len(entries)) if progress_factory else None
+    outcomes: Iterable[FileOutcome] = convert_cache.outcomes(entries, job, root, *convert_audit.passes(
+        summary, job, PER_FILE, _kept_outcome, opts.jobs, progress), progress, opts.cache)
     if job.facts.rename is not None:   # a renamed file the scan skipped keeps its name (never with -o -)
         outcomes, job = renaming.settle(list(outcomes), job, why, result.skipped, _many(opts.jobs))
     _write(outcomes, job, opts, result, stdout)
+    result.needs_person = summary.findings() if summary is not None else []
     result.torch = torch_sources.settle(result, torch_files, opts.extension_sources)   # --extension-sources
     if opts.scan.polyfills:
         result.polyfills = _polyfill_header(result, opts)

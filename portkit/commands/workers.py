@@ -108,6 +108,12 @@ def _one_file(item, task: tuple[Job, PerFile]):
     return _limited(item, data, job, per)
 
 
+def one_file(item, data: bytes, job: Job, per: PerFile):
+    """`per`'s work on bytes the caller read, under that command's time limit and in its words: the
+    audit's scan of a file convert read, for convert's summary (convert_audit.py)."""
+    return _limited(item, data, job, per)
+
+
 def _limited(item, data: bytes, job: Job, per: PerFile):
     """The command's work on one file under --file-timeout (the one time-limit wrapper): a file
     past the limit, nested too deeply or hitting a bug costs only itself, in the command's words."""

@@ -47,6 +47,22 @@ def parse(data: bytes) -> Tree:
     return parser().parse(data)
 
 
+# the bytes and tree of the last whole file a scan parsed: convert's summary scans the same bytes
+# again with the rules on (commands/convert_audit.py), and a tree is never changed once made
+_KEPT: list = [None, None]
+
+
+def kept(data: bytes) -> Tree | None:
+    """The tree `keep` kept, when `data` are its bytes: the second scan of a file parses nothing."""
+    known, tree = _KEPT
+    return tree if known is not None and (known is data or known == data) else None
+
+
+def keep(data: bytes, tree: Tree) -> Tree:
+    _KEPT[:] = (data, tree)
+    return tree
+
+
 def captures(node: Node, with_rules: tuple[str, ...] = ()) -> dict[str, list[Node]]:
     """The scan query's captures under `node`, by capture name."""
     return QueryCursor(scan_query(with_rules)).captures(node)

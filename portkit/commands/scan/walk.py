@@ -264,7 +264,7 @@ def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB 
         ctx.metrics.branches_inactive = len(ctx.regions.inactive)
         ctx.metrics.branches_undecided = ctx.regions.undecided
     data = source.parse_bytes
-    tree = parse.parse(data)
+    tree = parse.kept(data) or parse.keep(data, parse.parse(data))   # the audit's scan after convert's: one parse
     root = tree.root_node
     ctx.root = root
     view = View(data, rel=source.rel, facts=ctx.facts)
