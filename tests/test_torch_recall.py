@@ -18,6 +18,10 @@ benchmarks/torch_extensions.py): each case is cut down from the extension's upst
   (`MAKE_kQuantizeBlockwise(half, 64, 2, 0, NF4)`: a block of BLOCK_SIZE/NUM_PER_TH = 32 threads
   for a warp-transpose cub::BlockLoad, PK209), and, for precision, the 32-thread groups of two
   kernels that only split the block (PK201 at info, no fix; its port keeps them).
+- pytorch_scatter's version.cpp: `return CUDA_VERSION;`, which torch's hipify writes
+  TORCH_HIP_VERSION, defined by no header an extension compiles with (PK104); its port returns
+  HIP_VERSION. (The port's include of hip_version.h is not needed: torch's hipify writes
+  <cuda.h> as <hip/hip_runtime.h>, which includes it.)
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ MACRO_ROWS = REPO / "fixtures" / "convert" / "macro_rows_redefined_atomic"
 RULE_CASES = [RULES_DIR / "PK001" / "atomic_half_cast_flagged.cu", RULES_DIR / "PK001" / "cub_warp_threads_flagged.cu",
               RULES_DIR / "PK209" / "flagged.cu", RULES_DIR / "PK209" / "clean.cu",
               RULES_DIR / "PK209" / "macro_instantiation_flagged.cu", RULES_DIR / "PK201" / "block_split_groups.cu",
+              RULES_DIR / "PK104" / "flagged.cu", RULES_DIR / "PK104" / "clean.cu",
               RULES_DIR / "PK313" / "flagged.cu", RULES_DIR / "PK313" / "clean.cu",
               RULES_DIR / "PK314" / "flagged.cu", RULES_DIR / "PK314" / "clean.cu"]
 
@@ -89,3 +94,12 @@ def test_groups_that_only_split_the_block_are_info_without_a_fix():
         (17, "info", False), (18, "info", False), (19, "info", False),
         (39, "info", False), (40, "info", False), (41, "info", False),
         (61, "high", True), (70, "high", True), (74, "high", True), (85, "high", True), (86, "high", True)]
+
+
+def test_the_cuda_version_as_a_value_says_what_torch_writes():
+    """In a source torch hipifies, CUDA_VERSION becomes TORCH_HIP_VERSION; the other names have no
+    HIP spelling at all; the CUDA line of a vendor split is info."""
+    scan = audit_file(RULES_DIR / "PK104" / "flagged.cu", select=frozenset({"PK104"}))
+    assert [(f.line, f.severity, "TORCH_HIP_VERSION" in f.message) for f in scan.findings] == [
+        (11, "medium", True), (15, "medium", False), (24, "info", True), (29, "medium", True),
+        (35, "medium", False), (35, "medium", False)]

@@ -42,6 +42,7 @@ MODULES = (
     "PK011_register_storage_class", "PK012_redefines_hip_device_function", "PK013_narrowing_brace_init",
     "PK014_deviceptr_as_integer",
     "PK101_deprecated_cuda_api", "PK102_experimental_hip_api", "PK103_cuda_version_guard",
+    "PK104_cuda_version_value",
     "PK201_hardcoded_warp_size", "PK202_shuffle_offset_from_16", "PK203_full_warp_mask",
     "PK204_ballot_in_32_bits", "PK205_warp_sized_array", "PK206_warp_synchronous_code",
     "PK207_warp_size_as_constant", "PK208_one_warp_block", "PK209_warp_transpose_block_size",
