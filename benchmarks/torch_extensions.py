@@ -139,16 +139,16 @@ READ: dict[tuple[str, str, int], str] = {
     ("apex", "csrc/layer_norm_cuda_kernel.cu", 534): ROCM6,
     **{("apex", "csrc/multi_tensor_apply.cuh", n): "not porting: sparse tensors in multi_tensor_apply (both vendors)"
        for n in (59, 81)},
-    **{("bitsandbytes", "csrc/kernels.cu", n):
-       "missed: a 32-thread warp-transpose block (BLOCK_SIZE/NUM_PER_TH = 64/2) rocPRIM rejects; PK209 does not "
-       "follow an expression through macro-built instantiations" for n in (3786, 3794, 3801, 3808, 3815, 3822)},
     **{("bitsandbytes", f"csrc/{f}", 1): "not porting: hipify's generated-file banner and runtime include in the "
        "port's copy (convert writes its own include)" for f in ("kernels.cuh", "ops.cu")},
     **{("bitsandbytes", f, n): "a choice of the port: its NO_HIPBLASLT build, for AMD GPUs without hipBLASLt"
        for f, n in (("csrc/ops.cu", 488), ("csrc/ops.cuh", 117))},
     **{("bitsandbytes", "csrc/pythonInterface.c", n):
-       "missed: the project's own build macro, BUILD_HIP beside BUILD_CUDA in the port's Makefile (no rule reads a "
-       "project's build macros)" for n in (18, 133, 172, 263, 300, 347)},
+       "a choice of the port: a second switch, BUILD_HIP, beside BUILD_CUDA (`#if defined(BUILD_CUDA) || "
+       "defined(BUILD_HIP)`), where convert's copy keeps BUILD_CUDA on its HIP build lines (the converted Makefile's "
+       "g++ line) and pytorch_scatter's port defines its WITH_CUDA for ROCm too; 133 and 300 close its NO_HIPBLASLT "
+       "build, 263 and 347 open the hipSPARSE context and managed-memory calls it wrote again beside the CUDA ones"
+       for n in (18, 133, 172, 263, 300, 347)},
     ("causal-conv1d", "csrc/causal_conv1d_common.h", 7): HELPERS,
     ("mamba", "csrc/selective_scan/selective_scan_common.h", 7): HELPERS,
     ("mamba", "csrc/selective_scan/selective_scan_common.h", 9): HELPERS,
@@ -162,9 +162,9 @@ READ: dict[tuple[str, str, int], str] = {
         "the `#if` that sends ROCm to the compare-and-swap branch: PK001 flags the atomicAdd(__half*) it avoids, "
         "line 144, outside the 3-line window",
     **{("pytorch_scatter", "csrc/version.cpp", n):
-       "missed: the include of hip_version.h for the HIP_VERSION the port returns where the CUDA build returns "
-       "CUDA_VERSION (line 26), which torch's hipify writes TORCH_HIP_VERSION, defined by no header of the torch "
-       "2.5.1 pack (no rule reads CUDA_VERSION as a value)" for n in (9, 10)},
+       "not needed: the include of hip_version.h for the HIP_VERSION the port returns where the CUDA build returns "
+       "CUDA_VERSION (PK104, line 26): torch's hipify writes <cuda.h> as <hip/hip_runtime.h>, which includes it"
+       for n in (9, 10)},
     **{("pytorch_scatter", "csrc/cuda/atomics.cuh", n): SCATTER_BF16 for n in (71, 80, 158, 185, 214, 241, 270)},
     **{("pytorch_scatter", f"csrc/cuda/{f}.cu", n): SCATTER_BF16
        for f, n in (("scatter_cuda", 114), ("segment_coo_cuda", 217), ("segment_coo_cuda", 368),
