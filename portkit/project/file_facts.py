@@ -10,7 +10,9 @@ one edit learns one file and merges. convert's prepare learns convert's view and
 one FactsStore, so a file in both is learned once per run. The merge itself (facts.py's order and
 rules) is `platforms`, polyfills.defined_in and asm_macros.merge; a file's `where` record under the
 tree's AMD selectors (regions.classify, needed only for a file that defines a macro another tests)
-is kept per selector set. A corrupt or foreign slot reads as empty and is written afresh.
+is kept per selector set, and optional.py's per-file parts (its `#define` and `#include` lines,
+its optional branches per flag set: optional_cache.py) as optional.learn asks for them. A corrupt
+or foreign slot reads as empty and is written afresh.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from ..engine.platform.regions import (AMD, CUDA_NAME, DEFINE_LINE, HIP_INCLUDE,
 from ..rewrite import polyfills
 from . import asm_macros
 
-FORMAT = 1
+FORMAT = 2
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,7 @@ class FileFacts:
     own_definitions: tuple[tuple[str, bool], ...] = ()   # polyfills._own_definitions
     asm_defines: tuple = ()                     # asm_macros.file_definitions
     where: dict = field(default_factory=dict, compare=False)   # selectors' key -> classify's record
+    optional: dict = field(default_factory=dict, compare=False)   # optional_cache's part -> list of tuples
 
 
 def of(data: bytes) -> FileFacts:
@@ -81,11 +84,14 @@ class FactsStore:
     for bytes of the same SHA-256, else learned. `save()` writes back the files this run saw."""
 
     def __init__(self, slot_of: str | None, key: str | None):
-        self.slot = None if slot_of is None or key is None else "filefacts-" + datacache.digest([slot_of])[:24]
+        self.project = None if slot_of is None or key is None else datacache.digest([slot_of])[:24]
+        self.slot = None if self.project is None else "filefacts-" + self.project
         self.key = key
         self._old: dict = {}
         self._new: dict[str, tuple[str, FileFacts]] = {}
+        self._bytes: dict[str, tuple[bytes, FileFacts]] = {}   # rel -> the very bytes object last asked about
         self.learned = 0   # files whose facts this run computed (a test reads it)
+        self.grown = False   # a part was added to a file's kept facts (optional_cache.Memo)
         if self.slot is not None:
             stored = datacache.load_slot(self.slot)
             if isinstance(stored, dict) and stored.get("key") == key and isinstance(stored.get("files"), dict):
@@ -95,6 +101,9 @@ class FactsStore:
         return [(entry, data, self.one(entry.rel, data)) for entry, data in sources]
 
     def one(self, rel: str, data: bytes) -> FileFacts:
+        seen = self._bytes.get(rel)
+        if seen is not None and seen[0] is data:   # asked again of the same bytes (optional.learn's parts)
+            return seen[1]
         digest = hashlib.sha256(data).hexdigest()
         mine = self._new.get(rel)
         if mine is not None and mine[0] == digest:
@@ -110,6 +119,7 @@ class FactsStore:
             found = of(data)
             self.learned += 1
         self._new[rel] = (digest, found)
+        self._bytes[rel] = (data, found)
         return found
 
     def save(self) -> None:
@@ -117,7 +127,7 @@ class FactsStore:
         writes nothing): the same files, no file learned, no selector set's record added."""
         if self.slot is None or not self._new:
             return
-        if not self.learned and self._new.keys() == self._old.keys() and \
+        if not self.learned and not self.grown and self._new.keys() == self._old.keys() and \
                 all(len(ff.where) == len(self._old[rel][1].get("w", ())) for rel, (_, ff) in self._new.items()):
             return
         files = {rel: [digest, _to_plain(facts)] for rel, (digest, facts) in self._new.items()}
@@ -191,7 +201,8 @@ def _to_plain(ff: FileFacts) -> dict:
             "df": sorted(ff.defined), "c": ff.candidate, "i": sorted(ff.includes), "g": ff.polyfill_generated,
             "o": [list(d) for d in ff.own_definitions],
             "a": [[n.decode("latin-1"), line, asm, text(words)] for n, line, asm, words in ff.asm_defines],
-            "w": {key: {n: sorted(k) for n, k in record.items()} for key, record in ff.where.items()}}
+            "w": {key: {n: sorted(k) for n, k in record.items()} for key, record in ff.where.items()},
+            "op": {part: [list(row) for row in rows] for part, rows in ff.optional.items()}}
 
 
 def _from_plain(plain: dict) -> FileFacts:
@@ -205,4 +216,15 @@ def _from_plain(plain: dict) -> FileFacts:
         own_definitions=tuple((str(n), bool(s)) for n, s in plain["o"]),
         asm_defines=tuple((str(n).encode("latin-1"), int(line), bool(asm), raw(w)) for n, line, asm, w in plain["a"]),
         where={str(key): {str(n): frozenset(str(k) for k in kinds) for n, kinds in record.items()}
-               for key, record in plain["w"].items()})
+               for key, record in plain["w"].items()},
+        optional={str(part): _rows(rows) for part, rows in plain["op"].items()})
+
+
+def _rows(plain: object) -> list[tuple]:
+    """A kept list of tuples of ints and strings (optional_cache's parts); anything else raises."""
+    if not isinstance(plain, list):
+        raise TypeError("not a list")
+    rows = [tuple(row) for row in plain]
+    if not all(isinstance(v, (int, str)) and not isinstance(v, bool) for row in rows for v in row):
+        raise TypeError("not a row of ints and strings")
+    return rows

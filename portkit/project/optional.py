@@ -34,7 +34,7 @@ from ..core.needles import Needles
 from ..core.source import begins_line
 from ..engine.platform import ppexpr, regions
 from ..buildfiles import cmake_switches, make_switches, setup_switches
-from . import setup_defines
+from . import optional_cache, setup_defines
 from .product import non_product
 
 TEST_ONLY = "benchmarks, tests and examples"
@@ -76,12 +76,13 @@ def test_only(path: str) -> bool:
 
 
 def feature_flags(files: list[tuple[str, str, bytes]], defines: tuple = (),
-                  off: frozenset[str] = frozenset()) -> tuple[frozenset[str], frozenset[str]]:
+                  off: frozenset[str] = frozenset(), memo: "optional_cache.Memo | None" = None
+                  ) -> tuple[frozenset[str], frozenset[str]]:
     """Macros that name an optional feature: ENABLE_/USE_/WITH_ names and the CMake switches `off`
     (cmake_switches.py: options defaulting to OFF), less those the sources #define (then the
     default build has them) or -D gives."""
-    defined = {name for _, kind, data in files if kind == "source"
-               for name in (m.group(1).decode() for m in _directive(_DEFINE, data))}
+    memo = memo or optional_cache.Memo(None)
+    defined = {name for path, kind, data in files if kind == "source" for _, name in _defines(memo, path, data)}
     defined |= {name for name, _ in defines}
     return frozenset(off - defined), frozenset(defined)
 
@@ -155,44 +156,57 @@ def file_ranges(data: bytes, flags: frozenset[str], defined: frozenset[str]) -> 
     return out
 
 
-def _derived(files: list[tuple[str, str, bytes]], flags, defined) -> dict[str, str]:
+def _derived(files: list[tuple[str, str, bytes]], flags, defined, memo: optional_cache.Memo) -> dict[str, str]:
     """Macros #defined inside an optional branch (mfu.h: `#if __has_include(<nvml.h>)` then
     `#define USE_NVML 1`): testing them tests that feature, whatever the #else defines."""
     out: dict[str, str] = {}
     encoded = Needles(f.encode() for f in flags)
-    for path, kind, data in files:
-        if kind != "source" or b"__has_include" not in data and not encoded.any_in(data):
-            continue
+
+    def found_in(path: str, data: bytes) -> list[tuple]:   # (name, feature) of the file's #defines in a branch
+        if b"__has_include" not in data and not encoded.any_in(data):
+            return []
         ranges = file_ranges(data, flags, defined)
-        if not ranges:
-            continue
-        for line, m in _numbered(data, _directive(_DEFINE, data)):
-            for first, last, name in ranges:
-                if first <= line <= last:
-                    out.setdefault(m.group(1).decode(), name)
+        return [(name, feature) for line, name in _defines(memo, path, data) if ranges
+                for first, last, feature in ranges if first <= line <= last]
+    key = "d" + optional_cache.ranges_key(flags, defined, FLAG.fullmatch)[1:]
+    for path, kind, data in files:
+        if kind == "source":
+            for name, feature in memo.per_file(path, data, key, lambda: found_in(path, data)):
+                out.setdefault(name, feature)
     return out
 
 
-def learn(files: list[tuple[str, str, bytes]], defines: tuple = ()) -> OptionalCode:
-    """The optional code of a tree: `files` are (path, kind, bytes) of every scanned file."""
+def _defines(memo: optional_cache.Memo, path: str, data: bytes) -> list[tuple]:
+    """(line, name) of each `#define` beginning a line of the source."""
+    return memo.per_file(path, data, "defines", lambda: [(line, m.group(1).decode()) for line, m in
+                                                         _numbered(data, _directive(_DEFINE, data))])
+
+
+def learn(files: list[tuple[str, str, bytes]], defines: tuple = (), store=None) -> OptionalCode:
+    """The optional code of a tree: `files` are (path, kind, bytes) of every scanned file. `store`
+    (file_facts.FactsStore): what it learns per file and from the CMake files is kept there
+    between runs (optional_cache.py); none: all learned here."""
+    memo = optional_cache.Memo(store)
     defines = tuple(defines) + _setup_defines(files, {name for name, _ in defines})
     given = frozenset(name for name, _ in defines)
-    cmake, ported = _cmake(files, given)
+    cmake, ported = memo.cmake({p: d.decode("latin-1") for p, kind, d in files if kind == "cmake"},
+                               frozenset(p for p, _, _ in files), given, lambda: _cmake(files, given))
     defines += tuple((name, 1) for name in sorted(ported - given))
-    flags, defined = feature_flags(files, defines, cmake.switches)
+    flags, defined = feature_flags(files, defines, cmake.switches, memo)
     found = OptionalCode()
     built, make_flags = _build_switches(files, found, set(given))
     _merge_cmake(cmake, found, built, make_flags)
-    derived = _derived(files, {**{f: f for f in flags}, **make_flags}, defined)
+    derived = _derived(files, {**{f: f for f in flags}, **make_flags}, defined, memo)
     flags = {**{f: f for f in flags}, **make_flags, **derived}
+    key = optional_cache.ranges_key(flags, defined, FLAG.fullmatch)
     for path, kind, data in files:
         if kind != "source":
             continue
-        ranges = file_ranges(data, flags, defined)
+        ranges = memo.per_file(path, data, key, lambda: file_ranges(data, flags, defined))
         if ranges:
-            found.ranges[path] = ranges
-        found.includes[path] = [(line, m.group(1).decode("utf-8", "replace"))
-                                for line, m in _numbered(data, _directive(_INCLUDE, data))]
+            found.ranges[path] = list(ranges)
+        found.includes[path] = list(memo.per_file(path, data, "includes", lambda: [
+            (line, m.group(1).decode("utf-8", "replace")) for line, m in _numbered(data, _directive(_INCLUDE, data))]))
     found.files = {p: f for p, f in built.items() if f}
     for path, feature in _optional_units(found).items():
         if path not in built:   # a source setup.py builds by default stays default
@@ -311,17 +325,19 @@ def _included_only_optional(found: OptionalCode, pinned: frozenset[str]) -> None
     by_name: dict[str, list[str]] = {}
     for path in found.includes:
         by_name.setdefault(path.rsplit("/", 1)[-1], []).append(path)
-    edges = []
+    edges = []   # (including path, the include line's own branch feature, included path)
     for path, includes in found.includes.items():
+        ranges = found.ranges.get(path, ())
         for line, header in includes:
             rel = posixpath.normpath(posixpath.join(posixpath.dirname(path), header))
             targets = [rel] if rel in found.includes else [
                 p for p in by_name.get(header.rsplit("/", 1)[-1], ()) if p == header or p.endswith("/" + header)]
-            edges += [(path, line, t) for t in targets if t != path]
+            branch = next((name for first, last, name in ranges if first <= line <= last), "") if ranges else ""
+            edges += [(path, branch, t) for t in targets if t != path]
     for _ in range(8):   # a few rounds: each makes the headers of the newly optional ones optional
         uses: dict[str, set[str]] = {}
-        for path, line, target in edges:
-            uses.setdefault(target, set()).add(found.feature(path, line))
+        for path, branch, target in edges:   # found.feature(path, line), the files as this round has them
+            uses.setdefault(target, set()).add(found.files[path] if path in found.files else branch)
         new = {t: sorted(f)[0] for t, f in uses.items() if "" not in f and t not in found.files
                and t not in pinned and not t.endswith(SOURCE_SUFFIXES)}
         if not new:

@@ -25,7 +25,8 @@ from ..engine.platform import amd_headers, compilers, directives, ppexpr, region
 from ..rewrite import polyfills, qualified_names
 from ..core.tables.mappings import tables_dir
 from ..core.tables.project_tables import db_for
-from . import asm_macros, carried, file_facts, includes, own_headers, own_namespaces, packages, torch_extension, warp_constants
+from . import (asm_macros, carried, file_facts, includes, optional_cache, own_headers, own_namespaces, packages,
+               torch_extension, warp_constants)
 from .config import Config
 from .packages import own_packages, requirements
 
@@ -117,7 +118,7 @@ def prepare(paths: list[Path], options: Options, config: Config = Config(),
     left_out, amd, components, own_build = None, None, (), None
     if optional:
         from . import amd_paths, optional as optional_code, product
-        left_out = optional_code.learn(_contents(entries, sources), options.defines)
+        left_out = optional_code.learn(_contents(entries, sources), options.defines, store)
         amd, components = amd_paths.learn(entries), product.distributions(entries)
         own_build = product.own_build(entries)
     if left:   # mirrored byte for byte by convert, read by nothing else
@@ -173,7 +174,8 @@ def facts_store(root: Path, cache: bool = True) -> file_facts.FactsStore:
     if not cache or os.environ.get("PORTKIT_NO_CACHE", "") not in ("", "0"):
         return file_facts.FactsStore(None, None)
     try:
-        code = _facts_code() + [Path(file_facts.__file__), tables_dir() / "polyfills.toml", tables_dir() / "platforms.toml"]
+        code = _facts_code() + [Path(file_facts.__file__), tables_dir() / "polyfills.toml", tables_dir() / "platforms.toml",
+                                *optional_cache.code()]
         key = datacache.digest([f"filefacts {file_facts.FORMAT}"], code)
     except OSError:   # the code is unreadable: learn without the cache
         return file_facts.FactsStore(None, None)

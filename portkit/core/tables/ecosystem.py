@@ -123,6 +123,12 @@ class Ecosystem:
                     return library
         return found
 
+    def claims(self, include: str) -> bool:
+        """`header(include) is not None`, asked of every tail of every tree path (own_headers.py):
+        one lookup and one startswith over all prefixes, not a loop over them."""
+        index = _index(self)
+        return include in index[1] or include.startswith(index[8])
+
     def link(self, name: str) -> Library | None:
         return _index(self)[3].get(name)
 
@@ -167,7 +173,7 @@ def _index(eco: Ecosystem):
             modules.setdefault(m, pkg)
     pkg_prefixes.sort(key=lambda p: -len(p[0]))
     namespaces = {ns: lib for lib in eco.libraries for ns in lib.namespaces}
-    return by_id, headers, prefixes, links, exact, pkg_prefixes, modules, namespaces
+    return by_id, headers, prefixes, links, exact, pkg_prefixes, modules, namespaces, tuple(p for p, _ in prefixes)
 
 
 def load(path: Path) -> Ecosystem:
