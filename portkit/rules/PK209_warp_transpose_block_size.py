@@ -1,18 +1,16 @@
 """A CUB warp-transpose load or store instantiated with a block that is not a multiple of 64 threads.
 
 What it finds:
-    A function template instantiated with a block size that is not a multiple of 64
-    (`selective_scan_fwd_launch<32, 4, input_t, weight_t>(params, stream)`), where that template
-    parameter becomes, in the same file, the thread count of a `cub::BlockLoad` or
-    `cub::BlockStore` whose algorithm is `BLOCK_LOAD_WARP_TRANSPOSE` / `BLOCK_STORE_WARP_TRANSPOSE`
-    (or their `_TIMESLICED` forms): directly, through an expression of the template's parameters
-    (bitsandbytes' `BLOCK_SIZE/NUM_PER_TH`), or through the parameter of a traits struct template
-    (`Kernel_traits<kNThreads, ...>`) and a `static constexpr int kNThreads = kNThreads_;` there.
-    The instantiation is a call, a launch, an explicit instantiation (`template __global__ void
-    kQuantizeBlockwise<half, 64, 2, 0, NF4>(...);`), or the call of a function-like macro whose
-    body writes one from its parameters (`MAKE_kQuantizeBlockwise(half, 64, 2, 0, NF4)`), each
-    argument a constant expression as written. A value a variable or a conditional chooses, or a
-    template in another file, is not followed.
+    A function template instantiated with a block size that is not a multiple of 64, where that
+    template parameter becomes, in the same file, the thread count of a `cub::BlockLoad` or
+    `cub::BlockStore` with `BLOCK_LOAD_WARP_TRANSPOSE` / `BLOCK_STORE_WARP_TRANSPOSE` (or the
+    `_TIMESLICED` forms): directly, through an expression of its parameters (bitsandbytes'
+    `BLOCK_SIZE/NUM_PER_TH`), or through a traits struct template (`Kernel_traits<kNThreads,
+    ...>`, `static constexpr int kNThreads = kNThreads_;`). The instantiation is a call or launch
+    (`selective_scan_fwd_launch<32, 4, input_t, weight_t>(params, stream)`), an explicit
+    instantiation, or a function-like macro whose body writes one
+    (`MAKE_kQuantizeBlockwise(half, 64, 2, 0, NF4)`), with constant arguments. A value a variable
+    or a conditional chooses, or a template in another file, is not followed.
 
 Why it matters on AMD GPUs:
     hipCUB's warp-transpose loads and stores are rocPRIM's, which assert that the block is a
