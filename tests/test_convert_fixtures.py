@@ -64,8 +64,10 @@ def _changed_lines_are_cuda(original: bytes, converted: bytes, extra: frozenset[
         strict = any(b"static_cast<" in line for line in new[j1:j2])
         for line in old[i1:i2]:
             stripped = line.lstrip()
-            # rewrite/device_printf.py: std::printf in device code loses its std::
+            # rewrite/device_printf.py: std::printf in device code loses its std::; rewrite/inline_ptx.py:
+            # an inline PTX block HIP has exactly becomes its HIP form
             if not (stripped.startswith(b"#include") or b"<<<" in line or strict or b"std::printf" in line
+                    or stripped.startswith((b"asm", b"__asm__"))
                     or any(t in names or t == b"register" for t in TOKEN.findall(line))):
                 problems.append(f"changed a line with no CUDA name: {line!r}")
         if tag == "insert":

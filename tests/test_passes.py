@@ -42,7 +42,8 @@ def test_the_walk_runs_the_passes_in_the_order_they_ran_before_they_declared_it(
     assert [p.name for p in registry.walk("device")] == ["device_functions"]
     assert {kind: run.__module__ for kind, run in registry.by_kind.items()} == {
         "preproc_include": "portkit.rewrite.includes", "kernel_call_syntax": "portkit.rewrite.launches",
-        "preproc_arg": "portkit.rewrite.macros", "string_literal": "portkit.rewrite.strings"}
+        "preproc_arg": "portkit.rewrite.macros", "string_literal": "portkit.rewrite.strings",
+        "gnu_asm_expression": "portkit.rewrite.inline_ptx"}
 
 
 def test_the_order_comes_from_the_declared_dependencies_not_from_the_list():

@@ -10,7 +10,7 @@ from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
 # Node kinds the scanner dispatches on. One query captures them all, so the tree is walked once,
 # in C; Python only sees the nodes some rewriter or rule asked for.
 NAME_KINDS = ("identifier", "type_identifier", "namespace_identifier")
-CAPTURE_KINDS = ("preproc_arg", "preproc_include", "kernel_call_syntax", "string_literal")
+CAPTURE_KINDS = ("preproc_arg", "preproc_include", "kernel_call_syntax", "string_literal", "gnu_asm_expression")
 DEVICE_MARKERS = ("__global__", "__device__", "__shared__", "__constant__", "__managed__")
 # C++ that hip-clang rejects and nvcc accepts (rewrite/strictness.py): `register`, and the brace
 # initialisers of declarations (not every initializer_list: launch configurations, nested lists).

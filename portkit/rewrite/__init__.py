@@ -15,6 +15,7 @@ identifiers.py  CUDA names in code (functions, types, enums, macros, namespaces)
 builtins.py     --builtins hip: the legacy hipThreadIdx_x spellings
 minmax.py       mixed-type min/max in device code
 device_printf.py  std::printf in device code (HIP's device printf is ::printf only)
+inline_ptx.py   an inline PTX block HIP has exactly (lane id, clocks, fences, red.add): its HIP form
 strictness.py   C++ hip-clang rejects (register, narrowing brace initialisers, device functions
                 HIP's headers define)
 preproc_names.py  names the preprocessor builds (line splices, ## pastes): reported
@@ -37,7 +38,7 @@ from ..engine import passes
 # the modules that declare passes; the order is only the tie-break among passes that declare no
 # dependency between them (engine/passes.order): the run order is the declared dependencies'
 MODULES = (
-    "includes", "launches", "macros", "strings", "identifiers", "builtins", "minmax", "device_printf", "strictness",
+    "includes", "launches", "macros", "strings", "identifiers", "builtins", "minmax", "device_printf", "inline_ptx", "strictness",
     "preproc_names", "lossy", "guards", "toolkit_asserts", "transitive", "nvidia_votes", "nvidia_thrust",
 )
 

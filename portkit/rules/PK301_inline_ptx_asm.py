@@ -6,7 +6,9 @@ What it finds:
     ld.global.nc, shuffles, votes, fences, clocks. The preprocessor's forms too: a macro whose
     body is PTX (`#define SYNC_WARP() asm volatile("bar.warp.sync -1;")`) at its definition, and
     in device code every use of a macro that writes assembly, an alias (`#define ASM asm`) included
-    (the tree's assembly macros: project/asm_macros.py).
+    (the tree's assembly macros: project/asm_macros.py). Not a block convert rewrites: one
+    instruction HIP has exactly, with plain operands (`mov.u32 %0, %%laneid;`, `red.global.add.u64
+    [%0], %1;`, `membar.gl;`, `%%clock64`: engine/ptx.py), counted as converted instead.
 
 Why it matters on AMD GPUs:
     PTX is NVIDIA's virtual instruction set; no AMD compiler accepts it. Every block must be
@@ -33,6 +35,7 @@ from tree_sitter import Node
 
 from ..engine.context import ScanContext, View
 from ..engine import syntax
+from ..engine.ptx import equivalent
 from ..engine.rule import define
 
 RULE = define(__doc__, code="PK301", name="inline-ptx-asm", severity="high", category="kernel",
@@ -92,6 +95,8 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
         # and in a macro body (which has no function around it) by a PTX instruction it names
     if amd_assembly(ptx):
         return  # AMD GCN/CDNA/RDNA assembly (ggml's v_dot2_f32_f16) is already ported
+    if not ctx.regions.protected(view.start(node)) and equivalent(view, node) is not None:
+        return  # convert writes its HIP form (rewrite/inline_ptx.py): a converted site, not a finding
     what, blocker = "PTX", False
     for pattern, description, is_blocker in _KNOWN:
         if pattern.search(ptx):
