@@ -60,8 +60,9 @@ def _changed_lines_are_cuda(original: bytes, converted: bytes, extra: frozenset[
             continue
         if any(b"<<<" in line for line in old[i1:i2]) and b"hipLaunchKernelGGL(" in b"".join(new[j1:j2]):
             continue   # a launch over several lines, joined as hipify-clang writes it (--launch-syntax hip)
-        # rewrite/strictness.py: `register` dropped, a narrowing element cast
-        strict = any(b"static_cast<" in line for line in new[j1:j2])
+        # rewrite/strictness.py: `register` dropped, a narrowing element cast; rewrite/deviceptr.py: CUdeviceptr
+        # arithmetic as CUDA's integer (`at += offset;` names no CUDA type)
+        strict = any(b"static_cast<" in line or b"(hipDeviceptr_t)((unsigned long long)" in line for line in new[j1:j2])
         for line in old[i1:i2]:
             stripped = line.lstrip()
             # rewrite/device_printf.py: std::printf in device code loses its std::; rewrite/inline_ptx.py:

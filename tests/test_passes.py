@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "portkit"
 # the order scan_source ran them in, by hand, before the passes declared it
 POST_WALK = ("splices", "pasted_arguments", "lossy")
 FINISH = ("guards", "includes", "polyfills", "transitive", "nvidia_votes", "nvidia_thrust", "toolkit_asserts")
-NAME_PASSES = ("identifiers", "builtins", "minmax", "device_printf")
+NAME_PASSES = ("identifiers", "builtins", "minmax", "device_printf", "deviceptr")
 
 
 def test_the_walk_imports_no_rewriter_module_by_name():

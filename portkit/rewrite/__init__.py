@@ -23,6 +23,7 @@ lossy.py        two CUDA names written as one HIP name on a line: reported
 guards.py       CUDA version and __CUDA_ARCH__ guards an AMD build reads differently
 toolkit_asserts.py  static_asserts on the CUDA toolkit's release, kept for nvcc builds
 transitive.py   headers CUDA's headers included and HIP's do not
+deviceptr.py    CUdeviceptr integer arithmetic, kept as CUDA's integer (engine/deviceptr_plan.py)
 nvidia_votes.py, nvidia_thrust.py   what keeps the converted file building through HIP's NVIDIA backend
 codes.py        the codes of the notes the converter raises (PK0xx)
 """
@@ -39,7 +40,7 @@ from ..engine import passes
 # dependency between them (engine/passes.order): the run order is the declared dependencies'
 MODULES = (
     "includes", "launches", "macros", "strings", "identifiers", "builtins", "minmax", "device_printf", "inline_ptx", "strictness",
-    "preproc_names", "lossy", "guards", "toolkit_asserts", "transitive", "nvidia_votes", "nvidia_thrust",
+    "preproc_names", "lossy", "guards", "toolkit_asserts", "transitive", "nvidia_votes", "nvidia_thrust", "deviceptr",
 )
 
 
