@@ -103,3 +103,17 @@ def test_exact_forms_become_their_hip_form(statement: bytes, expected: bytes):
 ])
 def test_everything_else_is_left(statement: bytes):
     assert _converted(statement) is None
+
+
+def test_the_compatibility_header_mode_names_each_block_once(tmp_path: Path, capsys):
+    """--compat-header keeps the CUDA source: each block convert would rewrite is one line for a person,
+    with its HIP form, not one per piece the rewrite writes around the operands."""
+    source = tmp_path / "input.cu"
+    source.write_bytes((CASE / "input.cu").read_bytes())
+    capsys.readouterr()
+    main(["convert", str(tmp_path), "--compat-header", str(tmp_path / "compat.h"), "--in-place", "--rocm", "5.2"])
+    lines = [line.strip() for line in capsys.readouterr().out.splitlines() if "inline PTX" in line]
+    assert lines == [f"input.cu:{line}: inline PTX -> {hip}: the AMD build needs it in place of this inline PTX"
+                     for line, hip in ((17, "__lane_id()"), (51, "atomicAdd(unsigned long long*)"), (58, "clock64()"),
+                                       (61, "atomicAdd(float*)"), (62, "atomicAdd(unsigned int*)"),
+                                       (63, "atomicAdd(int*)"), (65, "__threadfence()"), (68, "clock64()"))]

@@ -191,6 +191,9 @@ def _take(edit: Edit, source: SourceFile, spelled: str, result: FileCompat,
         guarded = GUARD + newline + lines + newline + b"#endif" + newline
         return Edit(edit.start, edit.end, (newline + guarded.rstrip(b"\r\n")) if edit.text.startswith(newline)
                     else guarded, kind=EditKind.GUARD)
+    if edit.kind == EditKind.INLINE_PTX:   # written in pieces around the operands: one line per block's line
+        result.manual.append((line, f"{edit.what}: the AMD build needs it in place of this inline PTX"))
+        return None
     if edit.kind in (EditKind.SYMBOL, EditKind.DEFAULT_ARGUMENTS):
         # HIP's C++ API also takes the symbol itself (template overloads), as CUDA's does; CUDA defaults
         # written out cannot come from a header (docs/mapping-format.md)

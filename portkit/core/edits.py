@@ -34,6 +34,7 @@ class EditKind:
     NVIDIA_THRUST = "nvidia thrust"            # thrust::hip through HIP's NVIDIA backend (rewrite/nvidia_thrust.py)
     PLATFORM_INCLUDE = "platform include"      # an include written for both platforms (rewrite/nvidia_thrust.py)
     TRANSITIVE_INCLUDE = "transitive include"  # a header CUDA's headers included (rewrite/transitive.py)
+    INLINE_PTX = "inline ptx"                  # a piece of an inline PTX block's HIP form (rewrite/inline_ptx.py)
     OTHER = "other"                            # an edit nothing treats apart (Edit's default)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
+from ..core.edits import EditKind
 from ..engine import ptx
 from ..engine.context import ScanContext, View
 from ..engine.passes import Pass
@@ -26,7 +27,7 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
     ctx.metrics.refs_found += 1
     ctx.metrics.refs_converted += 1
     for start, end, text in found.pieces:
-        ctx.edit(start, end, text, what=f"inline PTX -> {found.hip}")
+        ctx.edit(start, end, text, what=f"inline PTX -> {found.hip}", kind=EditKind.INLINE_PTX)
 
 
 PASSES = (Pass("inline_ptx", "walk", handle, capture="node", kinds=("gnu_asm_expression",)),)
