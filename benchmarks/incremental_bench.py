@@ -18,14 +18,17 @@ edit is made in one real .cu file (the tree's median-sized one) and the command 
 (convert into the same -o folder): that second run is the incremental one. The file is restored after each. Edits: none (an
 unchanged re-run), a comment line appended, and a small kernel appended (new CUDA code that
 convert rewrites and audit reports). A cold run is thus measured once per edit and run; the
-median of all is printed. No figure is asserted; the recorded output is in
-benchmarks/results/perf_corpus.txt.
+median of all is printed. Each portkit figure also gives the CPU seconds the run took (user + system
+of the process and its workers, which it waits for) and the re-run's share of the cold run's: on a
+machine others share, wall time grows with their load and CPU time does not. No figure is
+asserted; the recorded output is in benchmarks/results/perf_corpus.txt.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -42,20 +45,23 @@ EDITS = {
 }
 
 
-def timed(cmd: list[str], cwd: Path, cache: Path | None) -> float:
-    """Wall seconds of one run in a fresh process; the result cache in `cache`, or off if None."""
+def timed(cmd: list[str], cwd: Path, cache: Path | None) -> tuple[float, float]:
+    """(wall, CPU) seconds of one run in a fresh process; the result cache in `cache`, or off if None."""
     env = dict(os.environ)
     env.pop("PORTKIT_NO_CACHE", None)
     if cache is None:
         env["PORTKIT_NO_CACHE"] = "1"
     else:
         env["PORTKIT_CACHE_DIR"] = str(cache)
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     elapsed = time.perf_counter() - start
+    now = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = now.ru_utime + now.ru_stime - used.ru_utime - used.ru_stime
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(cmd[:4])}: exit {proc.returncode}: {proc.stderr.decode()[-300:]}")
-    return elapsed
+    return elapsed, cpu
 
 
 def sources(tree: Path) -> list[Path]:
@@ -74,14 +80,17 @@ def command(name: str, copy: Path, out: Path) -> list[str]:
     return [sys.executable, "-m", "portkit", "audit", str(copy), "--format", "json"]
 
 
-def incremental(name: str, copy: Path, work: Path, runs: int) -> tuple[list[float], dict[str, list[float]]]:
-    """(cold walls, incremental walls per edit) of one command on one tree copy."""
+Runs = list[tuple[float, float]]
+
+
+def incremental(name: str, copy: Path, work: Path, runs: int) -> tuple[Runs, dict[str, Runs]]:
+    """(cold (wall, CPU)s, incremental (wall, CPU)s per edit) of one command on one tree copy."""
     target = median_cu(copy)
     original = target.read_bytes()
     cache, out, start = work / "cache", work / "out", work / "start-here"
     start.mkdir(exist_ok=True)
-    cold: list[float] = []
-    again: dict[str, list[float]] = {edit: [] for edit in EDITS}
+    cold: Runs = []
+    again: dict[str, Runs] = {edit: [] for edit in EDITS}
     for _ in range(runs):
         for edit, extra in EDITS.items():
             shutil.rmtree(cache, ignore_errors=True)
@@ -102,17 +111,20 @@ def tree_figures(tree: Path, hipify: Path, work: Path, runs: int) -> str:
     files = sources(copy)
     lines = sum(p.read_bytes().count(b"\n") for p in files)
     rel = [str(p.relative_to(copy)) for p in files]
-    hip = [timed(["perl", str(hipify), "-quiet-warnings", *rel], copy, None) for _ in range(runs)]
+    hip = [timed(["perl", str(hipify), "-quiet-warnings", *rel], copy, None)[0] for _ in range(runs)]
     base = statistics.median(hip)
     report = [f"{tree.name}: {len(files)} C/C++/CUDA sources, {lines:,} lines; edited: "
               f"{median_cu(copy).relative_to(copy)}",
               f"  hipify-perl, one process: {_runs(hip)}"]
     for name in ("convert", "audit"):
         cold, again = incremental(name, copy, work, runs)
-        wall = statistics.median(cold)
-        report.append(f"  portkit {name}, defaults, cold: {_runs(cold)}: {base / wall:.1f}x hipify-perl")
+        wall, cpu = statistics.median(w for w, _ in cold), statistics.median(c for _, c in cold)
+        report.append(f"  portkit {name}, defaults, cold: {_runs([w for w, _ in cold])}: {base / wall:.1f}x hipify-perl; "
+                      f"CPU {cpu:.2f} s")
         for edit, values in again.items():
-            report.append(f"    re-run, {edit}: {_runs(values)}: {statistics.median(values) / wall:.0%} of cold")
+            walls, cpus = [w for w, _ in values], [c for _, c in values]
+            report.append(f"    re-run, {edit}: {_runs(walls)}: {statistics.median(walls) / wall:.0%} of cold; "
+                          f"CPU {statistics.median(cpus):.2f} s: {statistics.median(cpus) / cpu:.0%} of cold's")
     shutil.rmtree(copy)
     return "\n".join(report)
 
