@@ -24,7 +24,7 @@ def learn(entries: list[Entry]) -> frozenset[str]:
     for entry in entries:
         parts = entry.rel.split("/")
         # every tail of the path: `cuda/scatter_cuda.h` of csrc/cuda/scatter_cuda.h
-        if any(eco.claims("/".join(parts[i:])) for i in range(len(parts))):
+        if eco.claims(*("/".join(parts[i:]) for i in range(len(parts)))):
             found.add(entry.rel)
     return frozenset(found)
 

@@ -123,11 +123,12 @@ class Ecosystem:
                     return library
         return found
 
-    def claims(self, include: str) -> bool:
-        """`header(include) is not None`, asked of every tail of every tree path (own_headers.py):
-        one lookup and one startswith over all prefixes, not a loop over them."""
+    def claims(self, *includes: str) -> bool:
+        """Whether `header(include) is not None` for one of `includes`, asked of every tail of every
+        tree path (own_headers.py): a lookup and one startswith over all prefixes, not a loop."""
         index = _index(self)
-        return include in index[1] or include.startswith(index[8])
+        headers, prefixes = index[1], index[8]
+        return any(include in headers or include.startswith(prefixes) for include in includes)
 
     def link(self, name: str) -> Library | None:
         return _index(self)[3].get(name)
