@@ -104,6 +104,7 @@ def test_each_known_place_is_rewritten_and_not_reported(source: bytes, expected:
 LEFT = [
     b"void g(CUdeviceptr p); void f(CUdeviceptr p) { g(p + 4); }\n",                    # the project's own function
     b"void f(CUdeviceptr p) { auto q = p + 4; (void)q; }\n",                             # auto
+    b"void f(CUdeviceptr p) { const size_t& q = p - 4; (void)q; }\n",                   # a reference
     b"void f(CUdeviceptr p) { p++; }\n",                                                 # ++
     b"void f(CUdeviceptr p, std::vector<CUdeviceptr>& v) { v.push_back({p + 4}); }\n",   # a brace initialiser
     b"void f(CUdeviceptr p) { CUdeviceptr q = static_cast<CUdeviceptr>(p + 4); }\n",     # static_cast to void*

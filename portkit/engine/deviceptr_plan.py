@@ -221,7 +221,7 @@ def _place(top: Node, leaves: dict[int, Node], db) -> bool | None:
     if kind == "argument_list":
         return _argument(parent, top, leaves, db)
     if kind == "init_declarator" and parent.child_by_field_name("value") == top:
-        return _typed(parent.parent, parent)
+        return _typed(parent.parent, parent.child_by_field_name("declarator"))
     if kind == "assignment_expression" and parent.child_by_field_name("right") == top \
             and parent.child_by_field_name("operator").text == b"=":
         target = parent.child_by_field_name("left")
