@@ -34,8 +34,8 @@ def _audit(path: Path, capsys) -> tuple[list[tuple[str, int, str]], dict]:
 def test_the_cuda_source_counts_each_block_convert_rewrites_as_converted(capsys):
     findings, summary = _audit(CASE / "input.cu", capsys)
     assert findings == KEPT
-    # 8 blocks, and cuda_runtime.h, cudaMemcpy, cudaMemcpyDeviceToHost
-    assert (summary["cuda_refs"], summary["refs_converted"]) == (11, 11)
+    # 9 blocks, and cuda_runtime.h, cudaMemcpy, cudaMemcpyDeviceToHost
+    assert (summary["cuda_refs"], summary["refs_converted"]) == (12, 12)
 
 
 def test_the_converted_file_has_no_ptx_left_to_report(capsys):
@@ -82,6 +82,10 @@ def _converted(statement: bytes) -> bytes | None:
      b"atomicAdd((unsigned long long*)(q), (unsigned long long)(1ull));"),
     (b'asm volatile("red.relaxed.gpu.global.add.f64 [%0], %1;" :: "l"(r), "d"(2.0));',
      b"atomicAdd((double*)(r), (double)(2.0));"),
+    (b'asm("red.global.add.f32 [%0], %1;" :: "l"(r), "r"(p[0]));',                # a float by its bits
+     b"atomicAdd((float*)(r), __uint_as_float((unsigned int)(p[0])));"),
+    (b'asm("red.global.add.f64 [%0], %1;" :: "l"(r), "l"(q[0]));',
+     b"atomicAdd((double*)(r), __longlong_as_double((long long)(q[0])));"),
 ])
 def test_exact_forms_become_their_hip_form(statement: bytes, expected: bytes):
     assert _converted(statement) == expected
@@ -106,7 +110,7 @@ def test_everything_else_is_left(statement: bytes):
 
 
 def test_the_compatibility_header_mode_names_each_block_once(tmp_path: Path, capsys):
-    """--compat-header keeps the CUDA source: each block convert would rewrite is one line for a person,
+    """--compat-header keeps the CUDA source: each block convert would rewrite is one line for a person
     with its HIP form, not one per piece the rewrite writes around the operands."""
     source = tmp_path / "input.cu"
     source.write_bytes((CASE / "input.cu").read_bytes())
@@ -114,6 +118,7 @@ def test_the_compatibility_header_mode_names_each_block_once(tmp_path: Path, cap
     main(["convert", str(tmp_path), "--compat-header", str(tmp_path / "compat.h"), "--in-place", "--rocm", "5.2"])
     lines = [line.strip() for line in capsys.readouterr().out.splitlines() if "inline PTX" in line]
     assert lines == [f"input.cu:{line}: inline PTX -> {hip}: the AMD build needs it in place of this inline PTX"
-                     for line, hip in ((17, "__lane_id()"), (51, "atomicAdd(unsigned long long*)"), (58, "clock64()"),
-                                       (61, "atomicAdd(float*)"), (62, "atomicAdd(unsigned int*)"),
-                                       (63, "atomicAdd(int*)"), (65, "__threadfence()"), (68, "clock64()"))]
+                     for line, hip in ((17, "__lane_id()"), (34, "atomicAdd(float*)"),
+                                       (57, "atomicAdd(unsigned long long*)"), (64, "clock64()"),
+                                       (67, "atomicAdd(float*)"), (68, "atomicAdd(unsigned int*)"),
+                                       (70, "atomicAdd(int*)"), (72, "__threadfence()"), (75, "clock64()"))]

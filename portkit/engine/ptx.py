@@ -15,7 +15,8 @@ instruction, no named or `goto` operand, no escape but whitespace):
   `__threadfence_block()`, `__threadfence()`, `__threadfence_system()`, sequentially consistent
   fences at the same scope on both platforms.
 - `red[.relaxed][.gpu][.global].add.{u32,s32,u64,f32,f64} [%0], %1;` ("l" address, the value in
-  its type's class): `atomicAdd((T*)(ADDR), (T)(VALUE))`. `red` without `.sem`/`.scope` is relaxed
+  its type's class, or a float's bits in an integer register): `atomicAdd((T*)(ADDR), (T)(VALUE))`
+  (`__uint_as_float((unsigned int)(VALUE))` for the bits). `red` without `.sem`/`.scope` is relaxed
   at GPU scope, as atomicAdd is (CUDA compiles an atomicAdd whose result is unused to this very
   instruction; HIP's is a relaxed agent-scope fetch-add). The address comes from a 64-bit integer
   register, so ADDR may be a pointer or an integer (nccl-tests passes `int64_t*`): the C cast takes
@@ -33,9 +34,12 @@ from tree_sitter import Node
 
 from .context import View
 
-# red's value type -> (the C type, the operand constraint nvcc needs for it)
-_ADD_TYPES = {"u32": ("unsigned int", "r"), "s32": ("int", "r"), "u64": ("unsigned long long", "l"),
-              "f32": ("float", "f"), "f64": ("double", "d")}
+# red's value type -> (the C type, {the value's register class: how its bits read as that type}): a
+# float's bits may come in an integer register (tiny-cuda-nn's atomic_add_gmem_float: `"r"(in_int)`)
+_ADD_TYPES = {"u32": ("unsigned int", {"r": "(unsigned int)(%s)"}), "s32": ("int", {"r": "(int)(%s)"}),
+              "u64": ("unsigned long long", {"l": "(unsigned long long)(%s)"}),
+              "f32": ("float", {"f": "(float)(%s)", "r": "__uint_as_float((unsigned int)(%s))"}),
+              "f64": ("double", {"d": "(double)(%s)", "l": "__longlong_as_double((long long)(%s))"})}
 _RED = re.compile(r"red(?:\.relaxed)?(?:\.gpu)?(?:\.global)?\.add\.(u32|s32|u64|f32|f64) \[ ?%0 ?\] ?, ?%1")
 # special register reads: (pattern, constraint, HIP expression)
 _READS = ((re.compile(r"mov\.[usb]32 %0 ?, ?%laneid"), "=r", "__lane_id()"),
@@ -80,13 +84,14 @@ def equivalent(view: View, node: Node) -> Equivalent | None:
                 return _assigned(view, node, outputs[0][1], hip)
     red = _RED.fullmatch(instruction)
     if red and not outputs and len(inputs) == 2:
-        kind, constraint = _ADD_TYPES[red.group(1)]
+        kind, reads = _ADD_TYPES[red.group(1)]
         (address_class, address), (value_class, value) = ((c, o.children[2]) for c, o in inputs)
-        if address_class == "l" and value_class == constraint:
+        if address_class == "l" and value_class in reads:
+            before, after = reads[value_class].split("%s")
             return Equivalent(f"atomicAdd({kind}*)", (
                 (start, view.start(address), f"atomicAdd(({kind}*)(".encode()),
-                (view.end(address), view.start(value), f"), ({kind})(".encode()),
-                (view.end(value), end, b"))")))
+                (view.end(address), view.start(value), f"), {before}".encode()),
+                (view.end(value), end, f"{after})".encode())))
     return None
 
 
