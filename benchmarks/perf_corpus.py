@@ -6,7 +6,8 @@ audit of whole trees, the commit gate on a small change, a 5 MB single-line file
 --corpus is a folder of real CUDA (.cu/.cuh; benchmarks/README.md says how the recorded one was
 put together). hipify-perl (HIPIFY's bin/hipify-perl) converts every file in one process with
 `-quiet-warnings`, its output to /dev/null; portkit converts the same folder with `-o` in a fresh
-process (`--jobs 1` and `--jobs 2`), so both include start-up. The runs alternate (hipify-perl,
+process (`--jobs 1` and `--jobs 2` with `-q`, and with no option at all: every CPU and the summary,
+which runs the audit's scan too), so both include start-up. The runs alternate (hipify-perl,
 portkit -j1, portkit -j2, ...) and the medians are printed. Parses per file: portkit's convert run
 in this process with tree-sitter's parse counted, whole files apart from macro-body fragments.
 --ggml/--faiss: `portkit audit TREE --jobs 2 --format json` (wall, median of --runs) with every
@@ -125,7 +126,7 @@ def main(argv: list[str]) -> int:
     START_IN = work / "start-here"
     START_IN.mkdir()
     try:
-        times: dict[str, list[float]] = {"hipify-perl": [], "portkit -j1": [], "portkit -j2": []}
+        times: dict[str, list[float]] = {"hipify-perl": [], "portkit -j1": [], "portkit -j2": [], "portkit defaults": []}
         rel = [str(p.relative_to(args.corpus)) for p in files]
         for run in range(args.runs):
             times["hipify-perl"].append(timed(["perl", str(args.hipify_perl), "-quiet-warnings", *rel],
@@ -135,11 +136,14 @@ def main(argv: list[str]) -> int:
                 times[f"portkit -j{jobs}"].append(timed(portkit("convert", str(args.corpus), "-o", str(out),
                                                                 "-q", "--jobs", str(jobs))))
                 shutil.rmtree(out)
+            out = work / f"out-{run}-defaults"   # what a user types: every CPU, the summary of what needs a person
+            times["portkit defaults"].append(timed(portkit("convert", str(args.corpus), "-o", str(out))))
+            shutil.rmtree(out)
         base = statistics.median(times["hipify-perl"])
-        print(f"\n{'convert':<14} {'wall (median)':>14} {'lines/s':>10} {'vs hipify-perl':>15}   runs")
+        print(f"\n{'convert':<16} {'wall (median)':>14} {'lines/s':>10} {'vs hipify-perl':>15}   runs")
         for name, values in times.items():
             wall = statistics.median(values)
-            print(f"{name:<14} {wall:>12.2f} s {lines / wall:>10,.0f} {base / wall:>14.1f}x   "
+            print(f"{name:<16} {wall:>12.2f} s {lines / wall:>10,.0f} {base / wall:>14.1f}x   "
                   + " ".join(f"{v:.2f}" for v in values))
         count, whole, fragments = parses_per_file(args.corpus, work)
         print(f"\nparses: {whole} whole-file parses for {count} files ({whole / count:.2f} per file), "
