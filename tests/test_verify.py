@@ -184,7 +184,7 @@ def test_verify_json_marks_unexplained_failures(tmp_path: Path, capsys):
     error = unit["errors"][0]
     assert (error["path"], error["line"], error["source_line"], error["unexplained"], error["findings"]) == \
         ("version.cu", 7, 7, True, [])
-    assert error["message"] == "use of undeclared identifier 'CUDART_VERSION'"
+    assert error["message"] == "use of undeclared identifier 'cudaStreamGetDevice'"
     assert doc["compiler"]["rocm"] == doc["target_rocm"] == "5.2"
 
 
@@ -364,7 +364,8 @@ def test_a_missing_third_party_header_makes_the_unit_not_reached(tmp_path: Path,
     (tmp_path / "solve.cu").write_text('#include <hip/hip_runtime.h>\n#include <fancysolver/solver.h>\n'
                                        '__global__ void k(float *x) { x[0] = undeclared_here; }\n')
     (tmp_path / "ok.cu").write_text("#include <hip/hip_runtime.h>\n__global__ void k(float *x) { x[0] = 1; }\n")
-    (tmp_path / "gap.cu").write_text("#include <hip/hip_runtime.h>\nint v = CUDART_VERSION;\n")
+    (tmp_path / "gap.cu").write_text("#include <hip/hip_runtime.h>\n"
+                                     "int f() { int d = 0; cudaStreamGetDevice(0, &d); return d; }\n")
     assert main(["verify", str(tmp_path), "--format", "json"]) == 1
     doc = json.loads(capsys.readouterr().out)
     assert doc["summary"] | {"seconds": 0} == {"units": 3, "compiled": 1, "failed": 2, "explained": 0,
