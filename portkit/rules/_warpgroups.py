@@ -44,13 +44,40 @@ def split_only(node: Node) -> bool:
     function = syntax.enclosing(node, "function_definition")
     if function is None or b"__global__" not in syntax.function_qualifiers(function):
         return False
+    memo = _file_memo(function)
+    if function not in memo:
+        memo[function] = _kernel_split_only(function, memo)
+    return memo[function]
+
+
+def _kernel_split_only(function: Node, memo: dict) -> bool:
     code = _code(function)
     if not all(re.search(rb"\b" + word + rb"\b", code) for word in BLOCK_LEVEL):
         return False
-    root = function
-    while root.parent is not None:
-        root = root.parent
-    return _warp_free(function, _definitions(root), 0)
+    if _DEFINITIONS not in memo:
+        memo[_DEFINITIONS] = _definitions(_root(function))
+    return _warp_free(function, memo[_DEFINITIONS], 0)
+
+
+# What one file's kernels were found to be, and its function definitions: every PK201 site of a
+# kernel asks (and its --fix warp fixer again), so a generated kernel of 1,500 `tid % 32` lines
+# would walk its whole file 3,000 times (tests/test_huge_files.py). Keyed by the file's root node,
+# which keeps its tree alive while it is the key, so no later tree can take its identity.
+_DEFINITIONS = "definitions"
+_memo_of: list = [None, {}]   # [root node, {function node or _DEFINITIONS: value}]
+
+
+def _root(node: Node) -> Node:
+    while node.parent is not None:
+        node = node.parent
+    return node
+
+
+def _file_memo(function: Node) -> dict:
+    root = _root(function)
+    if _memo_of[0] != root:
+        _memo_of[0], _memo_of[1] = root, {}
+    return _memo_of[1]
 
 
 def _warp_free(function: Node, definitions: dict[bytes, list[Node]], depth: int) -> bool:
