@@ -87,7 +87,7 @@ def test_the_if_branch_is_converted_and_a_chosen_amd_branch_left(tmp_path: Path)
 
 KERNEL = """#include <cuda_runtime.h>
 #ifdef __CUDACC__
-__device__ void fence() { asm volatile("membar.gl;"); }
+__device__ void fence() { asm volatile("fence.acq_rel.gpu;"); }
 #else
 inline void fence() {}
 #endif

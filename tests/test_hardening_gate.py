@@ -20,7 +20,7 @@ from conftest import isolated_git, missing, require_tool
 from portkit.cli.app import main
 from portkit.core.pylaunch import module_command
 
-PTX = '__global__ void k(int* o) { int v; asm volatile("mov.u32 %0, %%laneid;" : "=r"(v)); o[0] = v; }\n'
+PTX = '__global__ void k(int* o) { int v; asm volatile("mov.u32 %0, %%smid;" : "=r"(v)); o[0] = v; }\n'
 PTX_COLUMN = PTX.index("asm") + 1
 
 

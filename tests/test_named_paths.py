@@ -17,7 +17,7 @@ from portkit.cli.app import main
 
 # PTX (PK301, high) on line 2 at column 35, a plain kernel around it
 KERNEL = ('#include <cuda_runtime.h>\n'
-          '__global__ void k(int* o) { int v; asm volatile("mov.u32 %0, %%laneid;" : "=r"(v)); o[0] = v; }\n'
+          '__global__ void k(int* o) { int v; asm volatile("mov.u32 %0, %%smid;" : "=r"(v)); o[0] = v; }\n'
           'void run(int* o) { cudaMalloc(&o, 4); k<<<1, 1>>>(o); }\n')
 PTX_AT = ("PK301", 2, KERNEL.splitlines()[1].index("asm") + 1)
 TEAM = ('schema = 1\nfamily = "team"\ntitle = "Our allocator"\nsource = "team.toml"\n'

@@ -32,7 +32,7 @@ __device__ unsigned lane()
 #if defined(DEMO_USE_HIP)
     r = __lane_id();
 #else
-    asm volatile("mov.u32 %0, %%laneid;" : "=r"(r));
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(r));
 #endif
     return r;
 }
@@ -72,7 +72,7 @@ def test_without_the_trees_facts_the_gate_would_disagree(tmp_path: Path, monkeyp
     capsys.readouterr()
     assert main(["check", "--diff-base", "HEAD", "--fail-on", "info"]) == 1
     out = capsys.readouterr().out
-    assert out.splitlines()[0].startswith("lane.cu:9:5: PK301 inline PTX (reads the lane id)")
+    assert out.splitlines()[0].startswith("lane.cu:9:5: PK301 inline PTX (reads hardware warp/SM ids)")
 
 
 def test_every_command_learns_the_same_facts_of_a_tree():

@@ -147,7 +147,7 @@ def test_audit_reports_ported_ptx_as_info_at_no_cost_and_never_amd_assembly(tmp_
 def test_amd_assembly_outside_any_branch_is_not_ptx(tmp_path: Path):
     (tmp_path / "k.cu").write_text(
         '__global__ void k(float *a) {\n  asm volatile("v_dot2_f32_f16 %0, %1, %2, %0" : "+v"(a[0]));\n'
-        '  asm volatile("mov.u32 %0, %%laneid;" : "=r"(*(unsigned *)a));\n}\n')
+        '  asm volatile("mov.u32 %0, %%smid;" : "=r"(*(unsigned *)a));\n}\n')
     out = tmp_path / "a.json"
     assert main(["audit", str(tmp_path / "k.cu"), "--format", "json", "-o", str(out), "-q"]) == 0
     assert [(f["line"], f["code"]) for f in json.loads(out.read_text())["findings"]] == [(3, "PK301")]
@@ -217,7 +217,7 @@ def test_the_commit_gate_uses_the_configured_amd_macros(tmp_path: Path, monkeypa
     """A hazard in a branch the project's AMD macro selects is already AMD code: it never blocks."""
     import subprocess
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-    (tmp_path / "k.cu").write_text('#ifdef MY_HIP\nasm volatile("mov.u32 %0, %%laneid;" : "=r"(x));\n#endif\n')
+    (tmp_path / "k.cu").write_text('#ifdef MY_HIP\nasm volatile("mov.u32 %0, %%smid;" : "=r"(x));\n#endif\n')
     monkeypatch.chdir(tmp_path)
     assert main(["check", "k.cu"]) == 1
     capsys.readouterr()

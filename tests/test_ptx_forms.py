@@ -30,7 +30,7 @@ def test_audit_reports_each_form_at_its_line_and_nothing_else():
         ("kernels.cu", 9, "inline assembly through the macro `DEVICE_ASM` (warp_asm.cuh:8 defines it with `asm`)"),
         ("kernels.cu", 11, "inline assembly through the macro `SYNC_WARP` (warp_asm.cuh:5 defines it with `asm`)"),
         ("kernels.cu", 24, "inline PTX (barrier): `bar.warp.sync -1`"),      # the splice joined, as the compiler reads it
-        ("kernels.cu", 26, "inline PTX (memory fence): `membar.cta`"),       # __asm__
+        ("kernels.cu", 26, "inline PTX (memory fence): `fence.acq_rel.cta`"),  # __asm__
         ("warp_asm.cuh", 5, "inline PTX (barrier): `bar.warp.sync -1`"),    # the macro's definition
     ]
 

@@ -161,7 +161,7 @@ def test_convert_verify_on_the_command_line(tmp_path: Path, capsys):
     assert code == 1
     assert "scan.cu: failed, explained" in text
     assert "include/lane.cuh:8:16: error: invalid instruction" in text
-    assert 'CUDA line 6: asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));' in text
+    assert 'CUDA line 6: asm volatile("mov.u32 %0, %%smid;" : "=r"(lane));' in text
     assert "explained by PK301 inline-ptx-asm" in text
     assert "configuration of 1 unit: default (no CMakeLists.txt or Makefile read; the compiler's -std=c++11, " \
            "include directories inferred from the tree)\n" in text
