@@ -91,7 +91,7 @@ def test_deep_only_adds_or_refines_and_shares_fingerprints(deep_default):
     # here), and the partial-parse notes of files where clang found every launch tree-sitter did
     assert sorted(shallow.keys() - deep.keys()) == [("src/tiles.cu", 10, "PK005", "parse-error"),
                                                     ("src/vote.cu", 6, "PK005", "parse-error"),
-                                                    ("src/vote.cu", 21, "PK301", "reads the lane id"),
+                                                    ("src/vote.cu", 21, "PK301", "reads hardware warp/SM ids"),
                                                     ("src/warp_constants.cu", 13, "PK201", "kWarp"),
                                                     ("src/warp_constants.cu", 14, "PK201", "WARP_CONSTANT"),
                                                     ("src/warp_constants.cu", 17, "PK005", "parse-error")]
