@@ -192,8 +192,7 @@ def _take(edit: Edit, source: SourceFile, spelled: str, result: FileCompat,
         return Edit(edit.start, edit.end, (newline + guarded.rstrip(b"\r\n")) if edit.text.startswith(newline)
                     else guarded, kind=EditKind.GUARD)
     if edit.kind == EditKind.INLINE_PTX:   # written in pieces around the operands: one line per block's line
-        result.manual.append((line, f"{edit.what}: the AMD build needs it in place of this inline PTX"))
-        return None
+        return result.manual.append((line, f"{edit.what}: the AMD build needs it in place of this inline PTX"))
     if edit.kind in (EditKind.SYMBOL, EditKind.DEFAULT_ARGUMENTS):
         # HIP's C++ API also takes the symbol itself (template overloads), as CUDA's does; CUDA defaults
         # written out cannot come from a header (docs/mapping-format.md)
@@ -210,6 +209,8 @@ def _take(edit: Edit, source: SourceFile, spelled: str, result: FileCompat,
             result.manual.append((line, f"HIP's C signature takes this argument as {kind}: write {text}...)"))
         elif text.startswith("static_cast"):   # a narrowing brace initialiser (rewrite/strictness.py)
             result.manual.append((line, f"hip-clang rejects this narrowing conversion: write {text}...)"))
+        elif edit.what == "CUdeviceptr arithmetic":   # rewrite/deviceptr.py's casts around the operands
+            result.manual.append((line, "hipDeviceptr_t is void*: do this CUdeviceptr arithmetic on (unsigned long long)"))
     elif original.isidentifier() and text.isidentifier():                # a call-dependent name
         result.manual.append((line, f"{original} here is {edit.what} in CUDA and {text} in HIP (by its arguments)"))
     else:
