@@ -17,7 +17,8 @@ from portkit.core.files import discover
 from portkit.core.tables.mappings import MappingError
 
 FIXTURES = REPO / "fixtures" / "polyfills"
-CASES = ("device", "sparse", "own_shim", "blas", "cache_hints", "cg_reduce", "cg_scan", "driver_errors", "driver_context")
+CASES = ("device", "sparse", "own_shim", "blas", "cache_hints", "cg_reduce", "cg_scan", "driver_errors", "driver_context",
+         "lane_id")
 # Debian's ROCm 5.2 packages no hipBLAS: the blas header was compiled by hand against hipblas.h of
 # hipBLAS rocm-5.2.0 (its export header stubbed), and is compiled here wherever hipBLAS is installed.
 HIPBLAS = Path("/usr/include/hipblas/hipblas.h")
