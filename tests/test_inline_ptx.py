@@ -122,3 +122,15 @@ def test_the_compatibility_header_mode_names_each_block_once(tmp_path: Path, cap
                                        (57, "atomicAdd(unsigned long long*)"), (64, "clock64()"),
                                        (67, "atomicAdd(float*)"), (68, "atomicAdd(unsigned int*)"),
                                        (70, "atomicAdd(int*)"), (72, "__threadfence()"), (75, "clock64()"))]
+
+
+def test_the_polyfilled_lane_read_is_a_lane_index_for_the_warp_fix(tmp_path: Path):
+    """Converted code reads the lane through portkit_lane_id() (fixtures/polyfills/lane_id): `--fix
+    warp` knows it for a lane index, as it knows `__lane_id()`, and fixes `lane & 31`."""
+    source = tmp_path / "src" / "k.hip"
+    source.parent.mkdir()
+    source.write_bytes(b'#include <hip/hip_runtime.h>\n#include "portkit_polyfills.h"\n'
+                       b"__global__ void k(float* out) {\n    unsigned lane = portkit_lane_id();\n"
+                       b"    out[lane & 31] = 1.0f;\n}\n")
+    assert main(["convert", str(source.parent), "-o", str(tmp_path / "out"), "--fix", "warp", "-q"]) == 0
+    assert (tmp_path / "out" / "k.hip").read_bytes().splitlines()[4] == b"    out[lane % warpSize] = 1.0f;"

@@ -14,7 +14,7 @@ from tree_sitter import Node
 FUNCTION_QUALIFIERS = frozenset({b"__global__", b"__device__", b"__host__"})
 # Names that say "this value is a thread, lane or warp index" (threadIdx.x, tid, laneId, warp_id...).
 _THREADISH = re.compile(
-    rb"threadIdx|blockDim|__lane_id|\b(?:l?tid|t_?id|lane\w*|Lane\w*|warp\w*|Warp\w*|WARP\w*|"
+    rb"threadIdx|blockDim|__lane_id|portkit_lane_id|\b(?:l?tid|t_?id|lane\w*|Lane\w*|warp\w*|Warp\w*|WARP\w*|"
     rb"wid|thread_?[iI]d\w*|thread_?[iI]dx|local_?id|lid)\b")
 _WARPISH_NAME = re.compile(rb"warp|wavefront|lanes", re.I)
 # Lane and warp indices only (not threadIdx): `warp_id * 32` is a warp size, `threadIdx.y * 32`

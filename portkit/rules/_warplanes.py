@@ -129,7 +129,7 @@ def wide_counts(view: View, scope: Node, name: bytes) -> list[Edit]:
 
 
 # What makes a value certainly a thread, lane or warp index: computed from these.
-_THREAD_SOURCES = (b"threadIdx", b"blockDim", b"__lane_id", b"thread_rank", b"__lanemask")
+_THREAD_SOURCES = (b"threadIdx", b"blockDim", b"__lane_id", b"portkit_lane_id", b"thread_rank", b"__lanemask")
 
 
 def uncertain_index(node: Node, depth: int = 0) -> bytes | None:
