@@ -244,12 +244,41 @@ def test_a_quoted_system_header_makes_no_tree_folder_an_include_directory(tmp_pa
 ])
 def test_an_error_inside_a_library_with_no_drop_in_is_its_decision(rel: str, explained: bool):
     """With tiny-cuda-nn's submodules supplied its CUTLASS units reach CUTLASS itself."""
-    from portkit.commands.verify.toolchain import beyond_scan   # no facts read: the file's path says it
+    from portkit.commands.verify.blocked_library import inside_blocked_library   # the file's path says it
     located = Located(Diagnostic("error", "unknown type name 'cuFloatComplex'", rel, 780, 3), rel, 780, 3)
-    found = beyond_scan(located, None)
+    found = inside_blocked_library(located)
     assert (found is not None) == explained
     if explained:
         assert found[:2] == ("PK402", "CUTLASS") and f"inside CUTLASS's own headers ({rel})" in found[2]
+
+
+class _OneFile:
+    """verify's facts of one converted file: its findings and lines (explain.Facts.of)."""
+
+    def __init__(self, findings, lines):
+        from portkit.commands.verify.explain import FileFacts
+        self.file = FileFacts(findings, lines)
+
+    def of(self, rel):
+        return self.file
+
+
+@pytest.mark.parametrize("rel,codes", [
+    ("dependencies/cutlass/include/cute/arch/util.hpp", ["PK402"]),   # CuTe's own code: replaced with CUTLASS
+    ("include/tiny-cuda-nn/common_device.h", ["PK001"]),              # the project's own line: its finding
+])
+def test_a_finding_inside_a_library_with_no_drop_in_gives_way_to_its_decision(rel: str, codes: list[str]):
+    """tiny-cuda-nn's CUTLASS units: cute/arch/util.hpp:109 `use of undeclared identifier
+    '__cvta_generic_to_shared'` carries a PK001 on its line, a name ROCm lacks; but CuTe is replaced,
+    not ported name by name, so the unit fails on the CUTLASS decision (PK402), not on a gap."""
+    from portkit.commands.verify.explain import explain
+    from portkit.core.findings import Finding
+    pk001 = Finding(code="PK001", name="no-hip-equivalent", severity="high", category="api", path=rel, line=2,
+                    column=12, end_line=2, end_column=36, message="m", subject="__cvta_generic_to_shared")
+    lines = [b"#pragma once\n", b"  return (__cvta_generic_to_shared(ptr));\n"]
+    located = Located(Diagnostic("error", "use of undeclared identifier '__cvta_generic_to_shared'", rel, 2, 12),
+                      rel, 2, 12)
+    assert [f.code for f in explain(located, "src/fully_fused_mlp.cu", _OneFile([pk001], lines))] == codes
 
 
 ARCH = REPO / "fixtures" / "verify" / "arch_guarded_overload"

@@ -5,6 +5,9 @@ ROCm release: conversion is idempotent, so what convert left (a CUDA name ROCm l
 PTX, a texture reference) is found again at the converted line, and nothing has to be carried
 from the conversion run. An error is explained, in this order, by
 
+0. inside the files of a library with no drop-in (CUTLASS's own headers, blocked_library.py): its
+   decision, PK402, whatever else is on the line (CUTLASS's `__cvta_generic_to_shared`, PK001):
+   the library's code is replaced, not ported;
 1. a finding on the error's line whose rule can break a build (`Rule.breaks_build`);
 2. a finding in the unit or the error's file about the name the error quotes;
 3. the tables, for what a scan of the converted file cannot see: a HIP name that only a newer
@@ -14,7 +17,7 @@ from the conversion run. An error is explained, in this order, by
    with a define the build lacks (PK002: `__shfl_sync` at 6.2, opt_in.py), a HIP name
    removed by then (PK003), a ROCm library header the compiler cannot find (PK701), a header
    that is neither CUDA's nor ROCm's (PK702: the project's own dependency, not a porting gap);
-4. the diagnostic itself: a defect of the compiler's headers (PK703), a library with no drop-in (PK402).
+4. the diagnostic itself: a defect of the compiler's headers (PK703).
 
 An error none of these explain is a gap in portkit's rules or tables; verify marks it so.
 """
@@ -38,8 +41,10 @@ from ..scan.walk import Options
 from ...core.source import SourceFile
 from .diagnostics import Located, relative, shown
 from . import torch_release
+from .hip_index import HipIndex, hip_index as _hip_index
 from .opt_in import behind_define
 from .packs import not_found, provider
+from .blocked_library import inside_blocked_library
 from .toolchain import beyond_scan
 from ...engine.codes import Code
 
@@ -125,6 +130,9 @@ class Facts:
 def explain(error: Located, unit_rel: str, facts: Facts) -> list[Finding]:
     """The findings that explain one error (empty when none does)."""
     subject = error.diagnostic.subject
+    blocked = inside_blocked_library(error)
+    if blocked is not None:
+        return [_finding(blocked[0], error, facts, blocked[1], blocked[2])]
     if error.rel is not None:
         here = facts.of(error.rel).findings
         stops = _at_error_directive(error, facts)
@@ -136,7 +144,7 @@ def explain(error: Located, unit_rel: str, facts: Facts) -> list[Finding]:
     directive = _missing_build_macro(error, facts)
     if directive is not None:
         return [directive]
-    defect = beyond_scan(error, facts)   # in the compiler's headers, in a library with no drop-in: no scan sees it
+    defect = beyond_scan(error, facts)   # in the compiler's headers: no scan sees it
     if defect is None:                # a torch extension written for an older torch than the pack's
         defect = torch_release.explain(error, facts.of(error.rel).lines if error.rel is not None else [])
     if defect is not None:
@@ -220,7 +228,7 @@ _NO_CONVERSION = re.compile(r"no known conversion from '([^']+)' to '([^']+)'")
 _NEWER_API_DEFINE = {"cublas": "HIPBLAS_V2"}
 
 
-def _older_signature(error: Located, subject: str, facts: Facts, index: _HipIndex) -> Finding | None:
+def _older_signature(error: Located, subject: str, facts: Facts, index: HipIndex) -> Finding | None:
     """A call to a HIP name whose arguments are those of a newer release's signature: the project's
     own AMD code calls hipblasGemmEx with hipDataType (CTranslate2, built with ROCm 7), which at
     ROCm 6.x takes hipblasDatatype_t; the tables name the form that takes them at the target
@@ -357,34 +365,12 @@ def _library(header: Mapping) -> str:
     return library.rocm if library is not None and library.rocm else f"the ROCm library under {header.hip}"
 
 
-@dataclass(frozen=True)
-class _HipIndex:
-    names: dict[str, Mapping]
-    headers: dict[str, Mapping]
-    cuda_headers: frozenset[str]
-    legacy: dict[str, Mapping]      # the names earlier releases take instead (hipblasGemmEx: cublasGemmEx's)
-
-
 _CUDA_HEADER_PREFIXES = ("cuda", "cu", "nv", "cub/", "thrust/", "cooperative_groups", "sm_", "mma.h")
 
 
 def _looks_cuda(header: str) -> bool:
     """A CUDA toolkit header by its name (cuda_awbarrier.h, cuda/pipeline, nvml.h, cufftw.h)."""
     return header.lower().startswith(_CUDA_HEADER_PREFIXES)
-
-
-@lru_cache(maxsize=4)
-def _hip_index(db: MappingDB) -> _HipIndex:
-    """The tables read backwards: HIP (and roc*) names and headers to their records."""
-    names: dict[str, Mapping] = {}
-    # a HIP name can stand for several CUDA names (runtime and driver API): name the runtime one
-    for m in sorted(db.names.values(), key=lambda m: (m.family != "runtime", m.cuda)):
-        for name in (m.hip, m.roc):
-            if name:
-                names.setdefault(name, m)
-    headers = {name: m for m in db.headers.values() for name in (m.hip, m.roc) if name}
-    legacy = {m.legacy: m for m in sorted(db.names.values(), key=lambda m: m.cuda, reverse=True) if m.legacy}
-    return _HipIndex(names, headers, frozenset(db.headers), legacy)
 
 
 def _finding(code: str, error: Located, facts: Facts, subject: str, message: str) -> Finding:

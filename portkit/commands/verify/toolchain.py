@@ -15,7 +15,6 @@ from __future__ import annotations
 import re
 
 from ...engine.codes import Code
-from .blocked_library import inside_blocked_library
 from .diagnostics import Located
 from .hidden_overload import hidden_overload
 
@@ -26,9 +25,9 @@ _DEDUCING = re.compile(r"while substituting deduced template arguments into func
 
 def beyond_scan(error: Located, facts) -> tuple[str, str, str] | None:
     """(code, subject, message) for an error the diagnostic or its file explains, which no scan of the
-    converted file sees: a defect of the compiler's headers, an error inside a library with no drop-in
-    (blocked_library.py), an overload only nvcc's guard defines (hidden_overload.py)."""
-    found = cmath_ambiguity(error) or inside_blocked_library(error)
+    converted file sees: a defect of the compiler's headers, an overload only nvcc's guard defines
+    (hidden_overload.py). (An error inside a library with no drop-in is explain.py's first case.)"""
+    found = cmath_ambiguity(error)
     hidden = None if found else hidden_overload(error, facts)
     if hidden is not None:
         rel, line, guard = hidden
