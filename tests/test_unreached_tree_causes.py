@@ -296,3 +296,23 @@ def test_verify_names_the_guard_that_hides_the_overload(tmp_path: Path):
     assert (error.rel, error.line, error.source_line, [f.code for f in error.findings]) == ("grid.cu", 15, 13, ["PK103"])
     assert "`#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 600" in error.findings[0].message
     assert "(include/vec.h:27)" in error.findings[0].message
+
+
+SHIM = REPO / "fixtures" / "verify" / "own_shim_newer_hip_name"
+
+
+@pytest.mark.compile
+def test_verify_names_the_projects_own_define_of_a_newer_hip_name(tmp_path: Path):
+    """LightGBM's cuda_rocm_interop.h `#define cudaHostAllocPortable hipHostAllocPortable`: a HIP name
+    newer than the release, written by the project's own AMD port, was unexplained (verify/project_shim.py)."""
+    require_tool("hipcc", "hipcc (apt-get install hipcc libamdhip64-dev rocm-device-libs)")
+    convert_paths([SHIM / "input"], output=tmp_path / "out", rocm="5.2")
+    result = verify_tree(tmp_path / "out", VerifyOptions(source=SHIM / "input", jobs=1))
+    [unit] = result.units
+    [error] = unit.errors
+    [finding] = error.findings
+    assert (finding.code, finding.subject, finding.message) == (
+        "PK002", "hipHostAllocPortable",
+        "hipHostAllocPortable is the project's own #define of cudaHostAllocPortable (include/interop.h:10), its "
+        "AMD port's name, which ROCm 5.2 does not declare: ROCm 5.2's name for cudaHostAllocPortable is "
+        "hipHostMallocPortable: write that in the #define, or build with the newer ROCm the project's AMD build expects")

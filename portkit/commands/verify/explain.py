@@ -16,7 +16,8 @@ from the conversion run. An error is explained, in this order, by
    hipDataType at 6.x, whose form for them is hipblasGemmEx_v2), a name the release declares only
    with a define the build lacks (PK002: `__shfl_sync` at 6.2, opt_in.py), a HIP name
    removed by then (PK003), a ROCm library header the compiler cannot find (PK701), a header
-   that is neither CUDA's nor ROCm's (PK702: the project's own dependency, not a porting gap);
+   that is neither CUDA's nor ROCm's (PK702: the project's own dependency, not a porting gap), a HIP
+   name the target lacks that the project's own shim #defines (PK002, project_shim.py);
 4. the diagnostic itself: a defect of the compiler's headers (PK703).
 
 An error none of these explain is a gap in portkit's rules or tables; verify marks it so.
@@ -43,6 +44,7 @@ from .diagnostics import Located, relative, shown
 from . import torch_release
 from .hip_index import HipIndex, hip_index as _hip_index
 from .opt_in import behind_define
+from .project_shim import shim_name
 from .packs import not_found, provider
 from .blocked_library import inside_blocked_library
 from .toolchain import beyond_scan
@@ -208,7 +210,8 @@ def _from_tables(error: Located, subject: str, facts: Facts) -> Finding | None:
         return _finding(Code.NEEDS_NEWER_ROCM, error, facts, subject, opt_in)
     record = index.names.get(subject)
     if record is None:
-        return None
+        shim = shim_name(error, subject, facts.db, facts.target, facts.root)
+        return _finding(shim[0], error, facts, shim[1], shim[2]) if shim is not None else None
     if record.hip_removed is not None and record.hip_removed <= facts.target:
         return _finding(Code.REMOVED_IN_ROCM, error, facts, subject,
                         f"{subject} (for {record.cuda}) was removed in ROCm {format_version(record.hip_removed)}; "
