@@ -56,6 +56,7 @@ def test_pytorch_scatter_s_with_cuda_is_the_build_being_ported():
         ("pattern", "PK001", "", ["csrc/cuda/atomics.cuh:144"]),
         ("pattern", "PK104:CUDA_VERSION", "", ["csrc/version.cpp:26"]),   # `return CUDA_VERSION;` (5fdc463)
         ("pattern", "PK505", "", ["setup.py:67"]),
+        ("pattern", "PK506:CUDA_HOME", "", ["setup.py:17"]),   # `... and CUDA_HOME is not None`: no GPU build on ROCm
         ("pattern", "PK506:__shfl_down_sync", "", ["csrc/cuda/utils.cuh:18"]),
         ("pattern", "PK506:__shfl_up_sync", "", ["csrc/cuda/utils.cuh:12"]),
         ("unit", "review_converted_ref", "", []),

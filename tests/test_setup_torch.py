@@ -23,7 +23,8 @@ from portkit.core.edits import apply_edits
 from portkit.core.source import SourceFile
 from portkit.project.settings import resolve
 
-CASES = [REPO / "fixtures" / "build" / name for name in ("torch_extension", "torch_mamba", "not_migrated")]
+CASES = [REPO / "fixtures" / "build" / name for name in ("torch_extension", "torch_mamba", "not_migrated",
+                                                          "torch_cuda_home")]
 
 
 def _run(script: Path, rocm: bool, monkeypatch) -> list[dict]:
@@ -33,6 +34,8 @@ def _run(script: Path, rocm: bool, monkeypatch) -> list[dict]:
     torch.version = types.SimpleNamespace(hip="6.2.41133" if rocm else None, cuda=None if rocm else "12.4")
     ext = types.ModuleType("torch.utils.cpp_extension")
     ext.CUDAExtension = lambda *args, **kwargs: made.append(kwargs) or kwargs
+    ext.CppExtension = lambda *args, **kwargs: kwargs
+    torch.cuda = types.SimpleNamespace(is_available=lambda: True)
     ext.BuildExtension = object
     ext.CUDA_HOME, ext.ROCM_HOME = (None, "/opt/rocm") if rocm else ("/usr/local/cuda", None)
     ext.IS_HIP_EXTENSION = rocm
@@ -107,3 +110,13 @@ def test_a_list_of_only_gpu_targets_is_empty_for_rocm():
     assert out == text.replace("arch_flags = [\n", "arch_flags = ([] if torch.version.hip else [\n") \
                       .replace("sm_100\",\n]\n", "sm_100\",\n])\n")
     compile(out, "setup.py", "exec")
+
+
+def test_a_cuda_home_test_builds_the_gpu_extension_on_rocm_too(monkeypatch):
+    """pytorch_scatter's `WITH_CUDA = torch.cuda.is_available() and CUDA_HOME is not None`: on ROCm's
+    PyTorch CUDA_HOME is None, so the CUDA setup.py builds no GPU extension there; converted, it does,
+    and the NVIDIA build is the same (test_the_nvidia_build_passes_the_same_flags)."""
+    case = REPO / "fixtures" / "build" / "torch_cuda_home"
+    assert _run(case / "input" / "setup.py", True, monkeypatch) == []
+    assert _run(case / "expected" / "setup.py", True, monkeypatch) == [{"nvcc": ["-O2"], "libraries": []}]
+

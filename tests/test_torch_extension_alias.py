@@ -35,7 +35,8 @@ def test_an_aliased_extension_is_priced_as_a_torch_extension_build(tmp_path: Pat
     (root / "csrc" / "cuda" / "scatter_cuda.cu").write_text(KERNEL)
     assert main(["audit", str(root), "--format", "json", "--rocm", "6.2", "--no-cache"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert [(f["path"], f["line"]) for f in doc["findings"] if f["code"] == "PK506"] == [("setup.py", 36)]
+    # line 13: `WITH_CUDA = torch.cuda.is_available() and CUDA_HOME is not None`, false on ROCm (setup_cuda_home.py)
+    assert [(f["path"], f["line"]) for f in doc["findings"] if f["code"] == "PK506"] == [("setup.py", 13), ("setup.py", 36)]
     estimate = doc["estimate"]
     assert "cuda-extension" in estimate["signals"]
     assert estimate["archetype"]["id"] == "pytorch-cuda-extensions"

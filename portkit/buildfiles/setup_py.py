@@ -21,7 +21,7 @@ import re
 
 from ..engine.context import ScanContext
 from .nvcc import Word, translate
-from . import setup_torch
+from . import setup_cuda_home, setup_torch
 from .table import BuildTable
 from .words import apply, note
 from ..engine.codes import Code
@@ -33,7 +33,7 @@ FLAG_KEYWORDS = ("extra_cuda_cflags",)     # torch.utils.cpp_extension.load(...,
 def migrate(ctx: ScanContext, table: BuildTable) -> None:
     data = ctx.source.data
     if b"nvcc" not in data and b"cuda_cflags" not in data and b"libraries" not in data \
-            and b"TORCH_CUDA_ARCH_LIST" not in data:
+            and b"TORCH_CUDA_ARCH_LIST" not in data and b"CUDA_HOME" not in data:
         return
     try:
         tree = ast.parse(data)
@@ -95,8 +95,31 @@ def _torch_extension(ctx: ScanContext, table: BuildTable, tree: ast.Module, list
             edited |= setup_torch.migrate_appends(ctx, table, branches, calls, words)
     for value in _library_lists(tree):
         edited |= _torch_libraries(ctx, table, branches, value, offsets)
+    edited |= _cuda_home_gates(ctx, tree, branches, offsets)
     if edited:
         setup_torch.add_import(ctx, branches)
+
+
+def _cuda_home_gates(ctx: ScanContext, tree: ast.Module, branches: setup_torch.Branches, offsets: list[int]) -> bool:
+    """`CUDA_HOME is not None`, None on ROCm's PyTorch: the ROCm build's test beside it
+    (setup_cuda_home.py); the audit reports it (PK506, high: the GPU extension is never built there)."""
+    data = ctx.source.data
+    found = setup_cuda_home.gates(tree, branches)
+    for gate in found:
+        start, end = _span(gate.node, offsets)
+        text = data[start:end].decode("utf-8", "replace")
+        if ctx.options.audit:
+            ctx.flag(Code.TORCH_CUDA_EXTENSION, start, end, f"`{text}` is {gate.on_rocm} on ROCm's PyTorch, whose "
+                     f"CUDA_HOME is None (ROCM_HOME is its toolkit): the ROCm build takes the path of a machine without "
+                     f"a GPU toolkit, silently (pytorch_scatter's built its CPU extension only); test the ROCm build "
+                     f"beside it, `{gate.rewritten(text, branches.test)}`", "CUDA_HOME",
+                     severity="high")
+            continue
+        ctx.edit(start, end, gate.rewritten(text, branches.test).encode(), "build", kind=EditKind.BUILD)
+        note(ctx, Code.BUILD_MIGRATION_CHOICE, start, end, f"`{text}` is {gate.on_rocm} on ROCm's PyTorch, whose "
+             f"CUDA_HOME is None: now `{gate.rewritten(text, branches.test)}`, so that its build takes the GPU path "
+             f"too", "CUDA_HOME")
+    return bool(found) and not ctx.options.audit
 
 
 def _torch_libraries(ctx: ScanContext, table: BuildTable, branches: setup_torch.Branches, value: ast.AST,

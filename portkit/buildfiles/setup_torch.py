@@ -39,7 +39,7 @@ class Branches:
         self.parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
         self.names = set(ROCM_NAMES)
         for node in tree.body:           # HIP_BUILD = bool(torch.version.hip) and the like
-            if isinstance(node, ast.Assign) and self._rocm(node.value) is True:
+            if isinstance(node, ast.Assign) and self.vendor_test(node.value) is True:
                 self.names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
         own = [t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets
                if isinstance(t, ast.Name) and t.id in self.names and t.id not in ROCM_NAMES]
@@ -58,16 +58,16 @@ class Branches:
                           and (n.module or "").startswith("torch.utils.cpp_extension"))
             self.import_at = anchor
 
-    def _rocm(self, test: ast.AST) -> bool | None:
+    def vendor_test(self, test: ast.AST) -> bool | None:
         """True: the test holds on ROCm only; False: on NVIDIA only; None: not a vendor test."""
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            inner = self._rocm(test.operand)
+            inner = self.vendor_test(test.operand)
             return None if inner is None else not inner
         if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "bool" and test.args:
-            return self._rocm(test.args[0])
+            return self.vendor_test(test.args[0])
         if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Constant) \
                 and test.comparators[0].value is None:
-            inner = self._rocm(test.left)
+            inner = self.vendor_test(test.left)
             if inner is None or not isinstance(test.ops[0], (ast.Is, ast.IsNot)):
                 return None
             return inner if isinstance(test.ops[0], ast.IsNot) else not inner
@@ -83,7 +83,7 @@ class Branches:
         child, parent = node, self.parents.get(node)
         while parent is not None:
             if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test:
-                rocm = self._rocm(parent.test)
+                rocm = self.vendor_test(parent.test)
                 if rocm is not None:
                     in_body = child in parent.body if isinstance(parent, ast.If) else child is parent.body
                     return "rocm" if rocm == in_body else "nvidia"

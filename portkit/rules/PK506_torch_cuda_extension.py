@@ -4,7 +4,9 @@ What it finds:
     `CUDAExtension(...)` in setup.py and other Python build scripts (torch.utils.cpp_extension),
     also through a name bound to it: `from torch.utils.cpp_extension import CUDAExtension as X`,
     `Extension = CppExtension if suffix == "cpu" else CUDAExtension` (pytorch_scatter), then
-    `Extension(...)`. The file is read with Python's parser, never run.
+    `Extension(...)`. The file is read with Python's parser, never run. At high severity: a
+    test of `CUDA_HOME` that picks the GPU build (`torch.cuda.is_available() and CUDA_HOME is not
+    None`), false on ROCm's PyTorch, whose CUDA_HOME is None (buildfiles/setup_cuda_home.py).
 
 Why it matters on AMD GPUs:
     PyTorch for ROCm builds a CUDAExtension by running its own hipify over the sources and
