@@ -39,7 +39,8 @@ def _today(entries, options: Options, config: Config, sources) -> pipeline.Proje
     facts = replace(facts, project_defined=polyfills.project_defined(entries, sources))
     facts = replace(facts, asm_macros=asm_macros.learn(sources))
     facts = replace(facts, warp_constants=warp_constants.learn(sources))
-    return replace(facts, own_namespaces=own_namespaces.learn(sources, db_for(options).names_by_bytes))
+    return replace(facts, own_namespaces=own_namespaces.learn(sources, db_for(options).names_by_bytes),
+                   bf16_tree=pipeline.names_bf16(sources))
 
 
 def _tree(root: Path):

@@ -58,6 +58,9 @@ class ProjectFacts:
     # the tree's files named like a CUDA library's headers (project/own_headers.py): an include
     # that reaches one from its file's folder or one above is the project's (csrc/cuda/scatter_cuda.h)
     own_headers: frozenset[str] = frozenset()
+    # a source of the tree names a CUDA bfloat16 type or function: a header of it that includes cuBLAS
+    # gets <hip/hip_bf16.h>, which hipBLAS's headers do not include (rewrite/transitive.py)
+    bf16_tree: bool = False
 
     @cached_property   # the names the walk hands PK208 (FACT_NAMES): their definitions are in headers
     def warp_constant_names(self) -> frozenset[bytes]:

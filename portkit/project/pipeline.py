@@ -165,7 +165,14 @@ def learn(entries: list[Entry], options: Options, config: Config = Config(),
     if options.audit or "warp" in options.fixes:   # a header's one-warp block size: reported and fixed there (PK208)
         facts = replace(facts, warp_constants=warp_constants.learn(sources))
     # ctranslate2::cuda: its `cuda::` uses are the project's, not libcu++'s
-    return replace(facts, own_namespaces=own_namespaces.learn(sources, db_for(options).names_by_bytes))
+    return replace(facts, own_namespaces=own_namespaces.learn(sources, db_for(options).names_by_bytes),
+                   bf16_tree=names_bf16(sources))
+
+
+def names_bf16(sources: list[tuple[Entry, bytes]]) -> bool:
+    """Whether a source names a CUDA bfloat16 type or function (`__nv_bfloat16`, `__float2bfloat16`;
+    a broad test, a comment counts: one extra guarded #include at most, rewrite/transitive.py)."""
+    return any(b"bfloat16" in data for _, data in sources)
 
 
 def facts_store(root: Path, cache: bool = True) -> file_facts.FactsStore:

@@ -8,7 +8,11 @@ Code often uses what a header it includes includes in turn. Two such chains brea
 - CUDA's cuda_runtime.h gives host code <math.h> (through crt/math_functions.h); HIP's
   hip_runtime.h declares the device overloads only, so a host `isfinite(x)` has no match.
 Where a file includes the CUDA header and uses those names without including what declares
-them, the HIP header is added on the line after the converted include.
+them, the HIP header is added on the line after the converted include. The bf16 chain also runs
+through the project's own headers: bitsandbytes' csrc/ops.cuh includes cuBLAS and ops.cu, which
+includes ops.cuh, uses `__nv_bfloat16` (`unknown type name '__hip_bfloat16'` after conversion), so
+a header that includes cuBLAS gets hip/hip_bf16.h too where any source of the tree names a bf16
+type (ProjectFacts.bf16_tree, learned in project/pipeline.py).
 """
 
 from __future__ import annotations
@@ -34,18 +38,20 @@ class Transitive:
     starts: tuple[bytes, ...]     # what each match of `uses` starts with (core/needles.finditer_from)
     has: tuple[str, ...]          # includes that already provide it
     host_only: bool = False       # only a use in host code needs it (device code has HIP's overloads)
+    tree_wide: bool = False       # a header also gets it when other files of the tree use it (ProjectFacts.bf16_tree)
 
 
 RULES = (
     Transitive(("cublas_v2.h", "cublas.h", "cublas_api.h", "cublasLt.h", "cublasXt.h"), "hip/hip_bf16.h", (5, 7, 0),
                re.compile(rb"\b(?:__nv_bfloat162?|nv_bfloat162?|__float2bfloat16\w*|__bfloat162float)\b"),
                (b"__nv_bfloat16", b"nv_bfloat16", b"__float2bfloat16", b"__bfloat162float"),
-               ("cuda_bf16.h", "hip/hip_bf16.h")),
+               ("cuda_bf16.h", "hip/hip_bf16.h"), tree_wide=True),
     Transitive(("cuda_runtime.h",), "math.h", None, re.compile(rb"\b(?:isfinite|isnan|isinf)\s*\("),
                (b"isfinite", b"isnan", b"isinf"),
                ("math.h", "cmath"), host_only=True),
 )
 _VIA = tuple({name.encode() for rule in RULES for name in rule.via})   # a file naming none needs no pass
+_HEADERS = (".h", ".cuh", ".hpp", ".hh", ".hxx", ".inl")
 
 
 def add(ctx: ScanContext) -> None:
@@ -62,7 +68,8 @@ def add(ctx: ScanContext) -> None:
         if via is None or ctx.regions.ranges and ctx.regions.kind_at(via.start()) in PROTECTED:
             continue
         parsed = ctx.source.parse_bytes   # the tree's offsets (a BOM is not part of it)
-        if not any(not rule.host_only or _in_host_code(ctx, m.start()) for m in finditer_from(rule.uses, parsed, rule.starts)):
+        if not any(not rule.host_only or _in_host_code(ctx, m.start()) for m in finditer_from(rule.uses, parsed, rule.starts)) \
+                and not (rule.tree_wide and ctx.facts.bf16_tree and ctx.source.rel.endswith(_HEADERS)):
             continue
         end = data.find(b"\n", via.end())
         at = len(data) if end < 0 else end + 1
