@@ -16,7 +16,7 @@ find a node's fix (a text rule attaches its fix where it reports). `fix_families
 table of which rules fix which family, read by the scan and the command line.
 
 The PK0xx rules have no hook: the converter reports them while it rewrites; PK508/PK509
-likewise come from the build-file migration (portkit/buildfiles/), and PK701/PK702/PK703 from `portkit verify`
+likewise come from the build-file migration (portkit/buildfiles/), and PK701-PK704 from `portkit verify`
 (portkit/commands/verify/), which explains compile errors by the findings of every rule that declares
 `breaks_build`.
 To add a rule: write rules/PKnnn_name.py, add it to MODULES, add its cases under
@@ -59,6 +59,7 @@ MODULES = (
     "PK510_cuda_only_subdirectory",
     "PK601_cuda_only_python_package",
     "PK701_rocm_library_not_installed", "PK702_include_not_found", "PK703_hip_math_template_ambiguity",
+    "PK704_vector_operator_ambiguity",
     "PK901_unused_suppression", "PK902_gate_policy_changed",
 )
 
