@@ -29,6 +29,7 @@ class EditKind:
     REGISTER = "register"                      # a `register` storage class deleted
     BUILTIN = "builtin"                        # a legacy built-in (hipThreadIdx_x ...)
     WARP = "warp"                              # --fix warp (ScanContext.edit's default, see there)
+    TORCH_ALIAS = "torch_alias"                # `namespace cub = hipcub;` under #ifdef USE_ROCM (scan/torch_person.py)
     BUILD = "build"                            # a build file migrated (buildfiles/)
     NVIDIA_VOTES = "nvidia votes"              # the mask-less votes' NVIDIA helper (rewrite/nvidia_votes.py)
     NVIDIA_THRUST = "nvidia thrust"            # thrust::hip through HIP's NVIDIA backend (rewrite/nvidia_thrust.py)

@@ -67,7 +67,10 @@ def settle(source: SourceFile, scan: FileScan) -> FileScan:
         else:
             person.append(edit)
     caveats = [f for f in scan.findings if rules.of(f.code).outcome == "caveat"]
-    left, dropped = torch_person.findings(source, person, [e for e in torch + kept if e.kind not in BLOCKS], caveats)
+    left, dropped, aliases, served = torch_person.findings(source, person, [e for e in torch + kept if e.kind not in BLOCKS],
+                                                           caveats)
+    kept += aliases   # `namespace cub = hipcub;` under #ifdef USE_ROCM: nvcc compiles it too
+    person = [e for e in person if e not in served]
     # references: the metrics count one per reference edit (a launch's, a polyfill's own spelling none)
     converted = scan.metrics.refs_converted
     renamed = min(converted, _references(torch))

@@ -4,7 +4,10 @@ port, as findings that say what to write there (commands/scan/torch_gaps.py sort
 convert's edit there is HIP's spelling, which nvcc does not compile, and torch's map has no word
 for it, so the line would reach hipcc as CUDA. The human ports of causal-conv1d and mamba wrote
 HIP's form under `#ifdef USE_ROCM` and kept CUDA's under `#ifndef USE_ROCM` (`namespace cub =
-hipcub;` beside the CUB includes, `__shfl_xor(val, offset)` without the mask): each finding says
+hipcub;` beside the CUB includes, `__shfl_xor(val, offset)` without the mask). The alias nvcc
+compiles too (under `#ifdef USE_ROCM`, which the NVIDIA build never defines), so convert writes it
+after the file's last CUB include and the `cub::` uses it serves leave the person's list; each
+other line is a finding that says
 that, with the line convert would have written, and carries the caveat the convert-side rule gave
 for the edit (PK004's "the mask is dropped ..."), whose "Converted with a caveat" entry goes, since
 nothing was converted. The code is PK506's: the extension's code torch's hipify does not fix, at
@@ -30,8 +33,9 @@ _QUALIFIED = re.compile(rb"[A-Za-z_]\w*(?:::[A-Za-z_]\w*)+")
 
 
 def findings(source: SourceFile, person: list[Edit], others: list[Edit],
-             caveats: list[Finding]) -> tuple[tuple[Finding, ...], list[Finding]]:
-    """(one finding per line of `person`'s edits, the caveats of edits not written, to drop).
+             caveats: list[Finding]) -> tuple[tuple[Finding, ...], list[Finding], list[Edit], list[Edit]]:
+    """(one finding per line of `person`'s edits, the caveats of edits not written, to drop, the
+    namespace aliases convert writes, the edits of `person` those aliases serve).
     `others`: the file's other edits, applied too where the line shows what convert would write."""
     lines: dict[int, list[Edit]] = {}
     for edit in person:
@@ -47,9 +51,12 @@ def findings(source: SourceFile, person: list[Edit], others: list[Edit],
             aliased.setdefault(alias, []).append((line, edits, notes))
         else:
             made.append(_finding(source, line, edits, others, names, notes))
+    written, served = [], []
     for (old, new), uses in aliased.items():
-        made.append(_alias_finding(source, old, new, uses))
-    return tuple(sorted(made, key=lambda f: f.sort_key())), dropped
+        served += [e for _, edits, _ in uses for e in edits]
+        if f"namespace {old} = {new};".encode() not in source.data:   # a re-run: the alias is there
+            written.append(_alias_edit(source, old, new))
+    return tuple(sorted(made, key=lambda f: f.sort_key())), dropped, written, served
 
 
 def _names(edits: list[Edit]) -> list[str]:
@@ -79,26 +86,19 @@ def _last_include(source: SourceFile, namespace: str) -> int | None:
     return found
 
 
-def _alias_finding(source: SourceFile, old: str, new: str,
-                   uses: list[tuple[int, list[Edit], list[Finding]]]) -> Finding:
-    """One finding at the last include of the library, naming every use the alias serves."""
-    rule = rules.of(CODE)
+def _alias_edit(source: SourceFile, old: str, new: str) -> Edit:
+    """`namespace cub = hipcub;` under `#ifdef USE_ROCM`, on the lines after the file's last include
+    of the library, where the human ports of causal-conv1d and mamba wrote it: torch's hipify turns
+    those includes into hipCUB's and renames only the `cub::` names its map lists, so the alias gives
+    the others their HIP meaning; the NVIDIA build, with no USE_ROCM, never sees it."""
     line = _last_include(source, old)
     starts = source.line_starts()
-    begin = starts[line - 1]
-    end = (starts[line] if line < len(starts) else len(source.data)) - 1
-    shown = ", ".join(f"{_namespace(source.data, edits)[0]} (line {used})" for used, edits, _ in uses)
-    advice = (f"after this include, under `#ifdef USE_ROCM`, write `namespace {old} = {new};`, which gives the "
-              f"file's `{old}::` names their HIP meaning")
-    message = (f"{shown} left as {'they are' if len(uses) > 1 else 'it is'}: torch's hipify does not rename "
-               f"{'them' if len(uses) > 1 else 'it'} and convert's HIP form does not compile with nvcc; {advice}"
-               + "".join(f" ({n.message})" for _, _, notes in uses for n in notes))
-    snippet = line_snippet(source, line)
-    subject = old   # the estimate prices the alias as it priced the namespace's uses (PK506:cub)
-    end_line, end_column = source.position(max(begin, end))
-    return Finding(code=CODE, name=rule.name, severity=SEVERITY, category=rule.category, path=source.rel,
-                   line=line, column=1, end_line=end_line, end_column=end_column, message=message,
-                   snippet=snippet, fix=advice, subject=subject, fingerprint=fingerprint(CODE, source.rel, subject, snippet))
+    at = starts[line] if line < len(starts) else len(source.data)
+    nl = source.newline
+    text = b"#ifdef USE_ROCM" + nl + f"namespace {old} = {new};".encode() + nl + b"#endif" + nl
+    if at == len(source.data) and not source.data.endswith((b"\n", b"\r")):
+        text = nl + text
+    return Edit(at, at, text, f"namespace {old} = {new}", kind=EditKind.TORCH_ALIAS)
 
 
 def _finding(source: SourceFile, line: int, edits: list[Edit], others: list[Edit], names: list[str],
