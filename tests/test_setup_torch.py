@@ -120,3 +120,19 @@ def test_a_cuda_home_test_builds_the_gpu_extension_on_rocm_too(monkeypatch):
     assert _run(case / "input" / "setup.py", True, monkeypatch) == []
     assert _run(case / "expected" / "setup.py", True, monkeypatch) == [{"nvcc": ["-O2"], "libraries": []}]
 
+
+
+@pytest.mark.parametrize("text, gated", [
+    ("WITH_CUDA = torch.cuda.is_available() and CUDA_HOME is not None\n", True),
+    ("if CUDA_HOME:\n    build_gpu = True\n", True),
+    ("if not (CUDA_HOME and os.name != 'nt'):\n    build_gpu = False\n", True),
+    ("cuda_home = CUDA_HOME or '/usr/local/cuda'\n", False),   # a path: `or TEST` would make it the HIP version
+    ("nvcc = os.path.join(CUDA_HOME, 'bin', 'nvcc') if CUDA_HOME is not None and torch.version.hip is None else None\n",
+     False),   # the ROCm build is already tested there
+])
+def test_a_cuda_home_gate_is_a_truth_test_not_a_value(text, gated):
+    """buildfiles/setup_cuda_home.py rewrites CUDA_HOME only where it is read as a truth value."""
+    source = ("import os\nimport torch\nfrom torch.utils.cpp_extension import CUDA_HOME, CUDAExtension\n" + text +
+              "ext = CUDAExtension('m', ['m.cu'], extra_compile_args={'nvcc': ['-O3']})\n").encode()
+    scan = scan_file(SourceFile.from_bytes("setup.py", source), "python", Job(resolve(rocm="6.2")))
+    assert (apply_edits(source, scan.edits) != source) == gated

@@ -5,8 +5,9 @@ pytorch_scatter's setup.py builds its CUDA sources when
 is None (torch.utils.cpp_extension finds no CUDA toolkit; ROCM_HOME is the ROCm one), so the
 GPU extension is silently never built: no error, a CPU-only package. Its AMD port wrote
 `CUDA_HOME is not None or torch.version.hip`. The test is a gate when it decides a branch or a
-boolean: `CUDA_HOME is not None`, `CUDA_HOME is None`, or `CUDA_HOME` itself as an `if`/`and`/
-`or`/`not` operand, in a statement both builds run, whose expression names no ROCm test already.
+boolean: `CUDA_HOME is not None`, `CUDA_HOME is None`, or `CUDA_HOME` itself read as a truth value (an
+`if`/`while` test, a `not` operand, through `and`/`or` there), in code both builds run, whose
+expression names no ROCm test already.
 
 convert writes the ROCm build into the test, with the file's own name for it (setup_torch.Branches:
 its HIP_BUILD-like name, `torch.version.hip`, else IS_HIP_EXTENSION, imported): `(CUDA_HOME is not
@@ -21,8 +22,8 @@ import ast
 from dataclasses import dataclass
 
 NAME = "CUDA_HOME"
-# the nodes whose operand is read as a truth value
-_BOOLEAN_PARENTS = (ast.If, ast.IfExp, ast.While, ast.Assert, ast.BoolOp)
+# the statements and expressions whose `test` is read as a truth value
+_TESTS = (ast.If, ast.IfExp, ast.While, ast.Assert)
 
 
 @dataclass(frozen=True)
@@ -59,13 +60,21 @@ def _gate(node: ast.AST, parents: dict) -> Gate | None:
             and len(node.ops) == 1 and isinstance(node.comparators[0], ast.Constant) \
             and node.comparators[0].value is None and isinstance(node.ops[0], (ast.Is, ast.IsNot)):
         return Gate(node, "is not None" if isinstance(node.ops[0], ast.IsNot) else "is None")
-    if isinstance(node, ast.Name) and node.id == NAME and isinstance(node.ctx, ast.Load):
-        parent = parents.get(node)
-        boolean = (isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not)) or \
-            (isinstance(parent, _BOOLEAN_PARENTS) and (isinstance(parent, ast.BoolOp) or parent.test is node))
-        if boolean:
-            return Gate(node, "truthy")
+    if isinstance(node, ast.Name) and node.id == NAME and isinstance(node.ctx, ast.Load) and _tested(node, parents):
+        return Gate(node, "truthy")
     return None
+
+
+def _tested(node: ast.AST, parents: dict) -> bool:
+    """The name is read as a truth value only: an `if`/`while`/conditional/assert test or a `not`
+    operand, directly or through `and`/`or` there. A value use (`CUDA_HOME or "/usr/local/cuda"`
+    assigned to a path) is not a gate: `or TEST` there would make the path the HIP version."""
+    child, parent = node, parents.get(node)
+    while isinstance(parent, ast.BoolOp):
+        child, parent = parent, parents.get(parent)
+    if isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not):
+        return True
+    return isinstance(parent, _TESTS) and parent.test is child
 
 
 def _names_rocm(node: ast.AST, branches) -> bool:
