@@ -37,6 +37,12 @@ UNITS = {
     "printer.hip": "#include <cstdio>\n#include <hip/hip_runtime.h>\n\nint main() { std::printf(\"%d\\n\", 1); }\n",
     # alone with its flags: a PCH would cost more than it saves, compiled plainly
     "lonely.hip": "#include <hip/hip_runtime.h>\n\n__global__ void fill(float* x) { x[0] = LONE; }\n",
+    # C++20 (two units: a PCH would be made for them): compiled plainly, since clang 19 reads the HIP
+    # wrapper's max/min and operator new in the PCH and the unit as two definitions (faiss, -std=c++20)
+    "cxx20.hip": "#include <hip/hip_runtime.h>\n#include <algorithm>\n#include <new>\n\n"
+                 "__global__ void fill(float* x) { x[0] = max(x[0], 1.0f); }\n",
+    "cxx20_too.hip": "#include <hip/hip_runtime.h>\n#include <algorithm>\n#include <new>\n\n"
+                     "__global__ void fill(float* x) { x[1] = min(x[1], 2.0f); }\n",
     # a macro before the runtime: compiled plainly
     "late.hip": "#define WIDTH 4\n#include <hip/hip_runtime.h>\n\n"
                 "__global__ void fill(float* x) { x[WIDTH] = undeclared_width; }\n",
@@ -52,7 +58,8 @@ def _tree(tmp_path: Path) -> Path:
     for name, text in UNITS.items():
         (tree / name).write_text(text)
         if name.endswith(".hip"):
-            flags = {"defined.hip": ["-DSCALE=2"], "defined_too.hip": ["-DSCALE=2"], "lonely.hip": ["-DLONE=1"]}
+            flags = {"defined.hip": ["-DSCALE=2"], "defined_too.hip": ["-DSCALE=2"], "lonely.hip": ["-DLONE=1"],
+                     "cxx20.hip": ["-std=c++20"], "cxx20_too.hip": ["-std=c++20"]}
             flags = flags.get(name, [])
             commands.append({"directory": str(tree), "file": str(tree / name),
                              "arguments": ["hipcc", *flags, "-I.", "-c", str(tree / name)]})
@@ -99,7 +106,8 @@ def _check(with_pch: list, without: list, through: dict) -> None:
     status = {u["rel"]: u["status"] for u in with_pch}
     assert status == {"clean.hip": "compiled", "unit_error.hip": "failed", "host_error.hip": "failed",
                       "header_error.hip": "failed", "defined.hip": "failed", "late.hip": "failed",
-                      "defined_too.hip": "compiled", "printer.hip": "compiled", "lonely.hip": "compiled"}
+                      "defined_too.hip": "compiled", "printer.hip": "compiled", "lonely.hip": "compiled",
+                      "cxx20.hip": "compiled", "cxx20_too.hip": "compiled"}
     errors = {u["rel"]: [(e["rel"], e["line"]) for e in u["errors"]] for u in with_pch}
     assert ("unit_error.hip", 4) in errors["unit_error.hip"] and ("unit_error.hip", 6) in errors["unit_error.hip"]
     assert errors["host_error.hip"] == [("host_error.hip", 4)]

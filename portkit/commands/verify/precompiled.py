@@ -13,8 +13,9 @@ invocation. The rules are tests/hip_pch.py's, and a unit falls back to its plain
 starts otherwise (a `/* */` comment alone on its lines is skipped, like `//`); the prefix does not
 compile alone, or says anything (a warning the PCH would not repeat); its own -I/-iquote folders
 hold a file under a name one the PCH read could be found by (the plain compile would read that
-one); the command has -include, a response file or a --cuda-* option, or (an object, not a syntax
-check) more than one target; no other unit of the run shares its configuration and prefix (a PCH
+one); the command has -include, a response file or a --cuda-* option, a C++20 or later standard
+(clang's one-definition check between a PCH and the unit fails on the HIP wrapper both hold), or (an
+object, not a syntax check) more than one target; no other unit of the run shares its configuration and prefix (a PCH
 costs about one plain compile to make). The reported command stays the plain one.
 
 PCHs live in a temporary folder for the run and are built under one lock, so -j workers never race
@@ -45,6 +46,11 @@ RUNTIME = "hip/hip_runtime.h"
 SIDES = ("--cuda-device-only", "--cuda-host-only")
 _OWN_FLAGS = ("-iquote", "-I")
 _REFUSED = ("-include", "-imacros", "@", "--cuda-", "-E", "-M")
+# C++20 and later: clang checks every definition the PCH and the unit both hold for one definition
+# rule (the HIP runtime wrapper clang includes into each is in both), and clang 19 finds
+# __clang_hip_math.h's `max`/`min` and cuda_wrappers/new's `operator new` "different in different
+# modules": a false error in every faiss unit (-std=c++20) that compiles plainly
+_NEW_STANDARD = re.compile(r"-std=(?:c|gnu)\+\+(?:2[a-z0-9]|[3-9][0-9])")
 
 
 def leading_includes(data: bytes) -> tuple[str, ...] | None:
@@ -82,7 +88,7 @@ def own_folders(base: list[str]) -> tuple[list[str], list[Path]] | None:
     there: every unit's own folder), and those folders; None for a flag the PCH cannot follow."""
     shared, found, args = [base[0]], [], iter(base[1:])
     for arg in args:
-        if arg.startswith(_REFUSED):
+        if arg.startswith(_REFUSED) or _NEW_STANDARD.fullmatch(arg):
             return None
         flag = next((f for f in _OWN_FLAGS if arg.startswith(f)), None)
         if flag is None:
