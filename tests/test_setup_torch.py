@@ -122,17 +122,24 @@ def test_a_cuda_home_test_builds_the_gpu_extension_on_rocm_too(monkeypatch):
 
 
 
-@pytest.mark.parametrize("text, gated", [
-    ("WITH_CUDA = torch.cuda.is_available() and CUDA_HOME is not None\n", True),
-    ("if CUDA_HOME:\n    build_gpu = True\n", True),
-    ("if not (CUDA_HOME and os.name != 'nt'):\n    build_gpu = False\n", True),
-    ("cuda_home = CUDA_HOME or '/usr/local/cuda'\n", False),   # a path: `or TEST` would make it the HIP version
+@pytest.mark.parametrize("text, written", [
+    ("WITH_CUDA = torch.cuda.is_available() and CUDA_HOME is not None\n",
+     "WITH_CUDA = torch.cuda.is_available() and (CUDA_HOME is not None or torch.version.hip)\n"),
+    ("if CUDA_HOME:\n    build_gpu = True\n", "if (CUDA_HOME or torch.version.hip):\n    build_gpu = True\n"),
+    ("if not (CUDA_HOME and os.name != 'nt'):\n    build_gpu = False\n",
+     "if not ((CUDA_HOME or torch.version.hip) and os.name != 'nt'):\n    build_gpu = False\n"),
+    ("cuda_home = CUDA_HOME or '/usr/local/cuda'\n", None),   # a path: `or TEST` would make it the HIP version
+    # mamba's setup.py: the branch runs CUDA's nvcc from the path, which a ROCm build must not take
+    ("if CUDA_HOME is not None:\n    version = os.path.join(CUDA_HOME, 'bin', 'nvcc')\n", None),
+    ("def check(option):\n    if CUDA_HOME is not None:\n        return\n    print(option, 'needs nvcc')\n",
+     "def check(option):\n    if (CUDA_HOME is not None or torch.version.hip):\n        return\n    print(option, 'needs nvcc')\n"),
     ("nvcc = os.path.join(CUDA_HOME, 'bin', 'nvcc') if CUDA_HOME is not None and torch.version.hip is None else None\n",
-     False),   # the ROCm build is already tested there
+     None),   # the ROCm build is already tested there
 ])
-def test_a_cuda_home_gate_is_a_truth_test_not_a_value(text, gated):
+def test_a_cuda_home_gate_is_a_truth_test_not_a_value(text, written):
     """buildfiles/setup_cuda_home.py rewrites CUDA_HOME only where it is read as a truth value."""
-    source = ("import os\nimport torch\nfrom torch.utils.cpp_extension import CUDA_HOME, CUDAExtension\n" + text +
-              "ext = CUDAExtension('m', ['m.cu'], extra_compile_args={'nvcc': ['-O3']})\n").encode()
+    head = "import os\nimport torch\nfrom torch.utils.cpp_extension import CUDA_HOME, CUDAExtension\n"
+    tail = "ext = CUDAExtension('m', ['m.cu'], extra_compile_args={'nvcc': ['-O3']})\n"
+    source = (head + text + tail).encode()
     scan = scan_file(SourceFile.from_bytes("setup.py", source), "python", Job(resolve(rocm="6.2")))
-    assert (apply_edits(source, scan.edits) != source) == gated
+    assert apply_edits(source, scan.edits) == (head + (written or text) + tail).encode()

@@ -7,7 +7,9 @@ GPU extension is silently never built: no error, a CPU-only package. Its AMD por
 `CUDA_HOME is not None or torch.version.hip`. The test is a gate when it decides a branch or a
 boolean: `CUDA_HOME is not None`, `CUDA_HOME is None`, or `CUDA_HOME` itself read as a truth value (an
 `if`/`while` test, a `not` operand, through `and`/`or` there), in code both builds run, whose
-expression names no ROCm test already.
+expression names no ROCm test already, and not the test of a branch that uses the path itself
+(mamba's `if CUDA_HOME is not None: get_cuda_bare_metal_version(CUDA_HOME)` runs CUDA's nvcc: the
+ROCm build must not take it).
 
 convert writes the ROCm build into the test, with the file's own name for it (setup_torch.Branches:
 its HIP_BUILD-like name, `torch.version.hip`, else IS_HIP_EXTENSION, imported): `(CUDA_HOME is not
@@ -49,7 +51,8 @@ def gates(tree: ast.Module, branches) -> list[Gate]:
     found: list[Gate] = []
     for node in ast.walk(tree):
         gate = _gate(node, branches.parents)
-        if gate is None or branches.side(gate.node) != "both" or _names_rocm(gate.node, branches):
+        if gate is None or branches.side(gate.node) != "both" or _names_rocm(gate.node, branches) or \
+                _guards_a_use(gate.node, branches.parents):
             continue
         found.append(gate)
     return sorted(found, key=lambda g: (g.node.lineno, g.node.col_offset))
@@ -75,6 +78,22 @@ def _tested(node: ast.AST, parents: dict) -> bool:
     if isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not):
         return True
     return isinstance(parent, _TESTS) and parent.test is child
+
+
+def _guards_a_use(node: ast.AST, parents: dict) -> bool:
+    """Whether the test guards a use of the path itself: mamba's `if CUDA_HOME is not None:
+    get_cuda_bare_metal_version(CUDA_HOME)` runs CUDA's nvcc, which a ROCm build has not got, so
+    the ROCm build must not take that branch (with `or TEST` it would call it with None)."""
+    child, parent = node, parents.get(node)
+    while parent is not None and not (isinstance(parent, _TESTS) and parent.test is child):
+        if isinstance(parent, ast.stmt):
+            return False     # the gate is not a branch's test (an assignment: WITH_CUDA = ...)
+        child, parent = parent, parents.get(parent)
+    if parent is None:
+        return False
+    branches = [parent.body, parent.orelse] if isinstance(parent, ast.IfExp) else \
+        [*getattr(parent, "body", []), *getattr(parent, "orelse", [])]
+    return any(isinstance(n, ast.Name) and n.id == NAME for part in branches for n in ast.walk(part))
 
 
 def _names_rocm(node: ast.AST, branches) -> bool:
