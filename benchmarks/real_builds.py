@@ -62,6 +62,7 @@ class Outcome:
     configure: str = "no CMakeLists.txt"
     gaps: Counter = field(default_factory=Counter)
     sites: Counter = field(default_factory=Counter)   # failed units not on a decision, by their first such error
+    decided: Counter = field(default_factory=Counter)  # failed units on decisions, by their decisions
     notes: list[str] = field(default_factory=list)    # what the numbers rest on: submodules supplied, files left
 
 
@@ -146,6 +147,7 @@ def measure(tree: Path, rocm: str, jobs: int, work: Path, pack: Path, verify: bo
         outcome.gaps = Counter(_first_unexplained(u) for u in doc["units"] if u["unexplained"])
         outcome.sites = Counter(_first_not_decided(u) for u in doc["units"]
                                 if u["status"] == "failed" and not u["unexplained"] and not u["failed_on_decision"])
+        outcome.decided = Counter(_decisions(u) for u in doc["units"] if u["failed_on_decision"])
     else:
         outcome.summary = {"error": verified.stderr.strip()[-160:]}
     outcome.configure = configure(out, tree, work) if cmake else "not run (--no-configure)"
@@ -194,6 +196,22 @@ def _first_not_decided(unit: dict) -> str:
     return "(no error line)"
 
 
+def _decisions(unit: dict) -> str:
+    """The decisions a unit fails on, and for the ROCm release the first name it stops at there: a
+    reader sees that ggml's 186 units wait on one release, not on 186 pieces of work."""
+    out = []
+    for error in unit["errors"]:
+        if error["decision"] and error["consequence_of"] is None and error["decision"] not in out:
+            out.append(error["decision"])
+    first = next((e for e in unit["errors"] if e["decision"] == "newer_rocm" and e["consequence_of"] is None), None)
+    release = _RELEASE.search(first["findings"][0]["message"]) if first and first["findings"] else None
+    return " + ".join(f"{d} ({release.group(1)}: {first['findings'][0]['subject']})" if d == "newer_rocm" and release
+                      else d for d in out)
+
+
+_RELEASE = re.compile(r"(?:needs|declared by default from|build with) ROCm (\d+\.\d+(?:\.\d+)?)")
+
+
 def decided(s: dict) -> str:
     """Issue 48's measure: units that compile or fail only on a decision, % of the units reached."""
     reached = s["units"] - s["not_reached"]
@@ -214,6 +232,9 @@ def table(outcomes: list[Outcome], rocm: str, jobs: int) -> str:
         if o.gaps:
             lines += ["", f"## {o.name}: unexplained units by their first unexplained error", ""]
             lines += [f"- {n} × `{message}`" for message, n in o.gaps.most_common(15)]
+        if o.decided:
+            lines += ["", f"## {o.name}: failed units on decisions, by their decisions", ""]
+            lines += [f"- {n} × {what}" for what, n in o.decided.most_common(15)]
         if o.sites:
             lines += ["", f"## {o.name}: failed units not on a decision, by their first such error", ""]
             lines += [f"- {n} × `{message}`" for message, n in o.sites.most_common(15)]

@@ -155,7 +155,8 @@ def test_only_the_hip_branch_removes_a_unit(tmp_path: Path):
 def test_ctranslate2s_own_hip_build_at_rocm_6_2(pack62, tmp_path, capsys):
     """CTranslate2 builds for AMD itself (CT2_USE_HIP), for ROCm 7: its AWQ kernel is not compiled,
     as its HIP build leaves it out, and its hipblasGemmEx call with hipDataType arguments, which
-    hipBLAS takes at ROCm 6.x only with HIPBLAS_V2, is explained by the release it needs (PK002)."""
+    hipBLAS takes at ROCm 6.x only with HIPBLAS_V2 and by default from 7.0, is explained by the release
+    it needs (PK002), the ROCm release decision."""
     clang19()
     out = tmp_path / "out"
     assert main(["convert", str(CT2), "-o", str(out), "--rocm", "6.2", "-q"]) in (0, 1)
@@ -169,13 +170,15 @@ def test_ctranslate2s_own_hip_build_at_rocm_6_2(pack62, tmp_path, capsys):
         "    explained by PK002 needs-newer-rocm: hipblasGemmEx takes 'hipblasDatatype_t' at ROCm 6.2 where the "
         "call passes 'hipDataType', the argument of its signature in a newer ROCm: call hipblasGemmEx_v2 "
         "(cublasGemmEx's HIP name from ROCm 6.0, which takes it), or define HIPBLAS_V2 for the build, which "
-        "gives hipblasGemmEx that signature, or build with the ROCm the project targets",
+        "gives hipblasGemmEx that signature, or build with ROCm 7.0 or newer, where it has that signature by "
+        "default",
         "skipped: src/ops/awq/dequantize_gpu.cu: not compiled: the project's AMD build leaves it out "
         "(CMakeLists.txt:21: list(REMOVE_ITEM ...) under its HIP condition)",
         "",
         "2 translation units: 1 compiled, 1 failed (1 explained by findings, 0 unexplained, 0 not reached)",
-        "failed only on a decision: 0 of the 1 failed units reached; compiled or failed on a decision: 1 of 2 "
-        "reached units (50%)"]
+        # hipBLAS 3.0 (ROCm 7.0) has that signature by default: the ROCm release is the decision
+        "failed only on a decision: 1 of the 1 failed units reached (newer_rocm: 1); compiled or failed on a "
+        "decision: 2 of 2 reached units (100%)"]
     main(["verify", str(out), "--rocm", "6.2", "--rocm-headers", str(pack62), "-D", "HIPBLAS_V2", "-q"])
     assert capsys.readouterr().out.startswith("portkit verify: 2/2 compiled")
 

@@ -1,7 +1,9 @@
 """verify's "failed on a decision" (issue 48's second target): a failed unit counts there when each
 of its errors that is not a consequence of another is explained by a finding the estimate prices as
 a decision (estimate/decisions.decision_of), never by a plain missing name (PK001 without an
-alternative, PK002) and never by a header not installed here (PK701, PK702: not reached, apart).
+alternative) and never by a header not installed here (PK701, PK702: not reached, apart). A name
+that only a newer ROCm has (PK002 naming the release) is the decision of the ROCm release the port
+targets (decisions.NEWER_ROCM): raising it makes the unit compile as written.
 
 fixtures/verify_real/decisions/input/ (README.md there) is converted for ROCm 6.2 and compiled by
 Debian's clang-19 against the pinned 6.2 pack, as tests/test_verify_real.py does.
@@ -33,7 +35,8 @@ def _finding(code: str, subject: str, severity: str = "high") -> Finding:
 def test_a_finding_is_a_decision_where_the_estimate_prices_one():
     """The estimate's own test, not a list of codes: a library not drop-in on ROCm (libcu++ through
     its namespace or its header, CUTLASS, NVBench), CUB's dispatch layer (library internals), a
-    CUDA-only subdirectory, a blocker; a name HIP lacks or has only in a newer release is a site."""
+    CUDA-only subdirectory, a blocker, a name a newer ROCm release has (the release decision); a name
+    HIP lacks is a site, and so is a PK002 that names no release (no ROCm has that member yet)."""
     eco, model = ecosystem.default(), effort.default_model()
     cases = [("PK001", "cuda", "high"), ("PK401", "libcudacxx", "medium"), ("PK401", "nvbench", "high"),
              ("PK001", "cub::DispatchRadixSort", "high"), ("PK510", "third_party/cutlass", "high"),
@@ -42,6 +45,21 @@ def test_a_finding_is_a_decision_where_the_estimate_prices_one():
     assert [decisions.decision_of(_finding(*c), eco, model) for c in cases] == [
         "libcudacxx", "libcudacxx", "nvbench", "library_internals", "cuda_only_subdirectory", "PK302:launch",
         "", "", "", ""]
+    released = [("__nv_fp8_e4m3 -> __hip_fp8_e4m3 needs ROCm 6.3, the target is ROCm 6.2", "newer_rocm"),
+                ("__shfl_sync is declared at ROCm 6.2 only with -DHIP_ENABLE_WARP_SYNC_BUILTINS (the *_sync warp "
+                 "functions, 64-bit masks; declared by default from ROCm 7.0): define it for the build", "newer_rocm"),
+                ("coalesced_group::num_threads() is in no ROCm release portkit knows, the target is 6.2", ""),
+                ("hipblasGemmEx takes 'hipblasDatatype_t' at ROCm 6.2 where the call passes 'hipDataType': call "
+                 "hipblasGemmEx_v2 (cublasGemmEx's HIP name from ROCm 6.0, which takes it), or build with ROCm 7.0 "
+                 "or newer, where it has that signature by default", "newer_rocm"),
+                # the project's own shim writes a name the target lacks: the fix is at the target, no release
+                ("hipHostAllocPortable is the project's own #define of cudaHostAllocPortable (src/x.h:29), its AMD "
+                 "port's name, which ROCm 6.2 does not declare: ROCm 6.2's name for cudaHostAllocPortable is "
+                 "hipHostMallocPortable: write that in the #define, or build with the newer ROCm the project's AMD "
+                 "build expects", "")]
+    for message, decided in released:
+        finding = Finding("PK002", "needs-newer-rocm", "high", "api", "src/a.hip", 3, 1, 3, 2, message, subject="x")
+        assert decisions.decision_of(finding, eco, model) == decided, message
 
 
 def _error(line: int, decision: str = "", consequence_of: str | None = None, code: str = "PK001") -> ErrorReport:
@@ -78,13 +96,16 @@ def test_verify_json_marks_each_unit_and_error_with_its_decision(converted: Path
             for u in doc["units"]} == {
         ("src/count.cu", "failed", True, True, ((5, ("PK401",), "libcudacxx"),)),
         ("src/sort.cu", "failed", True, True, ((2, ("PK001",), "library_internals"),)),
-        ("src/fp8.cu", "failed", True, False, ((9, ("PK002",), None),)),
+        # a newer ROCm has the type (6.3): the release the port targets is the decision
+        ("src/fp8.cu", "failed", True, True, ((9, ("PK002",), "newer_rocm"),)),
+        # no ROCm has it: a plain missing name, a site
+        ("src/l2.cu", "failed", True, False, ((9, ("PK001",), None),)),
         # __double2half, which no ROCm up to 6.2.2 has: convert defines it (portkit_double2half,
         # mappings/polyfills.toml), so the unit compiles; the name itself is still a site, not a
         # decision (test_a_finding_is_a_decision_where_the_estimate_prices_one)
         ("src/half.cu", "compiled", False, False, ())}
-    assert doc["summary"] | {"seconds": 0} == {"units": 4, "compiled": 1, "failed": 3, "explained": 3,
-                                               "unexplained": 0, "not_reached": 0, "failed_on_decision": 2,
+    assert doc["summary"] | {"seconds": 0} == {"units": 5, "compiled": 1, "failed": 4, "explained": 4,
+                                               "unexplained": 0, "not_reached": 0, "failed_on_decision": 3,
                                                "seconds": 0}
 
 
@@ -94,6 +115,7 @@ def test_verify_text_counts_the_units_failed_on_a_decision(converted: Path, pack
     main(["verify", str(converted), "--source", str(CASE), "--rocm", "6.2", "--rocm-headers", str(pack62), "--offline"])
     lines = capsys.readouterr().out.splitlines()
     assert re.sub(r" in \d+\.\d s$", "", lines[-2]) == \
-        "4 translation units: 1 compiled, 3 failed (3 explained by findings, 0 unexplained, 0 not reached)"
-    assert lines[-1] == ("failed only on a decision: 2 of the 3 failed units reached (libcudacxx: 1, "
-                         "library_internals: 1); compiled or failed on a decision: 3 of 4 reached units (75%)")
+        "5 translation units: 1 compiled, 4 failed (4 explained by findings, 0 unexplained, 0 not reached)"
+    assert lines[-1] == ("failed only on a decision: 3 of the 4 failed units reached (libcudacxx: 1, "
+                         "library_internals: 1, newer_rocm: 1); compiled or failed on a decision: 4 of 5 reached "
+                         "units (80%)")

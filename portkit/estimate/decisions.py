@@ -14,6 +14,9 @@ not drop-in on ROCm (cuDNN, WMMA, libcu++ ...): a drop-in library's missing name
   it replaces is part of it; where the code uses the library only from host code (tiny-cuda-nn's
   CUTLASS GEMMs) the adoption is the larger.
 
+The names the target ROCm release lacks and a newer one has (PK002) are one family too,
+NEWER_ROCM: the release the port targets is one decision, priced as the work-arounds of its sites.
+
 decisions() then lists every item holding a blocker finding as one decision (the JSON's
 `estimate.decisions`): what is decided, the alternative and the first ROCm release with it, the
 kernels, files and sites, and the hours if the rewrite is chosen. "844 blockers" becomes "the
@@ -22,13 +25,27 @@ CUTLASS/CuTe kernels are rewritten on composable_kernel: N kernels, M files".
 
 from __future__ import annotations
 
+import re
+
 from .. import rules
 from . import build_decisions
 from ..core.findings import Finding, pattern
 from ..core.tables import blockers as rewrites
 from ..core.tables.ecosystem import Ecosystem
 from ..core.tables.mappings import default_db
+from ..engine.codes import Code
 from .effort import PROJECT, CostModel, Item, Range, triangular_percentile
+
+# The family of every name the target release lacks and a newer one has (PK002, from convert's tables,
+# the cooperative-groups members, or verify's reading of an error): one decision, the ROCm release the
+# port targets. Raising it makes each such site compile as written; keeping it is the sites' work.
+NEWER_ROCM = "newer_rocm"
+# the release a PK002 message names as the one that has the name: "needs ROCm 6.3" (the tables, the
+# cooperative-groups members), verify's "declared by default from ROCm 7.0" (opt_in.py) and "build
+# with ROCm 7.0 or newer" (a newer signature, hipBLAS 3.0's hipblasGemmEx). A PK002 that names
+# none is no release decision: the project's own shim's name, which has a fix at the target
+# (project_shim.py).
+_RELEASE = re.compile(r"(?:needs|declared by default from|build with) ROCm (\d+\.\d+(?:\.\d+)?)")
 
 
 def family_of(f: Finding, eco: Ecosystem) -> str:
@@ -44,7 +61,17 @@ def family_of(f: Finding, eco: Ecosystem) -> str:
         if mapping is not None:   # a namespace record is its owner's (`cuda`: libcu++, table family "libcu")
             library = eco.by_id.get(mapping.family) or (eco.namespace(mapping.cuda) if mapping.kind == "namespace"
                                                           else None)
-    return library_family(library.id, eco) if library is not None else ""
+    family = library_family(library.id, eco) if library is not None else ""
+    return family or (NEWER_ROCM if release_needed(f) else "")
+
+
+def release_needed(f: Finding) -> str:
+    """The ROCm release a PK002 finding names ("" for another finding, or for a name no release has
+    yet: a cooperative-groups member PK002 says is in none, a plain missing name)."""
+    if f.code != Code.NEEDS_NEWER_ROCM:
+        return ""
+    found = _RELEASE.search(f.message)
+    return found.group(1) if found else ""
 
 
 def decision_of(f: Finding, eco: Ecosystem, model: CostModel) -> str:
@@ -53,7 +80,8 @@ def decision_of(f: Finding, eco: Ecosystem, model: CostModel) -> str:
     subdirectory), the family merge() folds it into (a rewrite decision, a library not drop-in on
     ROCm: libcu++, CUTLASS, NVBench), or for a blocker its own item, which decisions() lists. The
     same order as workitems.items(), so that verify's "failed on a decision" (issue 48) and the
-    estimate's decisions are one list: a plain missing name (PK001 __double2half, PK002) is none."""
+    estimate's decisions are one list: a plain missing name (PK001 __double2half) is none, a name a
+    newer ROCm has (PK002) is the release's (NEWER_ROCM)."""
     family = family_of(f, eco)
     taken = build_decisions.takes(f, model, family)
     if taken or family:
@@ -82,7 +110,7 @@ def merge(work: list[Item], findings: list[Finding], eco: Ecosystem) -> list[Ite
             out.append(item)
     for (family, optional), group in sorted(groups.items()):
         rewrite = [i for i in group if i.kind == "pattern" and rules.of(i.key.split(":")[0]).rewrite]
-        if len(group) == 1 and not rewrite:
+        if len(group) == 1 and not rewrite and family != NEWER_ROCM:
             out.append(group[0])
             continue
         out.append(_merged(family, optional, group, rewrite, findings))
@@ -114,6 +142,9 @@ def _merged(family: str, optional: str, group: list[Item], rewrite: list[Item], 
                f"the library it replaces ({', '.join(i.key for i in deps) or 'none priced apart'}): the rewrite "
                f"({per_site[1]:g} h likely) and the adoption ({adopt[1]:g} h likely) are counted once, by the larger.")
         kind = "decision"
+    elif family == NEWER_ROCM:
+        label, why = _release_label(patterns, findings, len(sites), files)
+        kind = "pattern"
     else:
         label = deps[0].label if deps else patterns[0].label
         why = (f"One library: adopting it ({adopt[1]:g} h likely) and changing its {len(sites)} sites in "
@@ -123,6 +154,25 @@ def _merged(family: str, optional: str, group: list[Item], rewrite: list[Item], 
     facts = (("sites", len(sites)), ("files", files)) + ((("kernels", kernels),) if kernels else ())
     return Item(kind, family, label, category, _directory(sites), len(sites), hours, why, sites, facts, optional,
                 family=family)
+
+
+def _release_label(patterns: list[Item], findings: list[Finding], sites: int, files: int) -> tuple[str, str]:
+    """The label and reason of the one item holding every name the target release lacks."""
+    names = sorted({i.key.partition(":")[2] or i.key for i in patterns})
+    where = {s for i in patterns for s in i.findings}
+    release = newest_release([f for f in findings if f"{f.path}:{f.line}" in where])
+    shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+    label = f"names the target ROCm lacks ({shown}): work around them, or require ROCm {release}"
+    why = (f"One decision, the ROCm release the port targets: ROCm {release} has all {len(names)} names, and their "
+           f"{sites} sites in {files} files compile as written there; at the target each is worked around "
+           f"(priced here, {sum(i.hours[1] for i in patterns):g} h likely).")
+    return label, why
+
+
+def newest_release(findings: list[Finding]) -> str:
+    """The newest release the PK002 findings name ("" for none)."""
+    releases = {release_needed(f) for f in findings} - {""}
+    return max(releases, key=lambda r: tuple(int(x) for x in r.split("."))) if releases else ""
 
 
 def _directory(sites: tuple[str, ...]) -> str:
@@ -154,6 +204,8 @@ def decisions(work: list[Item], findings: list[Finding], eco: Ecosystem) -> list
             if own is not None:
                 held.append(own)
         if not held:
+            if item.family == NEWER_ROCM:
+                out.append(_release_entry(item, findings))
             continue
         entry = cat.by_id(item.family) if item.family else None
         first = held[0]
@@ -168,6 +220,22 @@ def decisions(work: list[Item], findings: list[Finding], eco: Ecosystem) -> list
             "optional": item.optional,
         })
     return sorted(out, key=lambda d: (d["optional"], -d["hours"]["p50"], d["id"]))
+
+
+def _release_entry(item: Item, findings: list[Finding]) -> dict:
+    """The ROCm release as a decision entry: no site of it is a blocker (the names exist, in a
+    newer release), yet it is what a manager decides (issue 48: a unit failing only on it fails on
+    a decision)."""
+    sites = set(item.findings)
+    release = newest_release([f for f in findings if f"{f.path}:{f.line}" in sites])
+    facts = dict(item.facts)
+    return {"id": NEWER_ROCM, "label": item.label,
+            "alternative": f"require ROCm {release} or newer: every site compiles as written there",
+            "rocm_since": release, "kernels": 0,
+            "files": int(facts.get("files", len({s.split(':')[0] for s in item.findings}))),
+            "sites": item.count, "blocker_sites": 0,
+            "hours": {f"p{p}": round(triangular_percentile(item.hours, p), 1) for p in (10, 50, 90)},
+            "optional": item.optional}
 
 
 def _covers(item: Item, f: Finding, eco: Ecosystem) -> bool:

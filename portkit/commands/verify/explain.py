@@ -8,13 +8,15 @@ from the conversion run. An error is explained, in this order, by
 0. inside the files of a library with no drop-in (CUTLASS's own headers, blocked_library.py): its
    decision, PK402, whatever else is on the line (CUTLASS's `__cvta_generic_to_shared`, PK001):
    the library's code is replaced, not ported;
+0b. an undeclared warp primitive the target declares only with a define, or a newer release adds
+   (PK002 naming the release, opt_in.py): the build stops on the release, whatever the line's
+   findings say about the CUDA construct;
 1. a finding on the error's line whose rule can break a build (`Rule.breaks_build`);
 2. a finding in the unit or the error's file about the name the error quotes;
 3. the tables, for what a scan of the converted file cannot see: a HIP name that only a newer
    ROCm has than the compiler's (PK002; the tree was converted for a newer target), a call whose
    arguments fit that name's signature in a newer release only (PK002: hipblasGemmEx with
-   hipDataType at 6.x, whose form for them is hipblasGemmEx_v2), a name the release declares only
-   with a define the build lacks (PK002: `__shfl_sync` at 6.2, opt_in.py), a HIP name
+   hipDataType at 6.x, whose form for them is hipblasGemmEx_v2), a HIP name
    removed by then (PK003), a ROCm library header the compiler cannot find (PK701), a header
    that is neither CUDA's nor ROCm's (PK702: the project's own dependency, not a porting gap), a HIP
    name the target lacks that the project's own shim #defines (PK002, project_shim.py);
@@ -43,7 +45,7 @@ from ...core.source import SourceFile
 from .diagnostics import Located, relative, shown
 from . import torch_release
 from .hip_index import HipIndex, hip_index as _hip_index
-from .opt_in import behind_define
+from .opt_in import WARP_PRIMITIVES, release_of
 from .project_shim import shim_name
 from .packs import not_found, provider
 from .blocked_library import inside_blocked_library
@@ -135,6 +137,11 @@ def explain(error: Located, unit_rel: str, facts: Facts) -> list[Finding]:
     blocked = inside_blocked_library(error)
     if blocked is not None:
         return [_finding(blocked[0], error, facts, blocked[1], blocked[2])]
+    if subject in WARP_PRIMITIVES:   # 0b: the release, before the line's findings
+        cuda = facts.db.names.get(subject)
+        release = release_of(subject, error.diagnostic.message, facts.target, cuda.hip if cuda else None)
+        if release is not None:
+            return [_finding(Code.NEEDS_NEWER_ROCM, error, facts, subject, release)]
     if error.rel is not None:
         here = facts.of(error.rel).findings
         stops = _at_error_directive(error, facts)
@@ -204,10 +211,6 @@ def _from_tables(error: Located, subject: str, facts: Facts) -> Finding | None:
                         _not_installed(subject, header, facts))
     if message.startswith("no matching function for call to"):
         return _older_signature(error, subject, facts, index)
-    cuda = facts.db.names.get(subject)
-    opt_in = behind_define(subject, message, facts.target, cuda.hip if cuda is not None else None)
-    if opt_in is not None:
-        return _finding(Code.NEEDS_NEWER_ROCM, error, facts, subject, opt_in)
     record = index.names.get(subject)
     if record is None:
         shim = shim_name(error, subject, facts.db, facts.target, facts.root)
@@ -227,8 +230,8 @@ def _from_tables(error: Located, subject: str, facts: Facts) -> Finding | None:
 _NO_CONVERSION = re.compile(r"no known conversion from '([^']+)' to '([^']+)'")
 # the define a library's headers take for their newer API before it became the default (hipblas.h at
 # ROCm 6.x: "Compile with -DHIPBLAS_V2 to get new API with hipDataType now"; hipBLAS 3.0, ROCm 7.0,
-# has only that API)
-_NEWER_API_DEFINE = {"cublas": "HIPBLAS_V2"}
+# has only that API), and the release that has it by default
+_NEWER_API_DEFINE = {"cublas": ("HIPBLAS_V2", "7.0")}
 
 
 def _older_signature(error: Located, subject: str, facts: Facts, index: HipIndex) -> Finding | None:
@@ -243,13 +246,15 @@ def _older_signature(error: Located, subject: str, facts: Facts, index: HipIndex
     if found is None:
         return None
     passed, wanted = found.groups()
-    define = _NEWER_API_DEFINE.get(record.family)
+    define, default = _NEWER_API_DEFINE.get(record.family, ("", ""))
     opt_in = f", or define {define} for the build, which gives {subject} that signature" if define else ""
+    newer = (f"ROCm {default} or newer, where it has that signature by default" if default
+             else "the ROCm the project targets")
     return _finding(Code.NEEDS_NEWER_ROCM, error, facts, subject,
                     f"{subject} takes '{wanted}' at ROCm {format_version(facts.target)} where the call passes "
                     f"'{passed}', the argument of its signature in a newer ROCm: call {record.hip} ({record.cuda}'s "
                     f"HIP name from ROCm {format_version(record.legacy_until)}, which takes it){opt_in}, or build "
-                    f"with the ROCm the project targets")
+                    f"with {newer}")
 
 
 _ERROR_DIRECTIVE = re.compile(rb"\s*#\s*error\b")

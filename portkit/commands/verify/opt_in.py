@@ -12,6 +12,13 @@ plus a define, not a name HIP lacks, so it is PK002 naming both ways out.
 
 convert agrees: at any --rocm it writes the mask-less HIP name the tables give (`__shfl_sync` ->
 `__shfl`, `drop_args = [1]`), which every release declares without the define.
+
+HIP 7.0 also adds warp primitives no earlier release has at all, with or without a define:
+`__syncwarp` and the `__reduce_*_sync` intrinsics (ROCm/clr CHANGELOG.md, "Added warp level
+primitives"). A project's own AMD code calling them (gunrock's `__syncwarp(mask64)` under
+`#if defined(__HIP_PLATFORM_AMD__)`, CTranslate2's helpers.h) was written for ROCm 7: PK002 naming
+the release. Both are read before the findings on the error's line (explain.py): those are about
+the CUDA construct (PK206's warp-synchronous code), while the build stops on the release.
 """
 
 from __future__ import annotations
@@ -26,6 +33,25 @@ WARP_SYNC_NAMES = frozenset({"__shfl_sync", "__shfl_up_sync", "__shfl_down_sync"
 WARP_SYNC_DEFINE = "HIP_ENABLE_WARP_SYNC_BUILTINS"
 WARP_SYNC_SINCE = (6, 2, 0)        # the first release that has them at all, behind the define
 WARP_SYNC_DEFAULT = (7, 0, 0)      # the first release that declares them without it
+# added by HIP 7.0 itself (no earlier release declares them, whatever the build defines), with what
+# convert writes for the CUDA name at an older target instead
+ADDED_IN_7 = {"__syncwarp": "portkit_syncwarp (the polyfill convert writes for it)",
+              **{f"__reduce_{op}_sync": "" for op in ("add", "min", "max", "and", "or", "xor")}}
+
+WARP_PRIMITIVES = WARP_SYNC_NAMES | frozenset(ADDED_IN_7)   # the names release_of may explain
+
+
+def release_of(subject: str, message: str, target: tuple[int, ...], hip_name: str | None) -> str | None:
+    """PK002's message for an undeclared name that a newer release, or this one with a define,
+    declares (None for any other error)."""
+    opt_in = behind_define(subject, message, target, hip_name)
+    if opt_in is not None or subject not in ADDED_IN_7 or tuple(target) >= WARP_SYNC_DEFAULT \
+            or not message.startswith("use of undeclared identifier"):
+        return opt_in
+    release, added = format_version(tuple(target)), format_version(WARP_SYNC_DEFAULT)
+    instead = f", or call {ADDED_IN_7[subject]}" if ADDED_IN_7[subject] else ""
+    return (f"{subject} needs ROCm {added} (HIP {added} adds it, with 64-bit masks), the compiler is ROCm "
+            f"{release}: build with ROCm {added} or newer{instead}")
 
 
 def behind_define(subject: str, message: str, target: tuple[int, ...], hip_name: str | None) -> str | None:
