@@ -8,6 +8,7 @@ The source compiles with nvcc (test_the_source_compiles_with_nvcc)."""
 
 from __future__ import annotations
 
+import io
 import subprocess
 from pathlib import Path
 
@@ -16,6 +17,8 @@ import pytest
 from conftest import NVCC, require_tool
 from portkit.commands.audit import AuditOptions, audit_paths
 from portkit.commands.scan.walk import Options
+from portkit.report import text
+from portkit.report.audit_load import load
 from portkit.report.model import audit_document
 
 # __activemask: declared by default from ROCm 7.0 (HIP 7.0's warp-sync builtins); cudaDeviceSetLimit
@@ -75,6 +78,23 @@ def test_one_name_is_the_same_decision_and_a_release_that_has_them_has_none(tmp_
     assert not [f for f in at_7["findings"] if f["code"] == "PK002"]
     assert at_7["estimate"]["decisions"] == []
     assert not [i for i in at_7["estimate"]["items"] if i["key"] == "newer_rocm"]
+
+
+def test_the_text_report_names_the_release_decision_with_no_blocker_site(tmp_path: Path):
+    """A decision no blocker holds (the release, library internals, the NCCL swap) is printed all the
+    same: before, the text report listed decisions only beside blocker sites."""
+    out = io.StringIO()
+    text.render(load(_estimate(tmp_path, (5, 2, 0))), out)
+    lines = out.getvalue().splitlines()
+    head = next(k for k, line in enumerate(lines) if line.startswith("Decisions ("))
+    assert lines[head:head + 5] == [
+        "Decisions (1) - 0 blocker sites, one decision per library or feature family:",
+        "  names the target ROCm lacks (__activemask, cudaDeviceSetLimit, cudaLimitStackSize): work around them, "
+        "or require ROCm 7.0: 0 kernels, 1 files, 2 sites; 8 h P50",
+        "      instead: require ROCm 7.0 or newer: every site compiles as written there (ROCm 7.0+)",
+        "",
+        "Findings by category and severity"]
+    assert not any(line.startswith("Blocker sites") for line in lines)
 
 
 @pytest.mark.compile

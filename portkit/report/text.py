@@ -85,13 +85,16 @@ def _estimate(doc: Audit, console: Console) -> None:
 
 
 def _blockers(doc: Audit, console: Console, every: bool = False) -> None:
-    """The decisions first (one per blocker family), then the first blocker sites (--all: every
-    one), the headline's first; a fix text is printed under the first site it belongs to, once."""
+    """The decisions first (one per blocker family, build decision, or the ROCm release), then the
+    first blocker sites (--all: every one), the headline's first; a fix text is printed under the
+    first site it belongs to, once. Decisions without a blocker site (the ROCm release the port
+    targets, library internals, the communication library swap) are printed too: they are what a
+    manager decides, whether or not a site blocks."""
     blockers = leading(doc, [f for f in doc.findings if f.severity == "blocker"])
     limit = len(blockers) if every else MAX_BLOCKERS_SHOWN
-    if not blockers:
-        return
     decided = families(doc.required_estimate().decisions)   # one per family, as the HTML counts them
+    if not blockers and not decided:
+        return
     console.print()
     console.print(f"[bold red]Decisions ({len(decided)})[/] - {_plural(len(blockers), 'blocker site')}, "
                   f"one decision per library or feature family:")
@@ -103,6 +106,8 @@ def _blockers(doc: Audit, console: Console, every: bool = False) -> None:
         d = family.first
         since = f" (ROCm {d.rocm_since}+)" if d.rocm_since else ""
         say(console, f"      instead: {d.alternative}{since}", style="dim")
+    if not blockers:
+        return
     console.print(f"Blocker sites ({'all' if every else 'the first'} {min(len(blockers), limit)}):")
     shown: set[str] = set()   # a rule's generic "Instead" repeated under each of its sites said nothing new
     for f in blockers[:limit]:
