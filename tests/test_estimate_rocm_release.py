@@ -17,7 +17,7 @@ import pytest
 from conftest import NVCC, require_tool
 from portkit.commands.audit import AuditOptions, audit_paths
 from portkit.commands.scan.walk import Options
-from portkit.report import text
+from portkit.report import html, text
 from portkit.report.audit_load import load
 from portkit.report.model import audit_document
 
@@ -95,6 +95,18 @@ def test_the_text_report_names_the_release_decision_with_no_blocker_site(tmp_pat
         "",
         "Findings by category and severity"]
     assert not any(line.startswith("Blocker sites") for line in lines)
+
+
+def test_the_html_page_lists_the_release_decision_and_says_what_its_hours_are(tmp_path: Path):
+    out = io.StringIO()
+    html.render(load(_estimate(tmp_path, (5, 2, 0))), out)
+    page = " ".join(out.getvalue().split())
+    assert ("<p>Each is a choice the team makes: a CUDA library or feature with no drop-in on ROCm, a construct "
+            "that breaks the AMD build, or the ROCm release to target. The hours are those of the path the estimate "
+            "prices (moving the code, or working around what the target release lacks); the alternative is the other "
+            "path.</p>") in page
+    assert "require ROCm 7.0 or newer: every site compiles as written there" in page
+    assert 'id="no-decisions"' not in page
 
 
 @pytest.mark.compile
