@@ -44,6 +44,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+from portkit.estimate.decisions import NEWER_ROCM, release_named  # noqa: E402  (verify's own reading of a PK002)
 PACK = REPO / "fixtures" / "rocm-headers" / "rocm-6.2.0-headers.tar.xz"   # pinned: HIP and 14 libraries, no download
 TORCH_PACKS = tuple(sorted(PACK.parent.glob("torch-*-headers.tar.xz")))      # pinned: torch's headers, its ATen/hip
 PROJECTS = ("llm.c", "ggml", "faiss", "tiny-cuda-nn", "cuCollections", "nccl-tests", "LightGBM",
@@ -203,13 +205,10 @@ def _decisions(unit: dict) -> str:
     for error in unit["errors"]:
         if error["decision"] and error["consequence_of"] is None and error["decision"] not in out:
             out.append(error["decision"])
-    first = next((e for e in unit["errors"] if e["decision"] == "newer_rocm" and e["consequence_of"] is None), None)
-    release = _RELEASE.search(first["findings"][0]["message"]) if first and first["findings"] else None
-    return " + ".join(f"{d} ({release.group(1)}: {first['findings'][0]['subject']})" if d == "newer_rocm" and release
-                      else d for d in out)
-
-
-_RELEASE = re.compile(r"(?:needs|declared by default from|build with) ROCm (\d+\.\d+(?:\.\d+)?)")
+    first = next((e for e in unit["errors"] if e["decision"] == NEWER_ROCM and e["consequence_of"] is None), None)
+    finding = first["findings"][0] if first and first["findings"] else None
+    release = release_named(finding["message"]) if finding else ""
+    return " + ".join(f"{d} ({release}: {finding['subject']})" if d == NEWER_ROCM and release else d for d in out)
 
 
 def decided(s: dict) -> str:

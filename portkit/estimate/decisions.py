@@ -68,9 +68,12 @@ def family_of(f: Finding, eco: Ecosystem) -> str:
 def release_needed(f: Finding) -> str:
     """The ROCm release a PK002 finding names ("" for another finding, or for a name no release has
     yet: a cooperative-groups member PK002 says is in none, a plain missing name)."""
-    if f.code != Code.NEEDS_NEWER_ROCM:
-        return ""
-    found = _RELEASE.search(f.message)
+    return release_named(f.message) if f.code == Code.NEEDS_NEWER_ROCM else ""
+
+
+def release_named(message: str) -> str:
+    """The release a PK002 message names as the one with the name ("" for none): _RELEASE."""
+    found = _RELEASE.search(message)
     return found.group(1) if found else ""
 
 
@@ -203,37 +206,27 @@ def decisions(work: list[Item], findings: list[Finding], eco: Ecosystem) -> list
             own = next((f for f in blockers.get(site, ()) if _covers(item, f, eco)), None)
             if own is not None:
                 held.append(own)
-        if not held:
-            if item.family == NEWER_ROCM:
-                out.append(_release_entry(item, findings))
-            continue
-        entry = cat.by_id(item.family) if item.family else None
-        first = held[0]
-        facts = dict(item.facts)
-        out.append({
-            "id": item.family or item.key, "label": item.label,
-            "alternative": entry.alternative if entry is not None else (first.fix or first.message),
-            "rocm_since": entry.rocm_since if entry is not None else "",
-            "kernels": int(facts.get("kernels", 0)), "files": int(facts.get("files", len({s.split(':')[0] for s in item.findings}))),
-            "sites": item.count, "blocker_sites": len(held),
-            "hours": {f"p{p}": round(triangular_percentile(item.hours, p), 1) for p in (10, 50, 90)},
-            "optional": item.optional,
-        })
+        if held:
+            entry = cat.by_id(item.family) if item.family else None
+            alternative = entry.alternative if entry is not None else (held[0].fix or held[0].message)
+            out.append(_entry(item, alternative, entry.rocm_since if entry is not None else "", len(held)))
+        elif item.family == NEWER_ROCM:
+            # no site of it blocks (the names exist, in a newer release), yet it is what a manager
+            # decides (issue 48: a unit failing only on it fails on a decision)
+            sites = set(item.findings)
+            release = newest_release([f for f in findings if f"{f.path}:{f.line}" in sites])
+            out.append(_entry(item, f"require ROCm {release} or newer: every site compiles as written there",
+                              release, 0))
     return sorted(out, key=lambda d: (d["optional"], -d["hours"]["p50"], d["id"]))
 
 
-def _release_entry(item: Item, findings: list[Finding]) -> dict:
-    """The ROCm release as a decision entry: no site of it is a blocker (the names exist, in a
-    newer release), yet it is what a manager decides (issue 48: a unit failing only on it fails on
-    a decision)."""
-    sites = set(item.findings)
-    release = newest_release([f for f in findings if f"{f.path}:{f.line}" in sites])
+def _entry(item: Item, alternative: str, rocm_since: str, blocker_sites: int) -> dict:
+    """One `estimate.decisions` entry for an item."""
     facts = dict(item.facts)
-    return {"id": NEWER_ROCM, "label": item.label,
-            "alternative": f"require ROCm {release} or newer: every site compiles as written there",
-            "rocm_since": release, "kernels": 0,
+    return {"id": item.family or item.key, "label": item.label, "alternative": alternative, "rocm_since": rocm_since,
+            "kernels": int(facts.get("kernels", 0)),
             "files": int(facts.get("files", len({s.split(':')[0] for s in item.findings}))),
-            "sites": item.count, "blocker_sites": 0,
+            "sites": item.count, "blocker_sites": blocker_sites,
             "hours": {f"p{p}": round(triangular_percentile(item.hours, p), 1) for p in (10, 50, 90)},
             "optional": item.optional}
 
