@@ -11,7 +11,7 @@ from portkit import convert_text
 from portkit.api import scan_options
 from portkit.core.edits import apply_edits
 from portkit.core.errors import MappingError
-from portkit.core.tables.mappings import load_tables
+from portkit.core.tables.mappings import load_tables, tables_dir
 from portkit.commands.scan.walk import scan_source
 from portkit.core.source import SourceFile
 
@@ -222,11 +222,12 @@ def test_headers_cudas_headers_included_are_added_where_the_code_relies_on_them(
 
 
 def test_atomic_add_on_16_bit_floats_is_reported_where_the_pointer_says_so():
-    """Issue 32 (llm.c's layernorm_backward.cu at 6.2): HIP has no 16-bit float atomicAdd."""
+    """Issue 32 (llm.c's layernorm_backward.cu at 6.2): HIP has no 16-bit float atomicAdd. With polyfills
+    off (on, the call is portkit_atomicAdd's: tests/test_polyfill_atomics.py)."""
     src = (b"#include <cuda_bf16.h>\n__device__ void add(__nv_bfloat16* p, __nv_bfloat16 v, float* f) {\n"
            b"    __nv_bfloat162* pair = reinterpret_cast<__nv_bfloat162*>(p);\n"
            b"    atomicAdd(pair, __halves2bfloat162(v, v));\n    atomicAdd(f, 1.0f);\n}\n")
-    out = convert_text(src, rocm="6.2")
+    out = scan_source(SourceFile.from_bytes("x.cu", src), scan_options(rocm="6.2", polyfills=False), load_tables(tables_dir()))
     assert [(f.code, f.line, f.message) for f in out.findings if f.code == "PK001"] == [
         ("PK001", 4, "atomicAdd on __nv_bfloat162: HIP's atomicAdd has no __nv_bfloat162 overload (it takes int, "
                      "unsigned, float, double); add through a compare-and-swap loop on the enclosing 32-bit word")]

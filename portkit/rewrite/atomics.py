@@ -10,18 +10,28 @@ types, or where the pointer is a cast to one (pytorch_scatter's atomicAdd on at:
 `atomicAdd(reinterpret_cast<__half *>(address), val)`, verified at 6.2), with the usual port:
 a compare-and-swap loop on the enclosing 32-bit word, or unsafeAtomicAdd where the ROCm
 release has the overload.
+
+With polyfills on (the default), `atomicAdd` on such a pointer becomes
+`portkit_atomicAdd`, that very loop, defined by the generated header (mappings/polyfills.toml) for
+both of HIP's platforms: CUDA's own atomicAdd on NVIDIA. The call is then a converted reference, not
+a finding. Left as PK001: `atomicAdd_system` (the loop is device-scoped), a project that defines
+portkit_atomicAdd itself, and a PyTorch extension's source, which stays CUDA for torch's build-time
+hipify and never includes the generated header.
 """
 
 from __future__ import annotations
 
 from tree_sitter import Node
 
+from ..core.edits import EditKind
 from ..engine.context import ScanContext, View
 from ..engine.syntax import declarations
-from . import codes
+from . import codes, polyfills
 from .arguments import TextArgument, call_arguments
 
 NAMES = frozenset({b"atomicAdd", b"atomicAdd_block", b"atomicAdd_system"})
+POLYFILL = "portkit_atomicAdd"
+POLYFILLED = frozenset({b"atomicAdd"})   # device scope: the loop's (CUDA has no 16-bit atomicAdd_block)
 # the pointee types, CUDA's and HIP's spellings (the audit reads converted code too)
 HALVES = frozenset({b"__half", b"__half2", b"half", b"half2", b"__nv_bfloat16", b"__nv_bfloat162", b"nv_bfloat16",
                     b"nv_bfloat162", b"__hip_bfloat16", b"__hip_bfloat162"})
@@ -37,9 +47,24 @@ def check(ctx: ScanContext, view: View, name: Node) -> None:
         return
     call = name.text.decode()
     kind = pointee.decode()
+    if name.text in POLYFILLED and _polyfill(ctx):
+        ctx.metrics.refs_found += 1
+        ctx.metrics.refs_converted += 1
+        ctx.metrics.polyfills.add(POLYFILL)
+        ctx.edit(view.start(name), view.end(name), POLYFILL.encode(), f"{call}({kind}*)", kind=EditKind.OTHER)
+        return
     ctx.flag(codes.NO_HIP_EQUIVALENT, view.start(name), view.end(name),
              f"{call} on {kind}: HIP's {call} has no {kind} overload (it takes int, unsigned, float, double); "
              f"add through a compare-and-swap loop on the enclosing 32-bit word", f"{call}({kind}*)")
+
+
+def _polyfill(ctx: ScanContext) -> bool:
+    """Whether the call goes through portkit_atomicAdd: polyfills on at a release the record serves,
+    the project defines no portkit_atomicAdd of its own, and the file is no PyTorch extension source."""
+    record = polyfills.by_name().get(POLYFILL)
+    return ctx.options.polyfills and record is not None and record.serves_release(ctx.target) and \
+        ctx.source.rel not in ctx.facts.torch_sources and POLYFILL not in ctx.facts.project_defined and \
+        not polyfills.defined_here(ctx, (POLYFILL,))
 
 
 _CASTS = frozenset({b"reinterpret_cast", b"static_cast", b"const_cast"})
