@@ -54,6 +54,8 @@ def test_pytorch_scatter_s_with_cuda_is_the_build_being_ported():
         ("fixed", "project_tests", "", []),
         ("fixed", "torch_extension_build", "", []),
         ("pattern", "PK001", "", ["csrc/cuda/atomics.cuh:144"]),
+        # its `#if __CUDA_ARCH__ < 700` loop, where the human port sent ROCm (rewrite/guard_fallbacks.py)
+        ("pattern", "PK103", "", ["csrc/cuda/atomics.cuh:138"]),
         ("pattern", "PK104:CUDA_VERSION", "", ["csrc/version.cpp:26"]),   # `return CUDA_VERSION;` (5fdc463)
         ("pattern", "PK505", "", ["setup.py:67"]),
         ("pattern", "PK506:CUDA_HOME", "", ["setup.py:17"]),   # `... and CUDA_HOME is not None`: no GPU build on ROCm

@@ -21,6 +21,8 @@ strictness.py   C++ hip-clang rejects (register, narrowing brace initialisers, d
 preproc_names.py  names the preprocessor builds (line splices, ## pastes): reported
 lossy.py        two CUDA names written as one HIP name on a line: reported
 guards.py       CUDA version and __CUDA_ARCH__ guards an AMD build reads differently
+guard_fallbacks.py  a guard whose AMD branch leaves a name unconverted and whose other branch is
+                the file's own fallback: PK103 at that branch
 toolkit_asserts.py  static_asserts on the CUDA toolkit's release, kept for nvcc builds
 transitive.py   headers CUDA's headers included and HIP's do not
 deviceptr.py    CUdeviceptr integer arithmetic, kept as CUDA's integer (engine/deviceptr_plan.py)
@@ -40,7 +42,7 @@ from ..engine import passes
 # dependency between them (engine/passes.order): the run order is the declared dependencies'
 MODULES = (
     "includes", "launches", "macros", "strings", "identifiers", "builtins", "minmax", "device_printf", "inline_ptx", "strictness",
-    "preproc_names", "lossy", "guards", "toolkit_asserts", "transitive", "nvidia_votes", "nvidia_thrust", "deviceptr",
+    "preproc_names", "lossy", "guard_fallbacks", "guards", "toolkit_asserts", "transitive", "nvidia_votes", "nvidia_thrust", "deviceptr",
 )
 
 

@@ -8,6 +8,8 @@ What it finds:
     reaches through such a guard. Not reported: guards in AMD-only or already ported code, groups
     that name an AMD selector themselves (`defined(__HIP_PLATFORM_AMD__) || CUDA_VERSION >= 11000`),
     and version windows a current nvcc build skips too (`CUDA_VERSION >= 12000 && CUDA_VERSION < 12030`).
+    Also, where both builds take a branch holding a name the target lacks (PK001-PK003) and another
+    branch is the file's own code without it: that branch (rewrite/guard_fallbacks.py).
     `#ifdef __CUDACC__` is not one: convert writes it `__HIPCC__`, which the AMD build defines.
 
 Why it matters on AMD GPUs:
