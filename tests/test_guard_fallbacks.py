@@ -5,6 +5,7 @@ ROCm to its compare-and-swap branch by that very `#if`)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from functools import cache
 
@@ -12,11 +13,13 @@ import pytest
 
 from conftest import NVCC, REPO, require_tool
 from portkit.api import scan_options
+from portkit.cli.app import main
 from portkit.commands.scan.walk import scan_source
 from portkit.core.source import SourceFile
 from portkit.core.tables.mappings import load_tables, tables_dir
 
 INPUT = REPO / "fixtures" / "guard_fallbacks" / "input.cu"
+EXPECTED = INPUT.parent / "expected_rewrite_guards.hip"   # convert --rocm 6.2 --rewrite-guards
 SCATTER = ("`#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ < 700 || CUDA_VERSION < 10000)`: hip-clang never defines "
            "`__CUDA_ARCH__`, so an AMD build takes the `#else` branch (line 30), where `atomicAdd(__half*)` (line 32, "
            "PK001) does not compile at ROCm 6.2; this branch is the file's own code without it: "
@@ -35,6 +38,7 @@ def _tables():
 
 
 def _guards(data: bytes, polyfills: bool = True) -> list[tuple[int, str, str]]:
+    """The PK103 findings of the audit's scan (no --rewrite-guards)."""
     scan = scan_source(SourceFile.from_bytes("input.cu", data), scan_options(rocm="6.2", audit=True, polyfills=polyfills),
                        _tables())
     return [(f.line, f.severity, f.message) for f in scan.findings if f.code == "PK103"]
@@ -69,3 +73,46 @@ def test_input_compiles_with_nvcc(tmp_path):
     nvcc = require_tool(NVCC, "nvcc")
     run = subprocess.run([nvcc, "-c", str(INPUT), "-o", str(tmp_path / "o.o")], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
+
+
+def _convert(tmp_path, *extra: str):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "input.cu").write_bytes(INPUT.read_bytes())
+    out = tmp_path / "out"
+    assert main(["convert", str(src), "-o", str(out), "-q", "--rocm", "6.2", *extra]) == 0
+    return out
+
+
+def test_rewrite_guards_sends_the_amd_build_to_the_fallback_and_keeps_nvidia_s_branch(tmp_path):
+    """--rewrite-guards: the `#if` before the fallback `#else` gets `!defined(__HIP_PLATFORM_AMD__) && (...)`;
+    a re-run writes the same bytes; the finding is info and says what was written."""
+    out = _convert(tmp_path, "--rewrite-guards")
+    assert (out / "input.cu").read_bytes() == EXPECTED.read_bytes()
+    assert (out / "portkit_polyfills.h").read_bytes() == (INPUT.parent / "expected_polyfills.h").read_bytes()
+    again = tmp_path / "again"
+    assert main(["convert", str(out), "-o", str(again), "-q", "--rocm", "6.2", "--rewrite-guards"]) == 0
+    assert (again / "input.cu").read_bytes() == EXPECTED.read_bytes()
+    scan = scan_source(SourceFile.from_bytes("input.cu", INPUT.read_bytes()),
+                       scan_options(rocm="6.2", polyfills=True, rewrite_guards=True), _tables())
+    assert [(f.line, f.severity, f.message) for f in scan.findings if f.code == "PK103"] == [
+        (39, "info", MATCH.split(": make the AMD build skip")[0] + ": rewritten for AMD, `#if !defined(__CUDA_ARCH__) "
+         "|| __CUDA_ARCH__ >= 700` -> `#if !defined(__HIP_PLATFORM_AMD__) && (!defined(__CUDA_ARCH__) || "
+         "__CUDA_ARCH__ >= 700)`")]
+
+
+def test_rewrite_guards_without_polyfills_takes_the_half_fallback(tmp_path):
+    out = _convert(tmp_path, "--rewrite-guards", "--no-polyfills")
+    assert "#if defined(__HIP_PLATFORM_AMD__) || (defined(__CUDA_ARCH__) && (__CUDA_ARCH__ < 700 || CUDA_VERSION < 10000))\n" \
+        in (out / "input.cu").read_text()
+
+
+@pytest.mark.compile
+def test_the_rewritten_output_compiles_with_hipcc(tmp_path):
+    """The AMD build takes the match fallback (and portkit_atomicAdd, portkit_syncwarp): it compiles."""
+    require_tool("hipcc", "hipcc")
+    (tmp_path / "input.hip").write_bytes(EXPECTED.read_bytes())
+    (tmp_path / "portkit_polyfills.h").write_bytes((INPUT.parent / "expected_polyfills.h").read_bytes())
+    run = subprocess.run(["hipcc", "-x", "hip", "--offload-arch=gfx90a", "-c", str(tmp_path / "input.hip"), "-o",
+                          str(tmp_path / "o.o")], capture_output=True, text=True, env={**os.environ, "HIP_PLATFORM": "amd"})
+    assert run.returncode == 0, run.stderr[-4000:]

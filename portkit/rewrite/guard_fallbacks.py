@@ -16,15 +16,21 @@ nvcc's version or architecture macros that the AMD build reads the same way as t
 build (a divergent one is PK103's already), when the branch the AMD build takes holds a name the
 target release cannot take (PK001-PK003, the converter's findings) and another branch of the group
 holds none and has code, that branch is reported at its directive with the AMD selector to add.
-Data flows one way: the pass reads the findings the walk made and adds one; it changes no edit.
+With `convert --rewrite-guards` (off by default: it changes what the AMD build compiles) the
+condition is rewritten where it is one line that the platform model reads whole, so that the NVIDIA
+build takes the same branch as before and the AMD build the fallback, and the finding is info.
+Data flows one way: the pass reads the findings the walk made and adds one, and at most one edit.
 """
 
 from __future__ import annotations
 
+from ..core.edits import EditKind
 from ..engine.codes import Code
 from ..engine.context import ScanContext, View
 from ..engine.passes import Pass
-from ..engine.platform import ppguards, regions
+from ..engine.platform import ppexpr, ppguards, regions
+
+SELECTOR = "__HIP_PLATFORM_AMD__"
 
 LEFT = frozenset({Code.NO_HIP_EQUIVALENT, Code.NEEDS_NEWER_ROCM, Code.REMOVED_IN_ROCM})
 
@@ -74,12 +80,36 @@ def _report(ctx: ScanContext, group: ppguards.Group, taken: ppguards.Branch, fal
     else:
         instead = f"`defined(__HIP_PLATFORM_AMD__) || ({fallback.text.strip()})` sends the AMD build here"
     line_end = ctx.source.data.find(b"\n", fallback.at)
-    ctx.report(Code.CUDA_VERSION_GUARD, "cuda-version-guard", "medium", "api", fallback.at,
-               len(ctx.source.data) if line_end < 0 else line_end,
-               f"`{fallback.written}`: hip-clang never defines `{macro}`, so an AMD build takes the "
-               f"`{taken.written}` branch (line {where}), where `{subject}` (line {line}, {code}) does not "
-               f"compile at ROCm {_release(ctx)}; this branch is the file's own code without it: {instead}",
-               subject=f"{macro} fallback", fix=instead)
+    why = (f"`{fallback.written}`: hip-clang never defines `{macro}`, so an AMD build takes the "
+           f"`{taken.written}` branch (line {where}), where `{subject}` (line {line}, {code}) does not "
+           f"compile at ROCm {_release(ctx)}; this branch is the file's own code without it")
+    rewritten = _rewrite(ctx, fallback if fallback.keyword != "else" else taken, fallback.keyword != "else") \
+        if ctx.options.rewrite_guards else None
+    if rewritten is not None:
+        old, new = rewritten
+        severity, message = "info", f"{why}: rewritten for AMD, `{old}` -> `{new}`"
+    else:
+        severity, message = "medium", f"{why}: {instead}"
+    ctx.report(Code.CUDA_VERSION_GUARD, "cuda-version-guard", severity, "api", fallback.at,
+               len(ctx.source.data) if line_end < 0 else line_end, message, subject=f"{macro} fallback", fix=instead)
+
+
+def _rewrite(ctx: ScanContext, branch: ppguards.Branch, take: bool) -> tuple[str, str] | None:
+    """Edit `branch`'s condition so that the AMD build takes it (`take`) or skips it, the NVIDIA
+    build as before: (old, new) directives, or None where the condition is not one `#if`/`#elif`
+    line read whole (the finding then stays medium and says what to write)."""
+    if branch.keyword not in ("if", "elif") or branch.cond is None or "?" in branch.text:
+        return None
+    start, end = branch.cond
+    cond = ctx.source.data[start:end].decode("utf-8", "replace")
+    new = f"defined({SELECTOR}) || ({cond})" if take else f"!defined({SELECTOR}) && ({cond})"
+    worlds = regions.selectors(ctx.facts.amd_macros)
+    amd = {**worlds.amd, SELECTOR: 1}
+    if ppexpr.truth(ppexpr.evaluate(new, amd)) is not take or \
+            ppexpr.truth(ppexpr.evaluate(new, worlds.nvidia)) != branch.nvidia:
+        return None
+    ctx.edit(start, end, new.encode(), what="guard", kind=EditKind.GUARD)
+    return branch.written, f"#{branch.keyword} {new}"
 
 
 def _release(ctx: ScanContext) -> str:
