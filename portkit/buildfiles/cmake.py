@@ -15,7 +15,9 @@ commands itself; the rest lives beside it:
 - cmake_names.py     CUDA names inside any argument (CMAKE_CUDA_*, CUDA::*, generator expressions);
 - cmake_flags.py     nvcc options in flags variables, option commands and custom build steps;
 - cmake_targets.py   targets, their sources and properties, libraries, GPU architectures;
-- cmake_findcuda.py  FindCUDA's cuda_add_* commands and CUDA_NVCC_FLAGS.
+- cmake_findcuda.py  FindCUDA's cuda_add_* commands and CUDA_NVCC_FLAGS;
+- cmake_probes.py    what the project learns of CUDA at configure time: its own architecture
+                     detection, its CUDA version checks before a FATAL_ERROR.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import re
 from ..engine.context import ScanContext
 from .cmake_file import CMakeFile, delete_arg, edit, insert_after, insert_before, is_on, replace_command, value_end
 from . import cmake_packages as packages
+from . import cmake_probes as probes
 from .cmake_findcuda import findcuda_library, nvcc_flags_variable
 from .cmake_flags import compile_options, custom_command, flags_in_strings, loose_flags
 from .cmake_lexer import Command, commands
@@ -53,10 +56,13 @@ def migrate(ctx: ScanContext, table: BuildTable) -> None:
     if ported:      # its findings become info "already ported", as an #if's NVIDIA branch's do
         ctx.regions = RegionMap(ranges=[(start, end, PORTED) for start, end in ported])
     edits_before = len(ctx.edits)
+    own = {c.args[0].value.lower() for c in f.cmds if c.lower in ("function", "macro") and c.args}
     for cmd in f.cmds:
         handler = _HANDLERS.get(cmd.lower)
         if handler is not None:
             handler(f, cmd)
+        elif cmd.lower in own and probes.names_cuda_architectures(cmd):
+            probes.detected_architectures(f, cmd)
         elif cmd.lower.startswith("cuda_") and cmd.lower not in table.cmake.findcuda_commands:
             note(ctx, Code.BUILD_STEP_NOT_MIGRATED, cmd.start, cmd.close + 1, f"`{cmd.name}` (FindCUDA) has no HIP counterpart; "
                  "rewrite it with add_executable/add_library and LANGUAGE HIP sources", cmd.name)
@@ -191,7 +197,7 @@ def _file(f: CMakeFile, cmd: Command) -> None:
 
 _HANDLERS = {
     "project": _project, "enable_language": _enable_language, "check_language": _enable_language,
-    "find_package": _find_package, "set": _set, "list": _list, "string": _string, "file": _file,
+    "find_package": _find_package, "set": _set, "if": probes.version_check, "elseif": probes.version_check, "list": _list, "string": _string, "file": _file,
     "add_executable": add_target, "add_library": add_target, "cuda_add_executable": add_target,
     "cuda_add_library": add_target, "target_sources": target_sources,
     "set_target_properties": set_target_properties, "set_property": set_property,
