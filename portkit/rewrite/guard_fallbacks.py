@@ -90,7 +90,8 @@ def _report(ctx: ScanContext, group: ppguards.Group, taken: ppguards.Branch, fal
         severity, message = "info", f"{why}: rewritten for AMD, `{old}` -> `{new}`"
     else:
         severity, message = "medium", f"{why}: {instead}"
-    ctx.report(Code.CUDA_VERSION_GUARD, "cuda-version-guard", severity, "api", fallback.at,
+    rule = ctx.rule(Code.CUDA_VERSION_GUARD)
+    ctx.report(rule.code, rule.name, severity, rule.category, fallback.at,
                len(ctx.source.data) if line_end < 0 else line_end, message, subject=f"{macro} fallback", fix=instead)
 
 
@@ -105,8 +106,10 @@ def _rewrite(ctx: ScanContext, branch: ppguards.Branch, take: bool) -> tuple[str
     new = f"defined({SELECTOR}) || ({cond})" if take else f"!defined({SELECTOR}) && ({cond})"
     worlds = regions.selectors(ctx.facts.amd_macros)
     amd = {**worlds.amd, SELECTOR: 1}
+    # the NVIDIA world as ppguards.analyse reads it: nvcc's macros defined, their values unknown
+    nvidia = {**{m: ppexpr.DEFINED for m in branch.macros}, **worlds.nvidia}
     if ppexpr.truth(ppexpr.evaluate(new, amd)) is not take or \
-            ppexpr.truth(ppexpr.evaluate(new, worlds.nvidia)) != branch.nvidia:
+            ppexpr.truth(ppexpr.evaluate(new, nvidia)) != branch.nvidia:
         return None
     ctx.edit(start, end, new.encode(), what="guard", kind=EditKind.GUARD)
     return branch.written, f"#{branch.keyword} {new}"
