@@ -116,3 +116,13 @@ def test_the_rewritten_output_compiles_with_hipcc(tmp_path):
     run = subprocess.run(["hipcc", "-x", "hip", "--offload-arch=gfx90a", "-c", str(tmp_path / "input.hip"), "-o",
                           str(tmp_path / "o.o")], capture_output=True, text=True, env={**os.environ, "HIP_PLATFORM": "amd"})
     assert run.returncode == 0, run.stderr[-4000:]
+
+
+@pytest.mark.compile
+def test_the_rewritten_output_compiles_for_nvidia_through_hip(tmp_path):
+    """Through HIP's NVIDIA backend the `#if` keeps nvcc's branch (__match_any_sync, CUDA's atomicAdd)."""
+    from hip_nvidia import compile_for_nvidia, patched_include_dir
+    (tmp_path / "input.hip").write_bytes(EXPECTED.read_bytes())
+    (tmp_path / "portkit_polyfills.h").write_bytes((INPUT.parent / "expected_polyfills.h").read_bytes())
+    run = compile_for_nvidia(tmp_path / "input.hip", [patched_include_dir(tmp_path / "hip")])
+    assert run.returncode == 0, run.stderr[-4000:]

@@ -98,14 +98,30 @@ def test_output_compiles_against_the_62_pack(pack62, tmp_path):
     assert run.returncode == 0, run.stderr[-4000:]
 
 
+# the __half calls as code writes them, a float value to a __half one included (CUDA's own __half
+# converts from float, so `atomicAdd(h, x)` compiles with nvcc)
+HALF_KERNEL = ('#include "portkit_polyfills.h"\n__global__ void k(__half* h, __half2* p, float x) '
+               '{ portkit_atomicAdd(h + threadIdx.x, __float2half(1.0f)); '
+               'portkit_atomicAdd(p, __floats2half2_rn(1.0f, 2.0f)); portkit_atomicAdd(h, x); }\n')
+
+
+@pytest.mark.compile
+def test_half_overloads_compile_for_nvidia_through_hip(tmp_path):
+    """HIP's NVIDIA backend (nvcc, -D__HIP_PLATFORM_NVIDIA__): the header's NVIDIA section is CUDA's
+    own atomicAdd, taking the value as the call gives it. HIP 5.2 has no hip_bf16.h: __half only."""
+    from hip_nvidia import compile_for_nvidia, patched_include_dir
+    (tmp_path / "portkit_polyfills.h").write_bytes(header_text(["portkit_atomicAdd"], "5.2", "portkit convert"))
+    (tmp_path / "k.hip").write_text(HALF_KERNEL)
+    run = compile_for_nvidia(tmp_path / "k.hip", [patched_include_dir(tmp_path / "hip")])
+    assert run.returncode == 0, run.stderr[-4000:]
+
+
 @pytest.mark.compile
 def test_half_overloads_compile_with_hipcc_52(tmp_path):
     """Debian's HIP 5.2 has no hip_bf16.h: the header's bfloat16 part is under HIP_VERSION >= 5.7."""
     require_tool("hipcc", "hipcc")
     (tmp_path / "portkit_polyfills.h").write_bytes(header_text(["portkit_atomicAdd"], "5.2", "portkit convert"))
-    (tmp_path / "k.hip").write_text('#include "portkit_polyfills.h"\n__global__ void k(__half* h, __half2* p) '
-                                    '{ portkit_atomicAdd(h + threadIdx.x, __float2half(1.0f)); '
-                                    'portkit_atomicAdd(p, __floats2half2_rn(1.0f, 2.0f)); }\n')
+    (tmp_path / "k.hip").write_text(HALF_KERNEL)
     run = subprocess.run(["hipcc", "-x", "hip", "--offload-arch=gfx90a", "-c", str(tmp_path / "k.hip"), "-o",
                           str(tmp_path / "k.o")], capture_output=True, text=True, env={**os.environ, "HIP_PLATFORM": "amd"})
     assert run.returncode == 0, run.stderr[-4000:]
