@@ -42,7 +42,7 @@ def check(ctx: ScanContext) -> None:
     left = sorted({(f.line, f.code, f.subject) for f in ctx.store.findings if f.code in LEFT})
     if not left or not ppguards.mentions_guard(data):
         return
-    found = ppguards.analyse(data, regions.selectors(ctx.facts.amd_macros))
+    found = ctx.derived(ppguards.of_file)
     for group in found.groups:
         if group.aware or group.parent_amd is False or ctx.regions.protected(group.branches[0].at) or \
                 ppguards.divergent(group):

@@ -46,7 +46,7 @@ def rewrite(ctx: ScanContext) -> None:
         return
     worlds = regions.selectors(ctx.facts.amd_macros)
     plans = []
-    for group in ppguards.analyse(data, worlds).groups:
+    for group in ctx.derived(ppguards.of_file).groups:
         if ctx.regions.protected(group.branches[0].at) or not _differs(group):
             continue
         selector, reason = _plan(ctx, group)

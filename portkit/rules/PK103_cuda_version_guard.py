@@ -41,7 +41,7 @@ Effort:
 
 from tree_sitter import Node
 
-from ..engine.platform import ppguards, regions
+from ..engine.platform import ppguards
 from ..engine.context import ScanContext, View
 from ..engine.rule import define
 
@@ -78,7 +78,7 @@ def check(ctx: ScanContext, view: View, node: Node) -> None:
     data = ctx.source.data
     if not ppguards.mentions_guard(data):
         return
-    found = ppguards.analyse(data, regions.selectors(ctx.facts.amd_macros))
+    found = ctx.derived(ppguards.of_file)
     for group in found.groups:
         if ctx.regions.protected(group.branches[0].at):
             continue

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from . import compilers, ppexpr
 from .directives import COMMENT, condition, directive_text, directives
 # The platform model's own reading of a directive, so that both passes agree on every branch.
-from .regions import Selectors, and_, builtin_selectors, not_, or_, track_define
+from .regions import Selectors, and_, builtin_selectors, not_, or_, selectors, track_define
 
 # The macros an AMD build evaluates differently: nvcc's and the CUDA headers' version and
 # architecture macros (hip-clang defines none of them).
@@ -93,6 +93,12 @@ def mentions_guard(data: bytes) -> bool:
     # file, a tree's CPU backend) before the expression, which starts with \b and so is tried
     # at every byte (0.15 s over ggml's sources, 0.04 s with this test first)
     return b"CUDA" in data and GUARD.search(data) is not None
+
+
+def of_file(ctx) -> Guards:
+    """The scanned file's guards in the platform model's worlds, for ScanContext.derived: rule PK103,
+    rewrite/guard_fallbacks.py and rewrite/guards.py read the same groups, analysed once per file."""
+    return analyse(ctx.source.data, selectors(ctx.facts.amd_macros))
 
 
 def analyse(data: bytes, worlds: Selectors) -> Guards:
