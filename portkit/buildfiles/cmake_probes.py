@@ -23,6 +23,7 @@ from ..engine.codes import Code
 from ..core.edits import EditKind
 from .cmake_file import CMakeFile, replace_command
 from .cmake_lexer import Command
+from .cmake_targets import hip_architectures
 from .words import note
 
 ARCHITECTURES = "CMAKE_CUDA_ARCHITECTURES"
@@ -39,12 +40,10 @@ def names_cuda_architectures(cmd: Command) -> bool:
 def detected_architectures(f: CMakeFile, cmd: Command) -> None:
     """A call of the project's own function or macro with CMAKE_CUDA_ARCHITECTURES as an argument:
     the --offload-arch list instead."""
-    targets = ";".join(f.targets)
-    written = f'"{targets}"' if ";" in targets else targets
     note(f.ctx, Code.BUILD_MIGRATION_CHOICE, cmd.start, cmd.close + 1,
          f"`{cmd.name}({ARCHITECTURES})` detects NVIDIA compute capabilities into the variable: replaced by "
          f"{', '.join(f.targets)} (--offload-arch); AMD chips do not correspond to sm_XX", cmd.name)
-    replace_command(f, cmd, [f"set(CMAKE_HIP_ARCHITECTURES {written})"])
+    replace_command(f, cmd, [f"set(CMAKE_HIP_ARCHITECTURES {hip_architectures(f)})"])
 
 
 def version_check(f: CMakeFile, cmd: Command) -> None:

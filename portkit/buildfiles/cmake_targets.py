@@ -225,11 +225,16 @@ def link_libraries(f: CMakeFile, cmd: Command) -> None:
             f.done.add(arg.start)
 
 
+def hip_architectures(f: CMakeFile) -> str:
+    """The --offload-arch targets as one CMake argument: `gfx90a`, or a quoted list `"gfx90a;gfx942"`."""
+    targets = ";".join(f.targets)
+    return f'"{targets}"' if ";" in targets else targets
+
+
 def replace_architectures(f: CMakeFile, cmd: Command | None, values: list[Arg]) -> None:
     if not values:
         return
-    targets = ";".join(f.targets)
-    text = f'"{targets}"' if ";" in targets else targets
+    text = hip_architectures(f)
     old = " ".join(a.value for a in values)
     f.ctx.edit(values[0].start, values[-1].end, text.encode(), "build", covers=True, kind=EditKind.BUILD)
     f.done.update(a.start for a in values)
