@@ -37,6 +37,9 @@ class Options:
     active_only: bool = False            # --active-only: branches false under -D/-U are not converted
     finding_cap: int = 0                 # audit: findings of one rule kept per file (findingstore.py); 0: all
     port_style: str = ""                 # audit: one-way or both-vendors (settings.PORT_STYLES); "": by the tree
+    # False: every source is parsed, even one that holds none of the passes' and rules' keywords
+    # (commands/scan/prefilter.py); tests compare the two, users have no reason to turn it off
+    prefilter: bool = True
     # the project's own mapping files, as read (core/tables/project_tables.py: db_for merges them)
     mappings: tuple[ProjectTable, ...] = ()
 

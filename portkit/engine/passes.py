@@ -48,6 +48,10 @@ class Pass:
     the bytes the parser read).
     `guards_every_name`: while this name pass is on, every name the walk reads in protected or
     inactive code is left alone (--builtins hip's legacy rewrite), not only the tables' names.
+    `keywords`: what a file must hold for this pass to do anything in it (engine/keywords.py): a
+    tuple, or `keywords(ctx)` giving one for the run. `()`: nothing of its own, the pass only reads
+    what other passes wrote. None: a name pass's `names`; any other pass, undeclared, which keeps
+    every file parsed (commands/scan/prefilter.py).
     """
     name: str
     phase: str
@@ -58,6 +62,16 @@ class Pass:
     after: tuple[str, ...] = ()
     when: Callable[[ScanContext, View], bool] | None = None
     guards_every_name: bool = False
+    keywords: tuple | Callable[[ScanContext], tuple] | None = None
+
+    def keywords_in(self, ctx: ScanContext) -> tuple | None:
+        """This pass's keywords in the run `ctx` belongs to; None where it declares none."""
+        if callable(self.keywords):
+            return self.keywords(ctx)
+        if self.keywords is None and self.capture == "name" and self.names is not None:
+            sets = self.names(ctx)
+            return tuple(sets) if sets is not None else ()
+        return self.keywords
 
 
 @dataclass(frozen=True)

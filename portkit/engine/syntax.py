@@ -30,6 +30,19 @@ _BLOCK_SIZE_NAME = re.compile(
     rb"\b(?:block_size|block_dim|threads_per_block|nthreads)\b")
 
 
+# 5, 31 and 32 as C++ may spell them (hex, binary, octal, suffixes; 37 and 40 too, over-reading
+# octal): the literals the warp-size arithmetic reads
+_WARP_LITERAL = re.compile(rb"\b(?:0[xX]0*(?:1[fF]|20|5)|0[bB]0*(?:11111|100000|101)|0*(?:5|31|32|37|40))[uUlL]*\b")
+
+
+def may_hold_warp_size(data: bytes) -> bool:
+    """Whether `data` may hold what PK201 and its fixes find (engine/keywords.py): a shuffle's lane,
+    a warp-size name, or a 5, 31 or 32 beside a thread index or a block size."""
+    return b"__shfl" in data or _WARPISH_NAME.search(data) is not None or (
+        _WARP_LITERAL.search(data) is not None
+        and (_THREADISH.search(data) is not None or _BLOCK_SIZE_NAME.search(data) is not None))
+
+
 def walk(root: Node):
     """Every node under `root` (itself first), in source order, through a cursor.
 

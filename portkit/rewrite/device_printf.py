@@ -17,6 +17,7 @@ from tree_sitter import Node
 from ..core.edits import EditKind
 from ..engine import syntax
 from ..engine.context import ScanContext, View
+from ..engine.keywords import DEVICE_CODE
 from ..engine.passes import Pass
 
 NAMES = frozenset({b"printf"})
@@ -44,4 +45,5 @@ def _device(node: Node) -> bool:
 
 
 # after minmax, so that the order of the name passes never rests on the list (tests/test_passes.py)
-PASSES = (Pass("device_printf", "walk", check, capture="name", names=lambda ctx: (NAMES,), after=("minmax",)),)
+PASSES = (Pass("device_printf", "walk", check, capture="name", names=lambda ctx: (NAMES,), after=("minmax",),
+               keywords=DEVICE_CODE),)   # device functions only

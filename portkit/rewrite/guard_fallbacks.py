@@ -125,4 +125,4 @@ def _after_walk(ctx: ScanContext, view: View, root) -> None:
 
 
 # after every pass that may report a name left unconverted (lossy is the last of them)
-PASSES = (Pass("guard_fallbacks", "post-walk", _after_walk, after=("lossy",)),)
+PASSES = (Pass("guard_fallbacks", "post-walk", _after_walk, after=("lossy",), keywords=()),)   # reads PK001-PK003

@@ -368,4 +368,27 @@ def _names(ctx: ScanContext) -> tuple:
     return ctx.db.names_by_bytes, ctx.db.qualified, cudacc.OWN_NAMES
 
 
-PASSES = (Pass("identifiers", "walk", handle, capture="name", names=_names),)
+def acting_names(ctx: ScanContext) -> frozenset[bytes]:
+    """The tables' names a use of which this run does something with: all but those written the same
+    at the target with nothing to say (`sqrt`, `expf`, `ncclAllReduce`; 720 of 10,500). A file that
+    uses only those is left as it is, so they are no keyword of it (engine/keywords.py); in AMD or
+    inactive branches every name counts, and such a file is always parsed (commands/scan/prefilter.py)."""
+    return _acting(ctx.db, ctx.target, ctx.options.prefer_roc)
+
+
+@lru_cache(maxsize=4)
+def _acting(db, target, prefer_roc: bool) -> frozenset[bytes]:
+    return frozenset(name for name, m in db.names_by_bytes.items() if not _inert(m, target, prefer_roc))
+
+
+def _inert(m: Mapping, target, prefer_roc: bool) -> bool:
+    """_convert changes nothing, counts nothing and reports nothing for a use of `m` (_plan: the
+    same name both ways, no note, no polyfill; no per-use check: ffs, atomics, arity)."""
+    same = (m.cuda, "", "")
+    return (m.resolve(target, prefer_roc) == same and m.resolve(target, prefer_roc, legacy=False) == same
+            and m.status == "supported" and not (m.cuda_deprecated or m.cuda_removed) and not m.arity_alias
+            and m.cuda.encode() not in ffs.FIXES and m.cuda.encode() not in atomics.NAMES)
+
+
+PASSES = (Pass("identifiers", "walk", handle, capture="name", names=_names,
+               keywords=lambda ctx: (acting_names(ctx), ctx.db.qualified, cudacc.OWN_NAMES)),)

@@ -13,6 +13,7 @@ takes. Every line a finish pass inserts (the polyfill header, the NVIDIA helpers
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from tree_sitter import Node
 
@@ -298,10 +299,22 @@ def _polyfills_pass(ctx: ScanContext, view: View, root: Node) -> None:
     polyfills.include(ctx, insertion_point(ctx, root)[0])
 
 
+def _keywords(ctx: ScanContext) -> tuple:
+    """What `handle` acts on: a header the tables map (its name, as written between the delimiters),
+    or, under --rename, a project header whose suffix changes (.cu, .cuh)."""
+    return (*_header_names(ctx.db), *((b".cu",) if ctx.facts.rename is not None else ()))
+
+
+@lru_cache(maxsize=4)
+def _header_names(db) -> tuple[bytes, ...]:
+    return tuple(name.encode() for name in db.headers)
+
+
 # guards first: the runtime header is decided over every rewrite of the file, its guards' too; the
 # polyfill header's #include then comes after the runtime header this adds
 PASSES = (
-    Pass("include_directives", "walk", handle, capture="node", kinds=("preproc_include",)),
-    Pass("includes", "finish", _finish_pass, after=("guards",)),
-    Pass("polyfills", "finish", _polyfills_pass, after=("includes",), when=_polyfills_wanted),
+    Pass("include_directives", "walk", handle, capture="node", kinds=("preproc_include",), keywords=_keywords),
+    Pass("includes", "finish", _finish_pass, after=("guards",), keywords=()),   # reads what the walk found
+    Pass("polyfills", "finish", _polyfills_pass, after=("includes",), when=_polyfills_wanted,
+         keywords=(polyfills.HEADER.encode(),)),   # or a polyfill the name passes chose
 )

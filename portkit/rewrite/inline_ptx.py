@@ -21,6 +21,7 @@ from tree_sitter import Node
 from ..core.edits import EditKind
 from ..engine import ptx
 from ..engine.context import ScanContext, View
+from ..engine.keywords import ASM
 from ..engine.passes import Pass
 from . import polyfills
 
@@ -52,4 +53,4 @@ def _lane_id_polyfill(ctx: ScanContext) -> bool:
         LANE_ID_POLYFILL not in ctx.facts.project_defined and not polyfills.defined_here(ctx, (LANE_ID_POLYFILL,))
 
 
-PASSES = (Pass("inline_ptx", "walk", handle, capture="node", kinds=("gnu_asm_expression",)),)
+PASSES = (Pass("inline_ptx", "walk", handle, capture="node", kinds=("gnu_asm_expression",), keywords=(ASM,)),)

@@ -249,4 +249,4 @@ def _gap(ctx: ScanContext, view: View, call: Node, start: int, end: int, before:
         ctx.edit(view.base + start, view.base + end, text, what="launch", kind=EditKind.LAUNCH)
 
 
-PASSES = (Pass("launches", "walk", handle, capture="node", kinds=("kernel_call_syntax",)),)
+PASSES = (Pass("launches", "walk", handle, capture="node", kinds=("kernel_call_syntax",), keywords=(b"<<<",)),)

@@ -57,4 +57,4 @@ def _after_walk(ctx: ScanContext, view: View, root) -> None:
 
 # after every rename, the fixes' and the macro bodies' too (it reads the NAME edits); after the
 # preprocessor's names as it always ran
-PASSES = (Pass("lossy", "post-walk", _after_walk, after=("pasted_arguments",)),)
+PASSES = (Pass("lossy", "post-walk", _after_walk, after=("pasted_arguments",), keywords=()),)   # reads the name edits

@@ -45,4 +45,7 @@ def _unpasted(m: re.Match, names) -> bytes:
     return m.group(1) + m.group(2) + (b"  " if m.group(1) in names else b"__")
 
 
-PASSES = (Pass("macro_bodies", "walk", handle, capture="node", kinds=("preproc_arg",)),)
+# a body's names, launches and markers are the file's bytes: the other passes' keywords find them;
+# its own finding is a CUDA name pasted with `##` (preproc_names.check_pastes)
+PASSES = (Pass("macro_bodies", "walk", handle, capture="node", kinds=("preproc_arg",),
+               keywords=(preproc_names.PASTE_OF_CUDA,)),)

@@ -22,6 +22,7 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from ..engine.context import ScanContext, View
+from ..engine.keywords import DEVICE_CODE
 from ..engine.passes import Pass
 from ..core.edits import EditKind
 from ..engine import syntax
@@ -99,4 +100,5 @@ def _device_only(node: Node) -> bool:
 
 
 # after the other name passes, as the walk always called them on a name
-PASSES = (Pass("minmax", "walk", check, capture="name", names=lambda ctx: (NAMES,), after=("builtins",)),)
+PASSES = (Pass("minmax", "walk", check, capture="name", names=lambda ctx: (NAMES,), after=("builtins",),
+               keywords=DEVICE_CODE),)   # device functions only

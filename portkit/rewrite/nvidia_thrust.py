@@ -114,4 +114,4 @@ def _wanted(ctx: ScanContext, view: View) -> bool:
 
 
 # after nvidia_votes: both insert after the runtime header, the votes' helper first
-PASSES = (Pass("nvidia_thrust", "finish", _finish_pass, after=("nvidia_votes",), when=_wanted),)
+PASSES = (Pass("nvidia_thrust", "finish", _finish_pass, after=("nvidia_votes",), when=_wanted, keywords=(b"thrust",)),)

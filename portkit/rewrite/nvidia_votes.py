@@ -113,4 +113,4 @@ def _finish_pass(ctx: ScanContext, view: View, root) -> None:
 
 
 # after the runtime header it goes below (includes) and the finish passes' edits it keeps or drops
-PASSES = (Pass("nvidia_votes", "finish", _finish_pass, after=("transitive",)),)
+PASSES = (Pass("nvidia_votes", "finish", _finish_pass, after=("transitive",), keywords=()),)   # reads the vote edits

@@ -17,7 +17,7 @@ from tree_sitter import Node
 from ..engine.context import ScanContext, View
 from ..engine.passes import Pass
 from ..core.tables.mappings import MappingDB
-from . import codes
+from . import codes, identifiers
 
 SPLICE = re.compile(rb"\\(?:\r\n?|\n)")
 # A name with at least one backslash-newline inside it (the lookbehind keeps matches whole).
@@ -26,6 +26,8 @@ SPLIT_NAME = re.compile(rb"(?<![A-Za-z0-9_])[A-Za-z_][A-Za-z0-9_]*(?:\\(?:\r\n?|
 PASTE = re.compile(rb"(?<![A-Za-z0-9_])([A-Za-z_][A-Za-z0-9_]*)\s*##")
 # Pieces that can start a CUDA name (precision: `make_##t` builds make_float4, not CUDA API).
 CUDA_MARKS = (b"cu", b"nv", b"nccl")
+# what check_pastes needs in a file (engine/keywords.py): a PASTE whose piece starts with a CUDA_MARK
+PASTE_OF_CUDA = re.compile(rb"(?i)(?<![A-Za-z0-9_])(?:cu|nv|nccl)[A-Za-z0-9_]*\s*##")
 NOT_CODE = frozenset({"comment", "string_literal", "char_literal", "raw_string_literal", "system_lib_string"})
 
 
@@ -155,6 +157,7 @@ def _pasted_arguments(ctx: ScanContext, view: View, root: Node) -> None:
 
 # in this order since they were written: their findings (PK007) reach the finding cap in it
 PASSES = (
-    Pass("splices", "post-walk", _splices),
-    Pass("pasted_arguments", "post-walk", _pasted_arguments, after=("splices",)),
+    # a table's name joined across a splice: engine/keywords.py reads identifiers with splices removed
+    Pass("splices", "post-walk", _splices, keywords=lambda ctx: (identifiers.acting_names(ctx),)),
+    Pass("pasted_arguments", "post-walk", _pasted_arguments, after=("splices",), keywords=(PASTED_ARGUMENTS,)),
 )

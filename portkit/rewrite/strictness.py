@@ -19,6 +19,8 @@ scan.py sends the `register` keywords and the brace initialisers of declarations
 
 from __future__ import annotations
 
+import re
+
 from tree_sitter import Node
 
 from ..engine.context import ScanContext, View
@@ -310,7 +312,16 @@ def expression_type(node: Node) -> str | None:
     return typed[0] if typed is not None else None
 
 
+# What _narrowing needs first: a declaration of one of its arithmetic types (or dim3) whose
+# declarator, perhaps an array's, takes a brace initialiser (`int a[] = {n}`, `float f{d}`) with an
+# element that is not a number (a name, a call, a parenthesis: a table of literals never narrows).
+# Over the bytes, comments included; `[\w\s]` keeps `int main() {` out, so a declarator with an
+# attribute in parentheses before its braces is not seen (no tree, fixture or generated file has one).
+NARROWING_DECLARATION = re.compile(
+    rb"\b(?:char|short|int|long|signed|unsigned|float|double|dim3|u?int(?:8|16|32|64)_t|s?size_t|ptrdiff_t)\b"
+    rb"[\w\s]*?(?:\[[^\]\n]*\]\s*)*=?\s*\{[^}]*?(?<![\w.'])[A-Za-z_(]")
+
 PASSES = (
-    Pass("strictness", "walk", handle, capture="strict"),
-    Pass("device_functions", "walk", device_functions, capture="device"),
+    Pass("strictness", "walk", handle, capture="strict", keywords=(re.compile(rb"\bregister\b"), NARROWING_DECLARATION)),
+    Pass("device_functions", "walk", device_functions, capture="device", keywords=(b"__device__",)),
 )

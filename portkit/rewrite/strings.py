@@ -20,6 +20,7 @@ from tree_sitter import Node
 
 from ..engine.context import ScanContext, View
 from ..engine.passes import Pass
+from . import identifiers
 from ..core.edits import EditKind
 
 
@@ -44,4 +45,5 @@ def handle(ctx: ScanContext, view: View, node: Node) -> None:
         begin = content.find(b"cu", end + 1)
 
 
-PASSES = (Pass("strings", "walk", handle, capture="node", kinds=("string_literal",)),)
+PASSES = (Pass("strings", "walk", handle, capture="node", kinds=("string_literal",),
+               keywords=lambda ctx: (identifiers.acting_names(ctx),)),)   # the tables' names that change, inside strings

@@ -97,4 +97,4 @@ def _finish_pass(ctx: ScanContext, view: View, root) -> None:
 
 
 # after the includes it reads and the headers the earlier finish passes add
-PASSES = (Pass("transitive", "finish", _finish_pass, after=("polyfills",)),)
+PASSES = (Pass("transitive", "finish", _finish_pass, after=("polyfills",), keywords=()),)   # reads the converted includes

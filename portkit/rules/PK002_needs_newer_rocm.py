@@ -22,6 +22,8 @@ Effort:
     An hour or two per call site when an older API does the same job.
 """
 
+import re
+
 from tree_sitter import Node
 
 from ..engine.context import ScanContext, View
@@ -35,6 +37,9 @@ RULE = define(__doc__, code="PK002", name="needs-newer-rocm", severity="high", c
 # Members of the cooperative-groups types that some ROCm release lacks (mappings/coop_members.toml:
 # `warp.any(valid)` needs 6.3, `tile.meta_group_rank()` 5.7, `num_threads()` no release yet).
 NAMES = tuple(name.encode() for name in coop_members.names())
+# check_name reads a member of a group object only (`warp.any(p)`, `block->sync()`): a file without
+# one needs no parse for it, though `any` and `all` are names of much else (engine/keywords.py)
+KEYWORDS = (re.compile(rb"(?:\.|->)\s*(?:template\s+)?(?:" + b"|".join(sorted(NAMES)) + rb")\b"),)
 
 
 def check_name(ctx: ScanContext, view: View, node: Node) -> None:

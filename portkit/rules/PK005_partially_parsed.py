@@ -5,7 +5,8 @@ Reported by the converter (portkit/rewrite/), from the mapping tables.
 What it finds:
     A region tree-sitter could not parse: an #if branch that cuts a construct in two, an unusual
     macro. Names inside it are still converted and audited; larger constructs (kernel launches,
-    symbol arguments) spanning it may be missed.
+    symbol arguments) spanning it may be missed. Only in files that are parsed: a C or C++ file
+    holding nothing any pass or rule acts on (no CUDA name, header, launch or marker) is not.
 
 Why it matters on AMD GPUs:
     Findings and conversions inside the region are less complete than elsewhere.

@@ -34,6 +34,7 @@ from ._warpfix_model import WarpFix, attached, newline_of
 
 RULE = define(__doc__, code="PK202", name="shuffle-offset-from-16", severity="high", category="warp")
 NODES = ("number_literal",)
+KEYWORDS = (b"__shfl",)   # a loop or call that shuffles
 LITERALS = (16, 32)
 SHUFFLES = (b"__shfl_down", b"__shfl_xor", b"__shfl_up")
 _HALVING = (b"/= 2", b">>= 1", b"/=2", b">>=1")

@@ -31,6 +31,9 @@ from ..engine.rule import define
 
 RULE = define(__doc__, code="PK203", name="full-warp-mask", severity="medium", category="warp")
 NODES = ("number_literal", "preproc_def")
+# 0xFFFFFFFF as C++ may spell it (any case, leading zeros, digit separators, suffixes; decimal,
+# octal, binary): the literal its checks read (LITERALS, and #define values)
+KEYWORDS = (re.compile(rb"(?i)0x[0']*(?:f'?){7}f|4'?294'?967'?295|0b[01']{32}|\b0[0-7']{11}"),)
 LITERALS = (0xFFFFFFFF,)
 REFINES = ("PK004",)
 FULL = 0xFFFFFFFF

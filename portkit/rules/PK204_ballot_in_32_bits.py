@@ -38,6 +38,16 @@ NAMES = (b"__ballot_sync", b"__ballot", b"__activemask")
 NODES = ("number_literal",)
 LITERALS = (1,)
 _LANE = re.compile(rb"(?i)\blane|\bthreadIdx\.x\s*(?:%|&)")
+# a 1 (any base, no l/L suffix) shifted left: lane_bit's literal
+_ONE_SHIFTED = re.compile(rb"\b(?:0[xX]0*1|0[bB]0*1|0*1)[uU]?\s*\)*\s*<<")
+
+
+def _may_find(data: bytes) -> bool:
+    """`1 << lane` (check): a 1 shifted left, and a lane index somewhere."""
+    return _ONE_SHIFTED.search(data) is not None and _LANE.search(data) is not None
+
+
+KEYWORDS = (_may_find, frozenset(NAMES))   # or a ballot (check_name, FIX_GATES)
 NARROW_BIT_OPS = (b"__popc", b"__ffs", b"__clz", b"__brev")
 _WIDE = (b"long long", b"uint64_t", b"int64_t", b"size_t", b"unsigned long", b"auto", b"lanemask")
 _NARROW = (b"unsigned", b"unsigned int", b"uint32_t", b"int", b"unsigned int const", b"const unsigned",

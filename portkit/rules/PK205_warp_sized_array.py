@@ -42,6 +42,7 @@ from ._warpfix_model import CONSTANT, WarpFix, attached
 
 RULE = define(__doc__, code="PK205", name="warp-sized-array", severity="medium", category="warp")
 NODES = ("array_declarator",)
+KEYWORDS = (b"__shared__",)   # checks and fixes read __shared__ arrays only
 _ARITH_32 = re.compile(rb"/\s*32\b|%\s*32\b|&\s*31\b|>>\s*5\b")
 _INDEX = re.compile(rb"\[\s*([^\]]*)\]")
 _LANE_OR_WARP = re.compile(rb"\b(?:lane\w*|Lane\w*|warp\w*|Warp\w*|wid|lid)\b|>>\s*5\b|/\s*32\b|%\s*32\b|&\s*31\b")

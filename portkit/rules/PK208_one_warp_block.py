@@ -244,3 +244,4 @@ FIX_FAMILY = warpfix.FAMILY
 FIX_LITERALS = {32: (fix_constant, fix_assertion)}
 # a launch's configuration is the converter's capture (@node): the pattern gives it to the fix walk too
 FIX_NODES = {"preproc_def": (fix_define,), "(call_expression (kernel_call_syntax) @rule)": (fix_dispatch,)}
+KEYWORDS = (b"<<<", frozenset(NAMES))   # and the tree's warp constants (FACT_NAMES)

@@ -49,6 +49,7 @@ RULE = define(__doc__, code="PK209", name="warp-transpose-block-size", severity=
 # The rule reads the whole file once: its root is its one node (tree-sitter makes the root an
 # ERROR node where a line at file level does not parse; the file is read all the same).
 NODES = ("translation_unit", "ERROR")
+KEYWORDS = (b"WARP_TRANSPOSE",)   # _GATE
 WAVEFRONT = 64
 PRIMITIVES = (b"BlockLoad", b"BlockStore")
 _TRANSPOSE = re.compile(rb"^(?:::)?(?:hip)?cub::BLOCK_(?:LOAD|STORE)_WARP_TRANSPOSE(?:_TIMESLICED)?$")

@@ -36,11 +36,13 @@ from tree_sitter import Node
 from ..engine.context import ScanContext, View
 from ..engine import syntax
 from ..engine.ptx import equivalent
+from ..engine.keywords import ASM
 from ..engine.rule import define
 
 RULE = define(__doc__, code="PK301", name="inline-ptx-asm", severity="high", category="kernel",
               breaks_build=True)
 NODES = ("gnu_asm_expression",)
+KEYWORDS = (ASM,)   # and the tree's assembly macros (FACT_NAMES)
 FACT_NAMES = "asm_macro_names"   # the walk hands check_name every use of the tree's assembly macros
 
 # (pattern in the PTX text, what it does, blocker?) - the first match describes the block.

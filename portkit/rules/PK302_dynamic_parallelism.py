@@ -31,6 +31,7 @@ RULE = define(__doc__, code="PK302", name="dynamic-parallelism", severity="block
 NODES = ("kernel_call_syntax",)
 NAMES = (b"cudaDeviceSynchronize", b"cudaGetParameterBuffer", b"cudaLaunchDevice",
          b"cudaStreamCreateWithFlags", b"cudaStreamFireAndForget", b"cudaStreamTailLaunch")
+KEYWORDS = (b"<<<", frozenset(NAMES))
 REFINES = ("PK001", "PK003", "PK101")
 
 

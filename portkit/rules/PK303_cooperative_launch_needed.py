@@ -45,6 +45,7 @@ RULE = define(__doc__, code="PK303", name="cooperative-launch-needed", severity=
               category="kernel")
 NAMES = (b"this_grid", b"grid_group", b"this_multi_grid", b"multi_grid_group")
 NODES = ("kernel_call_syntax",)
+KEYWORDS = (b"<<<", frozenset(NAMES))
 REFINES = ("PK101",)
 _CALL_DEPTH = 4   # device helpers calling helpers: deeper chains than this are not written
 

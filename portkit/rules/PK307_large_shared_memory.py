@@ -36,6 +36,7 @@ RULE = define(__doc__, code="PK307", name="large-shared-memory", severity="high"
               breaks_build=True)
 NODES = ("array_declarator", "kernel_call_syntax")
 NAMES = (b"cudaFuncAttributeMaxDynamicSharedMemorySize",)
+KEYWORDS = (b"__shared__", b"<<<", frozenset(NAMES))
 SIZES = {
     b"char": 1, b"signed char": 1, b"unsigned char": 1, b"bool": 1, b"int8_t": 1, b"uint8_t": 1,
     b"short": 2, b"unsigned short": 2, b"half": 2, b"__half": 2, b"__nv_bfloat16": 2,

@@ -34,12 +34,14 @@ from tree_sitter import Node
 
 from ..engine import syntax
 from ..engine.context import ScanContext, View
+from ..engine.keywords import DEVICE_CODE
 from ..engine.rule import define
 
 RULE = define(__doc__, code="PK310", name="host-only-std-in-device-code", severity="high", category="kernel",
               breaks_build=True)
 NAMES = (b"at", b"vector", b"string", b"cout", b"cerr", b"clog")
 NODES = ("throw_statement", "try_statement")
+KEYWORDS = DEVICE_CODE   # its names and nodes count in device functions only
 
 _CONTAINERS = {b"vector": "std::vector allocates with the host-only std::allocator: use a fixed-size array "
                           "or a buffer passed in",

@@ -41,6 +41,17 @@ RULE = define(__doc__, code="PK311", name="dependent-type-without-typename", sev
               breaks_build=True)
 NODES = ("field_expression",)
 GATES = {"field_expression": (b"::",)}
+_QUALIFIED_CALL = re.compile(rb"\b[A-Za-z_]\w*\s*::\s*[A-Za-z_]\w*\s*\(")
+_MEMBER_OF_CALL = re.compile(rb"\)\s*(?:\.|->)")
+
+
+def _may_find(data: bytes) -> bool:
+    """check()'s shape (engine/keywords.py): `T::name(...)` with a member read off the call, T a
+    template's type parameter."""
+    return b"template" in data and _QUALIFIED_CALL.search(data) is not None and _MEMBER_OF_CALL.search(data) is not None
+
+
+KEYWORDS = (_may_find,)   # the scope must be a template's type parameter
 
 # The members CUB's collectives are called by: `Collective(temp_storage).Member(...)` is CUB's
 # documented idiom, so a dependent name called this way is the collective's type.

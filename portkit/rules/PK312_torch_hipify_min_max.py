@@ -37,6 +37,7 @@ from ..engine.rule import define
 RULE = define(__doc__, code="PK312", name="torch-hipify-min-max", severity="high", category="language",
               breaks_build=True)
 NAMES = (b"min", b"max")
+KEYWORDS = ()   # torch's hipified sources only, which are always parsed
 
 _HIPIFIED = (".cu", ".cuh")   # hipify_python applies MATH_TRANSPILATIONS to these only
 _CONSTANT = ("template_argument_list", "static_assert_declaration", "enumerator", "array_declarator")

@@ -41,6 +41,7 @@ from ..engine.rule import define
 RULE = define(__doc__, code="PK313", name="device-function-without-return", severity="medium", category="kernel")
 NODES = ("function_definition",)
 GATES = {"function_definition": (b"__device__",)}
+KEYWORDS = (b"__device__",)
 
 _DEDUCED = (b"auto", b"decltype(auto)", b"void")
 # what tree-sitter-cuda takes for the type of a constructor written `__host__ __device__ explicit

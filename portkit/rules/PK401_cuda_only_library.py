@@ -38,6 +38,14 @@ from ..engine.rule import define
 RULE = define(__doc__, code="PK401", name="cuda-only-library", severity="high", category="library",
               breaks_build=True)
 NODES = ("preproc_include",)
+
+
+def _keywords() -> tuple:
+    """An include of a library's header (its name, or its folder's prefix): what check() reads."""
+    return ecosystem.default().header_keywords()
+
+
+KEYWORDS = _keywords
 FILE_KINDS = ("cmake", "make")
 REFINES = ("PK001", "PK508")   # a CUDA-only library: this says more than "not migrated"
 LINKS = re.compile(r"(?<![\w-])-l([A-Za-z_][\w+-]*)|\bCUDA::([A-Za-z_]\w*)|\btarget_link_libraries\s*\(([^)]*)")

@@ -50,6 +50,14 @@ NAMES = tuple(sorted({ns.encode() for ns in rewrites._index(rewrites.default())[
 # check() finds a call only by a name with one of these prefixes: a file holding none of them
 # needs no call captured (commands/scan/walk.py; ggml has 115,000 calls and none of these)
 GATES = {"call_expression": tuple(p.encode() for p in rewrites.default().call_prefixes())}
+
+
+def _keywords() -> tuple:
+    """An include of a library's header, a call by one of the catalogue's prefixes, a namespace."""
+    return (*ecosystem.default().header_keywords(), *GATES["call_expression"], frozenset(NAMES))
+
+
+KEYWORDS = _keywords
 _FIND_PACKAGE = re.compile(r"\bfind_package\s*\(\s*([A-Za-z_][\w-]*)", re.I)
 _IMPORT = re.compile(r"^\s*(?:import\s+([\w.]+(?:\s*,\s*[\w.]+)*)|from\s+([\w.]+)\s+import\b)")
 # what marks a function as device code, also through CUTLASS's and CuTe's own macros

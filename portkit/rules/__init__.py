@@ -106,6 +106,33 @@ def _hooks(keys: str, check: str) -> dict:
     return {k: tuple(v) for k, v in found.items()}
 
 
+# A rule that reads nodes, literals or fixes declares what a file must hold for it to find anything
+# (KEYWORDS: a tuple of engine/keywords.py's entries, or a function giving one); a rule that reads
+# names only needs none: its names are its keywords.
+_READS_TREE = ("NODES", "LITERALS", "FIX_NODES", "FIX_LITERALS", "FIX_GATES")
+
+
+@lru_cache(maxsize=1)
+def keyword_declarations() -> tuple[tuple, ...] | None:
+    """Every rule's keywords (names the tree defines, FACT_NAMES, come per run: fact_keywords), or
+    None where a rule that reads the tree declares none: then every file is parsed."""
+    declared = []
+    for m in modules():
+        keywords = getattr(m, "KEYWORDS", None)
+        if callable(keywords):
+            keywords = keywords()
+        if keywords is None and any(hasattr(m, attr) for attr in _READS_TREE):
+            return None
+        names = frozenset(getattr(m, "NAMES", ())) | frozenset(getattr(m, "MASKED", ()))
+        declared.append(tuple(keywords) if keywords is not None else ((names,) if names else ()))
+    return tuple(declared)
+
+
+def fact_keywords(facts) -> tuple:
+    """The names this tree defines that a rule reads (FACT_NAMES), as identifiers."""
+    return tuple(names for attr, _ in fact_name_hooks() if (names := getattr(facts, attr)))
+
+
 @lru_cache(maxsize=1)
 def tree_hooks() -> tuple[dict[str, tuple[TreeCheck, ...]], dict[bytes, tuple[TreeCheck, ...]]]:
     """Checks by node type, and checks by identifier, over all rules with tree hooks."""

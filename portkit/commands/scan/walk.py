@@ -31,7 +31,7 @@ from ...engine.facts import ProjectFacts
 from ...engine import fix, syntax
 from ...engine.codes import Code
 from ...engine.passes import Registry
-from . import literals, torch_gaps
+from . import literals, prefilter, torch_gaps
 from ...core.source import SourceFile, begins_line
 
 # The per-file types live in context.py; they are re-exported here for the callers that take
@@ -263,6 +263,8 @@ def scan_source(source: SourceFile, options: Options = Options(), db: MappingDB 
     if options.active_only:
         ctx.metrics.branches_inactive = len(ctx.regions.inactive)
         ctx.metrics.branches_undecided = ctx.regions.undecided
+    if prefilter.skips(ctx):   # none of the run's keywords: what an empty walk gives, without the parse
+        return FileScan(source.rel, [], [], ctx.metrics)
     data = source.parse_bytes
     tree = parse.kept(data) or parse.keep(data, parse.parse(data))   # the audit's scan after convert's: one parse
     root = tree.root_node

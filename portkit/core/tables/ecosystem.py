@@ -123,6 +123,12 @@ class Ecosystem:
                     return library
         return found
 
+    def header_keywords(self) -> tuple[bytes, ...]:
+        """Every header name and folder prefix `header` knows, as bytes: one of them is in the text of
+        any include it finds a library for (engine/keywords.py)."""
+        index = _index(self)
+        return tuple(name.encode() for name in (*index[1], *index[8]))
+
     def claims(self, *includes: str) -> bool:
         """Whether `header(include) is not None` for one of `includes`, asked of every tail of every
         tree path (own_headers.py): a lookup and one startswith over all prefixes, not a loop."""
