@@ -1,18 +1,23 @@
 """Keywords: what must appear in a file's bytes for a pass or a rule to find anything in it.
 
-Most files of a real tree hold no CUDA at all (ggml: 600 of its 880 C/C++ sources, faiss: 540 of
-790), yet parsing them is most of what a scan of them costs. Every consumer of the walk declares
-what it needs to see first (a pass's `keywords`, a rule module's `KEYWORDS`), and a file none of
-them would find anything in is counted, not parsed (commands/scan/prefilter.py). A declaration is a
-tuple whose entries are of three kinds, chosen by type:
+Most files of a real tree hold no CUDA at all (faiss: 460 of its 650 C/C++ sources that are not
+.cu/.cuh), yet parsing them is most of what a scan of them costs. Every consumer of the walk
+declares what it needs to see first (a pass's `keywords`, a rule module's `KEYWORDS`), and a file
+none of them would find anything in is counted, not parsed (commands/scan/prefilter.py). A
+declaration is a tuple whose entries are of these kinds, chosen by type:
 
-- `bytes`: a substring (`b"<<<"`, `b"__shared__"`, `b"CUDA"`); found anywhere, comments included;
-- a compiled bytes pattern: searched (the warp rules' name patterns, in engine/syntax.py);
-- a function of the bytes, for a test no one keyword says (PK201: a warp-size literal AND a
-  thread-index name), run last;
-- a set, frozenset or dict (its keys) of bytes: identifiers, matched whole (`min` is not `minimum`): the names a
-  name pass or a rule reads. A file's identifiers are read with its backslash-newlines removed,
-  as the preprocessor joins them, so `cuda\\<newline>Malloc` is `cudaMalloc` here too.
+- `bytes`: a substring (`b"<<<"`, `b"__shared__"`); found anywhere, comments included;
+- a compiled bytes pattern, searched; or `(anchor, pattern)`, searched only where the substring
+  `anchor` occurs (`(b"CUDA", GUARD)`): a pattern costs a pass over the file, an anchor almost none;
+- a set, frozenset or dict (its keys) of bytes: identifiers, matched whole (`min` is not `minimum`);
+- `Headers`: the names of #include directives (exactly, or by a folder's prefix);
+- a function of a `FileText`, for a test no one keyword says (PK201: a warp-size literal AND a
+  thread-index name); it may read the file's bytes, its tokens or its includes.
+
+A file's tokens and includes are read with its backslash-newlines removed, as the preprocessor
+joins them, so `cuda\\<newline>Malloc` is `cudaMalloc` here too. The tests run cheapest first, and
+the tokens are read once, only if a test needs them: on a real tree the filter costs a tenth of
+the parse it saves (benchmarks/results/perf_corpus.txt).
 
 Over-approximation is the contract: a keyword may appear where the consumer finds nothing (the
 file is then parsed, as before); a consumer must never find something in a file that holds none of
@@ -22,14 +27,54 @@ its keywords. tests/test_prefilter.py checks that over every fixture and a gener
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Callable, Iterable
 
 from ..core.needles import Needles
 
-IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+TOKEN = re.compile(rb"\w+")
 _SPLICE = re.compile(rb"\\\r?\n")
-Declared = Iterable["bytes | re.Pattern[bytes] | frozenset[bytes] | set[bytes]"]
+# an #include's name between its delimiters, as include_directives reads it (`# include`, spaces)
+_INCLUDE = re.compile(rb"#\s*include\s*[<\"]([^>\"\n]*)[>\"]")
+
+
+class FileText:
+    """One file's bytes and what the tests read of them, each made once, when first asked for."""
+
+    def __init__(self, data: bytes):
+        self.data = data
+
+    @cached_property
+    def joined(self) -> bytes:
+        return _SPLICE.sub(b"", self.data) if b"\\" in self.data else self.data
+
+    @cached_property
+    def tokens(self) -> frozenset[bytes]:
+        """Every run of word characters: identifiers, keywords and numbers (`32`, `0x1f`, `5u`)."""
+        return frozenset(TOKEN.findall(self.joined))
+
+    @cached_property
+    def words(self) -> bytes:
+        """The tokens, one per line: a pattern over names reads this, not the whole file."""
+        return b"\n".join(self.tokens)
+
+    @cached_property
+    def includes(self) -> tuple[bytes, ...]:
+        return tuple(_INCLUDE.findall(self.joined)) if b"include" in self.joined else ()
+
+
+@dataclass(frozen=True)
+class Headers:
+    """Include names a consumer acts on: exact names, and folders' prefixes (`cutlass/`)."""
+
+    exact: frozenset[bytes] = frozenset()
+    prefixes: tuple[bytes, ...] = ()
+
+    def found_in(self, text: FileText) -> bool:
+        exact, prefixes = self.exact, self.prefixes
+        return any(name in exact or name.strip() in exact or name.strip().startswith(prefixes)
+                   for name in text.includes)
 
 
 @dataclass(frozen=True)
@@ -37,54 +82,67 @@ class Keywords:
     """The union of the declarations of one run's consumers, searched in one go per file."""
 
     substrings: tuple[bytes, ...] = ()
-    patterns: tuple[re.Pattern[bytes], ...] = ()
+    patterns: tuple[tuple[bytes, re.Pattern[bytes]], ...] = ()   # (anchor, pattern); anchor b"": none
     names: frozenset[bytes] = frozenset()
-    tests: tuple[Callable[[bytes], bool], ...] = ()
+    headers: Headers = Headers()
+    tests: tuple[Callable[[FileText], bool], ...] = ()
+    _needles: Needles = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
         object.__setattr__(self, "_needles", Needles(self.substrings))
 
     def found_in(self, data: bytes) -> bool:
-        """Whether any keyword occurs in `data`: cheapest test first (substrings, one pass per shared
-        prefix), then the patterns, then the identifiers, read once."""
+        """Whether any keyword occurs in `data`: the substrings first (one pass per shared prefix),
+        then the anchored patterns, the includes, the tokens, and the tests."""
         if self._needles.any_in(data):
             return True
-        if any(p.search(data) is not None for p in self.patterns):
+        if any((not anchor or anchor in data) and p.search(data) is not None for anchor, p in self.patterns):
             return True
-        if self.names:
-            joined = _SPLICE.sub(b"", data) if b"\\" in data else data
-            if not self.names.isdisjoint(IDENTIFIER.findall(joined)):
-                return True
-        return any(test(data) for test in self.tests)
+        text = FileText(data)
+        if (self.headers.exact or self.headers.prefixes) and self.headers.found_in(text):
+            return True
+        if self.names and not self.names.isdisjoint(text.tokens):
+            return True
+        return any(test(text) for test in self.tests)
 
 
-def gather(declarations: Iterable[Declared]) -> Keywords:
+def gather(declarations: Iterable[tuple]) -> Keywords:
     """One Keywords of many declarations (each a tuple of entries, as the module docstring says);
     a TypeError names an entry of no known kind."""
     substrings: set[bytes] = set()
-    patterns: dict[tuple[bytes, int], re.Pattern[bytes]] = {}
+    patterns: dict[tuple, tuple[bytes, re.Pattern[bytes]]] = {}
     names: set[bytes] = set()
-    tests: dict[Callable[[bytes], bool], None] = {}
+    exact: set[bytes] = set()
+    prefixes: set[bytes] = set()
+    tests: dict[Callable[[FileText], bool], None] = {}
     for declared in declarations:
         for entry in declared:
             if isinstance(entry, bytes):
                 substrings.add(entry)
             elif isinstance(entry, re.Pattern):
-                patterns.setdefault((entry.pattern, entry.flags), entry)
+                patterns.setdefault((b"", entry.pattern, entry.flags), (b"", entry))
+            elif isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[0], bytes) and entry[0] \
+                    and isinstance(entry[1], re.Pattern):
+                patterns.setdefault((entry[0], entry[1].pattern, entry[1].flags), entry)
             elif isinstance(entry, (set, frozenset, dict)):   # a table's names: its keys
                 names.update(entry)
+            elif isinstance(entry, Headers):
+                exact.update(entry.exact)
+                prefixes.update(entry.prefixes)
             elif callable(entry):
                 tests[entry] = None
             else:
-                raise TypeError(f"a keyword is bytes, a bytes pattern or a set of names, not {type(entry).__name__}")
-    if b"" in substrings:
+                raise TypeError(f"a keyword is bytes, a bytes pattern, (anchor, pattern), a set of names, Headers "
+                                f"or a test, not {type(entry).__name__}")
+    if b"" in substrings or b"" in prefixes:
         raise TypeError("an empty keyword would match every file")
-    return Keywords(tuple(sorted(substrings)), tuple(patterns.values()), frozenset(names), tuple(tests))
+    return Keywords(tuple(sorted(substrings)), tuple(patterns.values()), frozenset(names),
+                    Headers(frozenset(exact), tuple(sorted(prefixes))), tuple(tests))
 
 
 # GNU inline assembly's keyword, as tree-sitter's gnu_asm_expression reads it (`asm`, `__asm`,
 # `__asm__`): not `wasm` or `plasma`
-ASM = re.compile(rb"\b(?:__)?asm(?:__)?\b")
+ASM = (b"asm", re.compile(rb"\b(?:__)?asm(?:__)?\b"))
 
 # The markers of device code: what a pass or rule that acts only inside __global__/__device__
 # functions (engine/syntax.py's function_qualifiers reads exactly these tokens) needs to see.

@@ -35,12 +35,14 @@ _BLOCK_SIZE_NAME = re.compile(
 _WARP_LITERAL = re.compile(rb"\b(?:0[xX]0*(?:1[fF]|20|5)|0[bB]0*(?:11111|100000|101)|0*(?:5|31|32|37|40))[uUlL]*\b")
 
 
-def may_hold_warp_size(data: bytes) -> bool:
-    """Whether `data` may hold what PK201 and its fixes find (engine/keywords.py): a shuffle's lane,
-    a warp-size name, or a 5, 31 or 32 beside a thread index or a block size."""
-    return b"__shfl" in data or _WARPISH_NAME.search(data) is not None or (
-        _WARP_LITERAL.search(data) is not None
-        and (_THREADISH.search(data) is not None or _BLOCK_SIZE_NAME.search(data) is not None))
+def may_hold_warp_size(text) -> bool:
+    """Whether a file may hold what PK201 and its fixes find (engine/keywords.FileText): a shuffle's
+    lane, a warp-size name, or a 5, 31 or 32 beside a thread index or a block size. The names'
+    patterns read the file's tokens, one per line, not its bytes: a tenth of the text."""
+    words = text.words
+    return b"__shfl" in text.data or _WARPISH_NAME.search(words) is not None or (
+        _WARP_LITERAL.search(words) is not None
+        and (_THREADISH.search(words) is not None or _BLOCK_SIZE_NAME.search(words) is not None))
 
 
 def walk(root: Node):

@@ -19,6 +19,7 @@ from tree_sitter import Node
 
 from . import cudacc, polyfills
 from ..engine.context import IncludeSeen, ScanContext, View
+from ..engine.keywords import Headers
 from ..engine.passes import Pass
 from ..core.edits import EditKind
 from ..engine.platform import ppexpr, regions
@@ -302,12 +303,12 @@ def _polyfills_pass(ctx: ScanContext, view: View, root: Node) -> None:
 def _keywords(ctx: ScanContext) -> tuple:
     """What `handle` acts on: a header the tables map (its name, as written between the delimiters),
     or, under --rename, a project header whose suffix changes (.cu, .cuh)."""
-    return (*_header_names(ctx.db), *((b".cu",) if ctx.facts.rename is not None else ()))
+    return (_header_names(ctx.db), *((b".cu",) if ctx.facts.rename is not None else ()))
 
 
 @lru_cache(maxsize=4)
-def _header_names(db) -> tuple[bytes, ...]:
-    return tuple(name.encode() for name in db.headers)
+def _header_names(db) -> Headers:
+    return Headers(frozenset(name.encode() for name in db.headers))
 
 
 # guards first: the runtime header is decided over every rewrite of the file, its guards' too; the

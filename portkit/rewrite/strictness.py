@@ -321,7 +321,14 @@ NARROWING_DECLARATION = re.compile(
     rb"\b(?:char|short|int|long|signed|unsigned|float|double|dim3|u?int(?:8|16|32|64)_t|s?size_t|ptrdiff_t)\b"
     rb"[\w\s]*?(?:\[[^\]\n]*\]\s*)*=?\s*\{[^}]*?(?<![\w.'])[A-Za-z_(]")
 
+
+
+def _may_narrow(text) -> bool:
+    """NARROWING_DECLARATION over the bytes, where a brace is (engine/keywords.FileText)."""
+    return b"{" in text.data and NARROWING_DECLARATION.search(text.data) is not None
+
+
 PASSES = (
-    Pass("strictness", "walk", handle, capture="strict", keywords=(re.compile(rb"\bregister\b"), NARROWING_DECLARATION)),
+    Pass("strictness", "walk", handle, capture="strict", keywords=((b"register", re.compile(rb"\bregister\b")), _may_narrow)),
     Pass("device_functions", "walk", device_functions, capture="device", keywords=(b"__device__",)),
 )

@@ -39,7 +39,16 @@ RULE = define(__doc__, code="PK002", name="needs-newer-rocm", severity="high", c
 NAMES = tuple(name.encode() for name in coop_members.names())
 # check_name reads a member of a group object only (`warp.any(p)`, `block->sync()`): a file without
 # one needs no parse for it, though `any` and `all` are names of much else (engine/keywords.py)
-KEYWORDS = (re.compile(rb"(?:\.|->)\s*(?:template\s+)?(?:" + b"|".join(sorted(NAMES)) + rb")\b"),)
+_MEMBER_CALL = re.compile(rb"(?:\.|->)\s*(?:template\s+)?(?:" + b"|".join(sorted(NAMES)) + rb")\b")
+
+
+def _may_find(text) -> bool:
+    """A member's name among the file's tokens, read off an object (engine/keywords.FileText)."""
+    return not _MEMBERS.isdisjoint(text.tokens) and _MEMBER_CALL.search(text.data) is not None
+
+
+_MEMBERS = frozenset(NAMES)
+KEYWORDS = (_may_find,)
 
 
 def check_name(ctx: ScanContext, view: View, node: Node) -> None:

@@ -33,7 +33,15 @@ RULE = define(__doc__, code="PK203", name="full-warp-mask", severity="medium", c
 NODES = ("number_literal", "preproc_def")
 # 0xFFFFFFFF as C++ may spell it (any case, leading zeros, digit separators, suffixes; decimal,
 # octal, binary): the literal its checks read (LITERALS, and #define values)
-KEYWORDS = (re.compile(rb"(?i)0x[0']*(?:f'?){7}f|4'?294'?967'?295|0b[01']{32}|\b0[0-7']{11}"),)
+_FULL_MASK = re.compile(rb"(?i)0x[0']*(?:f'?){7}f|4'?294'?967'?295|0b[01']{32}|\b0[0-7']{11}")
+
+
+def _may_find(text) -> bool:
+    """The literal among the file's tokens (a digit separator splits one: then over the bytes)."""
+    return _FULL_MASK.search(text.words) is not None or (b"'" in text.data and _FULL_MASK.search(text.data) is not None)
+
+
+KEYWORDS = (_may_find,)
 LITERALS = (0xFFFFFFFF,)
 REFINES = ("PK004",)
 FULL = 0xFFFFFFFF

@@ -42,9 +42,11 @@ _LANE = re.compile(rb"(?i)\blane|\bthreadIdx\.x\s*(?:%|&)")
 _ONE_SHIFTED = re.compile(rb"\b(?:0[xX]0*1|0[bB]0*1|0*1)[uU]?\s*\)*\s*<<")
 
 
-def _may_find(data: bytes) -> bool:
-    """`1 << lane` (check): a 1 shifted left, and a lane index somewhere."""
-    return _ONE_SHIFTED.search(data) is not None and _LANE.search(data) is not None
+def _may_find(text) -> bool:
+    """`1 << lane` (check): a 1 shifted left, and a lane index somewhere (engine/keywords.FileText)."""
+    data = text.data
+    return b"<<" in data and (b"lane" in text.words.lower() or b"threadIdx" in text.tokens) \
+        and _ONE_SHIFTED.search(data) is not None and _LANE.search(data) is not None
 
 
 KEYWORDS = (_may_find, frozenset(NAMES))   # or a ballot (check_name, FIX_GATES)

@@ -45,10 +45,12 @@ _QUALIFIED_CALL = re.compile(rb"\b[A-Za-z_]\w*\s*::\s*[A-Za-z_]\w*\s*\(")
 _MEMBER_OF_CALL = re.compile(rb"\)\s*(?:\.|->)")
 
 
-def _may_find(data: bytes) -> bool:
-    """check()'s shape (engine/keywords.py): `T::name(...)` with a member read off the call, T a
-    template's type parameter."""
-    return b"template" in data and _QUALIFIED_CALL.search(data) is not None and _MEMBER_OF_CALL.search(data) is not None
+def _may_find(text) -> bool:
+    """check()'s shape (engine/keywords.FileText): `T::name(...)` with a member read off the call, T
+    a template's type parameter."""
+    data = text.data
+    return b"template" in data and b"::" in data and _QUALIFIED_CALL.search(data) is not None \
+        and _MEMBER_OF_CALL.search(data) is not None
 
 
 KEYWORDS = (_may_find,)   # the scope must be a template's type parameter

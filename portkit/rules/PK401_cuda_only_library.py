@@ -33,6 +33,7 @@ from tree_sitter import Node
 from ..core.tables import ecosystem, blockers as rewrites
 from ..engine.context import ScanContext, View
 from ..engine.textlines import lines
+from ..engine.keywords import Headers
 from ..engine.rule import define
 
 RULE = define(__doc__, code="PK401", name="cuda-only-library", severity="high", category="library",
@@ -42,7 +43,7 @@ NODES = ("preproc_include",)
 
 def _keywords() -> tuple:
     """An include of a library's header (its name, or its folder's prefix): what check() reads."""
-    return ecosystem.default().header_keywords()
+    return (Headers(*ecosystem.default().header_keywords()),)
 
 
 KEYWORDS = _keywords

@@ -38,6 +38,7 @@ from ..core.tables import ecosystem, blockers as rewrites
 from ..engine.context import ScanContext, View
 from ..engine.textlines import lines
 from ..engine import syntax
+from ..engine.keywords import Headers
 from ..engine.rule import define
 from .PK401_cuda_only_library import LINKS
 
@@ -54,7 +55,7 @@ GATES = {"call_expression": tuple(p.encode() for p in rewrites.default().call_pr
 
 def _keywords() -> tuple:
     """An include of a library's header, a call by one of the catalogue's prefixes, a namespace."""
-    return (*ecosystem.default().header_keywords(), *GATES["call_expression"], frozenset(NAMES))
+    return (Headers(*ecosystem.default().header_keywords()), *GATES["call_expression"], frozenset(NAMES))
 
 
 KEYWORDS = _keywords

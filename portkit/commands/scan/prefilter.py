@@ -1,18 +1,18 @@
 """Never parse what cannot matter: a source none of the run's passes and rules has a keyword in.
 
-Most of a real tree's C and C++ files hold no CUDA (ggml: 600 of 880 sources; faiss: 540 of 790),
-and the parse is most of what scanning them costs. Each consumer of the walk declares what a file
+Most of a real tree's C and C++ files hold no CUDA, and the parse is most of what scanning them
+costs. Each consumer of the walk declares what a file
 must hold for it to find anything (engine/keywords.py: a pass's `keywords`, a rule's KEYWORDS);
 here those declarations are gathered once per run, and a file holding none of them gets the scan
 an empty walk would give it, without a parse. What this drops is PK005, the note that tree-sitter
 could not read part of a file: in a file with nothing to convert or report it has nothing to warn
-about (ggml's and faiss's CPU headers had 400 of them).
+about (ggml's and faiss's CPU sources had 180 of them).
 
-Left to the full scan, whatever their bytes: files named as CUDA (.cu, .cuh: nvcc compiles them
-with the runtime header it adds), a PyTorch extension's sources (torch_gaps.settle decides their
-lines), a file the platform model finds AMD, ported or inactive branches in (its every table name
-is counted there, even one HIP spells the same), and every file of a run where some consumer
-declares no keywords.
+A .cu is filtered like any other source: one with no marker, launch or CUDA name needs no runtime
+header either (ggml's 160 template instances, each a macro call). Left to the full scan, whatever
+their bytes: a PyTorch extension's sources (torch_gaps.settle decides their lines), a file the
+platform model finds AMD, ported or inactive branches in (its every table name is counted there,
+even one HIP spells the same), and every file of a run where some consumer declares no keywords.
 """
 
 from __future__ import annotations
@@ -22,8 +22,6 @@ from ...engine.keywords import Keywords, gather
 from ... import rewrite, rules
 from ...core.parse import DEVICE_MARKERS
 
-# always parsed: what nvcc compiles as CUDA whatever it holds
-CUDA_SUFFIXES = (".cu", ".cuh")
 # the walk's own captures, outside any pass: device markers set has_device_code and count kernels
 _WALK = tuple(marker.encode() for marker in DEVICE_MARKERS)
 
@@ -33,7 +31,7 @@ _CACHE: dict[tuple[int, ...], tuple[tuple, Keywords | None]] = {}
 def skips(ctx: ScanContext) -> bool:
     """Whether the file of `ctx` holds none of its run's keywords, so that nothing in it can be found."""
     source = ctx.source
-    if not ctx.options.prefilter or source.rel.endswith(CUDA_SUFFIXES) or source.rel in ctx.facts.torch_sources:
+    if not ctx.options.prefilter or source.rel in ctx.facts.torch_sources:
         return False
     regions = ctx.regions   # in AMD, ported or inactive branches every table name counts (refs_already_ported)
     if regions.ranges or regions.inactive or regions.shim:

@@ -123,11 +123,11 @@ class Ecosystem:
                     return library
         return found
 
-    def header_keywords(self) -> tuple[bytes, ...]:
-        """Every header name and folder prefix `header` knows, as bytes: one of them is in the text of
-        any include it finds a library for (engine/keywords.py)."""
+    def header_keywords(self) -> tuple[frozenset[bytes], tuple[bytes, ...]]:
+        """(every header name, every folder prefix) `header` knows, as bytes: an include it finds a
+        library for is one of the names or starts with one of the prefixes (engine/keywords.py)."""
         index = _index(self)
-        return tuple(name.encode() for name in (*index[1], *index[8]))
+        return frozenset(name.encode() for name in index[1]), tuple(p.encode() for p in index[8])
 
     def claims(self, *includes: str) -> bool:
         """Whether `header(include) is not None` for one of `includes`, asked of every tail of every
