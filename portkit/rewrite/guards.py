@@ -160,4 +160,4 @@ def _finish_pass(ctx: ScanContext, view: View, root) -> None:
 # the first finish pass: it reads the findings of the names left (LEFT_CODES, the partial-parse
 # note among them), so it runs after every pass that reports one; the header passes follow it
 PASSES = (Pass("guards", "finish", _finish_pass, when=lambda ctx, view: ctx.options.rewrite_guards,
-               keywords=((b"CUDA", ppguards.GUARD),)),)   # ppguards.mentions_guard
+               keywords=(ppguards.may_mention_guard,)),)

@@ -48,4 +48,4 @@ def _unpasted(m: re.Match, names) -> bytes:
 # a body's names, launches and markers are the file's bytes: the other passes' keywords find them;
 # its own finding is a CUDA name pasted with `##` (preproc_names.check_pastes)
 PASSES = (Pass("macro_bodies", "walk", handle, capture="node", kinds=("preproc_arg",),
-               keywords=((b"##", preproc_names.PASTE_OF_CUDA),)),)
+               keywords=(preproc_names.may_paste_cuda,)),)

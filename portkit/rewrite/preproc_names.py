@@ -26,8 +26,20 @@ SPLIT_NAME = re.compile(rb"(?<![A-Za-z0-9_])[A-Za-z_][A-Za-z0-9_]*(?:\\(?:\r\n?|
 PASTE = re.compile(rb"(?<![A-Za-z0-9_])([A-Za-z_][A-Za-z0-9_]*)\s*##")
 # Pieces that can start a CUDA name (precision: `make_##t` builds make_float4, not CUDA API).
 CUDA_MARKS = (b"cu", b"nv", b"nccl")
-# what check_pastes needs in a file (engine/keywords.py): a PASTE whose piece starts with a CUDA_MARK
-PASTE_OF_CUDA = re.compile(rb"(?i)(?<![A-Za-z0-9_])(?:cu|nv|nccl)[A-Za-z0-9_]*\s*##")
+_PIECE_BEFORE = re.compile(rb"([A-Za-z0-9_]*)\s*\Z")
+
+
+def may_paste_cuda(text) -> bool:
+    """What check_pastes needs in a file (engine/keywords.FileText): a `piece ##` whose piece
+    starts with a CUDA_MARK. Each `##` is looked back from, not the pattern tried at every byte."""
+    data = text.data
+    at = data.find(b"##")
+    while at >= 0:
+        piece = _PIECE_BEFORE.search(data, max(0, at - 256), at).group(1)
+        if piece.lower().startswith(CUDA_MARKS):
+            return True
+        at = data.find(b"##", at + 2)
+    return False
 NOT_CODE = frozenset({"comment", "string_literal", "char_literal", "raw_string_literal", "system_lib_string"})
 
 

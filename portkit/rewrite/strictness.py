@@ -328,6 +328,9 @@ def _may_narrow(text) -> bool:
     return b"{" in text.data and NARROWING_DECLARATION.search(text.data) is not None
 
 
+_may_narrow.cost = 3   # a pattern tried at every byte: after the tests that read tokens
+
+
 PASSES = (
     Pass("strictness", "walk", handle, capture="strict", keywords=((b"register", re.compile(rb"\bregister\b")), _may_narrow)),
     Pass("device_functions", "walk", device_functions, capture="device", keywords=(b"__device__",)),

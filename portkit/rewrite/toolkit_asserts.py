@@ -116,4 +116,9 @@ def _guard(ctx: ScanContext, start: int, end: int) -> bool:
 
 # Last of the finish passes: its two guard lines touch nothing another pass reads, and a declared
 # place keeps the order independent of where the module sits in rewrite.MODULES.
-PASSES = (Pass("toolkit_asserts", "finish", rewrite, after=("nvidia_thrust",), keywords=((b"CUDA", _MENTIONS),)),)   # every TOOLKIT macro holds CUDA
+def _may_mention(text) -> bool:
+    """A TOOLKIT macro among the file's tokens (engine/keywords.FileText); each holds CUDA."""
+    return b"CUDA" in text.data and not TOOLKIT.isdisjoint(text.tokens)
+
+
+PASSES = (Pass("toolkit_asserts", "finish", rewrite, after=("nvidia_thrust",), keywords=(_may_mention,)),)

@@ -51,7 +51,7 @@ RULE = define(__doc__, code="PK103", name="cuda-version-guard", severity="medium
 # kernels.cu: `MAKE_Optimizer32bit1State(MOMENTUM, float)` lines with no semicolon); the
 # directives are the file's all the same.
 NODES = ("translation_unit", "ERROR")
-KEYWORDS = ((b"CUDA", ppguards.GUARD),)   # ppguards.mentions_guard
+KEYWORDS = (ppguards.may_mention_guard,)
 
 FIX = {
     "CUDA_VERSION": "`{m} >= X || defined(__HIP_PLATFORM_AMD__)` when HIP has the API at your ROCm release "

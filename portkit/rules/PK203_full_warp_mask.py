@@ -37,8 +37,15 @@ _FULL_MASK = re.compile(rb"(?i)0x[0']*(?:f'?){7}f|4'?294'?967'?295|0b[01']{32}|\
 
 
 def _may_find(text) -> bool:
-    """The literal among the file's tokens (a digit separator splits one: then over the bytes)."""
-    return _FULL_MASK.search(text.words) is not None or (b"'" in text.data and _FULL_MASK.search(text.data) is not None)
+    """The literal among the file's tokens, by what every spelling of it holds (a digit separator
+    splits one: then over the bytes)."""
+    words = text.words
+    return b"ffffffff" in words.lower() or b"4294967295" in words or b"37777777777" in words \
+        or b"1" * 32 in words or (
+        _SEPARATED.search(text.data) is not None and _FULL_MASK.search(text.data) is not None)
+
+
+_SEPARATED = re.compile(rb"[0-9a-fA-F]'[0-9a-fA-F]")   # a digit separator
 
 
 KEYWORDS = (_may_find,)

@@ -88,6 +88,12 @@ class Guards:
     errors: list[ErrorReached] = field(default_factory=list)
 
 
+def may_mention_guard(text) -> bool:
+    """mentions_guard for the pre-filter (engine/keywords.FileText): every guard macro is a whole
+    token, so GUARD reads the file's tokens, a tenth of its bytes."""
+    return b"CUDA" in text.data and GUARD.search(text.words) is not None
+
+
 def mentions_guard(data: bytes) -> bool:
     # every guard name holds "CUDA": one substring search rules out most files (a host-only C
     # file, a tree's CPU backend) before the expression, which starts with \b and so is tried
