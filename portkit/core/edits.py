@@ -69,9 +69,12 @@ class Edit(NamedTuple):
 # wrapper goes first, outside.
 WRAPPERS = frozenset({EditKind.CAST, EditKind.SYMBOL})
 # Whole lines several rewriters may insert at the same place (the top of a file): written one
-# after the other in this order instead of being rejected as overlapping.
+# after the other in this order instead of being rejected as overlapping. A guard's lines last:
+# the headers go above the `#if` that opens a guarded definition at the top of a header, and where
+# one guarded definition follows another, the first's `#endif` and the next's `#if` (by their
+# text, `#endif` before `#if`) share the line between them.
 BLOCKS = {EditKind.HIP_RUNTIME_HEADER: 0, EditKind.POLYFILL_HEADER: 1, EditKind.WARP: 2, EditKind.NVIDIA_VOTES: 3,
-          EditKind.NVIDIA_THRUST: 4, EditKind.TRANSITIVE_INCLUDE: 5, EditKind.PLATFORM_INCLUDE: 6}
+          EditKind.NVIDIA_THRUST: 4, EditKind.TRANSITIVE_INCLUDE: 5, EditKind.PLATFORM_INCLUDE: 6, EditKind.GUARD: 7}
 
 
 class OverlappingEdits(Exception):

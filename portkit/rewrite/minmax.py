@@ -56,8 +56,19 @@ def check(ctx: ScanContext, view: View, name: Node) -> None:
         return
     for arg, kind in zip(args, types):
         if kind != target or _index_builtin(arg):
-            ctx.edit(view.start(arg), view.end(arg), _converted(view, arg, target), what=f"{name.text.decode()} argument",
-                        kind=EditKind.ARGUMENT)
+            _cast(ctx, view, arg, target, f"{name.text.decode()} argument")
+
+
+def _cast(ctx: ScanContext, view: View, arg: Node, target: str, what: str) -> None:
+    """A plain decimal literal gets the suffix (1 -> 1u); anything else `(T)(` before and `)` after,
+    two insertions, so that what other passes write inside it stays theirs (`--builtins hip`
+    rewrites the `threadIdx.x` this casts: one edit replacing the whole argument overlapped it)."""
+    text = view.text(arg)
+    if arg.type == "number_literal" and target in _SUFFIX and text.isdigit():
+        ctx.edit(view.start(arg), view.end(arg), text + _SUFFIX[target], what=what, kind=EditKind.ARGUMENT)
+        return
+    ctx.edit(view.start(arg), view.start(arg), b"(" + target.encode() + b")(", what=what, kind=EditKind.ARGUMENT)
+    ctx.edit(view.end(arg), view.end(arg), b")", what=what, kind=EditKind.ARGUMENT)
 
 
 def _index_builtin(arg: Node) -> bool:
@@ -82,13 +93,6 @@ def _cuda_overload(a: str, b: str) -> str | None:
         if {a, b} == {signed, unsigned}:
             return unsigned
     return None
-
-
-def _converted(view: View, arg: Node, target: str) -> bytes:
-    text = view.text(arg)
-    if arg.type == "number_literal" and target in _SUFFIX and text.isdigit():
-        return text + _SUFFIX[target]   # a plain decimal literal: 1 -> 1u, 1ull
-    return b"(" + target.encode() + b")(" + text + b")"
 
 
 def _device_only(node: Node) -> bool:
