@@ -2,9 +2,9 @@
 
 A source none of the run's keywords occurs in is not parsed (commands/scan/prefilter.py): its scan
 is what an empty walk gives. The proof here is the contract itself, checked where it could break:
-every fixture source, under its own name and as a C++ file, and a corpus
-made from them by random changes (names swapped for others, literals changed, lines dropped), under
-the settings that turn passes and rules on or off. Wherever the pre-filter would skip a file, the
+every fixture source, under its own name and as a C++ file; a corpus made from them by random
+changes (names swapped for others, literals changed, lines dropped); and windows of a few of their
+lines, each on its own; under the settings that turn passes and rules on or off. Wherever the pre-filter would skip a file, the
 full scan of it must find nothing: no edit, no finding but PK005, the same metrics.
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from portkit.commands.scan import prefilter
-from portkit.commands.scan.walk import scan_source
+from portkit.commands.scan.walk import platform_map, scan_source
 from portkit.core.source import SourceFile
 from portkit.core.tables.project_tables import db_for
 from portkit.engine.context import Metrics, ScanContext
@@ -70,8 +70,10 @@ def _outcome(source: SourceFile, options: Options, facts: ProjectFacts):
 
 
 def _would_skip(source: SourceFile, options: Options, facts: ProjectFacts) -> bool:
+    """prefilter.skips as scan_source asks it: with the file's platform model."""
     db = db_for(options)
-    ctx = ScanContext(source=source, db=db, options=options, target=options.target, facts=facts)
+    ctx = ScanContext(source=source, db=db, options=options, target=options.target, facts=facts,
+                      regions=platform_map(source, options, facts))
     return prefilter.skips(ctx)
 
 
@@ -152,6 +154,7 @@ def test_a_file_with_no_keyword_is_not_parsed_and_its_scan_is_empty(monkeypatch)
     ("src/launch.cpp", b"void f() { k<<<1, 1>>>(); }\n"),
     ("src/consts.h", b"constexpr int kWarpSize = 32;\n"),                 # PK201's warp-size name
     ("src/guard.h", b"#if CUDA_VERSION >= 11000\nint x;\n#endif\n"),       # PK103
+    ("src/amd.h", b"#ifdef __HIP_PLATFORM_AMD__\nfloat f(float x) { return sqrtf(x); }\n#endif\n"),   # an AMD branch
 ])
 def test_a_file_with_a_keyword_is_parsed(rel, data):
     source = SourceFile.from_bytes(rel, data)
