@@ -69,10 +69,11 @@ class Edit(NamedTuple):
 # wrapper goes first, outside.
 WRAPPERS = frozenset({EditKind.CAST, EditKind.SYMBOL})
 # Whole lines several rewriters may insert at the same place (the top of a file): written one
-# after the other in this order instead of being rejected as overlapping. A guard's lines last:
-# the headers go above the `#if` that opens a guarded definition at the top of a header, and where
-# one guarded definition follows another, the first's `#endif` and the next's `#if` (by their
-# text, `#endif` before `#if`) share the line between them.
+# after the other in this order instead of being rejected as overlapping (one edit of them all; a
+# guard's stays an edit of its own). A guard's lines last: the headers go above the `#if` that opens
+# a guarded definition at the top of a header, and where one guarded definition follows another,
+# the first's `#endif` and the next's `#if` (by their text, `#endif` before `#if`) share the line
+# between them.
 BLOCKS = {EditKind.HIP_RUNTIME_HEADER: 0, EditKind.POLYFILL_HEADER: 1, EditKind.WARP: 2, EditKind.NVIDIA_VOTES: 3,
           EditKind.NVIDIA_THRUST: 4, EditKind.TRANSITIVE_INCLUDE: 5, EditKind.PLATFORM_INCLUDE: 6, EditKind.GUARD: 7}
 
@@ -121,6 +122,9 @@ def normalize(edits: list[Edit]) -> list[Edit]:
                 if (edit.start, edit.end, edit.text) == (prev.start, prev.end, prev.text):
                     continue
                 if edit.start == edit.end == prev.start == prev.end and edit.kind in BLOCKS and prev.kind in BLOCKS:
+                    if EditKind.GUARD in (edit.kind, prev.kind):   # kept apart: compat lists a guard as a line to edit
+                        out.append(edit)
+                        continue
                     out[-1] = prev._replace(text=prev.text + edit.text)   # both go in, in BLOCKS order
                     continue
                 if not (edit.start == edit.end == prev.start == prev.end and prev.kind in WRAPPERS
