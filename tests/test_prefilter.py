@@ -155,6 +155,7 @@ def test_a_file_with_no_keyword_is_not_parsed_and_its_scan_is_empty(monkeypatch)
     ("src/consts.h", b"constexpr int kWarpSize = 32;\n"),                 # PK201's warp-size name
     ("src/guard.h", b"#if CUDA_VERSION >= 11000\nint x;\n#endif\n"),       # PK103
     ("src/amd.h", b"#ifdef __HIP_PLATFORM_AMD__\nfloat f(float x) { return sqrtf(x); }\n#endif\n"),   # an AMD branch
+    ("src/cluster.h", b"#define CLUSTER_2 __cluster_dims__(2, 1, 1)\n"),   # an attribute the parser is not shown
 ])
 def test_a_file_with_a_keyword_is_parsed(rel, data):
     source = SourceFile.from_bytes(rel, data)

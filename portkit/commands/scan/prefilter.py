@@ -12,7 +12,9 @@ A .cu is filtered like any other source: one with no marker, launch or CUDA name
 header either (ggml's 160 template instances, each a macro call). Left to the full scan, whatever
 their bytes: a PyTorch extension's sources (torch_gaps.settle decides their lines), a file the
 platform model finds AMD, ported or inactive branches in (its every table name is counted there,
-even one HIP spells the same), and every file of a run where some consumer declares no keywords.
+even one HIP spells the same), a file with an attribute the parser is not shown (core/source.py's
+masked(): the keywords read the bytes the parser reads, where it is blanked), and every file of a
+run where some consumer declares no keywords.
 """
 
 from __future__ import annotations
@@ -34,8 +36,8 @@ def skips(ctx: ScanContext) -> bool:
     if not ctx.options.prefilter or source.rel in ctx.facts.torch_sources:
         return False
     regions = ctx.regions   # in AMD, ported or inactive branches every table name counts (refs_already_ported)
-    if regions.ranges or regions.inactive or regions.shim:
-        return False
+    if regions.ranges or regions.inactive or regions.shim or source.masked():
+        return False   # masked: an attribute the parser is not shown (__cluster_dims__), read by a rule's hook
     keywords = run_keywords(ctx)
     return keywords is not None and not keywords.found_in(source.parse_bytes)
 
