@@ -59,7 +59,9 @@ def run_keywords(ctx: ScanContext) -> Keywords | None:
 
 
 def _gather(ctx: ScanContext) -> Keywords | None:
-    declared: list[tuple] = [_WALK]
+    # the walk's own: device markers, and the names the project's shim maps (counted as already
+    # ported wherever they are, even one HIP spells the same, which acting_names leaves out)
+    declared: list[tuple] = [_WALK, (frozenset(ctx.facts.shim_names),)]
     for p in rewrite.registry().passes:
         found = p.keywords_in(ctx)
         if found is None:
