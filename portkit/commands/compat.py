@@ -239,15 +239,12 @@ def _guarded_headers(data: bytes, job: CompatJob, db: MappingDB) -> set[str]:
 
 
 def _line_after(line: int, edits: list[Edit], source: SourceFile) -> int:
-    """A line of the original file as numbered after the guarded includes are in (0 stays 0): an
-    include inserted where the line starts (a file's first byte) goes above it, and moves it too."""
+    """An original line as numbered after the guarded includes (0 stays 0; one at its start moves it)."""
     if line == 0:
         return 0
-    starts = source.line_starts()
-    begins = starts[line - 1] if line <= len(starts) else len(source.data)
-    shift = sum(e.text.count(b"\n") - source.data.count(b"\n", e.start, e.end)
-                for e in edits if e.start < begins or e.start == e.end == begins)
-    return line + shift
+    begins = source.line_starts()[line - 1] if line <= len(source.line_starts()) else len(source.data)
+    return line + sum(e.text.count(b"\n") - source.data.count(b"\n", e.start, e.end)
+                      for e in edits if e.start < begins or e.start == e.end == begins)
 
 
 def _leading_drops(what: str, db: MappingDB) -> int | None:
