@@ -36,9 +36,8 @@ from typing import Callable, Iterable
 
 from ..core.needles import Needles
 
-TOKEN = re.compile(rb"\w+")
-# every byte that is no word character (TOKEN's \w: ASCII letters, digits, _) made a space: a split
-# then gives TOKEN's matches, at twice findall's speed
+# every byte that is no word character (ASCII letters, digits, _) made a space: a split then gives
+# what re.findall(rb"\w+") would, at twice its speed
 _SPACED = bytes(c if chr(c).isascii() and (chr(c).isalnum() or c == ord("_")) else ord(" ") for c in range(256))
 _SPLICE = re.compile(rb"\\\r?\n")
 # an #include's name between its delimiters, as include_directives reads it (`# include`, spaces)
