@@ -213,9 +213,11 @@ def test_rules_and_explain_print_the_rule_documentation(capsys):
     assert "PK201  hardcoded-warp-size" in listing and "PK2xx warp" in listing
     assert main(["explain", "pk301"]) == 0
     text = capsys.readouterr().out
-    assert text.startswith("PK301 inline-ptx-asm (high, kernel)\n")
+    assert text.startswith("PK301 inline-ptx-asm (high, kernel, GPU code only)\n")
     for section in ("What it finds:", "Why it matters on AMD GPUs:", "Example:", "Instead:", "Effort:"):
         assert f"\n{section}\n" in text
+    assert main(["explain", "PK401"]) == 0   # reported in host code too: a CUDA library the build links
+    assert capsys.readouterr().out.startswith("PK401 cuda-only-library (high, library)\n")
 
 
 def test_rule_codes_and_names_are_unique_and_every_rule_has_a_cost():

@@ -15,7 +15,7 @@ from portkit.core.files import discover, read_sources
 from portkit.core.tables.project_tables import db_for
 from portkit.engine.context import Options
 from portkit.engine.platform import facts as platform_facts
-from portkit.project import (asm_macros, carried, file_facts, includes, own_headers, own_namespaces, pipeline,
+from portkit.project import (asm_macros, carried, file_facts, gpu_reach, includes, own_headers, own_namespaces, pipeline,
                              torch_extension, warp_constants)
 from portkit.project.config import Config
 from portkit.rewrite import polyfills
@@ -39,6 +39,8 @@ def _today(entries, options: Options, config: Config, sources) -> pipeline.Proje
     facts = replace(facts, project_defined=polyfills.project_defined(entries, sources))
     facts = replace(facts, asm_macros=asm_macros.learn(sources))
     facts = replace(facts, warp_constants=warp_constants.learn(sources))
+    facts = replace(facts, host_only=gpu_reach.host_only(
+        (entry.rel, gpu_reach.uses_gpu(data), file_facts.included_names(data)) for entry, data in sources))
     return replace(facts, own_namespaces=own_namespaces.learn(sources, db_for(options).names_by_bytes),
                    bf16_tree=pipeline.names_bf16(sources))
 

@@ -97,7 +97,7 @@ def audit_paths(paths: list[Path], opts: AuditOptions,
     result.files = _outcomes(entries, job, opts, project.root, progress)
     if result.deep is not None:  # scan: the tree-sitter findings, refined by the facts
         from .deep.refine import refine
-        refine({s.rel: s for s in result.scans}, result.deep, project.root, enabled, job.hours)
+        refine({s.rel: s for s in result.scans}, result.deep, project.root, enabled, job.hours, project.facts.host_only)
     metrics = [(s.rel, s.metrics) for s in result.scans]
     scope = result.scope = Scope.of(metrics, project.optional, project.amd, project.components,
                                     project.facts.own_packages, project.facts.carried, project.own_build,

@@ -180,7 +180,7 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
         from .. import rules
         from .deep.refine import refine
         converter_codes = frozenset(r.code for r in rules.all_rules() if r.group == "conversion")
-        refine({s.rel: s for s in result.scans}, result.deep, root, converter_codes, hours=False)
+        refine({s.rel: s for s in result.scans}, result.deep, root, converter_codes, False, job.facts.host_only)
     return result
 
 

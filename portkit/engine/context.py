@@ -165,6 +165,12 @@ class ScanContext:
         self.findings = self.store.findings
 
     @property
+    def gpu(self) -> bool:
+        """Whether a GPU compiler reads this file (project/gpu_reach.py): the rules and passes that
+        declare gpu_only find nothing in one that none reads."""
+        return self.source.rel not in self.facts.host_only
+
+    @property
     def edits_read(self) -> bool:
         """Whether anything reads this scan's edits: convert's; of an audit's, only a PyTorch
         extension's source, whose edits decide the lines left for a person (commands/scan/torch_gaps.py),
@@ -220,6 +226,8 @@ class ScanContext:
         (engine/fix.py's Fix, or what finds it when the finding is kept). Its `fix` text is the rule's "Instead" unless the rule words one for this finding's own code."""
         if isinstance(rule, str):
             rule = self.rules[rule]
+        if rule.gpu_only and not self.gpu:
+            return   # a warp, hip-clang or PTX finding in a file no GPU compiler reads
         self.report(rule.code, rule.name, severity or rule.severity, rule.category, start, end,
                     message, subject=subject, fix=rule.fix if fix is None else fix, fixed_by=fixed_by)
 

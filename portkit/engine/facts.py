@@ -61,6 +61,9 @@ class ProjectFacts:
     # a source of the tree names a CUDA bfloat16 type or function: a header of it that includes cuBLAS
     # gets <hip/hip_bf16.h>, which hipBLAS's headers do not include (rewrite/transitive.py)
     bf16_tree: bool = False
+    # the files no GPU compiler reads (project/gpu_reach.py): host code, where what the AMD GPU needs
+    # (the rules and passes that declare gpu_only) says nothing
+    host_only: frozenset[str] = frozenset()
 
     @cached_property   # the names the walk hands PK208 (FACT_NAMES): their definitions are in headers
     def warp_constant_names(self) -> frozenset[bytes]:

@@ -22,6 +22,7 @@ Phases, in the order the walk runs them:
 
 from __future__ import annotations
 
+import functools
 import heapq
 from dataclasses import dataclass, field
 from typing import Callable, Collection, Iterable, Mapping
@@ -48,6 +49,8 @@ class Pass:
     the bytes the parser read).
     `guards_every_name`: while this name pass is on, every name the walk reads in protected or
     inactive code is left alone (--builtins hip's legacy rewrite), not only the tables' names.
+    `gpu_only`: what it rewrites is only there where a GPU compiler reads the code (hip-clang's
+    strictness, inline PTX): it never runs on a file no GPU compiler reads (project/gpu_reach.py).
     `keywords`: what a file must hold for this pass to do anything in it (engine/keywords.py): a
     tuple, or `keywords(ctx)` giving one for the run. `()`: nothing of its own, the pass only reads
     what other passes wrote. None: a name pass's `names`; any other pass, undeclared, which keeps
@@ -63,6 +66,20 @@ class Pass:
     when: Callable[[ScanContext, View], bool] | None = None
     guards_every_name: bool = False
     keywords: tuple | Callable[[ScanContext], tuple] | None = None
+    gpu_only: bool = False
+
+    @property
+    def scoped_run(self) -> Callable[..., None]:
+        """What the registry calls: `run`, or for a gpu_only pass `run` where a GPU compiler reads the file."""
+        if not self.gpu_only:
+            return self.run
+        run = self.run
+
+        @functools.wraps(run)
+        def in_gpu_code(ctx: ScanContext, *args) -> None:
+            if ctx.gpu:
+                run(ctx, *args)
+        return in_gpu_code
 
     def keywords_in(self, ctx: ScanContext) -> tuple | None:
         """This pass's keywords in the run `ctx` belongs to; None where it declares none."""
@@ -111,10 +128,10 @@ def build(declared: Iterable[Pass]) -> Registry:
         for kind in p.kinds:
             if kind in by_kind:
                 raise PassError(f"pass {p.name}: node kind {kind} already has a pass")
-            by_kind[kind] = p.run
+            by_kind[kind] = p.scoped_run
     phases = {phase: tuple(p for p in ordered if p.phase == phase) for phase in PHASES}
     captures = {capture: tuple(p for p in phases["walk"] if p.capture == capture) for capture in CAPTURES}
-    runs = {capture: tuple(p.run for p in found) for capture, found in captures.items()}
+    runs = {capture: tuple(p.scoped_run for p in found) for capture, found in captures.items()}
     return Registry(ordered, by_kind, phases, captures, runs)
 
 

@@ -41,6 +41,9 @@ class Rule:
     outcome: str = "caveat"            # convert's summary: a caveat, a reference "left" as it is, or
                                        # "partially-parsed" (OUTCOMES)
     sections: dict[str, str] = field(default_factory=dict, compare=False)
+    # what it finds is only there where a GPU compiler reads the code (a warp, hip-clang's strictness,
+    # PTX): never reported in a file no GPU compiler reads (project/gpu_reach.py)
+    gpu_only: bool = False
 
     @cached_property
     def fix(self) -> str:
@@ -59,7 +62,8 @@ class Rule:
 
 def define(doc: str | None, code: str, name: str, severity: str, category: str,
            breaks_build: bool = False, deep_only: bool = False, build_file: bool = False,
-           build_left: bool = False, package: bool = False, rewrite: bool = False, outcome: str = "caveat") -> Rule:
+           build_left: bool = False, package: bool = False, rewrite: bool = False, outcome: str = "caveat",
+           gpu_only: bool = False) -> Rule:
     """A Rule from explicit metadata plus the module docstring; malformed docs fail at import."""
     from ..core.findings import SEVERITIES
 
@@ -73,7 +77,7 @@ def define(doc: str | None, code: str, name: str, severity: str, category: str,
     if missing:
         raise ValueError(f"rule {code}: docstring lacks sections {missing}")
     return Rule(code, name, severity, category, summary.strip(), breaks_build, deep_only, build_file, build_left,
-                package, rewrite, outcome, sections)
+                package, rewrite, outcome, sections, gpu_only)
 
 
 def _sections(body: str) -> dict[str, str]:

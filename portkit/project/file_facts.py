@@ -28,9 +28,9 @@ from ..engine.platform import amd_headers, facts as platform_facts
 from ..engine.platform.regions import (AMD, CUDA_NAME, DEFINE_LINE, HIP_INCLUDE, NVIDIA, builtin_selectors, classify,
                                        is_shim, selectors)
 from ..rewrite import polyfills
-from . import asm_macros
+from . import asm_macros, gpu_reach
 
-FORMAT = 2
+FORMAT = 3
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,7 @@ class FileFacts:
     defined: frozenset[str] = frozenset()
     candidate: bool = False                     # HIP included, no CUDA header: maybe an AMD-only header
     includes: frozenset[str] = frozenset()      # the base names its #includes spell
+    gpu: bool = False                           # it names CUDA or HIP (gpu_reach.uses_gpu): GPU code
     polyfill_generated: bool = False            # polyfills' own header
     own_definitions: tuple[tuple[str, bool], ...] = ()   # polyfills._own_definitions
     asm_defines: tuple = ()                     # asm_macros.file_definitions
@@ -63,8 +64,7 @@ def of(data: bytes) -> FileFacts:
     macros = platform_facts.learn(data) if platform and not shim else None
     candidate = HIP_INCLUDE.search(data) is not None and amd_headers._CUDA_INCLUDE.search(data) is None \
         and not is_shim(data) and not amd_headers.generated(data)
-    includes = frozenset(posixpath.basename(m.group(1).decode("utf-8", "replace")) for m in include_matches(data)) \
-        if b"include" in data else frozenset()
+    includes = included_names(data)
     return FileFacts(
         platform=platform, shim=shim, shim_names=platform_facts.shim_names(data) if shim else frozenset(),
         hip_shim=hip_shim, amd_names=platform_facts.amd_shim_names(data) if hip_shim or candidate else frozenset(),
@@ -72,8 +72,14 @@ def of(data: bytes) -> FileFacts:
         learned=frozenset(macros.learned) if macros else frozenset(),
         tested=frozenset(macros.tested) if macros else frozenset(),
         defined=frozenset(macros.defined) if macros else frozenset(),
-        candidate=candidate, includes=includes, polyfill_generated=polyfills.is_generated(data),
+        candidate=candidate, includes=includes, gpu=gpu_reach.uses_gpu(data), polyfill_generated=polyfills.is_generated(data),
         own_definitions=polyfills.own_definitions(data), asm_defines=asm_macros.file_definitions(data))
+
+
+def included_names(data: bytes) -> frozenset[str]:
+    """The base names the #include lines of `data` spell."""
+    return frozenset(posixpath.basename(m.group(1).decode("utf-8", "replace")) for m in include_matches(data)) \
+        if b"include" in data else frozenset()
 
 
 Learned = list[tuple[Entry, bytes, FileFacts]]
@@ -198,7 +204,7 @@ def _to_plain(ff: FileFacts) -> dict:
     text = lambda names: sorted(n.decode("latin-1") for n in names)   # noqa: E731
     return {"p": ff.platform, "s": ff.shim, "sn": text(ff.shim_names), "h": ff.hip_shim, "an": text(ff.amd_names),
             "d": [n.decode("latin-1") for n in ff.defines], "l": sorted(ff.learned), "t": sorted(ff.tested),
-            "df": sorted(ff.defined), "c": ff.candidate, "i": sorted(ff.includes), "g": ff.polyfill_generated,
+            "df": sorted(ff.defined), "c": ff.candidate, "i": sorted(ff.includes), "u": ff.gpu, "g": ff.polyfill_generated,
             "o": [list(d) for d in ff.own_definitions],
             "a": [[n.decode("latin-1"), line, asm, text(words)] for n, line, asm, words in ff.asm_defines],
             "w": {key: {n: sorted(k) for n, k in record.items()} for key, record in ff.where.items()},
@@ -212,7 +218,7 @@ def _from_plain(plain: dict) -> FileFacts:
         platform=bool(plain["p"]), shim=bool(plain["s"]), shim_names=raw(plain["sn"]), hip_shim=bool(plain["h"]),
         amd_names=raw(plain["an"]), defines=tuple(str(n).encode("latin-1") for n in plain["d"]),
         learned=words(plain["l"]), tested=words(plain["t"]), defined=words(plain["df"]), candidate=bool(plain["c"]),
-        includes=words(plain["i"]), polyfill_generated=bool(plain["g"]),
+        includes=words(plain["i"]), gpu=bool(plain["u"]), polyfill_generated=bool(plain["g"]),
         own_definitions=tuple((str(n), bool(s)) for n, s in plain["o"]),
         asm_defines=tuple((str(n).encode("latin-1"), int(line), bool(asm), raw(w)) for n, line, asm, w in plain["a"]),
         where={str(key): {str(n): frozenset(str(k) for k in kinds) for n, kinds in record.items()}

@@ -25,7 +25,7 @@ from ..engine.platform import amd_headers, compilers, directives, ppexpr, region
 from ..rewrite import polyfills, qualified_names
 from ..core.tables.mappings import tables_dir
 from ..core.tables.project_tables import db_for
-from . import (asm_macros, carried, file_facts, includes, optional_cache, own_headers, own_namespaces, packages,
+from . import (asm_macros, carried, file_facts, gpu_reach, includes, optional_cache, own_headers, own_namespaces, packages,
                torch_extension, warp_constants)
 from .config import Config
 from .packages import own_packages, requirements
@@ -164,6 +164,10 @@ def learn(entries: list[Entry], options: Options, config: Config = Config(),
         facts = replace(facts, asm_macros=asm_macros.merge([(entry.rel, ff.asm_defines) for entry, _, ff in per_file]))
     if options.audit or "warp" in options.fixes:   # a header's one-warp block size: reported and fixed there (PK208)
         facts = replace(facts, warp_constants=warp_constants.learn(sources))
+    # the files no GPU compiler reads: the GPU rules and passes leave them out (gpu_reach.py)
+    reads = [(entry.rel, ff.gpu, ff.includes) for entry, _, ff in per_file] if per_file else \
+        [(entry.rel, gpu_reach.uses_gpu(data), file_facts.included_names(data)) for entry, data in sources]
+    facts = replace(facts, host_only=gpu_reach.host_only(reads))
     # ctranslate2::cuda: its `cuda::` uses are the project's, not libcu++'s
     return replace(facts, own_namespaces=own_namespaces.learn(sources, db_for(options).names_by_bytes),
                    bf16_tree=names_bf16(sources))
@@ -229,7 +233,7 @@ def _tree_key(root: Path, entries: list[Entry], options: Options, config: Config
 def _facts_code() -> list[Path]:
     """The modules whose code decides the facts (named by module, so that a move keeps the key
     whole: a path that no longer exists would silently turn the gate's cache off)."""
-    modules = (sys.modules[__name__], includes, asm_macros, warp_constants, warp_constants.model(), own_namespaces, own_headers,
+    modules = (sys.modules[__name__], includes, asm_macros, gpu_reach, warp_constants, warp_constants.model(), own_namespaces, own_headers,
                qualified_names, platform_facts, regions,
                compilers, directives, ppexpr, amd_headers, polyfills, needles, source, packages, carried, torch_extension)
     return [Path(m.__file__) for m in modules] + [tables_dir() / "ecosystem.toml"]
@@ -244,7 +248,7 @@ def _facts_to_plain(facts: ProjectFacts) -> dict:
             "extras": [[extra, sorted(names)] for extra, names in facts.extras],
             "carried": [list(pair) for pair in facts.carried], "generated_headers": sorted(facts.generated_headers),
             "asm_macros": [list(m) for m in facts.asm_macros], "own_namespaces": list(facts.own_namespaces),
-            "own_headers": sorted(facts.own_headers),
+            "own_headers": sorted(facts.own_headers), "host_only": sorted(facts.host_only),
             "warp_constants": [[n, h, line, literal, [list(u) for u in uses]]
                                for n, h, line, literal, uses in facts.warp_constants]}
 
@@ -263,6 +267,7 @@ def _facts_from_plain(plain: dict) -> ProjectFacts:
                         asm_macros=tuple((str(name), str(rel), int(line)) for name, rel, line in plain.get("asm_macros", ())),
                         own_namespaces=tuple(str(name) for name in plain.get("own_namespaces", ())),
                         own_headers=frozenset(plain.get("own_headers", ())),
+                        host_only=frozenset(str(rel) for rel in plain.get("host_only", ())),
                         warp_constants=tuple((str(n), str(h), int(line), bool(literal),
                                               tuple((str(f), int(ln), str(w)) for f, ln, w in uses))
                                              for n, h, line, literal, uses in plain.get("warp_constants", ())))

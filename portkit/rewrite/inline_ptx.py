@@ -53,4 +53,5 @@ def _lane_id_polyfill(ctx: ScanContext) -> bool:
         LANE_ID_POLYFILL not in ctx.facts.project_defined and not polyfills.defined_here(ctx, (LANE_ID_POLYFILL,))
 
 
-PASSES = (Pass("inline_ptx", "walk", handle, capture="node", kinds=("gnu_asm_expression",), keywords=(ASM,)),)
+PASSES = (Pass("inline_ptx", "walk", handle, capture="node", kinds=("gnu_asm_expression",), keywords=(ASM,),
+               gpu_only=True),)

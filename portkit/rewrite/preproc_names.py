@@ -168,8 +168,18 @@ def _pasted_arguments(ctx: ScanContext, view: View, root: Node) -> None:
 
 
 # in this order since they were written: their findings (PK007) reach the finding cap in it
+def _pastes(ctx: ScanContext):
+    """The pass's keyword: a pair of arguments that pastes a table's name (`(cuda, Malloc)`), not
+    every `(cum_sums, n)` the pattern's prefix starts."""
+    names = ctx.db.names_by_bytes
+
+    def pastes_a_table_name(text) -> bool:
+        return b"(" in text.data and any(m.group(1) + m.group(2) in names for m in PASTED_ARGUMENTS.finditer(text.data))
+    return pastes_a_table_name
+
+
 PASSES = (
     # a table's name joined across a splice: engine/keywords.py reads identifiers with splices removed
     Pass("splices", "post-walk", _splices, keywords=lambda ctx: (identifiers.acting_names(ctx),)),
-    Pass("pasted_arguments", "post-walk", _pasted_arguments, after=("splices",), keywords=(PASTED_ARGUMENTS,)),
+    Pass("pasted_arguments", "post-walk", _pasted_arguments, after=("splices",), keywords=lambda ctx: (_pastes(ctx),)),
 )

@@ -332,6 +332,7 @@ _may_narrow.cost = 3   # a pattern tried at every byte: after the tests that rea
 
 
 PASSES = (
-    Pass("strictness", "walk", handle, capture="strict", keywords=((b"register", re.compile(rb"\bregister\b")), _may_narrow)),
+    Pass("strictness", "walk", handle, capture="strict", keywords=((b"register", re.compile(rb"\bregister\b")), _may_narrow),
+         gpu_only=True),
     Pass("device_functions", "walk", device_functions, capture="device", keywords=(b"__device__",)),
 )

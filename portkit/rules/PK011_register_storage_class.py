@@ -25,4 +25,4 @@ Effort:
 from ..engine.rule import define
 
 RULE = define(__doc__, code="PK011", name="register-storage-class", severity="low", category="language",
-              breaks_build=True)
+              breaks_build=True, gpu_only=True)

@@ -27,4 +27,4 @@ Effort:
 from ..engine.rule import define
 
 RULE = define(__doc__, code="PK012", name="redefines-hip-device-function", severity="high", category="language",
-              breaks_build=True)
+              breaks_build=True, gpu_only=True)

@@ -30,4 +30,4 @@ Effort:
 from ..engine.rule import define
 
 RULE = define(__doc__, code="PK013", name="narrowing-brace-init", severity="high", category="language",
-              breaks_build=True)
+              breaks_build=True, gpu_only=True)

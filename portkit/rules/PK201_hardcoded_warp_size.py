@@ -38,7 +38,7 @@ from ..engine.rule import define
 from . import warpfix
 from ._warpfix_model import CONSTANT, WarpFix, attached
 
-RULE = define(__doc__, code="PK201", name="hardcoded-warp-size", severity="high", category="warp")
+RULE = define(__doc__, code="PK201", name="hardcoded-warp-size", severity="high", category="warp", gpu_only=True)
 NODES = ("number_literal", "preproc_def")
 KEYWORDS = (syntax.may_hold_warp_size,)   # what its checks and fixes read
 LITERALS = (5, 31, 32)   # check() returns at once on any other literal

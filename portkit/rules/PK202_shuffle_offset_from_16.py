@@ -32,7 +32,7 @@ from ..engine.rule import define
 from . import warpfix
 from ._warpfix_model import WarpFix, attached, newline_of
 
-RULE = define(__doc__, code="PK202", name="shuffle-offset-from-16", severity="high", category="warp")
+RULE = define(__doc__, code="PK202", name="shuffle-offset-from-16", severity="high", category="warp", gpu_only=True)
 NODES = ("number_literal",)
 KEYWORDS = (b"__shfl",)   # a loop or call that shuffles
 LITERALS = (16, 32)

@@ -29,7 +29,7 @@ from ..engine.context import ScanContext, View
 from ..engine import syntax
 from ..engine.rule import define
 
-RULE = define(__doc__, code="PK203", name="full-warp-mask", severity="medium", category="warp")
+RULE = define(__doc__, code="PK203", name="full-warp-mask", severity="medium", category="warp", gpu_only=True)
 NODES = ("number_literal", "preproc_def")
 # 0xFFFFFFFF as C++ may spell it (any case, leading zeros, digit separators, suffixes; decimal,
 # octal, binary): the literal its checks read (LITERALS, and #define values)

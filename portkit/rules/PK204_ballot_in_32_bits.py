@@ -33,7 +33,7 @@ from ..engine.rule import define
 from . import warpfix
 from ._warpfix_model import WarpFix, attached
 
-RULE = define(__doc__, code="PK204", name="ballot-in-32-bits", severity="high", category="warp")
+RULE = define(__doc__, code="PK204", name="ballot-in-32-bits", severity="high", category="warp", gpu_only=True)
 NAMES = (b"__ballot_sync", b"__ballot", b"__activemask")
 NODES = ("number_literal",)
 LITERALS = (1,)

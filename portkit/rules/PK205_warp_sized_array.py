@@ -40,7 +40,7 @@ from . import warpfix
 from ._warppartials import unguarded_reads
 from ._warpfix_model import CONSTANT, WarpFix, attached
 
-RULE = define(__doc__, code="PK205", name="warp-sized-array", severity="medium", category="warp")
+RULE = define(__doc__, code="PK205", name="warp-sized-array", severity="medium", category="warp", gpu_only=True)
 NODES = ("array_declarator",)
 KEYWORDS = (b"__shared__",)   # checks and fixes read __shared__ arrays only
 _ARITH_32 = re.compile(rb"/\s*32\b|%\s*32\b|&\s*31\b|>>\s*5\b")

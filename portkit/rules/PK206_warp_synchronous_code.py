@@ -26,7 +26,7 @@ from tree_sitter import Node
 from ..engine.context import ScanContext, View
 from ..engine.rule import define
 
-RULE = define(__doc__, code="PK206", name="warp-synchronous-code", severity="medium", category="warp")
+RULE = define(__doc__, code="PK206", name="warp-synchronous-code", severity="medium", category="warp", gpu_only=True)
 NAMES = (b"__syncwarp",)
 REFINES = ("PK001", "PK002")
 

@@ -27,4 +27,4 @@ Effort:
 from ..engine.rule import define
 
 RULE = define(__doc__, code="PK207", name="warp-size-as-constant", severity="high", category="warp",
-              breaks_build=True, deep_only=True)
+              breaks_build=True, deep_only=True, gpu_only=True)

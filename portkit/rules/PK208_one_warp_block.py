@@ -44,7 +44,7 @@ from ..engine.rule import define
 from . import _warpdispatch, _warpwidth, warpfix
 from ._warpfix_model import CONSTANT, WarpFix, attached
 
-RULE = define(__doc__, code="PK208", name="one-warp-block", severity="high", category="warp")
+RULE = define(__doc__, code="PK208", name="one-warp-block", severity="high", category="warp", gpu_only=True)
 NAMES = tuple(_warpwidth.PRIMITIVES)
 FACT_NAMES = "warp_constant_names"   # the walk hands check_name the names of the tree's header constants too
 NOTE = ("one-warp blocks: {name} is PORTKIT_WAVEFRONT_SIZE, so each block is one wavefront and {what} spans it "

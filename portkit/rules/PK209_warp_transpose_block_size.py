@@ -45,7 +45,7 @@ from ..engine.platform.ppexpr import evaluate
 from ..engine.rule import define
 
 RULE = define(__doc__, code="PK209", name="warp-transpose-block-size", severity="high", category="warp",
-              breaks_build=True)
+              breaks_build=True, gpu_only=True)
 # The rule reads the whole file once: its root is its one node (tree-sitter makes the root an
 # ERROR node where a line at file level does not parse; the file is read all the same).
 NODES = ("translation_unit", "ERROR")

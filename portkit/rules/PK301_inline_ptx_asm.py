@@ -40,7 +40,7 @@ from ..engine.keywords import ASM
 from ..engine.rule import define
 
 RULE = define(__doc__, code="PK301", name="inline-ptx-asm", severity="high", category="kernel",
-              breaks_build=True)
+              breaks_build=True, gpu_only=True)
 NODES = ("gnu_asm_expression",)
 KEYWORDS = (ASM,)   # and the tree's assembly macros (FACT_NAMES)
 FACT_NAMES = "asm_macro_names"   # the walk hands check_name every use of the tree's assembly macros

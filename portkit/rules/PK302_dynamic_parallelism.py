@@ -27,7 +27,7 @@ from ..engine import syntax
 from ..engine.rule import define
 
 RULE = define(__doc__, code="PK302", name="dynamic-parallelism", severity="blocker", category="kernel",
-              breaks_build=True)
+              breaks_build=True, gpu_only=True)
 NODES = ("kernel_call_syntax",)
 NAMES = (b"cudaDeviceSynchronize", b"cudaGetParameterBuffer", b"cudaLaunchDevice",
          b"cudaStreamCreateWithFlags", b"cudaStreamFireAndForget", b"cudaStreamTailLaunch")

@@ -42,7 +42,7 @@ from ..engine import syntax
 from ..engine.rule import define
 
 RULE = define(__doc__, code="PK303", name="cooperative-launch-needed", severity="medium",
-              category="kernel")
+              category="kernel", gpu_only=True)
 NAMES = (b"this_grid", b"grid_group", b"this_multi_grid", b"multi_grid_group")
 NODES = ("kernel_call_syntax",)
 KEYWORDS = (b"<<<", frozenset(NAMES))

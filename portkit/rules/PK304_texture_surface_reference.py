@@ -28,7 +28,7 @@ from ..engine.context import ScanContext, View
 from ..engine.rule import define
 
 RULE = define(__doc__, code="PK304", name="texture-surface-reference", severity="high", category="kernel",
-              breaks_build=True)
+              breaks_build=True, gpu_only=True)
 BIND_CALLS = (b"cudaBindTexture", b"cudaBindTexture2D", b"cudaBindTextureToArray",
               b"cudaBindTextureToMipmappedArray", b"cudaUnbindTexture", b"cudaBindSurfaceToArray",
               b"cudaGetTextureReference", b"cudaGetSurfaceReference")

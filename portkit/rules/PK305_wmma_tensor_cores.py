@@ -27,7 +27,7 @@ from ..engine import syntax
 from ..engine.rule import define
 
 RULE = define(__doc__, code="PK305", name="wmma-tensor-cores", severity="high", category="kernel",
-              breaks_build=True)
+              breaks_build=True, gpu_only=True)
 NAMES = (b"wmma",)
 REFINES = ("PK001",)
 

@@ -37,7 +37,7 @@ from ..engine import syntax
 from ..engine.rule import define
 
 RULE = define(__doc__, code="PK306", name="hopper-features", severity="blocker", category="kernel",
-              breaks_build=True)
+              breaks_build=True, gpu_only=True)
 TABLE = "hopper_features.toml"
 
 

@@ -33,7 +33,7 @@ from ..engine import syntax
 from ..engine.rule import define
 
 RULE = define(__doc__, code="PK307", name="large-shared-memory", severity="high", category="kernel",
-              breaks_build=True)
+              breaks_build=True, gpu_only=True)
 NODES = ("array_declarator", "kernel_call_syntax")
 NAMES = (b"cudaFuncAttributeMaxDynamicSharedMemorySize",)
 KEYWORDS = (b"__shared__", b"<<<", frozenset(NAMES))

@@ -22,7 +22,7 @@ from tree_sitter import Node
 from ..engine.context import ScanContext, View
 from ..engine.rule import define
 
-RULE = define(__doc__, code="PK308", name="nanosleep", severity="low", category="kernel")
+RULE = define(__doc__, code="PK308", name="nanosleep", severity="low", category="kernel", gpu_only=True)
 NAMES = (b"__nanosleep",)
 REFINES = ("PK001", "PK002")
 

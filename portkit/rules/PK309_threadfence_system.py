@@ -26,7 +26,7 @@ from tree_sitter import Node
 from ..engine.context import ScanContext, View
 from ..engine.rule import define
 
-RULE = define(__doc__, code="PK309", name="threadfence-system", severity="low", category="kernel")
+RULE = define(__doc__, code="PK309", name="threadfence-system", severity="low", category="kernel", gpu_only=True)
 NAMES = (b"__threadfence_system",)
 
 

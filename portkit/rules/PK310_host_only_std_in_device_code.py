@@ -38,7 +38,7 @@ from ..engine.keywords import DEVICE_CODE
 from ..engine.rule import define
 
 RULE = define(__doc__, code="PK310", name="host-only-std-in-device-code", severity="high", category="kernel",
-              breaks_build=True)
+              breaks_build=True, gpu_only=True)
 NAMES = (b"at", b"vector", b"string", b"cout", b"cerr", b"clog")
 NODES = ("throw_statement", "try_statement")
 KEYWORDS = DEVICE_CODE   # its names and nodes count in device functions only

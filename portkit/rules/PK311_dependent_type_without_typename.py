@@ -38,7 +38,7 @@ from ..engine.context import ScanContext, View
 from ..engine.rule import define
 
 RULE = define(__doc__, code="PK311", name="dependent-type-without-typename", severity="high", category="language",
-              breaks_build=True)
+              breaks_build=True, gpu_only=True)
 NODES = ("field_expression",)
 GATES = {"field_expression": (b"::",)}
 _QUALIFIED_CALL = re.compile(rb"\b[A-Za-z_]\w*\s*::\s*[A-Za-z_]\w*\s*\(")

@@ -38,7 +38,8 @@ from ..engine import syntax
 from ..engine.context import ScanContext, View
 from ..engine.rule import define
 
-RULE = define(__doc__, code="PK313", name="device-function-without-return", severity="medium", category="kernel")
+RULE = define(__doc__, code="PK313", name="device-function-without-return", severity="medium", category="kernel",
+              gpu_only=True)
 NODES = ("function_definition",)
 GATES = {"function_definition": (b"__device__",)}
 KEYWORDS = (b"__device__",)

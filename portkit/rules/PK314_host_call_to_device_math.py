@@ -36,7 +36,7 @@ from ..engine.context import ScanContext, View
 from ..engine.rule import define
 
 RULE = define(__doc__, code="PK314", name="host-call-to-device-math", severity="high", category="api",
-              breaks_build=True)
+              breaks_build=True, gpu_only=True)
 # CUDA: __DEVICE_FUNCTIONS_DECL__ (__host__ __device__) with a __func__ host body in
 # crt/math_functions.h (CUDA 13), declared by no math.h (glibc, _GNU_SOURCE), and __DEVICE__ in
 # clang's __clang_hip_math.h; ROCm 6.2's hip/ headers declare no host version.

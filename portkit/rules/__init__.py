@@ -112,12 +112,15 @@ def _hooks(keys: str, check: str) -> dict:
 _READS_TREE = ("NODES", "LITERALS", "FIX_NODES", "FIX_LITERALS", "FIX_GATES")
 
 
-@lru_cache(maxsize=1)
-def keyword_declarations() -> tuple[tuple, ...] | None:
+@lru_cache(maxsize=2)
+def keyword_declarations(gpu: bool = True) -> tuple[tuple, ...] | None:
     """Every rule's keywords (names the tree defines, FACT_NAMES, come per run: fact_keywords), or
-    None where a rule that reads the tree declares none: then every file is parsed."""
+    None where a rule that reads the tree declares none: then every file is parsed. gpu=False: of
+    the rules that report in a file no GPU compiler reads (not gpu_only)."""
     declared = []
     for m in modules():
+        if m.RULE.gpu_only and not gpu:
+            continue
         keywords = getattr(m, "KEYWORDS", None)
         if callable(keywords):
             keywords = keywords()
@@ -128,9 +131,16 @@ def keyword_declarations() -> tuple[tuple, ...] | None:
     return tuple(declared)
 
 
-def fact_keywords(facts) -> tuple:
-    """The names this tree defines that a rule reads (FACT_NAMES), as identifiers."""
-    return tuple(names for attr, _ in fact_name_hooks() if (names := getattr(facts, attr)))
+def fact_keywords(facts, gpu: bool = True) -> tuple:
+    """The names this tree defines that a rule reads (FACT_NAMES), as identifiers (gpu=False: of the
+    rules that are not gpu_only)."""
+    return tuple(names for attr, check, gpu_only in _fact_names_scoped() if (gpu or not gpu_only)
+                 and (names := getattr(facts, attr)))
+
+
+@lru_cache(maxsize=1)
+def _fact_names_scoped() -> tuple[tuple[str, TreeCheck, bool], ...]:
+    return tuple((m.FACT_NAMES, m.check_name, m.RULE.gpu_only) for m in modules() if hasattr(m, "FACT_NAMES"))
 
 
 @lru_cache(maxsize=1)
@@ -184,6 +194,14 @@ def text_hooks() -> dict[str, tuple[TreeCheck, ...]]:
 def fix_families() -> dict[str, fix.FamilyFixes]:
     """Each fix family, by name, with the rules that fix it and their fix functions (engine/fix.py)."""
     return fix.registry(modules())
+
+
+@lru_cache(maxsize=2)
+def gpu_families(gpu: bool) -> frozenset[str]:
+    """The fix families no file gets unless a GPU compiler reads it (gpu=False: every rule of the
+    family is gpu_only, as the warp family's are); gpu=True: none."""
+    return frozenset() if gpu else frozenset(
+        name for name, entry in fix_families().items() if entry.codes and all(by_code()[c].gpu_only for c in entry.codes))
 
 
 def fix_names(names: list[str] | tuple[str, ...] | frozenset[str]) -> frozenset[str]:

@@ -34,8 +34,9 @@ from ...engine.codes import Code
 
 
 def refine(scans: dict[str, FileScan], deep: DeepResult, root: Path, enabled: frozenset[str],
-           hours: bool = True) -> None:
-    """Refine every scan in place with the facts about its file."""
+           hours: bool = True, host_only: frozenset[str] = frozenset()) -> None:
+    """Refine every scan in place with the facts about its file (in a `host_only` file, none of a
+    gpu_only rule: project/gpu_reach.py)."""
     model = effort.default_model()
     for rel, scan in scans.items():
         if rel not in deep.parsed:
@@ -58,7 +59,7 @@ def refine(scans: dict[str, FileScan], deep: DeepResult, root: Path, enabled: fr
         fresh = []
         for f in costed + copies:
             if f.code not in enabled or deep.inactive_line(rel, f.line) or (f.line, f.code, f.subject) in have \
-                    or any(s.covers(f) for s in suppressions):
+                    or (rel in host_only and rules.of(f.code).gpu_only) or any(s.covers(f) for s in suppressions):
                 continue
             have.add((f.line, f.code, f.subject))
             if hours and id(f) in costed_ids:

@@ -8,6 +8,10 @@ empty walk would give it, without a parse. What this drops is PK005, the note th
 could not read part of a file: in a file with nothing to convert or report it has nothing to warn
 about (ggml and faiss had 198 of them).
 
+In a file no GPU compiler reads (project/gpu_reach.py) the gpu_only rules and passes find nothing,
+so their keywords do not keep it: a CPU backend's `register`, x86 asm, `0xffffffff` and brace
+initialisers are no reason to parse it.
+
 A .cu is filtered like any other source: one with no marker, launch or CUDA name needs no runtime
 header either (ggml's 160 template instances, each a macro call). Left to the full scan, whatever
 their bytes: a PyTorch extension's sources (torch_gaps.settle decides their lines), a file the
@@ -47,30 +51,33 @@ def run_keywords(ctx: ScanContext) -> Keywords | None:
     Built once per run: the key is the identity of what the declarations read (options, facts,
     tables), held with the result so that ids stay theirs while cached."""
     held = (ctx.options, ctx.facts, ctx.db)
-    key = tuple(map(id, held))
+    gpu = ctx.gpu   # a file no GPU compiler reads: the keywords of what is not gpu_only
+    key = (*map(id, held), gpu)
     hit = _CACHE.get(key)
     if hit is not None and all(a is b for a, b in zip(hit[0], held)):
         return hit[1]
-    keywords = _gather(ctx)
+    keywords = _gather(ctx, gpu)
     if len(_CACHE) >= 4:
         _CACHE.clear()
     _CACHE[key] = (held, keywords)
     return keywords
 
 
-def _gather(ctx: ScanContext) -> Keywords | None:
+def _gather(ctx: ScanContext, gpu: bool) -> Keywords | None:
     # the walk's own: device markers, and the names the project's shim maps (counted as already
     # ported wherever they are, even one HIP spells the same, which acting_names leaves out)
     declared: list[tuple] = [_WALK, (frozenset(ctx.facts.shim_names),)]
     for p in rewrite.registry().passes:
+        if p.gpu_only and not gpu:
+            continue
         found = p.keywords_in(ctx)
         if found is None:
             return None
         declared.append(found)
     if ctx.options.audit or ctx.options.fixes:   # the rules' checks run in an audit, their fixes under --fix
-        by_rules = rules.keyword_declarations()
+        by_rules = rules.keyword_declarations(gpu)
         if by_rules is None:
             return None
         declared.extend(by_rules)
-        declared.append(rules.fact_keywords(ctx.facts))
+        declared.append(rules.fact_keywords(ctx.facts, gpu))
     return gather(declared)

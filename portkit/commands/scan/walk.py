@@ -117,7 +117,7 @@ def _name_passes(ctx: ScanContext, registry: Registry) -> tuple[list[tuple[tuple
     for p in registry.walk("name"):
         sets = p.names(ctx)
         if sets is not None:
-            active.append((sets, p.run))
+            active.append((sets, p.scoped_run))
             wide = wide or p.guards_every_name
     return active, wide
 
@@ -165,7 +165,7 @@ def _captures(ctx: ScanContext, view: View, root: Node) -> tuple[dict[str, list[
         for capture, nodes in caps.items():
             if capture != "name":   # names: only those a pass reads, sorted in _names
                 nodes.sort(key=_START)
-    for name in sorted(ctx.options.fixes & families.keys()):   # every fix, applied (and shown, if auditing too)
+    for name in sorted(ctx.options.fixes & families.keys() - rules.gpu_families(ctx.gpu)):   # applied (and shown)
         fix.record(ctx, view, caps.get("rule", ()), families[name])
     if audit and not view.base and families.keys() - ctx.options.fixes:   # a fix only for a finding kept
         ctx.fix_of = fix.on_demand(view, families)
@@ -300,7 +300,7 @@ def _run(passes, ctx: ScanContext, view: View, root: Node) -> None:
     """A phase's passes, in the registry's order, each where it says it is wanted."""
     for p in passes:
         if p.when is None or p.when(ctx, view):
-            p.run(ctx, view, root)
+            p.scoped_run(ctx, view, root)
 
 
 def _partially_parsed(ctx: ScanContext, root: Node) -> None:
