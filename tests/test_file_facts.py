@@ -132,3 +132,14 @@ def test_audit_no_cache_keeps_no_facts_either(tmp_path, monkeypatch, capsys):
     assert main(["audit", str(tree), "--format", "json", "-j", "1"]) == 0
     assert list((tmp_path / "cache").glob("**/filefacts-*"))
     capsys.readouterr()
+
+
+@pytest.mark.parametrize("root", TREES + [FIXTURES / "torch_setup" / "scatter_loop"], ids=lambda p: p.name)
+def test_the_commit_gates_kept_facts_are_the_facts_learned(root, cache):
+    """tree_facts keeps the whole tree's facts between commits as JSON: every field comes back (the
+    gate's second commit of a PyTorch extension lost its torch_sources before, and scanned its
+    sources as if no torch hipify ran)."""
+    cold = pipeline.tree_facts(root, OPTIONS, Config())
+    warm = pipeline.tree_facts(root, OPTIONS, Config())
+    assert warm == cold
+    assert root.name != "scatter_loop" or "csrc/cuda/scatter_cuda.cu" in warm.torch_sources

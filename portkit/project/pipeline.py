@@ -249,6 +249,7 @@ def _facts_to_plain(facts: ProjectFacts) -> dict:
             "carried": [list(pair) for pair in facts.carried], "generated_headers": sorted(facts.generated_headers),
             "asm_macros": [list(m) for m in facts.asm_macros], "own_namespaces": list(facts.own_namespaces),
             "own_headers": sorted(facts.own_headers), "host_only": sorted(facts.host_only),
+            "torch_sources": sorted(facts.torch_sources), "bf16_tree": facts.bf16_tree,
             "warp_constants": [[n, h, line, literal, [list(u) for u in uses]]
                                for n, h, line, literal, uses in facts.warp_constants]}
 
@@ -268,6 +269,8 @@ def _facts_from_plain(plain: dict) -> ProjectFacts:
                         own_namespaces=tuple(str(name) for name in plain.get("own_namespaces", ())),
                         own_headers=frozenset(plain.get("own_headers", ())),
                         host_only=frozenset(str(rel) for rel in plain.get("host_only", ())),
+                        torch_sources=frozenset(str(rel) for rel in plain.get("torch_sources", ())),
+                        bf16_tree=bool(plain.get("bf16_tree", False)),
                         warp_constants=tuple((str(n), str(h), int(line), bool(literal),
                                               tuple((str(f), int(ln), str(w)) for f, ln, w in uses))
                                              for n, h, line, literal, uses in plain.get("warp_constants", ())))
