@@ -44,12 +44,20 @@ def test_uses_gpu_reads_the_code_not_its_comments(text, gpu):
 
 
 def test_host_only_is_what_no_gpu_file_reaches_through_includes():
-    files = [("k.cu", False, frozenset({"warp.h"})), ("warp.h", False, frozenset({"inner.h"})),
-             ("inner.h", False, frozenset()), ("cpu.cpp", False, frozenset({"simd.h"})),
-             ("simd.h", False, frozenset()), ("host_api.cpp", True, frozenset({"util.h"})),
-             ("util.h", False, frozenset()), ("public.h", False, frozenset())]
+    files = [("kernels/k.cu", False, frozenset({"warp.h"})), ("include/warp.h", False, frozenset({"inner.h"})),
+             ("include/inner.h", False, frozenset()), ("cpu/cpu.cpp", False, frozenset({"simd.h"})),
+             ("cpu/simd.h", False, frozenset()), ("api/host_api.cpp", True, frozenset({"util.h"})),
+             ("util/util.h", False, frozenset()), ("include/public.h", False, frozenset())]
     # inner.h through warp.h; util.h through a .cpp that names the runtime; public.h: nothing includes it
-    assert gpu_reach.host_only(files) == frozenset({"cpu.cpp", "simd.h"})
+    assert gpu_reach.host_only(files) == frozenset({"cpu/cpu.cpp", "cpu/simd.h"})
+
+
+def test_host_code_beside_a_cuda_file_is_gpu_code():
+    """faiss's gpu/impl/InterleavedCodes.cpp: no CUDA named, no GPU file includes it, yet it lays codes
+    out in 32-lane blocks for the kernels beside it (its AMD port made them warpSize)."""
+    files = [("gpu/impl/IVF.cu", False, frozenset()), ("gpu/impl/InterleavedCodes.cpp", False, frozenset()),
+             ("cpu/simd.cpp", False, frozenset())]
+    assert gpu_reach.host_only(files) == frozenset({"cpu/simd.cpp"})
 
 
 def test_a_set_without_gpu_code_has_no_host_only_file():
@@ -104,9 +112,9 @@ def test_hip_clangs_strictness_is_rewritten_in_gpu_code_only(tmp_path):
     body = ("#include <vector>\n\ninline int first(const std::vector<int>& v) {\n"
             "    int n[] = {v.size()};\n    return n[0];\n}\n")
     root = write_tree(tmp_path / "tree", {"k.cu": '#include "sizes.h"\n\n__global__ void k(int* o) { *o = 1; }\n',
-                                          "sizes.h": body, "host.cpp": body})
+                                          "sizes.h": body, "cpu/host.cpp": body})
     convert_paths([root], output=tmp_path / "out", config=False)
     assert b"static_cast<int>(v.size())" in (tmp_path / "out" / "sizes.h").read_bytes()
-    assert (tmp_path / "out" / "host.cpp").read_text() == body
+    assert (tmp_path / "out" / "cpu" / "host.cpp").read_text() == body
     findings = _found(audit_paths([root], config=False))
-    assert ("PK013", "sizes.h", 4) in findings and not [f for f in findings if f[1] == "host.cpp"]
+    assert ("PK013", "sizes.h", 4) in findings and not [f for f in findings if f[1] == "cpu/host.cpp"]

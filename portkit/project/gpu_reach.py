@@ -13,10 +13,13 @@ GPU code is what a CUDA or HIP compiler reads: a `.cu`, `.cuh` or `.hip` file, a
 the CUDA or HIP language, runtime or a CUDA library by name (outside comments), and every file
 such a file includes, transitively. Includes are followed by the included file's base name,
 over every file of that name in the set: more files are GPU code than the compiler would show,
-never fewer. Two kinds of file are never host-only, because what includes them is unknown: a
-header nothing in the set includes (a library's public header, which a user's kernel may
-include), and every file of a set that holds no GPU code at all (`portkit audit include/`: its
-users are elsewhere).
+never fewer. Host code that lays data out for the GPU counts too, though it names nothing of
+CUDA: every file in a folder that holds a `.cu`, `.cuh` or `.hip` file. faiss's
+gpu/impl/InterleavedCodes.cpp packs codes in 32-lane blocks on the host (`i / 32`, `i % 32`),
+which its AMD port made `warpSize`; faiss's impl/simdlib/ and ggml's ggml-cpu/ hold no CUDA file.
+Two kinds of file are never host-only, because what includes them is unknown: a header nothing
+in the set includes (a library's public header, which a user's kernel may include), and every
+file of a set that holds no GPU code at all (`portkit audit include/`: its users are elsewhere).
 """
 
 from __future__ import annotations
@@ -81,5 +84,6 @@ def host_only(files: Iterable[tuple[str, bool, frozenset[str]]]) -> frozenset[st
                     reached.add(rel)
                     todo.append(rel)
     included = {name for names in includes.values() for name in names}
-    return frozenset(rel for rel, _, _ in files if rel not in reached
+    gpu_folders = {posixpath.dirname(rel) for rel, _, _ in files if rel.lower().endswith(GPU_SUFFIXES)}
+    return frozenset(rel for rel, _, _ in files if rel not in reached and posixpath.dirname(rel) not in gpu_folders
                      and (rel.lower().endswith(UNIT_SUFFIXES) or posixpath.basename(rel) in included))
