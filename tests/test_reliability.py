@@ -278,3 +278,18 @@ def test_names_that_differ_only_in_case_never_overwrite_each_other(tmp_path: Pat
     result = convert_paths([src], output=tmp_path / "out2")
     assert [(s.rel, s.reason) for s in result.errors] == [
         ("a.cu", "not written: it is the same file as A.cu on this case-insensitive file system")]
+
+
+def test_a_file_that_failed_was_found_not_missing(tmp_path: Path, monkeypatch, capsys):
+    """The only file failing with an internal error is reported as that, never as "nothing to
+    convert: no C, C++, CUDA ... file under" the file that was found and read."""
+    from portkit.commands import convert as convert_module
+
+    def broken(rel, data, options, kind="source", facts=None):
+        raise KeyError("a bug")
+    monkeypatch.setattr(convert_module, "convert_bytes", broken)
+    (tmp_path / "b.cu").write_bytes(b"void f() { cudaFree(0); }\n")
+    assert main(["convert", str(tmp_path / "b.cu"), "-o", str(tmp_path / "out.hip")]) == 2
+    said = capsys.readouterr()
+    assert "b.cu: internal error while converting (KeyError: 'a bug'): left as it is" in said.out + said.err
+    assert "nothing to convert" not in said.out + said.err

@@ -210,8 +210,9 @@ def _project_configuration(args: argparse.Namespace):
 def _empty(args: argparse.Namespace, result) -> bool:
     """A run that read no file says so; with --check it is an error (exit 2): a check of nothing
     must not pass as "nothing would change". Files left as they are on purpose (the tree's AMD
-    build compiles them, a carried library's copy) were found: that run is not empty. True: exit 2."""
-    if result.scans or result.amd_built or result.carried:
+    build compiles them, a carried library's copy) were found, and so were files that failed (an
+    internal error, a time limit, unreadable): that run is not empty. True: exit 2."""
+    if result.scans or result.errors or result.amd_built or result.carried:
         return False
     if args.check or not args.quiet:
         print(f"portkit: {'error' if args.check else 'warning'}: {nothing_read('convert', args.paths)}",
