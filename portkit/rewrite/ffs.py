@@ -40,9 +40,10 @@ def check(ctx: ScanContext, view: View, name: Node) -> None:
     kind = _type(arg)
     if kind in exact:
         return
-    if kind in strictness.INTEGER_TYPES:
-        ctx.edit(view.start(arg), view.end(arg), b"(" + cast.encode() + b")(" + view.text(arg) + b")",
-                 what=f"{name.text.decode()} argument", kind=EditKind.ARGUMENT)
+    if kind in strictness.INTEGER_TYPES:   # two insertions: the names inside the argument are edits of their own
+        what = f"{name.text.decode()} argument"
+        ctx.edit(view.start(arg), view.start(arg), b"(" + cast.encode() + b")(", what=what, kind=EditKind.ARGUMENT)
+        ctx.edit(view.end(arg), view.end(arg), b")", what=what, kind=EditKind.ARGUMENT)
         return
     if name.text == b"__ffsll":
         ctx.flag(codes.PARTIAL_CONVERSION, view.start(name), view.end(name),
