@@ -92,6 +92,20 @@ def test_no_fixture_source_loses_an_edit_or_a_finding(setting):
     assert 0 < skipped < len(SOURCES)   # the filter does skip some, and never most: they are CUDA fixtures
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("setting", ["audit", "convert"])
+def test_no_fixture_source_loses_an_edit_or_a_finding_as_host_only_code(setting):
+    """Every fixture as a file no GPU compiler reads (project/gpu_reach.py): the gpu_only rules and
+    passes find nothing there, so only the others' keywords keep it; what they would find is never
+    lost. Most fixtures are CUDA, so most are still parsed (names, includes, launches)."""
+    options = SETTINGS[setting]
+    skipped = 0
+    for p in SOURCES:
+        rel = p.relative_to(FIXTURES).as_posix()
+        skipped += check_contract(rel, p.read_bytes(), options, replace(FACTS, host_only=frozenset({rel})))
+    assert 0 < skipped < len(SOURCES)
+
+
 _WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 _NUMBER = re.compile(rb"\b\d+[uUlL]*\b")
 _SPELLINGS = (b"1", b"5", b"16", b"31", b"32", b"0x1f", b"0x20", b"0xffffffff", b"4294967295", b"64", b"2")

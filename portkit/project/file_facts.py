@@ -72,7 +72,8 @@ def of(data: bytes) -> FileFacts:
         learned=frozenset(macros.learned) if macros else frozenset(),
         tested=frozenset(macros.tested) if macros else frozenset(),
         defined=frozenset(macros.defined) if macros else frozenset(),
-        candidate=candidate, includes=includes, gpu=gpu_reach.uses_gpu(data), polyfill_generated=polyfills.is_generated(data),
+        candidate=candidate, includes=includes, gpu=gpu_reach.uses_gpu(data),
+        polyfill_generated=polyfills.is_generated(data),
         own_definitions=polyfills.own_definitions(data), asm_defines=asm_macros.file_definitions(data))
 
 
