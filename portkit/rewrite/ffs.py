@@ -5,9 +5,10 @@ CUDA declares one `int __ffs(int)` and one `int __ffsll(long long)`; HIP declare
 argument of another integer type converts equally well to both, so hip-clang rejects the call
 ("call to '__ffsll' is ambiguous"): `__ffsll` of a uint64_t, size_t, long or int, `__ffs` of a
 long or a 64-bit integer. Where the source alone says the argument's type (a parameter or local
-declared in the function, a cast, or arithmetic on those and literals: strictness.expression_type)
-and it is ambiguous, the argument is cast to the unsigned overload's type, which keeps its bits,
-which is all find-first-set reads: `__ffsll((unsigned long long)(x))`. Where the type is unknown,
+declared in the function, a cast, or arithmetic, bitwise and shift expressions of those and
+literals: strictness.expression_type) and it is ambiguous, the argument is cast to the unsigned
+overload's type, which keeps its bits, which is all find-first-set reads:
+`__ffsll((unsigned long long)(x))`. Where the type is unknown,
 `__ffsll` gets a PK004 naming that fix (a 64-bit value is usually a uint64_t or size_t); `__ffs`
 gets nothing, its argument being almost always int or unsigned.
 """

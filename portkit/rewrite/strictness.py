@@ -47,6 +47,7 @@ _INTEGERS = {
     "size_t": (False, 64), "ptrdiff_t": (True, 64), "ssize_t": (True, 64),
 }
 _FLOATS = {"float": 32, "double": 64}
+_INTEGER_OPERATORS = ("<<", ">>", "&", "|", "^")   # integer operands only: a shift has its left one's type
 SIZE_T = "size_t"
 _QUALIFIERS = frozenset({b"const", b"constexpr", b"volatile"})
 _TOP_LEVEL = frozenset({"translation_unit", "preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif",
@@ -214,9 +215,16 @@ def _type_of(element: Node) -> str | None:
 
 
 def _typed(node: Node) -> tuple[str, bool] | None:
-    """(type, constant) of an expression made of what _type_of reads, + - * / % and literals."""
+    """(type, constant) of an expression made of what _type_of reads, arithmetic, bitwise and shift
+    operators, and literals."""
     if node.type == "parenthesized_expression" and node.named_child_count == 1:
         return _typed(node.named_children[0])
+    if node.type == "binary_expression" and node.child_by_field_name("operator").type in _INTEGER_OPERATORS:
+        left, right = _typed(node.child_by_field_name("left")), _typed(node.child_by_field_name("right"))
+        if left is None or right is None or left[0] in _FLOATS or right[0] in _FLOATS:
+            return None
+        shifted = node.child_by_field_name("operator").type in ("<<", ">>")   # the promoted left operand's type
+        return _common(left[0], "int" if shifted else right[0]), left[1] and right[1]
     if node.type == "number_literal":
         text = node.text.lower()
         if b"." in text or (b"e" in text and not text.startswith(b"0x")):
