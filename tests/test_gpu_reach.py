@@ -118,3 +118,36 @@ def test_hip_clangs_strictness_is_rewritten_in_gpu_code_only(tmp_path):
     assert (tmp_path / "out" / "cpu" / "host.cpp").read_text() == body
     findings = _found(audit_paths([root], config=False))
     assert ("PK013", "sizes.h", 4) in findings and not [f for f in findings if f[1] == "cpu/host.cpp"]
+
+
+def test_the_commit_gate_agrees_new_simd_code_passes_and_a_new_warp_size_blocks(tmp_path, monkeypatch, capsys):
+    """`portkit check` reads the tree's facts as audit does: a new 32-byte mask in the CPU path is
+    not a warp's, a new `% 32` in the kernel is."""
+    import shutil
+    import subprocess
+
+    from conftest import require_tool
+    from portkit.cli.app import main
+    require_tool("git", "git")
+    root = tmp_path / "repo"
+    shutil.copytree(CASE, root)
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+    git("init", "-q", "-b", "main")
+    git("config", "user.email", "dev@example.com")
+    git("config", "user.name", "dev")
+    git("add", ".")
+    git("commit", "-qm", "base")
+    monkeypatch.chdir(root)
+    simd = root / "cpu" / "simd.h"
+    simd.write_text(simd.read_text().replace("}  // namespace simd", "inline int byte_of(int lane) {\n"
+                                             "    return lane & 31;\n}\n\n}  // namespace simd"))   # high in GPU code
+    git("add", "cpu/simd.h")
+    assert main(["check"]) == 0
+    capsys.readouterr()
+    kernels = root / "kernels.cu"
+    kernels.write_text(kernels.read_text() + "\n__global__ void lanes(int* out) { out[threadIdx.x] = threadIdx.x % 32; }\n")
+    git("add", "kernels.cu")
+    assert main(["check"]) == 1
+    assert "kernels.cu:20:" in capsys.readouterr().out
