@@ -151,3 +151,18 @@ def test_the_commit_gate_agrees_new_simd_code_passes_and_a_new_warp_size_blocks(
     git("add", "kernels.cu")
     assert main(["check"]) == 1
     assert "kernels.cu:20:" in capsys.readouterr().out
+
+
+def test_a_suppressed_cpu_false_positive_says_why_its_comment_can_go(tmp_path):
+    """A user who suppressed the warp rule's old false positive in the CPU path gets PK901, which
+    says the rule no longer reports there, rather than a bare "matched no finding"."""
+    import shutil
+    root = tmp_path / "tree"
+    shutil.copytree(CASE, root)
+    simd = root / "cpu" / "simd.h"
+    simd.write_text(simd.read_text().replace("constexpr int kLanes = 32;",
+                                             "constexpr int kLanes = 32;   // portkit: ignore[PK201] an AVX2 register"))
+    found = [(f["code"], f["path"], f["line"], f["message"]) for f in audit_paths([root], config=False)["findings"]
+             if f["code"] == "PK901"]
+    assert found == [("PK901", "cpu/simd.h", 8, "suppression of PK201 matched no finding: GPU-code-only rules do not "
+                      "report in a file no GPU compiler reads (the comment can go)")]

@@ -37,7 +37,7 @@ def audit_bytes(rel: str, data: bytes, kind: str, job: ScanJob) -> FileScan:
     source = SourceFile.from_bytes(rel, data)
     scan = scan_file(source, kind, job)
     kept = [f for f in scan.findings if f.code in job.enabled]
-    kept = suppress.apply(source, kept, job.enabled)
+    kept = suppress.apply(source, kept, job.enabled, host_only=rel in job.facts.host_only)
     if scan.metrics.findings_not_stored:
         scan.metrics.findings_not_stored = _counted(source, kind, scan.metrics.findings_not_stored, job.enabled)
     if job.hours:

@@ -229,7 +229,8 @@ def _findings(rel: str, data: bytes, kind: str, job: ScanJob, touched: set[int] 
             cache.put(rel + version, resultcache.content_key(kind, data), scan)
     kept = [f for f in scan.findings if f.code in job.enabled]
     added = suppress.added(source, touched, kind) if touched else []
-    return suppress.apply(source, kept, job.enabled, kind=kind, changed=touched), added
+    return suppress.apply(source, kept, job.enabled, kind=kind, changed=touched,
+                          host_only=rel in job.facts.host_only), added
 
 
 def _touches(f: Finding, lines: set[int]) -> bool:

@@ -92,9 +92,10 @@ def added(source: SourceFile, changed: set[int], kind: str | None = None) -> lis
 
 
 def apply(source: SourceFile, findings: list[Finding], enabled: frozenset[str], kind: str | None = None,
-          changed: set[int] | None = None) -> list[Finding]:
+          changed: set[int] | None = None, host_only: bool = False) -> list[Finding]:
     """Findings minus the suppressed ones, plus PK901 for suppressions that matched nothing.
-    `changed`: the lines a commit adds (see Suppression.covers)."""
+    `changed`: the lines a commit adds (see Suppression.covers). `host_only`: no GPU compiler reads
+    the file (project/gpu_reach.py), so a suppression of GPU-only rules there says why it is unused."""
     from ...rules import get
 
     suppressions = find(source, kind)
@@ -121,6 +122,17 @@ def apply(source: SourceFile, findings: list[Finding], enabled: frozenset[str], 
         subject = ",".join(s.codes) or "all"
         kept.append(Finding(
             rule.code, rule.name, rule.severity, rule.category, source.rel, line, col, end_line, end_col,
-            f"suppression of {subject} matched no finding", snippet, rule.fix, subject,
+            f"suppression of {subject} matched no finding" + (_host_only(s.codes) if host_only else ""),
+            snippet, rule.fix, subject,
             fingerprint=fingerprint(rule.code, source.rel, subject, snippet)))
     return sorted(kept, key=Finding.sort_key)
+
+
+def _host_only(codes: tuple[str, ...]) -> str:
+    """Why a suppression of GPU-only rules matches nothing in a host-only file: the rules do not
+    report there (a CPU file's warp false positive, once suppressed, needs the comment no more)."""
+    from ...rules import all_rules
+    named = [r for r in all_rules() if codes and r.code.startswith(codes)]
+    if not named or not all(r.gpu_only for r in named):
+        return ""
+    return ": GPU-code-only rules do not report in a file no GPU compiler reads (the comment can go)"
