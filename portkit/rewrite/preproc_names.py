@@ -167,7 +167,6 @@ def _pasted_arguments(ctx: ScanContext, view: View, root: Node) -> None:
     check_pasted_arguments(ctx, root)   # CAT(cuda, Malloc)
 
 
-# in this order since they were written: their findings (PK007) reach the finding cap in it
 def _pastes(ctx: ScanContext):
     """The pass's keyword: a pair of arguments that pastes a table's name (`(cuda, Malloc)`), not
     every `(cum_sums, n)` the pattern's prefix starts."""
@@ -178,6 +177,7 @@ def _pastes(ctx: ScanContext):
     return pastes_a_table_name
 
 
+# in this order since they were written: their findings (PK007) reach the finding cap in it
 PASSES = (
     # a table's name joined across a splice: engine/keywords.py reads identifiers with splices removed
     Pass("splices", "post-walk", _splices, keywords=lambda ctx: (identifiers.acting_names(ctx),)),

@@ -134,13 +134,8 @@ def keyword_declarations(gpu: bool = True) -> tuple[tuple, ...] | None:
 def fact_keywords(facts, gpu: bool = True) -> tuple:
     """The names this tree defines that a rule reads (FACT_NAMES), as identifiers (gpu=False: of the
     rules that are not gpu_only)."""
-    return tuple(names for attr, check, gpu_only in _fact_names_scoped() if (gpu or not gpu_only)
-                 and (names := getattr(facts, attr)))
-
-
-@lru_cache(maxsize=1)
-def _fact_names_scoped() -> tuple[tuple[str, TreeCheck, bool], ...]:
-    return tuple((m.FACT_NAMES, m.check_name, m.RULE.gpu_only) for m in modules() if hasattr(m, "FACT_NAMES"))
+    return tuple(names for m in modules() if hasattr(m, "FACT_NAMES") and (gpu or not m.RULE.gpu_only)
+                 and (names := getattr(facts, m.FACT_NAMES)))
 
 
 @lru_cache(maxsize=1)
