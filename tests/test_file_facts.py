@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from portkit.core import pool
 from portkit.core.datacache import cache_dir
 from portkit.core.files import discover, read_sources
 from portkit.core.tables.project_tables import db_for
@@ -74,6 +75,27 @@ def test_facts_cold_warm_and_off_are_todays(root, cache):
     off, _ = _learn(root, entries, sources, cache_on=False)
     assert cold == warm == off == expected
     assert (learned_cold, learned_warm) == (len(sources), 0)
+
+
+def test_facts_learned_in_worker_processes_are_the_ones_learned_here(cache, monkeypatch):
+    """-j 2 learns the files no slot holds in two forked workers (FactsStore.learn_new) when they
+    are worth a pool; every file's facts, and the project's, are what one process learns. The
+    second run holds all but one changed file: one file is not worth a pool, it is learned here."""
+    entries, sources = _tree(FIXTURES)
+    expected = _today(entries, OPTIONS, Config(), sources)
+    here = [ff for _, _, ff in file_facts.FactsStore(None, None).facts(sources)]
+    monkeypatch.setattr(file_facts, "MIN_BYTES_APART", 0)
+    real, pools = pool.forked_map, []
+    monkeypatch.setattr(pool, "forked_map", lambda fn, items, extra, jobs: pools.append(jobs) or real(fn, items, extra, jobs))
+    store = pipeline.facts_store(FIXTURES, True, jobs=2)
+    assert [ff for _, _, ff in store.facts(sources)] == here
+    assert pools == [2] and store.learned == len(sources)
+    assert pipeline.learn(entries, OPTIONS, Config(), sources, store) == expected
+    store.save()
+    (first, data), rest = sources[0], sources[1:]
+    again = pipeline.facts_store(FIXTURES, True, jobs=2)
+    assert [ff for _, _, ff in again.facts([(first, data + b"\n// changed\n"), *rest])] == here
+    assert pools == [2] and again.learned == 1
 
 
 def test_fixture_tree_has_what_the_merge_decides():

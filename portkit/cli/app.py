@@ -51,11 +51,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def _stop_workers() -> None:
-    """End the worker processes of an interrupted command now (commands/workers.py), rather than
-    when they have converted every file already queued."""
-    workers = sys.modules.get("portkit.commands.workers")   # loaded only if a command started some
-    if workers is not None:
-        workers.stop_all()
+    """End the worker processes of an interrupted command now (core/pool.py), rather than when
+    they have converted every file already queued."""
+    pool = sys.modules.get("portkit.core.pool")   # loaded only if a command started some
+    if pool is not None:
+        pool.stop_all()
 
 
 class Terminated(BaseException):

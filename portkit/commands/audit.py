@@ -84,7 +84,7 @@ def audit_paths(paths: list[Path], opts: AuditOptions,
         raise PortkitError(f"--fail-on must be one of {', '.join(SEVERITIES)}")
     enabled = rules.selected(list(opts.select), list(opts.ignore))
     project = pipeline.prepare([Path(p) for p in paths], opts.scan, opts.config, optional=True,
-                               cache=resultcache.enabled(opts.cache))
+                               cache=resultcache.enabled(opts.cache), jobs=opts.jobs)
     entries = project.scanned
     result = AuditResult(root=project.root, options=opts, skipped=project.skipped, facts=project.facts,
                          left_out=project.left_out)

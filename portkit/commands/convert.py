@@ -140,7 +140,7 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
     check_options(paths, opts)
     audit = convert_audit.audit_options(opts).scan if opts.needs_person else None   # its view, for needs_person
     project = pipeline.prepare(paths, opts.scan, opts.config, opts.rename, leave_amd_built=opts.leave_amd_built,
-                               leave_carried=True, audit=audit, cache=resultcache.enabled(opts.cache))
+                               leave_carried=True, audit=audit, cache=resultcache.enabled(opts.cache), jobs=opts.jobs)
     root, entries = project.root, project.entries
     if opts.scan.polyfills:   # a file of the header's name that portkit did not write stops the run here
         _polyfill_guard(root, opts)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Callable, Generic, Iterable, TypeVar
 
 from ..core.files import Entry, Skipped, read
+from ..core.pool import forked_map
 from ..engine.context import Options
 from .scan.job import Job
 from .scan.walk import warm_up
@@ -33,23 +34,10 @@ def ordered_map(fn: Callable[[T, object], R], items: list[T], options: object, j
             if progress:
                 progress(1)
         return
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context)
-    LIVE.add(pool)
-    try:
-        chunk = max(1, min(64, len(items) // (jobs * 8)))
-        for result in pool.map(fn, items, [options] * len(items), chunksize=chunk):
-            yield result
-            if progress:
-                progress(1)
-    except BaseException:
-        stop(pool)
-        raise
-    LIVE.discard(pool)
-    pool.shutdown(wait=True)
+    for result in forked_map(fn, items, options, jobs):
+        yield result
+        if progress:
+            progress(1)
 
 
 # A worker costs its fork and the pickling of every result back (a 5-file convert took 0.06 s more
@@ -138,27 +126,6 @@ def _limited(item, data: bytes, job: Job, per: PerFile):
 
 def _rel(item) -> str:
     return item.rel if isinstance(item, Entry) else str(item)
-
-
-LIVE: set = set()   # the pools still working: what an interrupt stops (cli/app.py)
-
-
-def stop(pool) -> None:
-    """An interrupt (SIGINT or SIGTERM sent to this process alone, as `kill` and CI runners send
-    them) or a consumer that stops early: cancel what is queued and end the workers now. The
-    interrupt is raised in the command's loop, not in this generator, and at exit the pool then
-    waited for every file already submitted (pool.map submits them all): an interrupted convert
-    of a large tree ran on. The workers write nothing, this process does: ending them loses no file."""
-    LIVE.discard(pool)
-    processes = list((getattr(pool, "_processes", None) or {}).values())   # shutdown forgets them
-    pool.shutdown(wait=False, cancel_futures=True)
-    for process in processes:   # SIGKILL: a worker inherits portkit's SIGTERM handler, whose
-        process.kill()          # exception its pool loop reports and goes on to the next file
-
-
-def stop_all() -> None:
-    for pool in list(LIVE):
-        stop(pool)
 
 
 DEFAULT_FILE_TIMEOUT = 60.0   # seconds one file may take to scan (--file-timeout)

@@ -75,17 +75,18 @@ class Project:
 def prepare(paths: list[Path], options: Options, config: Config = Config(),
             rename: tuple[tuple[str, str], ...] | None = None, optional: bool = False,
             leave_amd_built: bool = False, leave_carried: bool = False, audit: Options | None = None,
-            cache: bool = True) -> Project:
+            cache: bool = True, jobs: int = 1) -> Project:
     """The project under `paths`: its file set and the facts learned from it (with `optional`, also
     the code its default build leaves out; with `leave_amd_built`, convert's default, the files the
     tree's own AMD build compiles are left as they are, like excluded ones: amd_paths.covered; with
     `leave_carried`, convert's too, the copies of vendor-neutral libraries the tree carries). With
     `audit`, also `Project.audit`: the audit's file set and facts under those settings, for convert's
     needs_person, so that one run walks and reads the tree once. `cache`: each file's part of the
-    facts is kept between runs (file_facts.py; --no-cache and PORTKIT_NO_CACHE=1 turn it off)."""
+    facts is kept between runs (file_facts.py; --no-cache and PORTKIT_NO_CACHE=1 turn it off);
+    `jobs`: the processes that learn the files it does not hold (the command's -j)."""
     ignored: list[str] = []
     root, entries, skipped = discover([Path(p) for p in paths], git_ignored([Path(p) for p in paths], config), ignored)
-    store = facts_store(root, cache)   # one per run: a file both views read is learned once
+    store = facts_store(root, cache, jobs)   # one per run: a file both views read is learned once
     entries, left = _split_excluded(entries, config)
     entries, skipped = includes.follow(entries, skipped)
     # what an audit of the same paths reads: the AMD-built files and carried copies too
@@ -179,18 +180,19 @@ def names_bf16(sources: list[tuple[Entry, bytes]]) -> bool:
     return any(b"bfloat16" in data for _, data in sources)
 
 
-def facts_store(root: Path, cache: bool = True) -> file_facts.FactsStore:
+def facts_store(root: Path, cache: bool = True, jobs: int = 1) -> file_facts.FactsStore:
     """This run's per-file facts of the tree at `root`: kept in the user's cache folder under a key
-    of the code that learns them, unless `cache` is off or PORTKIT_NO_CACHE=1."""
+    of the code that learns them, unless `cache` is off or PORTKIT_NO_CACHE=1; the files it does
+    not hold learned in `jobs` processes."""
     if not cache or os.environ.get("PORTKIT_NO_CACHE", "") not in ("", "0"):
-        return file_facts.FactsStore(None, None)
+        return file_facts.FactsStore(None, None, jobs)
     try:
         code = _facts_code() + [Path(file_facts.__file__), tables_dir() / "polyfills.toml", tables_dir() / "platforms.toml",
                                 *optional_cache.code()]
         key = datacache.digest([f"filefacts {file_facts.FORMAT}"], code)
     except OSError:   # the code is unreadable: learn without the cache
-        return file_facts.FactsStore(None, None)
-    return file_facts.FactsStore(str(root.absolute()), key)
+        return file_facts.FactsStore(None, None, jobs)
+    return file_facts.FactsStore(str(root.absolute()), key, jobs)
 
 
 def generated_headers(entries: list[Entry]) -> frozenset[str]:
