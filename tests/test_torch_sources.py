@@ -8,14 +8,16 @@ still compile with nvcc; `--extension-sources hip` converts them as before.
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO, require_tool
+from conftest import NVCC, REPO, require_tool
 from portkit.commands.convert import configured, convert_paths
 from portkit.commands.torch_sources import torch_spans
+from portkit.core.tables import torch_hipify
 from portkit.core.files import discover
 from portkit.project import torch_extension
 from portkit.project.config import Config
@@ -72,6 +74,77 @@ def test_the_golden_sources_compile_with_nvcc(tmp_path):
     done = subprocess.run(["nvcc", "-c", str(CASE / "expected" / "csrc/causal_conv1d_fwd.cu"), "-o", str(tmp_path / "k.o")],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+# An extension's own atomicMax(float*, float), a compare-and-swap loop CUDA needs and HIP's headers
+# define too (PK012): convert's guard tests an AMD selector nvcc leaves undefined, so it is written
+# for both vendors; before, its two lines were PK506 lines "nvcc does not compile" for a person.
+OWN_ATOMIC = b"""#include <cuda_runtime.h>
+
+__device__ float atomicMax(float* address, float val) {
+    int* address_as_int = (int*)address;
+    int old = *address_as_int, assumed;
+    do {
+        assumed = old;
+        old = atomicCAS(address_as_int, assumed, __float_as_int(fmaxf(val, __int_as_float(assumed))));
+    } while (assumed != old);
+    return __int_as_float(old);
+}
+
+__global__ void peak(float* top, const float* x, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) atomicMax(top, x[i]);
+}
+
+void launch(float* top, const float* x, int n, cudaStream_t stream) {
+    peak<<<(n + 255) / 256, 256, 0, stream>>>(top, x, n);
+}
+"""
+OWN_ATOMIC_SETUP = b"""from setuptools import setup
+from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+
+setup(name="peak", ext_modules=[CUDAExtension("peak_cuda", ["csrc/peak.cu"])], cmdclass={"build_ext": BuildExtension})
+"""
+
+
+def _own_atomic(tmp_path: Path):
+    tree, out = tmp_path / "tree", tmp_path / "out"
+    (tree / "csrc").mkdir(parents=True)
+    (tree / "csrc" / "peak.cu").write_bytes(OWN_ATOMIC)
+    (tree / "setup.py").write_bytes(OWN_ATOMIC_SETUP)
+    return out, convert_paths([tree], configured(Config(), output=out, jobs=1, cache=False))
+
+
+def test_a_guard_convert_writes_in_an_extension_source_is_written_for_both_vendors(tmp_path):
+    out, result = _own_atomic(tmp_path)
+    lines = OWN_ATOMIC.splitlines(keepends=True)
+    assert (out / "csrc" / "peak.cu").read_bytes() == b"".join(
+        [*lines[:2], b"#if !defined(__HIP_PLATFORM_AMD__)\n", *lines[2:11], b"#endif\n", *lines[11:]])
+    (account,) = [o.torch for o in result.outcomes if o.torch is not None]
+    assert (account.written, account.torch, account.person, account.left) == (2, 2, 0, ())
+    assert [(f.code, f.line, f.severity) for f in result.findings] == [("PK012", 3, "info")]
+
+
+@pytest.mark.compile
+def test_the_guarded_extension_source_builds_for_nvidia_and_as_torch_hipifies_it_for_amd(tmp_path):
+    """nvcc compiles the written source (the NVIDIA build), and hip-clang the same source after the
+    renames of torch's own map (what PyTorch for ROCm compiles); the original's HIP form fails there
+    with `redefinition of 'atomicMax'`."""
+    nvcc = require_tool(NVCC, "nvcc (CUDA toolkit)")
+    hipcc = require_tool("hipcc", "hipcc (ROCm)")
+    out, _ = _own_atomic(tmp_path)
+    written = (out / "csrc" / "peak.cu").read_bytes()
+    done = subprocess.run([nvcc, "-c", str(out / "csrc" / "peak.cu"), "-o", str(tmp_path / "k.o")],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    names = torch_hipify.load().names
+    hipified = tmp_path / "peak.hip"
+    for source, expected in ((written, 0), (OWN_ATOMIC, 1)):
+        hipified.write_bytes(torch_hipify.load().words.sub(lambda m: names[m.group().decode()].encode(), source))
+        done = subprocess.run([hipcc, "-x", "hip", "--offload-arch=gfx90a", "-c", str(hipified), "-o", str(tmp_path / "h.o")],
+                              capture_output=True, text=True, env={**os.environ, "HIP_PLATFORM": "amd"})
+        assert done.returncode == expected, done.stderr
+    assert "redefinition of 'atomicMax'" in done.stderr
 
 
 SUMMARY = [

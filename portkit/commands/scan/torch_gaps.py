@@ -34,8 +34,10 @@ _RENAMES = frozenset({EditKind.NAME, EditKind.INCLUDE, EditKind.DUPLICATE_INCLUD
 # processKernelLaunches (or hip-clang itself) takes `<<<>>>`, HIP accepts threadIdx as it is
 _TORCH_ALWAYS = frozenset({EditKind.HIP_RUNTIME_HEADER, EditKind.LAUNCH, EditKind.BUILTIN})
 # edits nvcc compiles as well as hipcc: a `const void*` cast of a kernel (CUDA's C API takes it),
-# a deleted `register`, --fix warp's wavefront-generic code
-_BOTH = frozenset({EditKind.CAST, EditKind.REGISTER, EditKind.WARP})
+# a deleted `register`, --fix warp's wavefront-generic code, and a guard: every guard convert writes
+# tests an AMD selector nvcc leaves undefined (`#if !defined(__HIP_PLATFORM_AMD__)` around a function
+# HIP's headers define, PK012; `|| defined(__HIP_DEVICE_COMPILE__)`), so the NVIDIA build is unchanged
+_BOTH = frozenset({EditKind.CAST, EditKind.REGISTER, EditKind.WARP, EditKind.GUARD})
 
 
 def table() -> tuple[str, re.Pattern[bytes]]:
