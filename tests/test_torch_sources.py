@@ -107,12 +107,45 @@ setup(name="peak", ext_modules=[CUDAExtension("peak_cuda", ["csrc/peak.cu"])], c
 """
 
 
-def _own_atomic(tmp_path: Path):
+# The device pass tested in the extension's header and in its source: hip-clang defines no
+# __CUDA_ARCH__, so the AMD build would take the host branch in device code. convert writes the
+# test of both macros there (rewrite/cudacc.keeps_both), which nvcc reads as before: before, the
+# source got the plain rename and both lines were PK506 lines for a person.
+ARCH_H = b"#pragma once\n#ifdef __CUDA_ARCH__\n#define ON_DEVICE 1\n#else\n#define ON_DEVICE 0\n#endif\n"
+ARCH_CU = b"""#include <cuda_runtime.h>
+#include "arch.h"
+
+__device__ __host__ int where() {
+#if defined(__CUDA_ARCH__)
+    return 1;
+#else
+    return ON_DEVICE;
+#endif
+}
+
+__global__ void mark(int* out) { out[threadIdx.x] = where(); }
+
+void launch(int* out, cudaStream_t stream) { mark<<<1, 64, 0, stream>>>(out); }
+"""
+
+
+def _own_atomic(tmp_path: Path, files: dict[str, bytes] | None = None):
     tree, out = tmp_path / "tree", tmp_path / "out"
     (tree / "csrc").mkdir(parents=True)
-    (tree / "csrc" / "peak.cu").write_bytes(OWN_ATOMIC)
+    for rel, data in (files or {"csrc/peak.cu": OWN_ATOMIC}).items():
+        (tree / rel).write_bytes(data)
     (tree / "setup.py").write_bytes(OWN_ATOMIC_SETUP)
     return out, convert_paths([tree], configured(Config(), output=out, jobs=1, cache=False))
+
+
+def test_a_device_pass_test_in_an_extension_is_written_for_both_vendors(tmp_path):
+    out, result = _own_atomic(tmp_path, {"csrc/peak.cu": ARCH_CU, "csrc/arch.h": ARCH_H})
+    assert (out / "csrc" / "arch.h").read_bytes() == ARCH_H.replace(
+        b"#ifdef __CUDA_ARCH__", b"#if defined(__HIP_DEVICE_COMPILE__) || defined(__CUDA_ARCH__)")
+    assert (out / "csrc" / "peak.cu").read_bytes() == ARCH_CU.replace(
+        b"#if defined(__CUDA_ARCH__)", b"#if (defined(__HIP_DEVICE_COMPILE__) || defined(__CUDA_ARCH__))")
+    accounts = {o.entry.rel: (o.torch.written, o.torch.person, o.torch.left) for o in result.outcomes if o.torch}
+    assert accounts == {"csrc/arch.h": (1, 0, ()), "csrc/peak.cu": (1, 0, ())}
 
 
 def test_a_guard_convert_writes_in_an_extension_source_is_written_for_both_vendors(tmp_path):
@@ -133,6 +166,10 @@ def test_the_guarded_extension_source_builds_for_nvidia_and_as_torch_hipifies_it
     nvcc = require_tool(NVCC, "nvcc (CUDA toolkit)")
     hipcc = require_tool("hipcc", "hipcc (ROCm)")
     out, _ = _own_atomic(tmp_path)
+    arch_out, _ = _own_atomic(tmp_path / "arch", {"csrc/peak.cu": ARCH_CU, "csrc/arch.h": ARCH_H})
+    done = subprocess.run([nvcc, "-c", str(arch_out / "csrc" / "peak.cu"), "-o", str(tmp_path / "a.o")],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
     written = (out / "csrc" / "peak.cu").read_bytes()
     done = subprocess.run([nvcc, "-c", str(out / "csrc" / "peak.cu"), "-o", str(tmp_path / "k.o")],
                           capture_output=True, text=True)

@@ -12,7 +12,8 @@ by host compilers, often before any HIP header. HIP defines `__HIPCC__` and `__H
 on its NVIDIA backend only from hip/hip_common.h, so a plain rename there loses the branch on
 NVIDIA builds. In a header the test keeps the NVIDIA macro beside the HIP one:
 `defined(__NVCC__)` -> `(defined(__HIPCC__) || defined(__NVCC__))`; `#ifdef`/`#ifndef` become the
-`#if` forms. Sources (.cu) include the HIP runtime header first: there the plain rename.
+`#if` forms. Sources (.cu) include the HIP runtime header first: there the plain rename, except in
+a PyTorch extension's sources, which stay CUDA for nvcc (keeps_both).
 
 Left as they are: a directive that already tests a HIP macro (`__HIPCC__`, `__HIP__`,
 `__HIP_PLATFORM_AMD__`, `__HIP_DEVICE_COMPILE__`: a re-run writes the same bytes, and a port the
@@ -71,7 +72,7 @@ def keeps_nvidia(ctx: ScanContext, view: View, node: Node) -> bool:
     if name == _ARCH and (ctx.options.rewrite_guards or _ARCH in _ARCH_TESTED.sub(b"", line)):
         return True    # a comparison of the architecture, or guards.py's
     hip = HIP_SIDE[name]
-    if not _in_header(ctx):
+    if not keeps_both(ctx):
         if name == NAME:
             return False
         ctx.edit(view.start(node), view.end(node), hip, what=name.decode(), kind=EditKind.NAME)
@@ -89,6 +90,10 @@ def keeps_nvidia(ctx: ScanContext, view: View, node: Node) -> bool:
     return True
 
 
-def _in_header(ctx: ScanContext) -> bool:
+def keeps_both(ctx: ScanContext) -> bool:
+    """Whether a test here keeps the NVIDIA macro beside the HIP one: in a header, and in a source
+    a PyTorch extension builds (ProjectFacts.torch_sources), which stays CUDA and is compiled by
+    nvcc for NVIDIA and, after torch's hipify, by hip-clang for AMD (commands/scan/torch_gaps.py
+    writes such an edit: nvcc compiles it too)."""
     rel = ctx.source.rel.lower()
-    return rel.endswith(HEADER_SUFFIXES) or "." not in rel.rsplit("/", 1)[-1]
+    return rel.endswith(HEADER_SUFFIXES) or "." not in rel.rsplit("/", 1)[-1] or ctx.source.rel in ctx.facts.torch_sources

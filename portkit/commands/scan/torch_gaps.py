@@ -36,7 +36,8 @@ _TORCH_ALWAYS = frozenset({EditKind.HIP_RUNTIME_HEADER, EditKind.LAUNCH, EditKin
 # edits nvcc compiles as well as hipcc: a `const void*` cast of a kernel (CUDA's C API takes it),
 # a deleted `register`, --fix warp's wavefront-generic code, and a guard: every guard convert writes
 # tests an AMD selector nvcc leaves undefined (`#if !defined(__HIP_PLATFORM_AMD__)` around a function
-# HIP's headers define, PK012; `|| defined(__HIP_DEVICE_COMPILE__)`), so the NVIDIA build is unchanged
+# HIP's headers define, PK012; `|| defined(__HIP_DEVICE_COMPILE__)`), so the NVIDIA build is unchanged;
+# and a compiler test that keeps CUDA's macro beside HIP's (_tests_both_macros)
 _BOTH = frozenset({EditKind.CAST, EditKind.REGISTER, EditKind.WARP, EditKind.GUARD})
 
 
@@ -64,7 +65,7 @@ def settle(source: SourceFile, scan: FileScan) -> FileScan:
     for edit in scan.edits:
         if edit.kind in _TORCH_ALWAYS or edit.kind in _RENAMES and _overlaps(spans, starts, edit):
             torch.append(edit)
-        elif edit.kind in _BOTH:
+        elif edit.kind in _BOTH or _tests_both_macros(edit):
             kept.append(edit)
         else:
             person.append(edit)
@@ -80,6 +81,13 @@ def settle(source: SourceFile, scan: FileScan) -> FileScan:
                                                   min(converted - renamed, _references(person))))
     findings = sorted([*(f for f in scan.findings if f not in dropped), *left], key=lambda f: f.sort_key())
     return replace(scan, edits=kept, findings=findings, metrics=metrics)
+
+
+def _tests_both_macros(edit: Edit) -> bool:
+    """A test of a CUDA compiler's macro that rewrite/cudacc.py wrote in a source torch hipifies:
+    `#ifdef __CUDA_ARCH__` -> `#if defined(__HIP_DEVICE_COMPILE__) || defined(__CUDA_ARCH__)` still
+    tests the CUDA macro, so nvcc takes the branches it took; hip-clang takes them through HIP's."""
+    return edit.kind is EditKind.NAME and bool(edit.what) and b"defined(%s)" % edit.what.encode() in edit.text
 
 
 def _references(edits: list[Edit]) -> int:
