@@ -10,7 +10,9 @@ CORPUS --format json` (output to /dev/null) in a fresh process with defaults (-j
 the caches off, PORTKIT_NO_CACHE=1: a cold run), and prints wall, CPU (user+sys of the process
 and its workers) and peak memory: the process's own peak RSS plus -j times the largest worker's
 (ru_maxrss of RUSAGE_SELF and RUSAGE_CHILDREN, read in the measured process: an upper bound of the
-tree's peak, as the workers run at once). On a terminal each step shows a progress line on
+tree's peak, as the workers run at once; a forked worker's inherited pages count in its RSS and in
+its parent's), and pss_mb, the peak of the process tree's proportional set size sampled every 0.1 s
+(shared pages counted once: what the run holds). On a terminal each step shows a progress line on
 stderr; piped, only the results are printed. The recorded output is in
 benchmarks/results/perf_corpus.txt. No figure is asserted.
 """
@@ -24,6 +26,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -72,13 +75,43 @@ def make_corpus(files: list[tuple[Path, Path, int]], lines: int, into: Path) -> 
     return count, written
 
 
+def tree_pss(pid: int) -> int:
+    """The proportional set size (KiB) of a process and its descendants now: a page that processes
+    share (a forked worker's inherited memory) counts once over them, which ru_maxrss does not. 0
+    for a process gone; Linux only (/proc/PID/smaps_rollup)."""
+    total, todo = 0, [pid]
+    while todo:
+        pid = todo.pop()
+        try:
+            rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
+            todo += [int(c) for t in Path(f"/proc/{pid}/task").iterdir()
+                     for c in (t / "children").read_text().split()]
+        except (OSError, ValueError):
+            continue
+        total += next((int(line.split()[1]) for line in rollup.splitlines() if line.startswith("Pss:")), 0)
+    return total
+
+
 def measure(args: list[str], jobs: int) -> dict:
-    """Wall, CPU and peak memory of one portkit run in a fresh process."""
+    """Wall, CPU and peak memory of one portkit run in a fresh process: ru_maxrss (own + jobs x the
+    largest worker's: an upper bound) and the tree's PSS sampled every 0.1 s (pss_mb: the peak of
+    what the processes hold together)."""
     env = dict(os.environ, PORTKIT_NO_CACHE="1")
     before = os.times()
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", MEASURE, *args], stdout=subprocess.DEVNULL,
-                          stderr=subprocess.PIPE, env=env, cwd=tempfile.gettempdir())
+    run = subprocess.Popen([sys.executable, "-c", MEASURE, *args], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, env=env, cwd=tempfile.gettempdir())
+    pss, stop = [0], threading.Event()
+
+    def sample() -> None:
+        while not stop.wait(0.1):
+            pss[0] = max(pss[0], tree_pss(run.pid))
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    _, stderr = run.communicate()
+    stop.set()
+    sampler.join()
+    proc = subprocess.CompletedProcess(run.args, run.returncode, None, stderr)
     wall = time.perf_counter() - start
     after = os.times()
     lines = proc.stderr.decode("utf-8", "replace").strip().splitlines()
@@ -88,7 +121,7 @@ def measure(args: list[str], jobs: int) -> dict:
     own, worker = int(peak[-1][1]), int(peak[-1][2])
     cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
     return {"wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "peak_mb": round((own + jobs * worker) / 1024),
-            "self_mb": round(own / 1024), "worker_mb": round(worker / 1024)}
+            "self_mb": round(own / 1024), "worker_mb": round(worker / 1024), "pss_mb": round(pss[0] / 1024)}
 
 
 def main() -> None:
