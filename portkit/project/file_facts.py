@@ -152,7 +152,7 @@ class FactsStore:
         _APART[:] = [new[d] for d in digests]   # forked workers read the bytes from here, by index
         try:
             items = range(len(digests)) if forks() else list(_APART)
-            learned = forked_map(_of_apart, items, None, jobs)
+            learned = list(forked_map(_of_apart, items, None, jobs))   # whole: the pool then ends as it should
             self._learned_apart.update(zip(digests, learned))
         finally:
             _APART.clear()
