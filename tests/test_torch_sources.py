@@ -17,8 +17,8 @@ import pytest
 from conftest import NVCC, REPO, require_tool
 from portkit.commands.convert import configured, convert_paths
 from portkit.commands.torch_sources import torch_spans
-from portkit.core.tables import torch_hipify
 from portkit.core.files import discover
+from portkit.core.tables import torch_hipify
 from portkit.project import torch_extension
 from portkit.project.config import Config
 
