@@ -174,10 +174,10 @@ def test_the_guarded_extension_source_builds_for_nvidia_and_as_torch_hipifies_it
     done = subprocess.run([nvcc, "-c", str(out / "csrc" / "peak.cu"), "-o", str(tmp_path / "k.o")],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    names = torch_hipify.load().names
+    torch = torch_hipify.load()
     hipified = tmp_path / "peak.hip"
     for source, expected in ((written, 0), (OWN_ATOMIC, 1)):
-        hipified.write_bytes(torch_hipify.load().words.sub(lambda m: names[m.group().decode()].encode(), source))
+        hipified.write_bytes(torch.words.sub(lambda m: torch.names[m.group().decode()].encode(), source))
         done = subprocess.run([hipcc, "-x", "hip", "--offload-arch=gfx90a", "-c", str(hipified), "-o", str(tmp_path / "h.o")],
                               capture_output=True, text=True, env={**os.environ, "HIP_PLATFORM": "amd"})
         assert done.returncode == expected, done.stderr

@@ -139,8 +139,7 @@ class FactsStore:
             if seen is not None and seen[0] is data:
                 continue
             digest = self._digest(entry.rel, data)
-            kept = self._new.get(entry.rel) or self._old.get(entry.rel)
-            if not (isinstance(kept, (list, tuple)) and len(kept) == 2 and kept[0] == digest):
+            if not self._holds(entry.rel, digest):
                 new.setdefault(digest, data)
         if sum(map(len, new.values())) < MIN_BYTES_APART:
             return
@@ -166,6 +165,16 @@ class FactsStore:
         self._digests[rel] = (data, digest)
         return digest
 
+    def _kept(self, rel: str, digest: str) -> bool:
+        """Whether the slot holds facts for these bytes of `rel` (a hand-altered entry then fails to read)."""
+        kept = self._old.get(rel)
+        return isinstance(kept, list) and len(kept) == 2 and kept[0] == digest
+
+    def _holds(self, rel: str, digest: str) -> bool:
+        """Whether one() would answer from this run's memory or the slot rather than learn."""
+        mine = self._new.get(rel)
+        return mine is not None and mine[0] == digest or self._kept(rel, digest)
+
     def one(self, rel: str, data: bytes) -> FileFacts:
         seen = self._bytes.get(rel)
         if seen is not None and seen[0] is data:   # asked again of the same bytes (optional.learn's parts)
@@ -174,11 +183,10 @@ class FactsStore:
         mine = self._new.get(rel)
         if mine is not None and mine[0] == digest:
             return mine[1]
-        kept = self._old.get(rel)
         found = None
-        if isinstance(kept, list) and len(kept) == 2 and kept[0] == digest:
+        if self._kept(rel, digest):
             try:
-                found = _from_plain(kept[1])
+                found = _from_plain(self._old[rel][1])
             except (TypeError, ValueError, KeyError, IndexError, AttributeError):   # altered by hand: learn again
                 found = None
         if found is None:
