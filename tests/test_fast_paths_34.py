@@ -73,14 +73,15 @@ def test_a_cached_value_keeps_its_newest_copies_only(tmp_path, monkeypatch):
 
 
 def test_a_walked_entry_carries_the_walks_lstat(tmp_path):
-    """The commit gate keys its tree facts on every file's size and time: the walk's own lstat."""
+    """The commit gate keys its tree facts on every file's size and time, and a re-run knows a file
+    it need not read by its size, times and inode (core/filestamps.py): the walk's own lstat."""
     (tmp_path / "a.cu").write_bytes(b"int a;\n")
     (tmp_path / "d").mkdir()
     (tmp_path / "d" / "b.h").write_bytes(b"int bb;\n")
     _, entries, _ = discover([tmp_path])
     for entry in entries:
         st = os.lstat(entry.path)
-        assert entry.seen == (st.st_size, st.st_mtime_ns)
+        assert entry.seen == (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
     named = discover([tmp_path / "a.cu"])[1][0]
     assert named.seen is None and named == Entry(tmp_path / "a.cu", "a.cu", "source", named=True)
 

@@ -17,7 +17,7 @@ from .. import rules
 from .scan import resultcache, suppress
 from .scan.job import ScanJob
 from ..core.errors import PortkitError
-from ..core.files import Entry, Skipped, read
+from ..core.files import Entry, Skipped
 from ..core.findings import SEVERITIES
 from ..core.findingstore import CAP_PER_CODE
 from ..project import pipeline
@@ -94,7 +94,7 @@ def audit_paths(paths: list[Path], opts: AuditOptions,
     if opts.deep is not None:   # parse: libclang's facts first, in worker processes
         from .deep import engine
         result.deep = engine.collect(project.root, entries, opts.deep, progress_factory)
-    result.files = _outcomes(entries, job, opts, project.root, progress)
+    result.files = _outcomes(entries, job, opts, project, progress)
     if result.deep is not None:  # scan: the tree-sitter findings, refined by the facts
         from .deep.refine import refine
         refine({s.rel: s for s in result.scans}, result.deep, project.root, enabled, job.hours, project.facts.host_only)
@@ -108,16 +108,15 @@ def audit_paths(paths: list[Path], opts: AuditOptions,
     return result
 
 
-def _outcomes(entries: list[Entry], job: ScanJob, opts: AuditOptions, root: Path,
+def _outcomes(entries: list[Entry], job: ScanJob, opts: AuditOptions, project: pipeline.Project,
               progress: Callable[[int], None] | None) -> list[FileAudit]:
     """Each entry's outcome, in order: kept results for files whose bytes were audited before
     with the same settings (commands/scan/resultcache.py), the others scanned in `opts.jobs` processes."""
-    cache = resultcache.ResultCache("scans", root, job) if resultcache.enabled(opts.cache) else None
+    cache = resultcache.ResultCache("scans", project.root, job) if resultcache.enabled(opts.cache) else None
     kept: dict[int, FileAudit] = {}
     if cache is not None:
         for index, entry in enumerate(entries):   # read here only what the cache may answer
-            data, skipped = read(entry) if entry.kind is not None and cache.holds(entry.rel) else (None, None)
-            scan = cache.get(entry.rel, entry.kind, data) if data is not None and skipped is None else None
+            scan = cache.get_entry(entry, project.stamps)
             if scan is not None:
                 kept[index] = FileAudit(entry, scan=scan)
     scanned = iter(run_files([e for i, e in enumerate(entries) if i not in kept], job, PER_FILE, opts.jobs, progress))
@@ -133,6 +132,7 @@ def _outcomes(entries: list[Entry], job: ScanJob, opts: AuditOptions, root: Path
         outcomes.append(outcome)
     if cache is not None:
         cache.save()
+        project.stamps.save()   # the files read here, for the kept results' keys next time
     return outcomes
 
 

@@ -89,7 +89,7 @@ class Summary:
         self.done: dict[str, FileAudit] = {}
         self.scanned: set[str] = set()   # audited in this run (not from the cache): kept for the next
         for entry in self.entries if self.cache is not None else ():
-            scan = _cached(self.cache, entry)
+            scan = self.cache.get_entry(entry, project.stamps)
             if scan is not None:
                 self.done[entry.rel] = FileAudit(entry, scan=scan)
         mine = {e.rel: e.kind for e in convert_entries if e.kind is not None}
@@ -141,13 +141,6 @@ class Summary:
     def _add(self, outcome: FileAudit) -> None:
         self.done[outcome.entry.rel] = outcome
         self.scanned.add(outcome.entry.rel)
-
-
-def _cached(cache: resultcache.ResultCache, entry: Entry) -> FileScan | None:
-    """The audit's kept result for the file's bytes (read here only when the cache holds its name)."""
-    from ..core.files import read
-    data, skipped = read(entry) if cache.holds(entry.rel) else (None, None)
-    return cache.get(entry.rel, entry.kind, data) if data is not None and skipped is None else None
 
 
 def passes(summary: "Summary | None", job: Job, per: PerFile, finish: Finish, jobs: int,

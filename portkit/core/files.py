@@ -36,9 +36,10 @@ class Entry:
     rel: str          # forward slashes, relative to the common root
     kind: str | None  # "source" (C/C++/CUDA), a build/dependency kind (see kind_of), or None
     named: bool = False   # named on the command line: a symbolic link there is followed
-    # (size, st_mtime_ns) as the walk saw them (its one lstat): what the commit gate keys its
-    # tree facts on (project/pipeline.py), without a second lstat of every file at every commit
-    seen: tuple[int, int] | None = field(default=None, compare=False, repr=False)
+    # (size, st_mtime_ns, st_ctime_ns, st_ino) as the walk saw them (its one lstat): what the commit
+    # gate keys its tree facts on (project/pipeline.py), without a second lstat of every file at
+    # every commit, and what a re-run knows a file by without reading it (filestamps.py)
+    seen: tuple[int, int, int, int] | None = field(default=None, compare=False, repr=False)
 
     @property
     def is_source(self) -> bool:
@@ -87,7 +88,7 @@ def walk_stamp(entries: list[Entry]) -> list[str]:
     parts = []
     for entry in entries:
         if entry.seen is not None:
-            size, mtime = entry.seen
+            size, mtime = entry.seen[:2]
         else:
             st = os.lstat(entry.path)
             size, mtime = st.st_size, st.st_mtime_ns
@@ -174,7 +175,7 @@ def _walk(root: Path, top: Path, entries: dict[str, Entry], skipped: list[Skippe
                 skipped.append(Skipped(rel, "not a regular file, not read", error=False))
                 continue
             entries[rel] = Entry(Path(entry.path), rel, kind_of(name),
-                                 seen=(st.st_size, st.st_mtime_ns) if st is not None else None)
+                                 seen=(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino) if st is not None else None)
         folders.extend(reversed(subfolders))
 
 
@@ -221,14 +222,15 @@ def read(entry: Entry) -> tuple[bytes | None, Skipped | None]:
     return data, None
 
 
-def read_sources(entries: list[Entry]) -> list[tuple[Entry, bytes]]:
+def read_sources(entries: list[Entry], reader=None) -> list[tuple[Entry, bytes]]:
     """The C/C++/CUDA sources among `entries` with their bytes, those that read as text: what the
-    project-level passes (platform facts, polyfill definitions) read, once for all of them."""
+    project-level passes (platform facts, polyfill definitions) read, once for all of them.
+    `reader`: read()'s stand-in (filestamps.Stamps.read: which records what it read)."""
     found = []
     for entry in entries:
         if entry.kind != "source":
             continue
-        data, skipped = read(entry)
+        data, skipped = (reader or read)(entry)
         if data is not None and skipped is None:
             found.append((entry, data))
     return found

@@ -50,6 +50,19 @@ def split_lines(data: bytes) -> list[bytes]:
     return LINE.findall(data)
 
 
+# `#include "x"` or `#include <x>` (the delimiters must pair). No `^` anchor: a pattern that starts
+# with a literal is found by a fast scan, four times faster on large trees; begins_line checks
+# the rest.
+INCLUDE = re.compile(rb'#[ \t]*include[ \t]*(?:"([^"\n]+)"|<([^>\n]+)>)')
+
+
+def include_lines(data: bytes) -> list[tuple[bool, str]]:
+    """(quoted, spelled path) of each #include line, in file order; names decode as file names do
+    (project/includes.py's walk; core/filestamps.py keeps them per file)."""
+    return [(m.group(1) is not None, (m.group(1) or m.group(2)).decode("utf-8", "surrogateescape").strip())
+            for m in INCLUDE.finditer(data) if begins_line(data, m.start())]
+
+
 def begins_line(data: bytes, at: int) -> bool:
     """Whether only spaces and tabs come before `at` on its line (`^[ \\t]*`): a directive pattern
     that starts with its '#' is found by re's fast scan for that byte, and this checks the rest

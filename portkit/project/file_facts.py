@@ -156,6 +156,10 @@ class FactsStore:
         finally:
             _APART.clear()
 
+    def seed(self, rel: str, data: bytes, sha256: bytes) -> None:
+        """Take `data`'s SHA-256 as known (core/filestamps.py computed it as it read the file)."""
+        self._digests[rel] = (data, sha256.hex())
+
     def _digest(self, rel: str, data: bytes) -> str:
         """The SHA-256 of `data`, computed once per bytes object (learn_new, then one())."""
         known = self._digests.get(rel)

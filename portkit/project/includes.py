@@ -14,26 +14,17 @@ includes (so a cycle ends); a binary or UTF-16 one is not code and stays as it i
 from __future__ import annotations
 
 import os
-import re
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from ..core import datacache
+from ..core.filestamps import Stamps
 from ..core.files import Entry, Skipped, discover, kind_of, read, walk_stamp
-from ..core.source import begins_line
+from ..core.source import INCLUDE, include_lines  # noqa: F401 (the include walk's reading, shared)
 
-# `#include "x"` or `#include <x>` (the delimiters must pair). No `^` anchor: a pattern that starts
-# with a literal is found by a fast scan, four times faster on large trees; begins_line checks
-# the rest.
 HEADER_TEMPLATES = (".h.in", ".hpp.in", ".hxx.in", ".cuh.in")   # what CMake's configure_file makes headers of
-INCLUDE = re.compile(rb'#[ \t]*include[ \t]*(?:"([^"\n]+)"|<([^>\n]+)>)')
-
-
-def include_lines(data: bytes) -> list[tuple[bool, str]]:
-    """(quoted, spelled path) of each #include line, in file order; names decode as file names do."""
-    return [(m.group(1) is not None, (m.group(1) or m.group(2)).decode("utf-8", "surrogateescape").strip())
-            for m in INCLUDE.finditer(data) if begins_line(data, m.start())]
 
 
 def nearest(found: list[str], near: str) -> str:
@@ -106,10 +97,12 @@ class _Index:
         return None
 
 
-def follow(entries: list[Entry], skipped: list[Skipped]) -> tuple[list[Entry], list[Skipped]]:
+def follow(entries: list[Entry], skipped: list[Skipped],
+           stamps: "Stamps | None" = None) -> tuple[list[Entry], list[Skipped]]:
     """The file set with every file a source includes, transitively, marked as source, and the
     refused links that an include reaches reported as such. `entries` is the set after excludes:
-    an excluded file neither includes nor is included."""
+    an excluded file neither includes nor is included. `stamps`: the run's records of the files'
+    bytes (core/filestamps.py): a file whose stamp is as the last run left it is not read."""
     links = {s.rel for s in skipped if s.link}
     if not links and all(e.kind is not None for e in entries):
         return entries, skipped           # nothing an include could add: no file read
@@ -121,14 +114,12 @@ def follow(entries: list[Entry], skipped: list[Skipped]) -> tuple[list[Entry], l
     reached: dict[str, str] = {}          # link -> the first file that includes something through it
     while todo:
         entry = todo.popleft()
-        data, note = read(entry)
-        if data is None or note is not None:
+        lines = _lines(entry, stamps)
+        if lines is None:
             continue                      # unreadable, binary or UTF-16: not code to follow
         if by_rel[entry.rel].kind is None:
             promoted.add(entry.rel)
-        if b"include" not in data:
-            continue
-        for quoted, spelled in include_lines(data):
+        for quoted, spelled in lines:
             if spelled.rsplit("/", 1)[-1] not in index.names and not (links and quoted):
                 continue                  # no newly reachable file has that name: the common case
             target = index.resolve(quoted, spelled, entry.rel)
@@ -140,6 +131,18 @@ def follow(entries: list[Entry], skipped: list[Skipped]) -> tuple[list[Entry], l
                     todo.append(replace(by_rel[target], kind="source"))
     entries = [replace(e, kind="source") if e.rel in promoted else e for e in entries]
     return entries, [_link_note(s, reached[s.rel]) if s.rel in reached else s for s in skipped]
+
+
+def _lines(entry: Entry, stamps: "Stamps | None") -> Sequence[tuple[bool, str]] | None:
+    """The #include lines of a file that reads as text (None for one that does not), from the
+    run's records when they know its bytes."""
+    known = stamps.known(entry) if stamps is not None else None
+    if known is not None:
+        return known.includes
+    data, note = stamps.read(entry) if stamps is not None else read(entry)
+    if data is None or note is not None:
+        return None
+    return include_lines(data) if b"include" in data else ()
 
 
 def _link_note(link: Skipped, includer: str) -> Skipped:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core import datacache, needles, source
+from ..core import datacache, filestamps, needles, source
 from ..core.files import Entry, LeftOut, Skipped, discover, read, read_sources, walk_stamp
 from ..engine.context import Options
 from ..engine.facts import ProjectFacts
@@ -60,6 +60,9 @@ class Project:
     # prepare(..., audit=OPTIONS): the same paths as `portkit audit` prepares them (its file set and
     # facts: AMD-built files and carried copies in), from this run's one discovery and reading
     audit: "Project | None" = None
+    # what this run knows of each file's bytes without reading them (core/filestamps.py): the
+    # result caches' keys of the files a re-run finds as the last run left them
+    stamps: filestamps.Stamps = field(default_factory=lambda: filestamps.Stamps(None, None), compare=False, repr=False)
 
     @property
     def left_out(self) -> LeftOut:
@@ -87,8 +90,9 @@ def prepare(paths: list[Path], options: Options, config: Config = Config(),
     ignored: list[str] = []
     root, entries, skipped = discover([Path(p) for p in paths], git_ignored([Path(p) for p in paths], config), ignored)
     store = facts_store(root, cache, jobs)   # one per run: a file both views read is learned once
+    stamps = filestamps.stamps_for(root, cache)   # what the last run read, by stamp: not read again
     entries, left = _split_excluded(entries, config)
-    entries, skipped = includes.follow(entries, skipped)
+    entries, skipped = includes.follow(entries, skipped, stamps)
     # what an audit of the same paths reads: the AMD-built files and carried copies too
     found, excluded, found_skipped = entries, list(left), list(skipped)
     amd_built: dict[str, str] = {}
@@ -101,10 +105,8 @@ def prepare(paths: list[Path], options: Options, config: Config = Config(),
         entries = [e for e in entries if e.rel != polyfills.HEADER]
         found = [e for e in found if e.rel != polyfills.HEADER]
     # the sources, read once for every project-level pass (the facts, and with `optional` the defaults)
-    read_all = read_sources(found) if audit is not None else None
-    mine = {e.rel for e in entries} if read_all is not None else set()
-    sources = [s for s in read_all if s[0].rel in mine] if read_all is not None else \
-        read_sources(entries) if (options.platform_model or options.polyfills or optional) else []
+    read_all, sources = _read(found if audit is not None else None, entries,
+                              options.platform_model or options.polyfills or optional, stamps, store)
     facts = learn(entries, options, config, sources, store)
     kept_copies: dict[str, str] = {}
     if leave_carried and facts.carried:   # after the facts: the copy's marker is what says it is one
@@ -126,11 +128,28 @@ def prepare(paths: list[Path], options: Options, config: Config = Config(),
         entries = sorted(entries + left, key=lambda e: e.rel)
     seen = None if audit is None else \
         Project(root, sorted(found + excluded, key=lambda e: e.rel), found_skipped, learn(found, audit, config, read_all, store),
-                excluded=len(excluded), ignored=tuple(ignored))
+                excluded=len(excluded), ignored=tuple(ignored), stamps=stamps)
     store.save()
+    stamps.save()
     return Project(root, entries, skipped, facts, excluded=len(left) - len(amd_built) - len(kept_copies),
                    optional=left_out, amd=amd, components=components, own_build=own_build, amd_built=amd_built, carried=kept_copies,
-                   ignored=tuple(ignored), audit=seen)
+                   ignored=tuple(ignored), audit=seen, stamps=stamps)
+
+
+def _read(found: list[Entry] | None, entries: list[Entry], wanted: bool, stamps: filestamps.Stamps,
+          store: file_facts.FactsStore) -> tuple[list[tuple[Entry, bytes]] | None, list[tuple[Entry, bytes]]]:
+    """The sources of the audit's view (`found`, when convert asks for one) and of this one, each
+    file read once (only this view's when `found` is None, and none unless `wanted`), with
+    their SHA-256s from the run's records for the facts store."""
+    read_all = read_sources(found, stamps.read) if found is not None else None
+    mine = {e.rel for e in entries} if read_all is not None else set()
+    sources = [s for s in read_all if s[0].rel in mine] if read_all is not None else \
+        read_sources(entries, stamps.read) if wanted else []
+    for entry, data in read_all or sources:
+        known = stamps.known(entry)
+        if known is not None:
+            store.seed(entry.rel, data, known.sha256)
+    return read_all, sources
 
 
 def git_ignored(paths: list[Path], config: Config) -> "Kept | None":

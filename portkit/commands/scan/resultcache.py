@@ -25,6 +25,8 @@ from pathlib import Path
 
 from ...core import datacache
 from ...core.edits import Edit
+from ...core.files import Entry
+from ...core.filestamps import Stamps
 from ...core.findings import Finding
 from ...core.version import __version__
 from ...engine.context import FileScan, Metrics
@@ -64,6 +66,17 @@ class ResultCache:
         """The kept result for these bytes, or None (then `put` the one scanned)."""
         return self.get_content(rel, content_key(kind, data))
 
+    def get_entry(self, entry: Entry, stamps: Stamps) -> FileScan | None:
+        """The kept result for `entry`'s bytes as they are now (None: none kept), known from the
+        run's records of a file as the last run left it (core/filestamps.py), else read here."""
+        if entry.kind is None or not self.holds(entry.rel):
+            return None
+        known = stamps.known(entry)
+        if known is not None:
+            return self.get_content(entry.rel, digest_key(entry.kind, known.sha256))
+        data, skipped = stamps.read(entry)
+        return self.get(entry.rel, entry.kind, data) if data is not None and skipped is None else None
+
     def get_content(self, rel: str, digest: str) -> FileScan | None:
         """The kept result for the bytes whose content key is `digest`, or None."""
         kept = self._old.get(rel)
@@ -95,7 +108,9 @@ class ResultCache:
 
 
 def content_key(kind: str, data: bytes) -> str:
-    return hashlib.sha256(kind.encode() + b"\0" + data).hexdigest()
+    """The key of a file of `kind` with bytes `data`: digest_key of their SHA-256, so that a run
+    that knows the SHA-256 without the bytes (core/filestamps.py) asks for the same result."""
+    return digest_key(kind, hashlib.sha256(data).digest())
 
 
 def digest_key(kind: str, sha256: bytes) -> str:
