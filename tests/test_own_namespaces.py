@@ -109,3 +109,31 @@ def test_the_pipeline_learns_nested_definitions_only(tmp_path: Path):
     facts = pipeline.learn(entries, Options())
     assert facts.own_namespaces == ("a::b::cuda", "a::cub", "ctranslate2::cuda")
     assert pipeline._facts_from_plain(pipeline._facts_to_plain(facts)).own_namespaces == facts.own_namespaces
+
+
+def test_the_files_a_facts_record_leaves_out_are_ones_learn_would_not_parse():
+    """pipeline.learn parses only the files whose facts name a CUDA library's namespace among the
+    ones they define (own_namespaces.defined, kept per file): over every fixture source and the
+    spellings below, each file alone learns the same with and without that filter."""
+    from portkit.core.tables.project_tables import db_for
+    from portkit.core.files import Entry
+    from portkit.project import own_namespaces
+    from portkit.project.config import Config
+    from portkit.project.settings import resolve
+    from portkit.rewrite.qualified_names import namespace_names
+    names_by_bytes = db_for(resolve(Config(), audit=True)).names_by_bytes
+    library = namespace_names(names_by_bytes)
+    crafted = [b"namespace ctranslate2 { namespace cuda { int f(); } }\n",
+               b"namespace a::b::cuda {\n}\n", b"namespace a :: cub\n{\n}\n", b"namespace mycuda { }\n",
+               b"namespace foo::namespace cuda { }\n", b"namespace cuda::std { }\n", b"inline namespace cub { }\n",
+               b"// namespace cuda {\n", b"namespace\tcuda{}\n"]
+    files = [p.read_bytes() for p in sorted((ROOT / "fixtures").rglob("*"))
+             if p.suffix in (".cu", ".cuh", ".h", ".hpp", ".cpp", ".cc") and p.is_file()] + crafted
+    learned = 0
+    for data in files:
+        one = [(Entry(Path("f.cu"), "f.cu", "source"), data)]
+        kept = one if own_namespaces.defined(data) & library else []
+        found = own_namespaces.learn(one, names_by_bytes)
+        assert found == own_namespaces.learn(kept, names_by_bytes), data[:200]
+        learned += bool(found)
+    assert learned >= 4   # the crafted nested ones and the fixtures' own (the test can tell a filter that drops them)

@@ -28,9 +28,9 @@ from ..engine.platform import amd_headers, facts as platform_facts
 from ..engine.platform.regions import (AMD, CUDA_NAME, DEFINE_LINE, HIP_INCLUDE, NVIDIA, builtin_selectors, classify,
                                        is_shim, selectors)
 from ..rewrite import polyfills
-from . import asm_macros, gpu_reach
+from . import asm_macros, gpu_reach, own_namespaces, warp_constants
 
-FORMAT = 3
+FORMAT = 4
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,9 @@ class FileFacts:
     polyfill_generated: bool = False            # polyfills' own header
     own_definitions: tuple[tuple[str, bool], ...] = ()   # polyfills._own_definitions
     asm_defines: tuple = ()                     # asm_macros.file_definitions
+    warp_primitive: bool = False                # it names a cub warp primitive (warp_constants.names_primitive)
+    namespaces: frozenset[str] = frozenset()    # the last names of the namespaces it defines (own_namespaces.defined)
+    bf16: bool = False                          # it names a bfloat16 type or function (pipeline.names_bf16)
     where: dict = field(default_factory=dict, compare=False)   # selectors' key -> classify's record
     optional: dict = field(default_factory=dict, compare=False)   # optional_cache's part -> list of tuples
 
@@ -74,7 +77,9 @@ def of(data: bytes) -> FileFacts:
         defined=frozenset(macros.defined) if macros else frozenset(),
         candidate=candidate, includes=includes, gpu=gpu_reach.uses_gpu(data),
         polyfill_generated=polyfills.is_generated(data),
-        own_definitions=polyfills.own_definitions(data), asm_defines=asm_macros.file_definitions(data))
+        own_definitions=polyfills.own_definitions(data), asm_defines=asm_macros.file_definitions(data),
+        warp_primitive=warp_constants.names_primitive(data), namespaces=own_namespaces.defined(data),
+        bf16=b"bfloat16" in data)
 
 
 def included_names(data: bytes) -> frozenset[str]:
@@ -279,6 +284,7 @@ def _to_plain(ff: FileFacts) -> dict:
             "df": sorted(ff.defined), "c": ff.candidate, "i": sorted(ff.includes), "u": ff.gpu, "g": ff.polyfill_generated,
             "o": [list(d) for d in ff.own_definitions],
             "a": [[n.decode("latin-1"), line, asm, text(words)] for n, line, asm, words in ff.asm_defines],
+            "wp": ff.warp_primitive, "ns": sorted(ff.namespaces), "bf": ff.bf16,
             "w": {key: {n: sorted(k) for n, k in record.items()} for key, record in ff.where.items()},
             "op": {part: [list(row) for row in rows] for part, rows in ff.optional.items()}}
 
@@ -293,6 +299,7 @@ def _from_plain(plain: dict) -> FileFacts:
         includes=words(plain["i"]), gpu=bool(plain["u"]), polyfill_generated=bool(plain["g"]),
         own_definitions=tuple((str(n), bool(s)) for n, s in plain["o"]),
         asm_defines=tuple((str(n).encode("latin-1"), int(line), bool(asm), raw(w)) for n, line, asm, w in plain["a"]),
+        warp_primitive=bool(plain["wp"]), namespaces=words(plain["ns"]), bf16=bool(plain["bf"]),
         where={str(key): {str(n): frozenset(str(k) for k in kinds) for n, kinds in record.items()}
                for key, record in plain["w"].items()},
         optional={str(part): _rows(rows) for part, rows in plain["op"].items()})

@@ -21,6 +21,16 @@ from ..core.source import SourceFile
 from ..rewrite.qualified_names import declarations, namespace_names
 
 
+# a namespace definition (`namespace a::b {`), group 1 its own, last name
+DEFINED = re.compile(rb"\bnamespace\s+(?:\w+\s*::\s*)*(\w+)\s*\{")
+
+
+def defined(data: bytes) -> frozenset[str]:
+    """The last names of the namespaces `data` defines: a file none of whose names is a CUDA
+    library's namespace is one learn() would not parse (file_facts.FileFacts.namespaces keeps them)."""
+    return frozenset(m.decode("latin-1") for m in DEFINED.findall(data)) if b"namespace" in data else frozenset()
+
+
 def learn(sources: list[tuple[Entry, bytes]], names_by_bytes: dict) -> tuple[str, ...]:
     """The full paths ("ctranslate2::cuda") of the nested namespaces named like one of the tables'
     (`names_by_bytes`: the scan's records) that the sources define, outside the CUDA libraries'

@@ -183,14 +183,19 @@ def learn(entries: list[Entry], options: Options, config: Config = Config(),
     if options.audit:   # the macros that write inline assembly: their uses are PTX too (PK301)
         facts = replace(facts, asm_macros=asm_macros.merge([(entry.rel, ff.asm_defines) for entry, _, ff in per_file]))
     if options.audit or "warp" in options.fixes:   # a header's one-warp block size: reported and fixed there (PK208)
-        facts = replace(facts, warp_constants=warp_constants.learn(sources))
+        primitive = not per_file or any(ff.warp_primitive for _, _, ff in per_file)   # else none: nothing to read
+        facts = replace(facts, warp_constants=warp_constants.learn(sources) if primitive else ())
     # the files no GPU compiler reads: the GPU rules and passes leave them out (gpu_reach.py)
     reads = [(entry.rel, ff.gpu, ff.includes) for entry, _, ff in per_file] if per_file else \
         [(entry.rel, gpu_reach.uses_gpu(data), file_facts.included_names(data)) for entry, data in sources]
     facts = replace(facts, host_only=gpu_reach.host_only(reads))
-    # ctranslate2::cuda: its `cuda::` uses are the project's, not libcu++'s
-    return replace(facts, own_namespaces=own_namespaces.learn(sources, db_for(options).names_by_bytes),
-                   bf16_tree=names_bf16(sources))
+    # ctranslate2::cuda: its `cuda::` uses are the project's, not libcu++'s (parsed: the files that
+    # define a namespace of a CUDA library's name, as their facts say)
+    names_by_bytes = db_for(options).names_by_bytes
+    library = qualified_names.namespace_names(names_by_bytes)
+    defining = [(entry, data) for entry, data, ff in per_file if ff.namespaces & library] if per_file else sources
+    return replace(facts, own_namespaces=own_namespaces.learn(defining, names_by_bytes),
+                   bf16_tree=any(ff.bf16 for _, _, ff in per_file) if per_file else names_bf16(sources))
 
 
 def names_bf16(sources: list[tuple[Entry, bytes]]) -> bool:

@@ -46,9 +46,9 @@ def learn(sources: list[tuple[Entry, bytes]]) -> tuple[tuple[str, str, int, bool
     """(name, header, line, literal, uses) of each header constant of 32 that is the block size of
     a one-warp launch in a file that includes the header; `literal`: its value is the literal 32
     (what a fix replaces)."""
-    ww = rules.warp_width()
-    if not any(p in data for _, data in sources for p in ww.PRIMITIVES):
+    if not any(names_primitive(data) for _, data in sources):
         return ()   # no cub warp primitive in the tree: no kernel can rely on one-warp blocks
+    ww = rules.warp_width()
     headers = _header_constants(sources, ww)
     if not headers:
         return ()
@@ -75,6 +75,12 @@ def learn(sources: list[tuple[Entry, bytes]]) -> tuple[tuple[str, str, int, bool
         ordered = tuple(sorted(set(uses), key=lambda u: (u[0] != header, u[0], u[1], u[2])))[:_MAX_USES]
         out.append((name.decode("latin-1"), header, constant.value.start_point[0] + 1, constant.literal, ordered))
     return tuple(out)
+
+
+def names_primitive(data: bytes) -> bool:
+    """Whether `data` names a cub warp primitive: learn() reads nothing more of a tree where no
+    file does (file_facts.FileFacts.warp_primitive keeps the answer per file)."""
+    return any(p in data for p in rules.warp_width().PRIMITIVES)
 
 
 def _header_constants(sources: list[tuple[Entry, bytes]], ww) -> dict[str, dict[bytes, object]]:
