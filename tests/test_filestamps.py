@@ -124,3 +124,20 @@ def test_a_record_answers_only_for_the_stamp_it_was_kept_under(tmp_path, monkeyp
     assert moved.known(entry) is None
     moved._old = {"a.cu": [list(entry.seen), known.sha256.hex(), [[True, "b.h"]]]}
     assert moved.known(entry) == filestamps.Known(known.sha256, ((True, "b.h"),))
+
+
+def test_a_file_written_between_the_walk_and_the_read_is_known_by_the_bytes_read(tmp_path, monkeypatch):
+    """convert applies a kept result's edits to the bytes it reads: after Stamps.read, known() is
+    the record of those bytes, even when the walk's stamp matched a record of the old ones."""
+    import hashlib
+    monkeypatch.setattr(filestamps, "SETTLE_NS", 0)
+    (tmp_path / "a.cu").write_bytes(b"int a;\n")
+    _, (entry,), _ = discover([tmp_path])
+    last = filestamps.Stamps(None, None)
+    last.read(entry)
+    now = filestamps.Stamps(None, None)
+    now._old = dict(last._new)   # the next run, whose walk saw the same stamp
+    (tmp_path / "a.cu").write_bytes(b"int b;\n")   # written after that walk, before the read
+    data, _ = now.read(entry)
+    assert data == b"int b;\n" and now.known(entry).sha256 == hashlib.sha256(data).digest()
+    assert "a.cu" not in now._new   # not kept under the walk's stamp: read again next time

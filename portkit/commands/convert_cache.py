@@ -15,7 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from ..core.files import Entry, read
+from ..core.files import Entry
+from ..core.filestamps import Stamps
 from ..engine.context import FileScan
 from .inplace import digest
 from .results import FileOutcome
@@ -27,15 +28,18 @@ Finish = Callable[[Entry, bytes, FileScan, Job], FileOutcome]
 
 
 def outcomes(entries: list[Entry], job: Job, root: Path, scan_many: ScanMany, finish: Finish,
-             progress: Callable[[int], None] | None, cache_on: bool = True) -> Iterator[FileOutcome]:
+             progress: Callable[[int], None] | None, cache_on: bool = True,
+             stamps: Stamps | None = None) -> Iterator[FileOutcome]:
     """Each entry's outcome in order, as convert's writer takes them: kept results for bytes
-    converted before with the same key (`finish` applies their edits), `scan_many` for the rest."""
+    converted before with the same key (`finish` applies their edits), `scan_many` for the rest.
+    `stamps`: the run's records of the files' bytes (core/filestamps.py): a file the last run left
+    as it is is not hashed again."""
     cache = resultcache.ResultCache("converts", root, job) \
         if resultcache.enabled(cache_on) and job.facts.rename is None else None
     if cache is None:
         yield from scan_many(entries)
         return
-    kept = _kept(entries, job, cache, finish)
+    kept = _kept(entries, job, cache, finish, stamps or Stamps(None, None))
     scanned = iter(scan_many([e for i, e in enumerate(entries) if i not in kept]))
     for index, entry in enumerate(entries):
         outcome = kept.pop(index, None)
@@ -49,17 +53,19 @@ def outcomes(entries: list[Entry], job: Job, root: Path, scan_many: ScanMany, fi
     cache.save()
 
 
-def _kept(entries: list[Entry], job: Job, cache: resultcache.ResultCache, finish: Finish) -> dict[int, FileOutcome]:
+def _kept(entries: list[Entry], job: Job, cache: resultcache.ResultCache, finish: Finish,
+          stamps: Stamps) -> dict[int, FileOutcome]:
     """The outcomes the cache answers, by index; only files it holds an entry for are read here
     (a file read twice, here and by its worker, is one whose bytes changed since the last run)."""
     kept: dict[int, FileOutcome] = {}
     for index, entry in enumerate(entries):
         if entry.kind is None or not cache.holds(entry.rel):
             continue
-        data, skipped = read(entry)
+        data, skipped = stamps.read(entry)
         if data is None or skipped is not None:
             continue
-        scan = cache.get_content(entry.rel, resultcache.digest_key(entry.kind, digest(data)))
+        known = stamps.known(entry)   # of these very bytes (Stamps.read)
+        scan = cache.get_content(entry.rel, resultcache.digest_key(entry.kind, known.sha256 if known else digest(data)))
         if scan is not None:
             kept[index] = finish(entry, data, scan, job)
     return kept

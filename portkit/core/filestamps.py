@@ -77,20 +77,26 @@ class Stamps:
         return found
 
     def read(self, entry: Entry) -> tuple[bytes | None, Skipped | None]:
-        """files.read(entry), recording the bytes' SHA-256 and include lines when they are text
-        and not known already (the stamp says they are the bytes known)."""
+        """files.read(entry), recording the bytes' SHA-256 and include lines when they are text;
+        after it, known(entry) is the record of the very bytes returned: a file whose record the
+        walk's stamp matched is lstat'ed again after the read, and one that changed since the walk
+        is recorded afresh (convert applies a kept result's edits to these bytes)."""
         data, skipped = read(entry)
         self.reads += 1
-        if data is not None and skipped is None and self.known(entry) is None:
-            self.note(entry, data)
+        if data is not None and skipped is None:
+            if self.known(entry) is None:
+                self.note(entry, data)
+            elif _stamp(entry) != entry.seen:   # written since the walk: these bytes are not the record's
+                self.note(entry, data, keep=False)
         return data, skipped
 
-    def note(self, entry: Entry, data: bytes) -> Known:
+    def note(self, entry: Entry, data: bytes, keep: bool = True) -> Known:
         """Record `data` as `entry`'s bytes, read by the caller after the walk's lstat (a file that
-        changed in between has another stamp next time, and is read again)."""
+        changed in between has another stamp next time, and is read again); `keep`: the record is
+        kept for the next run under the walk's stamp (when the file was settled)."""
         found = Known(hashlib.sha256(data).digest(), tuple(include_lines(data)) if b"include" in data else ())
         self._known[entry.rel] = found
-        if entry.seen is not None and _settled(entry.seen):
+        if keep and entry.seen is not None and _settled(entry.seen):
             self._new[entry.rel] = [list(entry.seen), found.sha256.hex(), [list(line) for line in found.includes]]
         else:
             self._new.pop(entry.rel, None)
@@ -103,6 +109,15 @@ class Stamps:
             return
         datacache.store_slot(self.slot, {"format": FORMAT, "key": self.key, "files": self._new})
         self._old = dict(self._new)   # a second save writes only what was recorded since
+
+
+def _stamp(entry: Entry) -> tuple[int, int, int, int] | None:
+    """The file's stamp now, as the walk takes it (files._walk); None when it cannot be had."""
+    try:
+        st = os.lstat(entry.path)
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino
 
 
 def _settled(seen: tuple[int, ...]) -> bool:
