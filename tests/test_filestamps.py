@@ -140,4 +140,18 @@ def test_a_file_written_between_the_walk_and_the_read_is_known_by_the_bytes_read
     (tmp_path / "a.cu").write_bytes(b"int b;\n")   # written after that walk, before the read
     data, _ = now.read(entry)
     assert data == b"int b;\n" and now.known(entry).sha256 == hashlib.sha256(data).digest()
-    assert "a.cu" not in now._new   # not kept under the walk's stamp: read again next time
+    assert now._new["a.cu"] is None   # not kept under the walk's stamp (nor the last run's): read again next time
+
+
+def test_an_unchanged_rerun_writes_no_record_and_keeps_the_build_files_ones(tree, cache_on, noted, capsys):
+    """prepare saves the records before the audit reads the build files for their kept results:
+    the build files' records survive that save, and a re-run of an unchanged tree writes nothing."""
+    (tree / "CMakeLists.txt").write_text("project(k LANGUAGES CXX CUDA)\nadd_library(k kernel.cu host.cpp)\n")
+    cold = _audit(tree, capsys)
+    _audit(tree, capsys)   # the first re-run records the CMake file (no cold run reads it in this process)
+    (slot,) = cache_on.glob("stamps-*.json")
+    written = slot.stat().st_mtime_ns
+    noted.clear()
+    assert _audit(tree, capsys) == cold and noted == [] and slot.stat().st_mtime_ns == written
+    assert sorted(datacache.load_slot(slot.stem)["files"]) == ["CMakeLists.txt", "host.cpp", "kernel.cu", "ops.def",
+                                                               "util.h"]

@@ -51,8 +51,11 @@ class Stamps:
         self.slot = None if root is None or key is None else "stamps-" + datacache.digest([str(root.absolute())])[:24]
         self.key = key
         self._old: dict = {}
-        self._new: dict[str, list] = {}
+        self._new: dict[str, list | None] = {}   # this run's records to keep (None: drop the last run's)
         self._known: dict[str, Known] = {}   # this run's, by name
+        # the tree's files as this run's walk found them (prepare sets it): the last run's records of
+        # those this run did not ask about are kept, of the others dropped; None: keep what was asked
+        self.present: frozenset[str] | None = None
         self.reads = 0   # files this object read (a test reads it)
         if self.slot is not None:
             stored = datacache.load_slot(self.slot)
@@ -99,16 +102,20 @@ class Stamps:
         if keep and entry.seen is not None and _settled(entry.seen):
             self._new[entry.rel] = [list(entry.seen), found.sha256.hex(), [list(line) for line in found.includes]]
         else:
-            self._new.pop(entry.rel, None)
+            self._new[entry.rel] = None
         return found
 
     def save(self) -> None:
-        """Write the records back, unless they are the ones read (a re-run of an unchanged tree)."""
-        if self.slot is None or (self._new.keys() == self._old.keys() and
-                                 all(self._new[rel] is self._old[rel] for rel in self._new)):
+        """Write the records back, unless they are the ones read (a re-run of an unchanged tree):
+        this run's, and the last run's of the files still `present` that this run did not ask about."""
+        if self.slot is None:
             return
-        datacache.store_slot(self.slot, {"format": FORMAT, "key": self.key, "files": self._new})
-        self._old = dict(self._new)   # a second save writes only what was recorded since
+        names = self.present if self.present is not None else self._new.keys()
+        files = {rel: record for rel in names if (record := self._new.get(rel, self._old.get(rel))) is not None}
+        if files.keys() == self._old.keys() and all(files[rel] is self._old[rel] for rel in files):
+            return
+        datacache.store_slot(self.slot, {"format": FORMAT, "key": self.key, "files": files})
+        self._old = files   # a second save writes only what was recorded since
 
 
 def _stamp(entry: Entry) -> tuple[int, int, int, int] | None:

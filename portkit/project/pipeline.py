@@ -91,6 +91,7 @@ def prepare(paths: list[Path], options: Options, config: Config = Config(),
     root, entries, skipped = discover([Path(p) for p in paths], git_ignored([Path(p) for p in paths], config), ignored)
     store = facts_store(root, cache, jobs)   # one per run: a file both views read is learned once
     stamps = filestamps.stamps_for(root, cache)   # what the last run read, by stamp: not read again
+    stamps.present = frozenset(e.rel for e in entries)
     entries, left = _split_excluded(entries, config)
     entries, skipped = includes.follow(entries, skipped, stamps)
     # what an audit of the same paths reads: the AMD-built files and carried copies too
