@@ -134,8 +134,9 @@ def _settled(seen: tuple[int, ...]) -> bool:
 
 def stamps_for(root: Path, on: bool) -> Stamps:
     """The run's records for the tree at `root`, kept between runs when `on` (the command's cache
-    setting; PORTKIT_NO_CACHE=1 turns it off), under a key of the code that reads the lines."""
-    if not on or os.environ.get("PORTKIT_NO_CACHE", "") not in ("", "0"):
+    setting; PORTKIT_NO_CACHE=1 turns it off), under a key of the code that reads the lines. Not on
+    Windows, whose st_ctime is the file's creation time: no write moves it."""
+    if not on or os.environ.get("PORTKIT_NO_CACHE", "") not in ("", "0") or os.name == "nt":
         return Stamps(None, None)
     from . import files, source
     try:
