@@ -155,3 +155,16 @@ def test_an_unchanged_rerun_writes_no_record_and_keeps_the_build_files_ones(tree
     assert _audit(tree, capsys) == cold and noted == [] and slot.stat().st_mtime_ns == written
     assert sorted(datacache.load_slot(slot.stem)["files"]) == ["CMakeLists.txt", "host.cpp", "kernel.cu", "ops.def",
                                                                "util.h"]
+
+
+def test_a_convert_rerun_reads_no_file_the_last_run_left_as_it_is(tree, tmp_path, cache_on, noted, capsys):
+    """convert's kept results (convert_cache.py) and its summary's audit take the same records: the
+    build files' too, once a re-run has read them for its kept results."""
+    (tree / "CMakeLists.txt").write_text("project(k LANGUAGES CXX CUDA)\nadd_library(k kernel.cu host.cpp)\n")
+    out = tmp_path / "out"
+    for _ in range(2):
+        assert main(["convert", str(tree), "-o", str(out), "-j", "1", "-q"]) == 0
+    written = {p: p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+    noted.clear()
+    assert main(["convert", str(tree), "-o", str(out), "-j", "1", "-q"]) == 0
+    assert noted == [] and {p: p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()} == written

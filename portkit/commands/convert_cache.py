@@ -51,6 +51,8 @@ def outcomes(entries: list[Entry], job: Job, root: Path, scan_many: ScanMany, fi
             progress(1)
         yield outcome
     cache.save()
+    if stamps is not None:
+        stamps.save()   # the files read here and by the summary's audit, for the kept results' keys next time
 
 
 def _kept(entries: list[Entry], job: Job, cache: resultcache.ResultCache, finish: Finish,

@@ -54,7 +54,7 @@ class FileFacts:
     asm_defines: tuple = ()                     # asm_macros.file_definitions
     warp_primitive: bool = False                # it names a cub warp primitive (warp_constants.names_primitive)
     namespaces: frozenset[str] = frozenset()    # the last names of the namespaces it defines (own_namespaces.defined)
-    bf16: bool = False                          # it names a bfloat16 type or function (pipeline.names_bf16)
+    bf16: bool = False                          # it names a bfloat16 type or function (names_bf16)
     where: dict = field(default_factory=dict, compare=False)   # selectors' key -> classify's record
     optional: dict = field(default_factory=dict, compare=False)   # optional_cache's part -> list of tuples
 
@@ -79,7 +79,13 @@ def of(data: bytes) -> FileFacts:
         polyfill_generated=polyfills.is_generated(data),
         own_definitions=polyfills.own_definitions(data), asm_defines=asm_macros.file_definitions(data),
         warp_primitive=warp_constants.names_primitive(data), namespaces=own_namespaces.defined(data),
-        bf16=b"bfloat16" in data)
+        bf16=names_bf16(data))
+
+
+def names_bf16(data: bytes) -> bool:
+    """Whether `data` names a CUDA bfloat16 type or function (`__nv_bfloat16`, `__float2bfloat16`;
+    a broad test, a comment counts: one extra guarded #include at most, rewrite/transitive.py)."""
+    return b"bfloat16" in data
 
 
 def included_names(data: bytes) -> frozenset[str]:

@@ -20,9 +20,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..core import datacache
-from ..core.filestamps import Stamps
+from ..core.filestamps import IncludeLine, Stamps
 from ..core.files import Entry, Skipped, discover, kind_of, read, walk_stamp
-from ..core.source import INCLUDE, include_lines  # noqa: F401 (the include walk's reading, shared)
+from ..core.source import include_lines   # the include walk's reading, shared with core/filestamps.py
 
 HEADER_TEMPLATES = (".h.in", ".hpp.in", ".hxx.in", ".cuh.in")   # what CMake's configure_file makes headers of
 
@@ -133,7 +133,7 @@ def follow(entries: list[Entry], skipped: list[Skipped],
     return entries, [_link_note(s, reached[s.rel]) if s.rel in reached else s for s in skipped]
 
 
-def _lines(entry: Entry, stamps: "Stamps | None") -> Sequence[tuple[bool, str]] | None:
+def _lines(entry: Entry, stamps: "Stamps | None") -> Sequence[IncludeLine] | None:
     """The #include lines of a file that reads as text (None for one that does not), from the
     run's records when they know its bytes."""
     known = stamps.known(entry) if stamps is not None else None

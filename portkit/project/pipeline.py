@@ -200,9 +200,8 @@ def learn(entries: list[Entry], options: Options, config: Config = Config(),
 
 
 def names_bf16(sources: list[tuple[Entry, bytes]]) -> bool:
-    """Whether a source names a CUDA bfloat16 type or function (`__nv_bfloat16`, `__float2bfloat16`;
-    a broad test, a comment counts: one extra guarded #include at most, rewrite/transitive.py)."""
-    return any(b"bfloat16" in data for _, data in sources)
+    """Whether a source names a CUDA bfloat16 type or function (file_facts.names_bf16)."""
+    return any(file_facts.names_bf16(data) for _, data in sources)
 
 
 def facts_store(root: Path, cache: bool = True, jobs: int = 1) -> file_facts.FactsStore:
