@@ -129,3 +129,62 @@ def test_a_kept_entry_with_rows_that_are_not_edits_is_scanned_again(tree, tmp_pa
     again = _convert(tree, tmp_path / "again", capsysbinary)
     assert scanned == ["src/gemm.cu"] and again == cold
     assert resultcache.FORMAT == 1
+
+
+@pytest.fixture
+def audited(monkeypatch) -> list[str]:
+    """The files the audit's scan reads for convert's summary in this process."""
+    from portkit.commands import audit
+    seen: list[str] = []
+    real = audit.audit_bytes
+
+    def counting(rel, *args, **kwargs):
+        seen.append(rel)
+        return real(rel, *args, **kwargs)
+    monkeypatch.setattr(audit, "audit_bytes", counting)
+    return seen
+
+
+def test_kept_conversions_are_audited_once_ahead_for_the_summary(tree, tmp_path, cache_on, capsysbinary, monkeypatch,
+                                                                 audited):
+    """`convert -q` keeps the conversions and not the audit's scans; the next convert's summary audits
+    the kept files in one batch (convert_audit.Summary.ahead, in the -j workers), each once, and says
+    what a run without the cache says."""
+    assert main(["convert", str(tree), "-o", str(tmp_path / "quiet"), "-q", "-j", "1"]) in (0, 1)
+    capsysbinary.readouterr()
+    assert audited == []
+    from portkit.commands import convert_audit
+    batches: list[list[str]] = []
+    real_scan = convert_audit.Summary._scan
+    monkeypatch.setattr(convert_audit.Summary, "_scan",
+                        lambda self, entries: batches.append([e.rel for e in entries]) or real_scan(self, entries))
+    again = _convert(tree, tmp_path / "again", capsysbinary)
+    assert sorted(audited) == ["CMakeLists.txt", *SOURCES]
+    assert sorted(max(batches, key=len)) == ["CMakeLists.txt", *SOURCES]
+    plain = _uncached(tree, tmp_path / "plain", capsysbinary, monkeypatch)
+    assert again == plain and json.loads(again[0])["needs_person"] != []
+
+
+def test_a_kept_file_that_changes_under_the_batch_is_audited_again_as_convert_read_it(tree, tmp_path, cache_on,
+                                                                                      capsysbinary, monkeypatch, audited):
+    """The batch's worker reads the file again: bytes other than the ones convert read (written
+    meanwhile) are audited once more from convert's, so the summary is of what was converted."""
+    from portkit.commands import convert_audit
+    assert main(["convert", str(tree), "-o", str(tmp_path / "quiet"), "-q", "-j", "1"]) in (0, 1)
+    capsysbinary.readouterr()
+    plain = _uncached(tree, tmp_path / "plain", capsysbinary, monkeypatch)
+    audited.clear()
+    gemm = tree / "src" / "gemm.cu"
+    real_ahead = convert_audit.Summary.ahead
+
+    def ahead_while_changed(self, entries):
+        kept = gemm.read_bytes()
+        gemm.write_bytes(kept + b"__global__ void spare(int *p) { p[threadIdx.x % 32] = 0; }\n")
+        try:
+            real_ahead(self, entries)
+        finally:
+            gemm.write_bytes(kept)
+    monkeypatch.setattr(convert_audit.Summary, "ahead", ahead_while_changed)
+    again = _convert(tree, tmp_path / "again", capsysbinary)
+    assert sorted(audited) == sorted(["CMakeLists.txt", *SOURCES, "src/gemm.cu"])
+    assert again[0] == plain[0]

@@ -163,8 +163,9 @@ def convert_paths(paths: list[Path], opts: ConvertOptions,
     # what `portkit audit` would say needs a person (only when something shows it): its scan rides on convert's pass
     summary = convert_audit.Summary(project.audit, opts, entries) if project.audit is not None else None
     progress = progress_factory(len(entries)) if progress_factory else None
-    outcomes: Iterable[FileOutcome] = convert_cache.outcomes(entries, job, root, *convert_audit.passes(
-        summary, job, PER_FILE, _kept_outcome, opts.jobs, progress), progress, opts.cache, project.stamps)
+    ways = convert_audit.passes(summary, job, PER_FILE, _kept_outcome, opts.jobs, progress)
+    outcomes: Iterable[FileOutcome] = convert_cache.outcomes(entries, job, root, ways.scan_many, ways.finish, progress,
+                                                             opts.cache, project.stamps, ways.ahead)
     if job.facts.rename is not None:   # a renamed file the scan skipped keeps its name (never with -o -)
         outcomes, job = renaming.settle(list(outcomes), job, why, result.skipped, _many(opts.jobs))
     _write(outcomes, job, opts, result, stdout)

@@ -29,17 +29,18 @@ Finish = Callable[[Entry, bytes, FileScan, Job], FileOutcome]
 
 def outcomes(entries: list[Entry], job: Job, root: Path, scan_many: ScanMany, finish: Finish,
              progress: Callable[[int], None] | None, cache_on: bool = True,
-             stamps: Stamps | None = None) -> Iterator[FileOutcome]:
+             stamps: Stamps | None = None, ahead: Callable[[list[Entry]], None] | None = None) -> Iterator[FileOutcome]:
     """Each entry's outcome in order, as convert's writer takes them: kept results for bytes
     converted before with the same key (`finish` applies their edits), `scan_many` for the rest.
     `stamps`: the run's records of the files' bytes (core/filestamps.py): a file the last run left
-    as it is is not hashed again."""
+    as it is is not hashed again. `ahead`: given the kept files at once before any is finished
+    (the summary audits them in its workers: convert_audit.Summary.ahead)."""
     cache = resultcache.ResultCache("converts", root, job) \
         if resultcache.enabled(cache_on) and job.facts.rename is None else None
     if cache is None:
         yield from scan_many(entries)
         return
-    kept = _kept(entries, job, cache, finish, stamps or Stamps(None, None))
+    kept = _kept(entries, job, cache, finish, stamps or Stamps(None, None), ahead)
     scanned = iter(scan_many([e for i, e in enumerate(entries) if i not in kept]))
     for index, entry in enumerate(entries):
         outcome = kept.pop(index, None)
@@ -56,10 +57,10 @@ def outcomes(entries: list[Entry], job: Job, root: Path, scan_many: ScanMany, fi
 
 
 def _kept(entries: list[Entry], job: Job, cache: resultcache.ResultCache, finish: Finish,
-          stamps: Stamps) -> dict[int, FileOutcome]:
+          stamps: Stamps, ahead: Callable[[list[Entry]], None] | None = None) -> dict[int, FileOutcome]:
     """The outcomes the cache answers, by index; only files it holds an entry for are read here
     (a file read twice, here and by its worker, is one whose bytes changed since the last run)."""
-    kept: dict[int, FileOutcome] = {}
+    found: dict[int, tuple[Entry, bytes, FileScan]] = {}
     for index, entry in enumerate(entries):
         if entry.kind is None or not cache.holds(entry.rel):
             continue
@@ -69,5 +70,7 @@ def _kept(entries: list[Entry], job: Job, cache: resultcache.ResultCache, finish
         known = stamps.known(entry)   # of these very bytes (Stamps.read)
         scan = cache.get_content(entry.rel, resultcache.digest_key(entry.kind, known.sha256 if known else digest(data)))
         if scan is not None:
-            kept[index] = finish(entry, data, scan, job)
-    return kept
+            found[index] = (entry, data, scan)
+    if ahead is not None and found:
+        ahead([entry for entry, _, _ in found.values()])
+    return {index: finish(entry, data, scan, job) for index, (entry, data, scan) in found.items()}
