@@ -15,14 +15,14 @@ from portkit.core.files import discover
 from portkit.buildfiles import make_switches, setup_switches
 from portkit.project import optional
 from portkit.project.packages import requirements
-from portkit.project.pipeline import _contents
+from portkit.project.pipeline import optional_inputs
 
 KERNEL = "__global__ void k(float *x) { x[threadIdx.x] = __shfl(x[0], 1); }\n"
 
 
 def _learn(root: Path) -> optional.OptionalCode:
     _, entries, _ = discover([root])
-    return optional.learn(_contents(entries))
+    return optional.learn(optional_inputs(entries))
 
 
 def _items(doc: dict) -> list[tuple[str, str, str, list[str]]]:
@@ -123,7 +123,7 @@ def test_a_makefile_switch_and_the_sources_ifdef_are_one_optional_feature(tmp_pa
 
 def test_asking_for_the_feature_puts_the_makefile_block_in_the_headline(tmp_path: Path):
     _, entries, _ = discover([write_tree(tmp_path, MAKE_CUDNN)])
-    found = optional.learn(_contents(entries), (("ENABLE_X", None),))
+    found = optional.learn(optional_inputs(entries), (("ENABLE_X", None),))
     assert found.ranges == {}
 
 

@@ -17,7 +17,7 @@ from conftest import write_tree
 from portkit.api import audit_paths
 from portkit.core.files import discover
 from portkit.project import optional
-from portkit.project.pipeline import _contents
+from portkit.project.pipeline import optional_inputs
 
 # the .cu compiles with `nvcc -c` with and without -DUSE_CUDA; boosting.cpp with g++
 TREE = {
@@ -66,7 +66,7 @@ TREE = {
 def test_the_ported_cuda_switch_s_macro_is_given(tmp_path: Path):
     root = write_tree(tmp_path, TREE)
     _, entries, _ = discover([root])
-    found = optional.learn(_contents(entries))
+    found = optional.learn(optional_inputs(entries))
     # USE_MPI, another switch off by default, stays an optional feature, its -D too
     assert found.ranges == {"CMakeLists.txt": [(13, 13, "USE_MPI")], "src/boosting.cpp": [(5, 6, "USE_MPI")]}
     assert found.files == {}

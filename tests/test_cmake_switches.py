@@ -18,7 +18,7 @@ from portkit.commands.audit import AuditOptions, audit_paths
 from portkit.commands.scan.walk import Options
 from portkit.core.files import discover
 from portkit.project import optional
-from portkit.project.pipeline import _contents
+from portkit.project.pipeline import optional_inputs
 from portkit.report.model import audit_document
 
 TREE = REPO / "fixtures" / "audit" / "cmake_switches"
@@ -26,7 +26,7 @@ TREE = REPO / "fixtures" / "audit" / "cmake_switches"
 
 def _learn(root: Path, defines: tuple = ()) -> optional.OptionalCode:
     _, entries, _ = discover([root])
-    return optional.learn(_contents(entries), defines)
+    return optional.learn(optional_inputs(entries), defines)
 
 
 def _audit(root: Path) -> dict:

@@ -14,7 +14,7 @@ from portkit.commands.scan.walk import Options
 from portkit.core.files import discover
 from portkit.estimate import scope
 from portkit.project import optional
-from portkit.project.pipeline import _contents
+from portkit.project.pipeline import optional_inputs
 from portkit.report.model import audit_document
 
 # llm.c before cudnn_att.h existed (karpathy/llm.c b554d4d): the cuDNN frontend file is compiled
@@ -40,7 +40,7 @@ MAKE_UNIT = {
 
 def _learn(root: Path) -> optional.OptionalCode:
     _, entries, _ = discover([root])
-    return optional.learn(_contents(entries))
+    return optional.learn(optional_inputs(entries))
 
 
 def audit(path: Path) -> dict:

@@ -83,18 +83,18 @@ def test_facts_learned_in_worker_processes_are_the_ones_learned_here(cache, monk
     second run holds all but one changed file: one file is not worth a pool, it is learned here."""
     entries, sources = _tree(FIXTURES)
     expected = _today(entries, OPTIONS, Config(), sources)
-    here = [ff for _, _, ff in file_facts.FactsStore(None, None).facts(sources)]
+    here = [ff for _, ff in file_facts.FactsStore(None, None).facts(sources)]
     monkeypatch.setattr(file_facts, "MIN_BYTES_APART", 0)
     real, pools = pool.forked_map, []
     monkeypatch.setattr(pool, "forked_map", lambda fn, items, extra, jobs: pools.append(jobs) or real(fn, items, extra, jobs))
     store = pipeline.facts_store(FIXTURES, True, jobs=2)
-    assert [ff for _, _, ff in store.facts(sources)] == here
+    assert [ff for _, ff in store.facts(sources)] == here
     assert pools == [2] and store.learned == len(sources)
     assert pipeline.learn(entries, OPTIONS, Config(), sources, store) == expected
     store.save()
     (first, data), rest = sources[0], sources[1:]
     again = pipeline.facts_store(FIXTURES, True, jobs=2)
-    assert [ff for _, _, ff in again.facts([(first, data + b"\n// changed\n"), *rest])] == here
+    assert [ff for _, ff in again.facts([(first, data + b"\n// changed\n"), *rest])] == here
     assert pools == [2] and again.learned == 1
 
 

@@ -19,7 +19,7 @@ from conftest import REPO, write_tree
 from portkit.api import audit_paths
 from portkit.core.files import discover
 from portkit.project import optional
-from portkit.project.pipeline import _contents
+from portkit.project.pipeline import optional_inputs
 
 SCATTER = REPO / "fixtures" / "torch_setup" / "scatter_loop"
 
@@ -36,7 +36,7 @@ OPTIONAL = {"csrc/k.cu": [(3, 4, "WITH_X")]}
 
 def _learn(root: Path) -> optional.OptionalCode:
     _, entries, _ = discover([root])
-    return optional.learn(_contents(entries))
+    return optional.learn(optional_inputs(entries))
 
 
 def _items(doc: dict) -> list[tuple[str, str, str, list[str]]]:

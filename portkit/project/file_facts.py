@@ -20,15 +20,17 @@ from __future__ import annotations
 import hashlib
 import posixpath
 from dataclasses import dataclass, field, replace
+from typing import Iterable
 
 from ..core import datacache
-from ..core.files import Entry
+from ..core.files import Entry, read
 from ..core.source import include_matches
 from ..engine.platform import amd_headers, facts as platform_facts
 from ..engine.platform.regions import (AMD, CUDA_NAME, DEFINE_LINE, HIP_INCLUDE, NVIDIA, builtin_selectors, classify,
                                        is_shim, selectors)
 from ..rewrite import polyfills
 from . import asm_macros, gpu_reach, own_namespaces, warp_constants
+from .lazy_sources import Kept, Sources
 
 FORMAT = 4
 
@@ -94,7 +96,7 @@ def included_names(data: bytes) -> frozenset[str]:
         if b"include" in data else frozenset()
 
 
-Learned = list[tuple[Entry, bytes, FileFacts]]
+Learned = list[tuple[Entry, FileFacts]]
 
 # Below this many bytes to learn, the files are learned in this process. Measured at -j 2, best of
 # 3 (store.facts of a whole tree, cold): ggml 18.3 MB 1.10 -> 0.66 s, faiss 6.9 MB 0.33 -> 0.24,
@@ -103,13 +105,13 @@ Learned = list[tuple[Entry, bytes, FileFacts]]
 MIN_BYTES_APART = 2 << 20
 
 
-_APART: list[bytes] = []   # the bytes learn_new's workers learn, by index (set before the fork)
-
-
-def _of_apart(item: int | bytes, _: object) -> FileFacts:
-    """of() in a worker: of the bytes it inherited (an index into _APART), or was sent where
-    workers are not forked (core/pool.forked_map gives each call one shared argument)."""
-    return of(_APART[item] if isinstance(item, int) else item)
+def _of_file(entry: Entry, _: object) -> tuple[str, FileFacts] | None:
+    """of() in a worker, of the file as it reads it now, with the SHA-256 of those bytes: one()
+    takes the facts only for bytes of that hash (a file written meanwhile is learned there)."""
+    data, skipped = read(entry)
+    if data is None or skipped is not None:
+        return None
+    return hashlib.sha256(data).hexdigest(), of(data)
 
 
 class FactsStore:
@@ -123,9 +125,10 @@ class FactsStore:
         self.key = key
         self._old: dict = {}
         self._new: dict[str, tuple[str, FileFacts]] = {}
-        self._bytes: dict[str, tuple[bytes, FileFacts]] = {}   # rel -> the very bytes object last asked about
+        # rel -> (the very bytes object last asked about, its SHA-256, its facts or None), while
+        # they fit lazy_sources.BUDGET: the passes ask of the same bytes again without a hash
+        self._memo = Kept()
         self._learned_apart: dict[str, FileFacts] = {}   # digest -> facts learn_new computed in workers
-        self._digests: dict[str, tuple[bytes, str]] = {}   # rel -> (the bytes object, its SHA-256)
         self.learned = 0   # files whose facts this run computed (a test reads it)
         self.grown = False   # a part was added to a file's kept facts (optional_cache.Memo)
         if self.slot is not None:
@@ -133,51 +136,47 @@ class FactsStore:
             if isinstance(stored, dict) and stored.get("key") == key and isinstance(stored.get("files"), dict):
                 self._old = stored["files"]
 
-    def facts(self, sources: list[tuple[Entry, bytes]]) -> Learned:
+    def facts(self, sources: Iterable[tuple[Entry, bytes]]) -> Learned:
         self.learn_new(sources)
-        return [(entry, data, self.one(entry.rel, data)) for entry, data in sources]
+        return [(entry, self.one(entry.rel, data)) for entry, data in sources]
 
-    def learn_new(self, sources: list[tuple[Entry, bytes]]) -> None:
+    def learn_new(self, sources: Iterable[tuple[Entry, bytes]]) -> None:
         """The facts of the files neither this run nor the slot knows, learned in `jobs` worker
         processes when they are worth a pool (MIN_BYTES_APART): in a cold run of a large tree,
-        of() is most of the project's facts and the one part of them done file by file. one()
-        then takes each from here; the facts are the same whatever `jobs` is (of() is pure)."""
+        of() is most of the project's facts and the one part of them done file by file. A worker
+        reads its files itself (this process holds no tree's bytes: lazy_sources.py); one() then
+        takes each from here; the facts are the same whatever `jobs` is (of() is pure)."""
         if self.jobs <= 1:
             return
-        new: dict[str, bytes] = {}
+        new: dict[str, Entry] = {}
+        size = 0
         for entry, data in sources:
-            seen = self._bytes.get(entry.rel)
-            if seen is not None and seen[0] is data:
+            seen = self._memo.get(entry.rel)
+            if seen is not None and seen[0] is data and seen[2] is not None:
                 continue
             digest = self._digest(entry.rel, data)
-            if not self._holds(entry.rel, digest):
-                new.setdefault(digest, data)
-        if sum(map(len, new.values())) < MIN_BYTES_APART:
+            if not self._holds(entry.rel, digest) and digest not in new:
+                new[digest] = entry
+                size += len(data)
+        jobs = min(self.jobs, len(new) // 8)
+        if size < MIN_BYTES_APART or jobs < 2:
             return
-        digests = list(new)
-        jobs = min(self.jobs, len(digests) // 8)
-        if jobs < 2:
-            return
-        from ..core.pool import forked_map, forks
-        _APART[:] = [new[d] for d in digests]   # forked workers read the bytes from here, by index
-        try:
-            items = range(len(digests)) if forks() else list(_APART)
-            learned = list(forked_map(_of_apart, items, None, jobs))   # whole: the pool then ends as it should
-            self._learned_apart.update(zip(digests, learned))
-        finally:
-            _APART.clear()
+        from ..core.pool import forked_map
+        for found in list(forked_map(_of_file, list(new.values()), None, jobs)):   # whole: the pool then ends
+            if found is not None:
+                self._learned_apart[found[0]] = found[1]
 
     def seed(self, rel: str, data: bytes, sha256: bytes) -> None:
         """Take `data`'s SHA-256 as known (core/filestamps.py computed it as it read the file)."""
-        self._digests[rel] = (data, sha256.hex())
+        self._memo.put(rel, data, sha256.hex(), None)
 
     def _digest(self, rel: str, data: bytes) -> str:
-        """The SHA-256 of `data`, computed once per bytes object (learn_new, then one())."""
-        known = self._digests.get(rel)
+        """The SHA-256 of `data`, computed once per bytes object while the memo holds it (learn_new, then one())."""
+        known = self._memo.get(rel)
         if known is not None and known[0] is data:
             return known[1]
         digest = hashlib.sha256(data).hexdigest()
-        self._digests[rel] = (data, digest)
+        self._memo.put(rel, data, digest, None)
         return digest
 
     def _kept(self, rel: str, digest: str) -> bool:
@@ -191,9 +190,9 @@ class FactsStore:
         return mine is not None and mine[0] == digest or self._kept(rel, digest)
 
     def one(self, rel: str, data: bytes) -> FileFacts:
-        seen = self._bytes.get(rel)
-        if seen is not None and seen[0] is data:   # asked again of the same bytes (optional.learn's parts)
-            return seen[1]
+        seen = self._memo.get(rel)
+        if seen is not None and seen[0] is data and seen[2] is not None:   # asked again of the same bytes
+            return seen[2]
         digest = self._digest(rel, data)
         mine = self._new.get(rel)
         if mine is not None and mine[0] == digest:
@@ -208,7 +207,7 @@ class FactsStore:
             found = self._learned_apart.get(digest) or of(data)
             self.learned += 1
         self._new[rel] = (digest, found)
-        self._bytes[rel] = (data, found)
+        self._memo.put(rel, data, digest, found)
         return found
 
     def save(self) -> None:
@@ -223,11 +222,12 @@ class FactsStore:
         datacache.store_slot(self.slot, {"format": FORMAT, "key": self.key, "files": files})
 
 
-def platforms(learned: Learned, facts):
+def platforms(learned: Learned, facts, sources: Sources):
     """facts.project_platforms over per-file facts: the same selectors, one-world macros, shim
-    names and AMD-only headers (tests/test_file_facts.py compares the two on real layouts)."""
+    names and AMD-only headers (tests/test_file_facts.py compares the two on real layouts).
+    `sources`: the bytes of the few files whose facts are not enough (read again when not kept)."""
     taught, mapped, where, amd_shim = [], set(), {}, False
-    for entry, _, ff in learned:
+    for entry, ff in learned:
         if not ff.platform:
             continue
         if ff.shim:
@@ -239,42 +239,45 @@ def platforms(learned: Learned, facts):
                     where.setdefault(name.decode("latin-1"), set()).add(AMD)
         else:
             taught.append((entry.rel, set(ff.learned)))
-    related = _amd_only_inputs(learned)
+    related = sources.pairs(_amd_only_inputs(learned))
     amd_macros, amd_files = platform_facts._selectors(related, taught, tuple(facts.amd_macros))
-    _one_world_records(learned, amd_macros, where)
+    _one_world_records(learned, amd_macros, where, sources)
     builtin = builtin_selectors().names()
     one_world = tuple(sorted((name, kinds.pop()) for name, kinds in where.items()
                              if len(kinds) == 1 and next(iter(kinds)) in (AMD, NVIDIA) and name not in builtin
                              and name not in amd_macros and not name.startswith("__")
                              and not CUDA_NAME.match(name.encode())))
-    provided = frozenset().union(*(ff.amd_names for entry, _, ff in learned if entry.rel in amd_files))
+    provided = frozenset().union(*(ff.amd_names for entry, ff in learned if entry.rel in amd_files))
     maps_cuda = any(CUDA_NAME.match(name) for name in provided)
     return replace(facts, amd_macros=amd_macros, shim_names=frozenset(mapped | provided), one_world=one_world,
                    amd_shim=amd_shim or maps_cuda, amd_files=amd_files)
 
 
-def _amd_only_inputs(learned: Learned) -> list[tuple[Entry, bytes]]:
+def _amd_only_inputs(learned: Learned) -> list[Entry]:
     """The sources amd_headers.amd_only can learn anything from: the candidates and the files that
     include a name one of them has (the others add no candidate and no include site)."""
-    names = {posixpath.basename(entry.rel) for entry, _, ff in learned if ff.candidate}
-    return [(entry, data) for entry, data, ff in learned if ff.candidate or (names and ff.includes & names)]
+    names = {posixpath.basename(entry.rel) for entry, ff in learned if ff.candidate}
+    return [entry for entry, ff in learned if ff.candidate or (names and ff.includes & names)]
 
 
-def _one_world_records(learned: Learned, amd_macros: tuple[str, ...], where: dict) -> None:
+def _one_world_records(learned: Learned, amd_macros: tuple[str, ...], where: dict, sources: Sources) -> None:
     """classify's `where` records of the files that define a macro another file tests (facts.py:
     only those can tell the tree anything), each kept per selector set with its file's facts."""
-    defining = [(entry, data, ff) for entry, data, ff in learned if ff.platform and not ff.shim and ff.defined]
+    defining = [(entry, ff) for entry, ff in learned if ff.platform and not ff.shim and ff.defined]
     tested: dict[str, int] = {}
-    for _, _, ff in defining:
+    for _, ff in defining:
         for name in ff.tested:
             tested[name] = tested.get(name, 0) + 1
     worlds_key = "\0".join(amd_macros)
     worlds = None
-    for _, data, ff in defining:
+    for entry, ff in defining:
         if not any(tested.get(name, 0) > (name in ff.tested) for name in ff.defined):
             continue
         record = ff.where.get(worlds_key)
         if record is None:
+            data = sources.data(entry)
+            if data is None:   # unreadable since its facts were learned: it tells the tree nothing now
+                continue
             worlds = worlds or selectors(amd_macros)
             found: dict = {}
             classify(data, worlds, found)

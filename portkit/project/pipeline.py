@@ -15,10 +15,10 @@ import os
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable
 
 from ..core import datacache, filestamps, needles, source
-from ..core.files import Entry, LeftOut, Skipped, discover, read, read_sources, walk_stamp
+from ..core.files import Entry, LeftOut, Skipped, discover, walk_stamp
 from ..engine.context import Options
 from ..engine.facts import ProjectFacts
 from ..engine.platform import amd_headers, compilers, directives, ppexpr, regions, facts as platform_facts
@@ -28,6 +28,7 @@ from ..core.tables.project_tables import db_for
 from . import (asm_macros, carried, file_facts, gpu_reach, includes, optional_cache, own_headers, own_namespaces, packages,
                torch_extension, warp_constants)
 from .config import Config
+from .lazy_sources import Contents, Sources, as_sources
 from .packages import own_packages, requirements
 
 if TYPE_CHECKING:
@@ -105,7 +106,7 @@ def prepare(paths: list[Path], options: Options, config: Config = Config(),
     if options.polyfills:   # an earlier run's generated header is not the project's: written again
         entries = [e for e in entries if e.rel != polyfills.HEADER]
         found = [e for e in found if e.rel != polyfills.HEADER]
-    # the sources, read once for every project-level pass (the facts, and with `optional` the defaults)
+    # the sources of every project-level pass (the facts, and with `optional` the defaults), read as they ask
     read_all, sources = _read(found if audit is not None else None, entries,
                               options.platform_model or options.polyfills or optional, stamps, store)
     facts = learn(entries, options, config, sources, store)
@@ -122,7 +123,7 @@ def prepare(paths: list[Path], options: Options, config: Config = Config(),
     left_out, amd, components, own_build = None, None, (), None
     if optional:
         from . import amd_paths, optional as optional_code, product
-        left_out = optional_code.learn(_contents(entries, sources), options.defines, store)
+        left_out = optional_code.learn(optional_inputs(entries, sources), options.defines, store)
         amd, components = amd_paths.learn(entries), product.distributions(entries)
         own_build = product.own_build(entries)
     if left:   # mirrored byte for byte by convert, read by nothing else
@@ -138,19 +139,17 @@ def prepare(paths: list[Path], options: Options, config: Config = Config(),
 
 
 def _read(found: list[Entry] | None, entries: list[Entry], wanted: bool, stamps: filestamps.Stamps,
-          store: file_facts.FactsStore) -> tuple[list[tuple[Entry, bytes]] | None, list[tuple[Entry, bytes]]]:
-    """The sources of the audit's view (`found`, when convert asks for one) and of this one, each
-    file read once (only this view's when `found` is None, and none unless `wanted`), with
-    their SHA-256s from the run's records for the facts store."""
-    read_all = read_sources(found, stamps.read) if found is not None else None
-    mine = {e.rel for e in entries} if read_all is not None else set()
-    sources = [s for s in read_all if s[0].rel in mine] if read_all is not None else \
-        read_sources(entries, stamps.read) if wanted else []
-    for entry, data in read_all or sources:
+          store: file_facts.FactsStore) -> tuple[Sources | None, Sources]:
+    """The sources of the audit's view (`found`, when convert asks for one) and of this one, read as
+    the passes ask (lazy_sources.py: none are held past its budget), each read recorded with its
+    SHA-256 (filestamps) and that SHA-256 given to the facts store; none of this view unless `wanted`."""
+    def seed(entry: Entry, data: bytes) -> None:
         known = stamps.known(entry)
         if known is not None:
             store.seed(entry.rel, data, known.sha256)
-    return read_all, sources
+    read_all = Sources([e for e in found if e.kind == "source"], stamps.read, seed) if found is not None else None
+    mine = [e for e in entries if e.kind == "source"] if read_all is not None or wanted else []
+    return read_all, read_all.only(mine) if read_all is not None else Sources(mine, stamps.read, seed)
 
 
 def git_ignored(paths: list[Path], config: Config) -> "Kept | None":
@@ -162,10 +161,11 @@ def git_ignored(paths: list[Path], config: Config) -> "Kept | None":
 
 
 def learn(entries: list[Entry], options: Options, config: Config = Config(),
-          sources: list[tuple[Entry, bytes]] | None = None, store: file_facts.FactsStore | None = None) -> ProjectFacts:
+          sources: Iterable[tuple[Entry, bytes]] | None = None, store: file_facts.FactsStore | None = None) -> ProjectFacts:
     """The facts of a file set: the platform model's (unless --no-platform-model) and the polyfill
-    names the project defines (with polyfills on). `sources`: read_sources(entries), when the
-    caller has read them already; `store`: each file's part of the facts (file_facts.py), kept
+    names the project defines (with polyfills on). `sources`: lazy_sources.Sources of the entries
+    (prepare's, read as the passes ask), or (entry, bytes) pairs a caller has read; none: read
+    here as the passes ask; `store`: each file's part of the facts (file_facts.py), kept
     between runs and shared by the run's views (none: learned here, kept nowhere)."""
     required, extras = requirements(entries)
     facts = ProjectFacts(amd_macros=tuple(config.amd_macros), own_packages=own_packages(entries),
@@ -173,33 +173,34 @@ def learn(entries: list[Entry], options: Options, config: Config = Config(),
                          generated_headers=generated_headers(entries),
                          torch_sources=frozenset(torch_extension.learn(entries)),
                          own_headers=own_headers.learn(entries))
-    sources = read_sources(entries) if sources is None else sources   # once for every pass
+    # read as each pass asks (lazy_sources.py); bytes a caller holds already are taken as they are
+    sources = Sources([e for e in entries if e.kind == "source"]) if sources is None else as_sources(sources)
     per_file = (store or file_facts.FactsStore(None, None)).facts(sources) \
         if options.platform_model or options.polyfills or options.audit else []
     if options.platform_model:   # the tree's AMD selectors, learned before the scan (regions.py)
-        facts = file_facts.platforms(per_file, facts)
+        facts = file_facts.platforms(per_file, facts, sources)
     if options.polyfills:   # its own definitions win over a polyfill
         facts = replace(facts, project_defined=polyfills.defined_in(
-            (entry.rel, ff.polyfill_generated, ff.own_definitions) for entry, _, ff in per_file))
+            (entry.rel, ff.polyfill_generated, ff.own_definitions) for entry, ff in per_file))
     if options.audit:   # the macros that write inline assembly: their uses are PTX too (PK301)
-        facts = replace(facts, asm_macros=asm_macros.merge([(entry.rel, ff.asm_defines) for entry, _, ff in per_file]))
+        facts = replace(facts, asm_macros=asm_macros.merge([(entry.rel, ff.asm_defines) for entry, ff in per_file]))
     if options.audit or "warp" in options.fixes:   # a header's one-warp block size: reported and fixed there (PK208)
-        primitive = not per_file or any(ff.warp_primitive for _, _, ff in per_file)   # else none: nothing to read
+        primitive = not per_file or any(ff.warp_primitive for _, ff in per_file)   # else none: nothing to read
         facts = replace(facts, warp_constants=warp_constants.learn(sources) if primitive else ())
     # the files no GPU compiler reads: the GPU rules and passes leave them out (gpu_reach.py)
-    reads = [(entry.rel, ff.gpu, ff.includes) for entry, _, ff in per_file] if per_file else \
+    reads = [(entry.rel, ff.gpu, ff.includes) for entry, ff in per_file] if per_file else \
         [(entry.rel, gpu_reach.uses_gpu(data), file_facts.included_names(data)) for entry, data in sources]
     facts = replace(facts, host_only=gpu_reach.host_only(reads))
     # ctranslate2::cuda: its `cuda::` uses are the project's, not libcu++'s (parsed: the files that
     # define a namespace of a CUDA library's name, as their facts say)
     names_by_bytes = db_for(options).names_by_bytes
     library = qualified_names.namespace_names(names_by_bytes)
-    defining = [(entry, data) for entry, data, ff in per_file if ff.namespaces & library] if per_file else sources
+    defining = sources.only(entry for entry, ff in per_file if ff.namespaces & library) if per_file else sources
     return replace(facts, own_namespaces=own_namespaces.learn(defining, names_by_bytes),
-                   bf16_tree=any(ff.bf16 for _, _, ff in per_file) if per_file else names_bf16(sources))
+                   bf16_tree=any(ff.bf16 for _, ff in per_file) if per_file else names_bf16(sources))
 
 
-def names_bf16(sources: list[tuple[Entry, bytes]]) -> bool:
+def names_bf16(sources: Iterable[tuple[Entry, bytes]]) -> bool:
     """Whether a source names a CUDA bfloat16 type or function (file_facts.names_bf16)."""
     return any(file_facts.names_bf16(data) for _, data in sources)
 
@@ -309,20 +310,15 @@ def with_clang_lines(project: Project, deep) -> None:
     project.facts = replace(project.facts, clang_inactive=skipped_lines)
 
 
-def _contents(entries: list[Entry], sources: list[tuple[Entry, bytes]] | None = None) -> list[tuple[str, str, bytes]]:
+def optional_inputs(entries: list[Entry], sources: Sources | None = None) -> Contents:
     """(path, kind, bytes) of the sources, CMake files, Makefiles and setup.py files: what optional.py
-    reads its defaults and switches from (the sources as `sources` holds them, when already read)."""
-    read_already = {entry.rel: data for entry, data in (sources if sources is not None else read_sources(entries))}
-    out = []
-    for entry in entries:
-        if entry.kind == "source":
-            if entry.rel in read_already:
-                out.append((entry.rel, entry.kind, read_already[entry.rel]))
-        elif entry.kind in ("cmake", "make") or entry.kind == "python" and entry.rel.rsplit("/", 1)[-1] == "setup.py":
-            data, skipped = read(entry)
-            if data is not None and skipped is None:
-                out.append((entry.rel, entry.kind, data))
-    return out
+    reads its defaults and switches from (the sources through `sources`, this run's, when given)."""
+    return Contents(entries, sources if sources is not None else Sources([e for e in entries if e.kind == "source"]),
+                    _setup_or_build)
+
+
+def _setup_or_build(entry: Entry) -> bool:
+    return entry.kind in ("cmake", "make") or entry.kind == "python" and entry.rel.rsplit("/", 1)[-1] == "setup.py"
 
 
 def _split_excluded(entries: list[Entry], config: Config) -> tuple[list[Entry], list[Entry]]:
