@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from portkit.core.files import Entry, Skipped, discover
+from portkit.core.files import Entry, Skipped, discover, read
 from portkit.engine.context import Options
 from portkit.project import lazy_sources, pipeline
 from portkit.project.config import Config
@@ -23,19 +23,27 @@ def _entry(rel: str, kind: str | None = "source") -> Entry:
     return Entry(Path("/nowhere") / rel, rel, kind)
 
 
-def test_kept_holds_the_first_values_that_fit_and_a_name_given_again_replaces_its_own():
+def test_kept_holds_the_first_values_that_fit_then_the_last_few_and_a_name_given_again_replaces_its_own(monkeypatch):
+    monkeypatch.setattr(lazy_sources, "RECENT_BYTES", 3)
     kept = Kept(10)
     kept.put("a", b"1234", "x")
     kept.put("b", b"123456", "y")
-    kept.put("c", b"1", "z")                      # past the budget: not kept
-    assert (kept.get("a"), kept.get("b"), kept.get("c"), kept.size) == ((b"1234", "x"), (b"123456", "y"), None, 10)
+    kept.put("c", b"1", "z")                      # past the budget: among the recent ones
+    kept.put("d", b"12", "v")
+    assert (kept.get("a"), kept.get("b"), kept.get("c"), kept.get("d"), kept.size) == \
+        ((b"1234", "x"), (b"123456", "y"), (b"1", "z"), (b"12", "v"), 10)
+    kept.put("e", b"1", "u")                      # the oldest recent one leaves
+    assert (kept.get("c"), kept.get("d"), kept.get("e")) == (None, (b"12", "v"), (b"1", "u"))
+    kept.put("f", b"1234", "t")                   # larger than the recent ones may be: not kept
+    assert kept.get("f") is None and kept.get("d") == (b"12", "v")
     kept.put("a", b"12", "w")                     # its old bytes leave the count
     assert (kept.get("a"), kept.size) == ((b"12", "w"), 8)
-    kept.put("c", b"12", "z")
-    assert kept.get("c") == (b"12", "z") and kept.size == 10
+    kept.put("d", b"12", "s")                     # room again: kept for good
+    assert kept.get("d") == (b"12", "s") and kept.size == 10
 
 
-def test_sources_read_in_order_skip_what_does_not_read_and_read_again_past_the_budget():
+def test_sources_read_in_order_skip_what_does_not_read_and_read_again_past_the_budget(monkeypatch):
+    monkeypatch.setattr(lazy_sources, "RECENT_BYTES", 0)
     files = {"a.cu": b"a" * 8, "b.cu": None, "c.cu": b"c" * 8}
     reads: list[str] = []
 
@@ -63,6 +71,22 @@ def test_contents_are_the_readable_sources_and_build_files_in_order(tmp_path):
     got = list(Contents(entries, sources, lambda e: e.kind == "cmake" or e.rel == "setup.py"))
     assert got == [("CMakeLists.txt", "cmake", b"project(x)\n"), ("a.cu", "source", b"int a;\n"),
                    ("setup.py", "python", b"pass\n")]
+
+
+def test_a_loop_over_names_or_build_files_reads_no_source_a_pass_read_already(tmp_path, monkeypatch):
+    """optional.learn walks its files eight times, four of them for names or build files only: past
+    the budget each such walk read every source again."""
+    monkeypatch.setattr(lazy_sources, "RECENT_BYTES", 0)
+    for rel, text in {"CMakeLists.txt": "project(x)\n", "a.cu": "int a;\n", "b.cu": "int b;\n"}.items():
+        (tmp_path / rel).write_text(text)
+    _, entries, _ = discover([tmp_path], None)
+    reads: list[str] = []
+    sources = Sources([e for e in entries if e.kind == "source"], lambda e: reads.append(e.rel) or read(e), budget=0)
+    contents = Contents(entries, sources, lambda e: e.kind == "cmake")
+    assert [p for p, _, _ in contents.of_kind("cmake")] == ["CMakeLists.txt"] and reads == []
+    assert contents.paths() == {"CMakeLists.txt", "a.cu", "b.cu"} and reads == ["a.cu", "b.cu"]
+    assert contents.paths("source") == {"a.cu", "b.cu"} and reads == ["a.cu", "b.cu"]   # known: not read again
+    assert [p for p, _, _ in contents.of_kind("source")] == ["a.cu", "b.cu"] and reads == ["a.cu", "b.cu"] * 2
 
 
 @pytest.mark.parametrize("root", [FIXTURES, FIXTURES / "convert" / "dual_vendor_project" / "input"], ids=lambda p: p.name)
@@ -99,6 +123,7 @@ def test_what_prepare_holds_does_not_grow_with_the_sources_bytes(tmp_path, monke
     """Twice the files, twice the bytes: prepare's peak grows by their facts, not by their bytes
     (it held every source through every pass: the peak grew by the bytes)."""
     monkeypatch.setattr(lazy_sources, "BUDGET", 64 << 10)
+    monkeypatch.setattr(lazy_sources, "RECENT_BYTES", 16 << 10)
     small, large = _tree(tmp_path / "small", 40), _tree(tmp_path / "large", 80)
     added = sum(p.stat().st_size for p in large.rglob("*.cu")) - sum(p.stat().st_size for p in small.rglob("*.cu"))
     assert added > 2 << 20

@@ -35,6 +35,7 @@ from ..core.source import begins_line
 from ..engine.platform import ppexpr, regions
 from ..buildfiles import cmake_switches, make_switches, setup_switches
 from . import optional_cache, setup_defines
+from .lazy_sources import Contents
 from .product import non_product
 
 TEST_ONLY = "benchmarks, tests and examples"
@@ -75,14 +76,14 @@ def test_only(path: str) -> bool:
     return any(part.lower() in TEST_DIRS for part in path.split("/")[:-1])
 
 
-def feature_flags(files: list[tuple[str, str, bytes]], defines: tuple = (),
+def feature_flags(files: Contents, defines: tuple = (),
                   off: frozenset[str] = frozenset(), memo: "optional_cache.Memo | None" = None
                   ) -> tuple[frozenset[str], frozenset[str]]:
     """Macros that name an optional feature: ENABLE_/USE_/WITH_ names and the CMake switches `off`
     (cmake_switches.py: options defaulting to OFF), less those the sources #define (then the
     default build has them) or -D gives."""
     memo = memo or optional_cache.Memo(None)
-    defined = {name for path, kind, data in files if kind == "source" for _, name in _defines(memo, path, data)}
+    defined = {name for path, _, data in files.of_kind("source") for _, name in _defines(memo, path, data)}
     defined |= {name for name, _ in defines}
     return frozenset(off - defined), frozenset(defined)
 
@@ -156,7 +157,7 @@ def file_ranges(data: bytes, flags: frozenset[str], defined: frozenset[str]) -> 
     return out
 
 
-def _derived(files: list[tuple[str, str, bytes]], flags, defined, memo: optional_cache.Memo) -> dict[str, str]:
+def _derived(files: Contents, flags, defined, memo: optional_cache.Memo) -> dict[str, str]:
     """Macros #defined inside an optional branch (mfu.h: `#if __has_include(<nvml.h>)` then
     `#define USE_NVML 1`): testing them tests that feature, whatever the #else defines."""
     out: dict[str, str] = {}
@@ -169,10 +170,9 @@ def _derived(files: list[tuple[str, str, bytes]], flags, defined, memo: optional
         return [(name, feature) for line, name in _defines(memo, path, data) if ranges
                 for first, last, feature in ranges if first <= line <= last]
     key = "d" + optional_cache.ranges_key(flags, defined, FLAG.fullmatch)[1:]
-    for path, kind, data in files:
-        if kind == "source":
-            for name, feature in memo.per_file(path, data, key, lambda: found_in(path, data)):
-                out.setdefault(name, feature)
+    for path, _, data in files.of_kind("source"):
+        for name, feature in memo.per_file(path, data, key, lambda: found_in(path, data)):
+            out.setdefault(name, feature)
     return out
 
 
@@ -182,15 +182,16 @@ def _defines(memo: optional_cache.Memo, path: str, data: bytes) -> list[tuple]:
                                                          _numbered(data, _directive(_DEFINE, data))])
 
 
-def learn(files: list[tuple[str, str, bytes]], defines: tuple = (), store=None) -> OptionalCode:
+def learn(files: "Contents | list[tuple[str, str, bytes]]", defines: tuple = (), store=None) -> OptionalCode:
     """The optional code of a tree: `files` are (path, kind, bytes) of every scanned file. `store`
     (file_facts.FactsStore): what it learns per file and from the CMake files is kept there
     between runs (optional_cache.py); none: all learned here."""
+    files = files if isinstance(files, Contents) else Contents.given(list(files))
     memo = optional_cache.Memo(store)
     defines = tuple(defines) + _setup_defines(files, {name for name, _ in defines})
     given = frozenset(name for name, _ in defines)
-    cmake, ported = memo.cmake({p: d.decode("latin-1") for p, kind, d in files if kind == "cmake"},
-                               frozenset(p for p, _, _ in files), given, lambda: _cmake(files, given))
+    cmake, ported = memo.cmake({p: d.decode("latin-1") for p, _, d in files.of_kind("cmake")},
+                               files.paths(), given, lambda: _cmake(files, given))
     defines += tuple((name, 1) for name in sorted(ported - given))
     flags, defined = feature_flags(files, defines, cmake.switches, memo)
     found = OptionalCode()
@@ -199,9 +200,7 @@ def learn(files: list[tuple[str, str, bytes]], defines: tuple = (), store=None) 
     derived = _derived(files, {**{f: f for f in flags}, **make_flags}, defined, memo)
     flags = {**{f: f for f in flags}, **make_flags, **derived}
     key = optional_cache.ranges_key(flags, defined, FLAG.fullmatch)
-    for path, kind, data in files:
-        if kind != "source":
-            continue
+    for path, _, data in files.of_kind("source"):
         ranges = memo.per_file(path, data, key, lambda: file_ranges(data, flags, defined))
         if ranges:
             found.ranges[path] = list(ranges)
@@ -218,10 +217,10 @@ def learn(files: list[tuple[str, str, bytes]], defines: tuple = (), store=None) 
 def _setup_defines(files, given: set[str]) -> tuple[tuple[str, int], ...]:
     """The macros each setup.py's default build gives its CUDA extensions (setup_defines.py:
     pytorch_scatter's WITH_CUDA), as if given with -D: code under them is the build being ported."""
-    paths = frozenset(path for path, _, _ in files)
+    paths = files.paths()
     found = set()
-    for path, kind, data in files:
-        if kind == "python" and path.rsplit("/", 1)[-1] == "setup.py":
+    for path, _, data in files.of_kind("python"):
+        if path.rsplit("/", 1)[-1] == "setup.py":
             found |= setup_defines.default_macros(path, data, paths)
     return tuple((name, 1) for name in sorted(found - given))
 
@@ -230,10 +229,10 @@ def _build_switches(files, found: OptionalCode, given: set[str]) -> tuple[dict[s
     """Read the Makefiles' and setup.py's switches into `found` (their own optional lines, the
     links); returns ({source: feature, "" = default} of what setup.py builds, {-D name: feature}
     of what the Makefiles' optional blocks add). A feature given with -D is the default build."""
-    sources = frozenset(p for p, kind, _ in files if kind == "source")
+    sources = files.paths("source")
     built: dict[str, str] = {}
     make_flags: dict[str, str] = {}
-    for path, kind, data in files:
+    for path, kind, data in files.of_kind("make", "python"):
         if kind == "make":
             read = make_switches.read(data)
             ranges = [r for r in read.ranges if r[2] not in given]
@@ -269,10 +268,10 @@ def _cmake(files, given: frozenset[str]) -> tuple[cmake_switches.CMakeSwitches, 
     (BUILD_TESTS: the test command's own switch, which the definition of done turns on), and the
     -D names the switch taken as the build being ported adds (LightGBM's USE_CUDA block's
     add_definitions(-DUSE_CUDA): its .cu files' `#ifdef USE_CUDA` bodies are that build)."""
-    texts = {path: data.decode("latin-1") for path, kind, data in files if kind == "cmake"}
+    texts = {path: data.decode("latin-1") for path, _, data in files.of_kind("cmake")}
     if not texts:
         return cmake_switches.CMakeSwitches(), frozenset()
-    paths = frozenset(path for path, _, _ in files)
+    paths = files.paths()
     found = cmake_switches.learn(texts, paths, given)
     apart = {label for label, added in found.added.items()
              if label in found.testing or all(non_product(p) for p in added if p.endswith(SOURCE_SUFFIXES))}
