@@ -102,3 +102,27 @@ def test_conditions_read_in_three_values():
     assert cmake_switches.branch([["NOT", "G"]], switches, on) == ""
     assert cmake_switches.branch([["${X}", "STREQUAL", "ON"]], switches, on) == "X"
     assert cmake_switches.branch([["Y"], ["X"]], switches, on) == "X"               # elseif(X)
+
+
+def test_a_glob_finds_what_comparing_every_path_finds():
+    """file(GLOB ...) looks only at the paths that begin with the pattern's literal text (_Paths):
+    the same matches as fnmatch over every path of the tree, for both GLOB kinds."""
+    import fnmatch
+    from portkit.buildfiles import cmake_switches
+    paths = frozenset(["src/a.cu", "src/ab/c.cu", "src/ab.cu", "src/b/d.cpp", "srcx/a.cu", "x.cu", "src/[x].cu",
+                       "src/a/b/c.cu", "tests/t.cu"])
+    walk = cmake_switches._Walk("CMakeLists.txt", "", cmake_switches._Paths(paths), "", frozenset(), frozenset())
+
+    def every(pattern: str, kind: str) -> list[str]:
+        if kind == "GLOB_RECURSE":
+            return sorted(p for p in paths if fnmatch.fnmatchcase(p, pattern))
+        parts = pattern.split("/")
+        return sorted(p for p in paths if len(p.split("/")) == len(parts)
+                      and all(fnmatch.fnmatchcase(a, b) for a, b in zip(p.split("/"), parts)))
+    patterns = ["src/*.cu", "src/a*", "*.cu", "src/a?.cu", "src/[ab].cu", "src/[[]x].cu", "src/ab/*.cu", "src/*/*.cu",
+                "src/a.cu", "sr?/a.cu", "tests/*", "none/*.cu", ""]
+    for pattern in patterns:
+        for kind in ("GLOB", "GLOB_RECURSE"):
+            assert sorted(walk.glob(pattern, kind)) == every(pattern, kind), (pattern, kind)
+    assert sorted(walk.glob("src/*.cu", "GLOB_RECURSE")) == ["src/[x].cu", "src/a.cu", "src/a/b/c.cu", "src/ab.cu",
+                                                             "src/ab/c.cu"]
