@@ -71,11 +71,23 @@ class CMakeSwitches:
     testing: set[str] = field(default_factory=set)              # switches whose blocks register tests
 
 
-def declared(texts: dict[str, str]) -> tuple[frozenset[str], frozenset[str]]:
+Lexed = dict[str, list[Command]]   # text -> its commands: each CMake file lexed once per learning
+
+
+def _commands(text: str, lexed: Lexed | None) -> list[Command]:
+    if lexed is None:
+        return commands(text)
+    found = lexed.get(text)
+    if found is None:
+        found = lexed[text] = commands(text)
+    return found
+
+
+def declared(texts: dict[str, str], lexed: Lexed | None = None) -> tuple[frozenset[str], frozenset[str]]:
     """(the names the tree declares off by default and never sets on, the options it declares on)."""
     off, on, set_on = set(), set(), set()
     for text in texts.values():
-        for cmd in commands(text):
+        for cmd in _commands(text, lexed):
             values = cmd.values()
             if not values:
                 continue
@@ -176,8 +188,8 @@ def _taken(conditions: list[list[str] | None], world: dict[str, str]) -> bool | 
 class _Walk:
     """One CMake file read in order: what each command builds, under which switch."""
 
-    def __init__(self, path: str, text: str, paths: "_Paths", root: str, switches, on):
-        self.dir = posixpath.dirname(path)
+    def __init__(self, path: str, text: str, paths: "_Paths", root: str, switches, on, lexed: Lexed | None = None):
+        self.dir, self.lexed = posixpath.dirname(path), lexed
         self.text, self.paths, self.root, self.switches, self.on = text, paths, root, switches, on
         self.vars: dict[str, list[tuple[str, str]]] = {}
         self.consumed: set[str] = set()
@@ -196,7 +208,7 @@ class _Walk:
         return self.text.count("\n", 0, offset) + 1
 
     def run(self) -> "_Walk":
-        for cmd in commands(self.text):
+        for cmd in _commands(self.text, self.lexed):
             name = cmd.lower
             if name in ("if", "elseif", "else", "endif"):
                 self.chain(cmd, name)
@@ -316,17 +328,20 @@ class _Paths:
         return self._sorted[at:end]
 
 
-def learn(texts: dict[str, str], paths: frozenset[str], given: frozenset[str] = frozenset()) -> CMakeSwitches:
+def learn(texts: dict[str, str], paths: frozenset[str], given: frozenset[str] = frozenset(),
+          lexed: Lexed | None = None) -> CMakeSwitches:
     """The switches of a tree's CMake files (`texts`: path -> text; `paths`: every tree file;
-    `given`: names -D turns on, which are the default build then)."""
+    `given`: names -D turns on, which are the default build then; `lexed`: the texts' commands
+    from an earlier learning of the same files, filled here: each file lexed once, not four times)."""
     texts = {p: t for p, t in texts.items() if len(t) <= MAX_BYTES}
-    off, on = declared(texts)
+    lexed = {} if lexed is None else lexed
+    off, on = declared(texts, lexed)
     off -= given
     found = CMakeSwitches(switches=off)
     if not off:
         return found
     index = _Paths(paths)
-    walks = {p: _Walk(p, t, index, _root(p, texts), off, on | given).run() for p, t in sorted(texts.items())}
+    walks = {p: _Walk(p, t, index, _root(p, texts), off, on | given, lexed).run() for p, t in sorted(texts.items())}
     base = _bases(walks)
     features: dict[str, set[str]] = {}
     for path, walk in walks.items():

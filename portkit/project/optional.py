@@ -272,7 +272,8 @@ def _cmake(files, given: frozenset[str]) -> tuple[cmake_switches.CMakeSwitches, 
     if not texts:
         return cmake_switches.CMakeSwitches(), frozenset()
     paths = files.paths()
-    found = cmake_switches.learn(texts, paths, given)
+    lexed: cmake_switches.Lexed = {}   # the second learning below reads the same files
+    found = cmake_switches.learn(texts, paths, given, lexed)
     apart = {label for label, added in found.added.items()
              if label in found.testing or all(non_product(p) for p in added if p.endswith(SOURCE_SUFFIXES))}
     # CUDA behind a switch only (CTranslate2's WITH_CUDA, 0 .cu built without it): that switch is
@@ -282,7 +283,7 @@ def _cmake(files, given: frozenset[str]) -> tuple[cmake_switches.CMakeSwitches, 
     if any(cuda.values()) and not any(f == "" for p, f in found.files.items() if p.endswith(".cu")):
         apart.add(max(sorted(cuda), key=cuda.get))
         ported = frozenset(name for name, f in found.defines.items() if f == max(sorted(cuda), key=cuda.get))
-    return (cmake_switches.learn(texts, paths, given | apart) if apart else found), ported
+    return (cmake_switches.learn(texts, paths, given | apart, lexed) if apart else found), ported
 
 
 def _merge_cmake(cmake: cmake_switches.CMakeSwitches, found: OptionalCode, built: dict[str, str],

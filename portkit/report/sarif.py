@@ -28,7 +28,7 @@ from urllib.parse import quote_from_bytes
 from .. import rules
 from ..core.findings import SEVERITIES
 from .audit_model import Audit, AutofixEdit, FindingRecord, JsonObject, as_json
-from .json import dumps
+from .json import dump
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVEL = {"blocker": "error", "high": "error", "medium": "warning", "low": "note", "info": "note"}
@@ -244,5 +244,5 @@ def document(doc: Audit, base: SourceRoot | None = None) -> JsonObject:
 
 
 def render(doc: Audit, stream: TextIO, statistics: bool = False) -> None:
-    stream.write(dumps(document(doc)))   # as report/json.py writes JSON: C1 and surrogates escaped
+    dump(document(doc), stream)   # as report/json.py writes JSON: C1 and surrogates escaped
     stream.write("\n")
