@@ -25,17 +25,18 @@ def cache_on(tmp_path, monkeypatch) -> Path:
     return tmp_path / "cache"
 
 
+def _counted(monkeypatch, module, name: str) -> list[str]:
+    """The paths module.name(rel, ...) is called with in this process, in order."""
+    seen: list[str] = []
+    real = getattr(module, name)
+    monkeypatch.setattr(module, name, lambda rel, *args, **kwargs: seen.append(rel) or real(rel, *args, **kwargs))
+    return seen
+
+
 @pytest.fixture
 def scanned(monkeypatch) -> list[str]:
     """The files convert scans in this process (-j 1)."""
-    seen: list[str] = []
-    real = convert_command.convert_bytes
-
-    def counting(rel, *args, **kwargs):
-        seen.append(rel)
-        return real(rel, *args, **kwargs)
-    monkeypatch.setattr(convert_command, "convert_bytes", counting)
-    return seen
+    return _counted(monkeypatch, convert_command, "convert_bytes")
 
 
 @pytest.fixture
@@ -135,14 +136,7 @@ def test_a_kept_entry_with_rows_that_are_not_edits_is_scanned_again(tree, tmp_pa
 def audited(monkeypatch) -> list[str]:
     """The files the audit's scan reads for convert's summary in this process."""
     from portkit.commands import audit
-    seen: list[str] = []
-    real = audit.audit_bytes
-
-    def counting(rel, *args, **kwargs):
-        seen.append(rel)
-        return real(rel, *args, **kwargs)
-    monkeypatch.setattr(audit, "audit_bytes", counting)
-    return seen
+    return _counted(monkeypatch, audit, "audit_bytes")
 
 
 def test_kept_conversions_are_audited_once_ahead_for_the_summary(tree, tmp_path, cache_on, capsysbinary, monkeypatch,
