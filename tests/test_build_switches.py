@@ -193,3 +193,23 @@ def test_a_package_importing_a_framework_it_does_not_require(tmp_path: Path, dec
     pytorch = [i["key"] for i in doc["estimate"]["items"] if i["key"].startswith("pytorch")]
     # its tests are the project's (project_tests): a model validation item is for projects without CUDA sources
     assert pytorch == ([] if "pytorch" not in signals else ["pytorch_environment"])
+
+
+def test_a_setup_py_glob_finds_what_comparing_every_path_finds():
+    """setup.py's glob.glob looks only at the paths that begin with its literal text
+    (buildfiles/tree_paths.py): the same files as _glob over every path of the tree."""
+    import ast
+
+    from portkit.buildfiles import setup_switches
+    paths = frozenset(["csrc/a.cu", "csrc/ab/c.cu", "csrc/ab.cu", "csrc/b/d.cpp", "csrcx/a.cu", "x.cu", "csrc/a/b/c.cu",
+                       "pkg/csrc/k.cu", "pkg/csrc/deep/k2.cu"])
+    for base in ("", "pkg"):
+        switches = setup_switches._Switches(ast.parse(""), base, paths)
+        for pattern in ["csrc/*.cu", "csrc/a*", "*.cu", "csrc/a?.cu", "csrc/[ab].cu", "csrc/**/*.cu", "./csrc/*.cu",
+                        "csrc/../x.cu", "csrc/ab/c.cu", "none/*.cu", "**/*.cu"]:
+            call = ast.parse(f"glob.glob({pattern!r})", mode="eval").body
+            every = sorted(p for p in paths if setup_switches._glob(f"{base}/{pattern}" if base else pattern, p))
+            assert switches.files(call) == every, (base, pattern)
+    switches = setup_switches._Switches(ast.parse(""), "", paths)
+    assert switches.files(ast.parse("glob.glob('csrc/**/*.cu')", mode="eval").body) == [
+        "csrc/a/b/c.cu", "csrc/ab/c.cu"]

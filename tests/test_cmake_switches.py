@@ -105,13 +105,14 @@ def test_conditions_read_in_three_values():
 
 
 def test_a_glob_finds_what_comparing_every_path_finds():
-    """file(GLOB ...) looks only at the paths that begin with the pattern's literal text (_Paths):
+    """file(GLOB ...) looks only at the paths that begin with the pattern's literal text (buildfiles/tree_paths.py):
     the same matches as fnmatch over every path of the tree, for both GLOB kinds."""
     import fnmatch
     from portkit.buildfiles import cmake_switches
+    from portkit.buildfiles.tree_paths import TreePaths
     paths = frozenset(["src/a.cu", "src/ab/c.cu", "src/ab.cu", "src/b/d.cpp", "srcx/a.cu", "x.cu", "src/[x].cu",
                        "src/a/b/c.cu", "tests/t.cu"])
-    walk = cmake_switches._Walk("CMakeLists.txt", "", cmake_switches._Paths(paths), "", frozenset(), frozenset())
+    walk = cmake_switches._Walk("CMakeLists.txt", "", TreePaths(paths), "", frozenset(), frozenset())
 
     def every(pattern: str, kind: str) -> list[str]:
         if kind == "GLOB_RECURSE":

@@ -25,13 +25,13 @@ build nothing. Text is read, never run; a file over MAX_BYTES says nothing.
 
 from __future__ import annotations
 
-import bisect
 import fnmatch
 import posixpath
 import re
 from dataclasses import dataclass, field
 
 from .cmake_lexer import Command, commands
+from .tree_paths import TreePaths
 
 MAX_BYTES = 1 << 20
 _TRUE = frozenset({"1", "on", "yes", "true", "y"})
@@ -188,7 +188,7 @@ def _taken(conditions: list[list[str] | None], world: dict[str, str]) -> bool | 
 class _Walk:
     """One CMake file read in order: what each command builds, under which switch."""
 
-    def __init__(self, path: str, text: str, paths: "_Paths", root: str, switches, on, lexed: Lexed | None = None):
+    def __init__(self, path: str, text: str, paths: TreePaths, root: str, switches, on, lexed: Lexed | None = None):
         self.dir, self.lexed = posixpath.dirname(path), lexed
         self.text, self.paths, self.root, self.switches, self.on = text, paths, root, switches, on
         self.vars: dict[str, list[tuple[str, str]]] = {}
@@ -301,31 +301,12 @@ class _Walk:
 
     def glob(self, pattern: str, kind: str) -> list[str]:
         pattern = self.resolve(pattern)
-        candidates = self.paths.starting(pattern[:_WILDCARD.search(pattern + "*").start()])
+        candidates = self.paths.matching_start(pattern)
         if kind == "GLOB_RECURSE":
             return [p for p in candidates if fnmatch.fnmatchcase(p, pattern)]
         parts = pattern.split("/")
         return [p for p in candidates if len(p.split("/")) == len(parts)
                 and all(fnmatch.fnmatchcase(a, b) for a, b in zip(p.split("/"), parts))]
-
-
-_WILDCARD = re.compile(r"[*?\[]")   # what fnmatch reads as a pattern: a match has the text before it as it is
-
-
-class _Paths:
-    """A tree's paths, sorted: a glob looks only at those that begin with its literal text (it
-    compared every path of the tree with every glob: 6 of 11 s of a 3M-line corpus's CMake
-    switches, and quadratic as trees and their CMake files grow together)."""
-
-    def __init__(self, paths: frozenset[str]):
-        self._sorted = sorted(paths)
-
-    def starting(self, prefix: str) -> list[str]:
-        at = bisect.bisect_left(self._sorted, prefix)
-        end = at
-        while end < len(self._sorted) and self._sorted[end].startswith(prefix):
-            end += 1
-        return self._sorted[at:end]
 
 
 def learn(texts: dict[str, str], paths: frozenset[str], given: frozenset[str] = frozenset(),
@@ -340,7 +321,7 @@ def learn(texts: dict[str, str], paths: frozenset[str], given: frozenset[str] = 
     found = CMakeSwitches(switches=off)
     if not off:
         return found
-    index = _Paths(paths)
+    index = TreePaths(paths)
     walks = {p: _Walk(p, t, index, _root(p, texts), off, on | given, lexed).run() for p, t in sorted(texts.items())}
     base = _bases(walks)
     features: dict[str, set[str]] = {}
@@ -377,15 +358,12 @@ def _root(path: str, texts: dict[str, str]) -> str:
 
 def _bases(walks: dict[str, _Walk]) -> dict[str, str]:
     """{directory: the switch every add_subdirectory() of it needs} ("" or absent: default)."""
-    calls: dict[str, set[str]] = {}
+    calls: dict[str, list[tuple[str, str]]] = {}   # directory -> (the calling file's directory, feature)
     for path, walk in walks.items():
         for directory, feature in walk.subdirs:
-            calls.setdefault(directory, set()).add(feature)
+            calls.setdefault(directory, []).append((posixpath.dirname(path), feature))
     base: dict[str, str] = {}
     for directory in sorted(calls, key=lambda d: d.count("/")):   # parents first
-        labels = set()
-        for path, walk in walks.items():
-            parent = base.get(posixpath.dirname(path), "")
-            labels |= {parent or f for d, f in walk.subdirs if d == directory}
+        labels = {base.get(caller, "") or feature for caller, feature in calls[directory]}
         base[directory] = "" if "" in labels else sorted(labels)[0]
     return base

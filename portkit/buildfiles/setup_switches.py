@@ -26,6 +26,8 @@ import ast
 import fnmatch
 import posixpath
 
+from .tree_paths import TreePaths
+
 MAX_BYTES = 1 << 20
 _ON_VALUES = ("1", "ON", "on", "TRUE", "true", "True", "yes")
 _UNKNOWN = object()
@@ -35,8 +37,8 @@ _UNITS = (".c", ".cc", ".cpp", ".cxx", ".cu")
 class _Switches:
     """One setup.py's switch tests, its extensions and their chains of switch labels."""
 
-    def __init__(self, tree: ast.Module, base: str, paths: frozenset[str]):
-        self.base, self.paths = base, paths
+    def __init__(self, tree: ast.Module, base: str, paths: "frozenset[str] | TreePaths"):
+        self.base, self.paths = base, paths if isinstance(paths, TreePaths) else TreePaths(paths)
         self.names: dict[str, ast.expr] = {}   # module-level name -> the test it holds
         self.exts: list[tuple[tuple[str, ...], list[str], bool]] = []   # (labels, sources, CUDA)
         self.blocks: list[tuple[tuple[str, ...], int, int]] = []         # (labels, first, last line)
@@ -93,7 +95,10 @@ class _Switches:
         text = _path(node)
         if isinstance(node, ast.Call) and _name(node.func) in ("glob", "iglob") and node.args:
             pattern = _path(node.args[0])
-            return sorted(p for p in self.paths if pattern and _glob(posixpath.join(self.base, pattern), p))
+            if not pattern:
+                return []
+            full = posixpath.join(self.base, pattern)
+            return sorted(p for p in self.paths.matching_start(posixpath.normpath(full)) if _glob(full, p))
         if text is None:
             return []
         rel = posixpath.normpath(posixpath.join(self.base, text))
@@ -267,7 +272,7 @@ def _glob(pattern: str, path: str) -> bool:
     return len(a) == len(b) and all(fnmatch.fnmatchcase(y, x) for x, y in zip(a, b))
 
 
-def learn(path: str, data: bytes, paths: frozenset[str]) -> tuple[dict[str, str], list[tuple[int, int, str]]]:
+def learn(path: str, data: bytes, paths: "frozenset[str] | TreePaths") -> tuple[dict[str, str], list[tuple[int, int, str]]]:
     """({source path: feature, "" for a default one} of every source an extension lists, the
     optional line ranges of setup.py itself)."""
     if len(data) > MAX_BYTES:
@@ -293,14 +298,14 @@ def learn(path: str, data: bytes, paths: frozenset[str]) -> tuple[dict[str, str]
     return files, ranges
 
 
-def read(tree: ast.Module, base: str, paths: frozenset[str]) -> tuple[_Switches, frozenset[str]]:
+def read(tree: ast.Module, base: str, paths: "frozenset[str] | TreePaths") -> tuple[_Switches, frozenset[str]]:
     """The file's switches (`.switch(test)`: the label an `if` tests) and those a default build
     turns on; project/setup_defines.py asks them where a macro is written."""
     found = _Switches(tree, base, paths)
     return found, _default(found.exts)
 
 
-def _beside(files: dict[str, str], paths: frozenset[str]) -> dict[str, str]:
+def _beside(files: dict[str, str], paths: "frozenset[str] | TreePaths") -> dict[str, str]:
     """A compile unit no extension lists, in a directory whose listed sources all belong to one
     optional switch, belongs to it (apex's group_norm_nhwc.cpp beside --group_norm's sources)."""
     by_dir: dict[str, set[str]] = {}

@@ -36,6 +36,7 @@ from ..engine.platform import ppexpr, regions
 from ..buildfiles import cmake_switches, make_switches, setup_switches
 from . import optional_cache, setup_defines
 from .lazy_sources import Contents
+from ..buildfiles.tree_paths import TreePaths
 from .product import non_product
 
 TEST_ONLY = "benchmarks, tests and examples"
@@ -229,7 +230,7 @@ def _build_switches(files, found: OptionalCode, given: set[str]) -> tuple[dict[s
     """Read the Makefiles' and setup.py's switches into `found` (their own optional lines, the
     links); returns ({source: feature, "" = default} of what setup.py builds, {-D name: feature}
     of what the Makefiles' optional blocks add). A feature given with -D is the default build."""
-    sources = files.paths("source")
+    sources = TreePaths(files.paths("source"))   # sorted once for every setup.py's globs
     built: dict[str, str] = {}
     make_flags: dict[str, str] = {}
     for path, kind, data in files.of_kind("make", "python"):
@@ -326,12 +327,16 @@ def _included_only_optional(found: OptionalCode, pinned: frozenset[str]) -> None
     for path in found.includes:
         by_name.setdefault(path.rsplit("/", 1)[-1], []).append(path)
     edges = []   # (including path, the include line's own branch feature, included path)
+    by_header: dict[str, list[str]] = {}   # an include's tree files of that name, found once per spelling
     for path, includes in found.includes.items():
         ranges = found.ranges.get(path, ())
         for line, header in includes:
             rel = posixpath.normpath(posixpath.join(posixpath.dirname(path), header))
-            targets = [rel] if rel in found.includes else [
-                p for p in by_name.get(header.rsplit("/", 1)[-1], ()) if p == header or p.endswith("/" + header)]
+            if rel in found.includes:
+                targets = [rel]
+            elif (targets := by_header.get(header)) is None:
+                targets = by_header[header] = [p for p in by_name.get(header.rsplit("/", 1)[-1], ())
+                                               if p == header or p.endswith("/" + header)]
             branch = next((name for first, last, name in ranges if first <= line <= last), "") if ranges else ""
             edges += [(path, branch, t) for t in targets if t != path]
     for _ in range(8):   # a few rounds: each makes the headers of the newly optional ones optional
