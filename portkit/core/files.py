@@ -175,7 +175,7 @@ def _walk(root: Path, top: Path, entries: dict[str, Entry], skipped: list[Skippe
                 skipped.append(Skipped(rel, "not a regular file, not read", error=False))
                 continue
             entries[rel] = Entry(Path(entry.path), rel, kind_of(name),
-                                 seen=(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino) if st is not None else None)
+                                 seen=stamp_of(st) if st is not None else None)
         folders.extend(reversed(subfolders))
 
 
@@ -201,6 +201,11 @@ def _regular(path: Path, follow: bool = False) -> bool:
         return True     # vanished or unreadable: read() says which, as an error
 
 
+def stamp_of(st: os.stat_result) -> tuple[int, int, int, int]:
+    """Entry.seen of a file's lstat: (size, mtime, ctime in ns, inode)."""
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino
+
+
 def read(entry: Entry) -> tuple[bytes | None, Skipped | None]:
     """The file's bytes, or why it is not converted (unreadable: an error; binary: a note)."""
     try:
@@ -222,15 +227,14 @@ def read(entry: Entry) -> tuple[bytes | None, Skipped | None]:
     return data, None
 
 
-def read_sources(entries: list[Entry], reader=None) -> list[tuple[Entry, bytes]]:
+def read_sources(entries: list[Entry]) -> list[tuple[Entry, bytes]]:
     """The C/C++/CUDA sources among `entries` with their bytes, those that read as text: what the
-    project-level passes (platform facts, polyfill definitions) read, once for all of them.
-    `reader`: read()'s stand-in (filestamps.Stamps.read: which records what it read)."""
+    project-level passes (platform facts, polyfill definitions) read, once for all of them."""
     found = []
     for entry in entries:
         if entry.kind != "source":
             continue
-        data, skipped = (reader or read)(entry)
+        data, skipped = read(entry)
         if data is not None and skipped is None:
             found.append((entry, data))
     return found

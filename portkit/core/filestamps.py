@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import datacache
-from .files import Entry, Skipped, read
+from .files import Entry, Skipped, read, stamp_of
 from .source import include_lines
 
 FORMAT = 1
@@ -121,10 +121,9 @@ class Stamps:
 def _stamp(entry: Entry) -> tuple[int, int, int, int] | None:
     """The file's stamp now, as the walk takes it (files._walk); None when it cannot be had."""
     try:
-        st = os.lstat(entry.path)
+        return stamp_of(os.lstat(entry.path))
     except OSError:
         return None
-    return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino
 
 
 def _settled(seen: tuple[int, ...]) -> bool:

@@ -145,20 +145,22 @@ class Contents:
     files among them (`build`: which), in order, read as iterated: optional.learn's `files`.
     paths() and of_kind() let a loop that needs names, or one kind, read nothing else."""
 
-    def __init__(self, entries: list[Entry], sources: Sources, build: Callable[[Entry], bool]):
+    def __init__(self, entries: list[Entry], sources: Sources, build: Callable[[Entry], bool],
+                 build_reader: Reader = read):
         self.entries = [e for e in entries if (e.rel in sources.rels if e.kind == "source" else build(e))]
         self._sources = sources
-        self._build = sources.also([e for e in self.entries if e.kind != "source"])
+        self._build = sources.also([e for e in self.entries if e.kind != "source"], build_reader)
 
     @classmethod
     def given(cls, files: list[tuple[str, str, bytes]]) -> "Contents":
         """(path, kind, bytes) a caller holds (a test's), as Contents."""
         entries = [Entry(Path(path), path, kind) for path, kind, _ in files]
         held = {path: data for path, _, data in files}
-        sources = Sources([e for e in entries if e.kind == "source"], lambda e: (held[e.rel], None), budget=0)
-        found = cls(entries, sources, lambda e: True)
-        found._build = sources.also(found._build.entries, lambda e: (held[e.rel], None))
-        return found
+
+        def reader(entry: Entry) -> tuple[bytes, None]:
+            return held[entry.rel], None
+        sources = Sources([e for e in entries if e.kind == "source"], reader, budget=0)
+        return cls(entries, sources, lambda e: True, reader)
 
     def __iter__(self) -> Iterator[tuple[str, str | None, bytes]]:
         return self.of_kind()
