@@ -235,7 +235,7 @@ def test_an_output_fifo_is_streamed_to_its_reader(tmp_path: Path, src: Path, nam
 
 
 def test_an_output_fifo_nobody_reads_is_refused(tmp_path: Path, src: Path, capsys, monkeypatch):
-    monkeypatch.setattr(portkit.core.output, "READER_WAIT_S", 0.2)
+    monkeypatch.setattr(portkit.core.named_output, "READER_WAIT_S", 0.2)
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
     with no_hang():

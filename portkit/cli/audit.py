@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import io
 import sys
 from pathlib import Path
 
 from . import deep as cli_deep
 from .common import (MAX_TEAM, add_config, add_file_set, add_file_timeout, add_jobs, add_mappings, add_no_cache,
-    add_platform_model, bounded, check_file_timeout, codes, configuration, count, emit, nothing_read, progress_factory,
+    add_platform_model, bounded, check_file_timeout, codes, configuration, count, emit_rendered, nothing_read, progress_factory,
     say_scope)
 from ..core.errors import PortkitError
 from ..report import AUDIT_EMITTERS
@@ -127,9 +126,9 @@ def run_audit(args: argparse.Namespace) -> int:
     if args.explain_estimate:   # the work items instead of the report, in any --format
         _explain(doc, args.output, args.quiet)
     elif args.output is not None:
-        buffer = io.StringIO()
-        formatter.render(doc, buffer, **_render_options(args))
-        emit(buffer.getvalue(), args.output, f"the {args.format} report", args.quiet)
+        options = _render_options(args)
+        emit_rendered(lambda stream: formatter.render(doc, stream, **options), args.output,
+                      f"the {args.format} report", args.quiet)
     elif not (args.quiet and args.format == "text"):
         formatter.render(doc, sys.stdout, **_render_options(args))
         sys.stdout.flush()
@@ -165,15 +164,13 @@ def _render_options(args: argparse.Namespace) -> dict:
 
 def _explain(doc: Audit, output: Path | None, quiet: bool) -> None:
     """--explain-estimate: the work items on standard output, or in the -o file, which is written
-    as every report file is (emit: a link, a FIFO or a directory is handled or refused alike)."""
+    as every report file is (emit_rendered: a link, a FIFO or a directory is handled or refused alike)."""
     from ..report.text import render_explain
     if output is None:
         render_explain(doc, sys.stdout)
         sys.stdout.flush()
         return
-    buffer = io.StringIO()
-    render_explain(doc, buffer)
-    emit(buffer.getvalue(), output, "the estimate's work items", quiet)
+    emit_rendered(lambda stream: render_explain(doc, stream), output, "the estimate's work items", quiet)
 
 
 def _record(doc: Audit, path: Path, root: Path) -> PortkitError | None:
@@ -209,9 +206,8 @@ def _compiles(args: argparse.Namespace) -> Compiles | None:
 def _write_html(doc: Audit, output: Path, runs: list[Run], quiet: bool = False,
                 compiles: Compiles | None = None) -> None:
     from ..report import html
-    buffer = io.StringIO()
-    html.render(doc, buffer, history=runs, compiles=compiles)
-    emit(buffer.getvalue(), output, "the HTML report", quiet)
+    emit_rendered(lambda stream: html.render(doc, stream, history=runs, compiles=compiles), output,
+                  "the HTML report", quiet)
 
 
 def run_report(args: argparse.Namespace) -> int:

@@ -11,7 +11,7 @@ import math
 import os
 import sys
 from pathlib import Path
-from typing import Callable
+from typing import Callable, TextIO
 
 from ..core.errors import PortkitError
 
@@ -133,21 +133,27 @@ def progress_factory(console, verb: str = "converting"):
     return start
 
 
-def emit(text: str, output: Path, what: str, quiet: bool = False) -> None:
-    """Write a report file, then name it on stderr (`what`: "the HTML report"), unless quiet.
+def emit_rendered(render: Callable[[TextIO], object], output: Path, what: str, quiet: bool = False) -> None:
+    """Write the report file `render(stream)` writes, then name it on stderr (`what`: "the HTML
+    report"), unless quiet: a person who ran a command that writes a file is told where it went;
+    stdout stays for the data itself. The text is encoded into the file as it is rendered: a large
+    audit's report is never held whole as text and again as bytes (core/named_output.py)."""
+    import io
 
-    A person who ran a command that writes a file is told where it went; stdout stays for the
-    data itself.
-    """
-    from ..core.output import write_output
+    from ..core.named_output import write_output_with
     from ..report.safe_text import safe
-    # a file atomically, a device or FIFO as a stream; a file name's undecodable bytes (kept as
-    # surrogates) are written back as those bytes, as on standard output
-    write_output(output, text.encode("utf-8", "surrogateescape"))
+
+    def write(handle) -> None:
+        # a file atomically, a device or FIFO as a stream; a file name's undecodable bytes (kept as
+        # surrogates) are written back as those bytes, as on standard output; no newline translation
+        stream = io.TextIOWrapper(handle, encoding="utf-8", errors="surrogateescape", newline="")
+        try:
+            render(stream)
+        finally:
+            stream.detach()   # flushed; the handle stays its owner's to close
+    write_output_with(output, write)
     if not quiet:
         print(f"portkit: wrote {what} to {safe(output)}", file=sys.stderr)
-
-
 
 
 def add_file_set(p: argparse.ArgumentParser) -> None:

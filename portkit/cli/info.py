@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import io
 import sys
 from pathlib import Path
 
-from .common import add_mappings, emit
+from .common import add_mappings, emit_rendered
 
 
 def add_rules_parsers(sub: argparse._SubParsersAction) -> None:
@@ -72,7 +71,5 @@ def run_mappings(args: argparse.Namespace) -> int:
     if args.output is None:
         render(db, sys.stdout)
         return 0
-    buffer = io.StringIO()
-    render(db, buffer)
-    emit(buffer.getvalue(), args.output, f"the {args.format} export")
+    emit_rendered(lambda stream: render(db, stream), args.output, f"the {args.format} export")
     return 0

@@ -155,5 +155,5 @@ def _write(text: str, output: Path | None) -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
         return
-    from ..core.output import write_output
+    from ..core.named_output import write_output
     write_output(output, text.encode("utf-8"))

@@ -250,7 +250,8 @@ def write_baseline(root: Path, target: Path, cfg: config.Config, select: tuple[s
     scan = resolve(cfg, rocm=rocm, mappings=mappings, audit=True)
     result = audit_paths([root], AuditOptions(scan=scan, select=select, ignore=ignore, config=cfg))
     findings = result.findings
-    from ..core.output import write_generated, write_output
+    from ..core.named_output import write_output
+    from ..core.output import write_generated
     data = baseline_file.dumps(findings).encode("utf-8")
     if in_tree:
         write_generated(target, data, durable=False, hint="the baseline is never written through one; remove it",

@@ -3,9 +3,7 @@
 Every write goes through a temporary file in the target's directory, named so that it is
 recognisably portkit's (`.NAME.portkit-tmp-PID-XXXXXXXX`): discovery ignores such names, and a
 later run removes the ones whose writer is gone from the directories it writes. An output the
-user names (`-o`, `--html`, `mappings -o`, a baseline) is a stream when it is a device, a FIFO or
-a descriptor (`/dev/stdout`), is written through when it is a symbolic link, and is never
-replaced by a regular file in those cases.
+user names (`-o`, `--html`, a baseline) is written by core/named_output.py, through these.
 """
 
 from __future__ import annotations
@@ -15,9 +13,8 @@ import os
 import re
 import secrets
 import stat
-import time
 from pathlib import Path
-from typing import Callable
+from typing import BinaryIO, Callable
 
 from .errors import PortkitError
 
@@ -26,8 +23,6 @@ TEMP_MARK = ".portkit-tmp"
 # (temp_name cuts a long NAME; NAME may hold any character, a line break too: DOTALL, and \Z, not
 # $, which also matches before a final line break)
 _TEMP = re.compile(r"\..+\.portkit-tmp-(?P<pid>\d+)-[A-Za-z0-9_]+\Z|\..+\.[A-Za-z0-9_]{8}\.portkit-tmp\Z", re.DOTALL)
-READER_WAIT_S = 5.0     # how long a FIFO may take to get its reader (`cat fifo & portkit ... -o fifo`)
-_DESCRIPTOR_DIRS = ("/dev", "/proc")   # the file systems of devices and of descriptors the caller opened
 
 
 def is_temp_name(name: str) -> bool:
@@ -132,9 +127,17 @@ def atomic_write(target: Path, data: bytes, mode_from: Path | None = None, durab
     `before_replace` runs last before the rename and may raise to keep the old file (--in-place
     checks there that nobody changed it meanwhile).
     """
+    atomic_write_with(target, lambda handle: handle.write(data), mode_from, durable, keep_owner, before_replace)
+
+
+def atomic_write_with(target: Path, write: Callable[[BinaryIO], object], mode_from: Path | None = None,
+                      durable: bool = False, keep_owner: bool = False,
+                      before_replace: Callable[[], None] | None = None) -> None:
+    """atomic_write of what `write(handle)` writes as it goes (a report rendered straight to the
+    file, never held whole): the old file stays until `write` has returned."""
     def body(fd: int, tmp: str) -> None:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            write(handle)
             if durable:
                 handle.flush()
                 os.fsync(handle.fileno())
@@ -261,17 +264,6 @@ def _unlink_quietly(path: str) -> None:
         pass
 
 
-def write_output(target: Path, data: bytes, durable: bool = False) -> None:
-    """Write an output the user named: a regular file (or a new name) atomically, through a symbolic
-    link to its target, to a character device, FIFO or descriptor as a stream; refuse the rest."""
-    try:
-        _write_output(Path(target), data, durable)
-    except BrokenPipeError:
-        raise   # the reader stopped early (`-o /dev/stdout | head`): as for standard output, not an error
-    except OSError as exc:
-        raise PortkitError(f"{target}: cannot write: {exc.strerror or exc}") from None
-
-
 def write_generated(target: Path, data: bytes, durable: bool, hint: str, root: Path | None = None) -> None:
     """Write a file portkit generates under a name in a tree or an output root (the polyfill
     header, the compatibility header). Nobody named it, and the tree is not trusted: it lands in
@@ -306,7 +298,7 @@ def confined(target: Path, root: Path, hint: str) -> Path:
 def refuse_unless_regular(target: Path, hint: str) -> None:
     """A generated file's name holds a regular file or nothing; anything else stops the run with
     what it is and what to do (`hint`)."""
-    st = _stat(target, follow=False)
+    st = stat_or_none(target, follow=False)
     if st is None or stat.S_ISREG(st.st_mode):
         return
     kind = ("a symbolic link" if stat.S_ISLNK(st.st_mode) else "a directory" if stat.S_ISDIR(st.st_mode)
@@ -314,87 +306,9 @@ def refuse_unless_regular(target: Path, hint: str) -> None:
     raise PortkitError(f"{target}: is {kind}; a generated file is never written through or over one ({hint})")
 
 
-def _names_a_device(target: Path) -> bool:
-    """Whether `target` lies in /dev's or /proc's own file system, where names are devices and
-    descriptors and a mistyped one (`-o /dev/nul`) must not become a stray file. Folders mounted
-    under /dev with a file system of their own take files as any folder does: /dev/shm, the
-    tmpfs where containers and CI keep scratch files."""
-    path = os.path.abspath(target)
-    if not any(path.startswith(root + "/") for root in _DESCRIPTOR_DIRS):
-        return False
-    folder = os.path.dirname(path)
-    while (found := _stat(Path(folder), follow=True)) is None:   # the folders -o would create
-        folder = os.path.dirname(folder)
-    return any(_same_file_system(found, root) for root in _DESCRIPTOR_DIRS)
-
-
-def _same_file_system(st: os.stat_result, root: str) -> bool:
-    other = _stat(Path(root), follow=True)
-    return other is not None and other.st_dev == st.st_dev
-
-
-def _write_output(target: Path, data: bytes, durable: bool) -> None:
-    if _names_a_device(target):
-        st = _stat(target, follow=True)
-        if st is None:
-            raise PortkitError(f"{target}: no such device; portkit creates no files there")
-        return _stream(target, data, st, regular=True)
-    st = _stat(target, follow=False)
-    if st is None or stat.S_ISREG(st.st_mode):
-        target.parent.mkdir(parents=True, exist_ok=True)
-        return atomic_write(target, data, durable=durable)
-    if stat.S_ISLNK(st.st_mode):
-        pointed = _stat(target, follow=True)
-        if pointed is None or stat.S_ISREG(pointed.st_mode):   # the link stays; its target gets the data
-            return atomic_write(Path(os.path.realpath(target)), data, durable=durable)
-        st = pointed
-    _stream(target, data, st, regular=False)
-
-
-def _stat(path: Path, follow: bool) -> os.stat_result | None:
+def stat_or_none(path: Path, follow: bool) -> os.stat_result | None:
+    """os.stat (follow) or os.lstat of `path`; None when nothing has that name."""
     try:
         return os.stat(path) if follow else os.lstat(path)
     except FileNotFoundError:
         return None
-
-
-def _stream(target: Path, data: bytes, st: os.stat_result, regular: bool) -> None:
-    """Write to a device, FIFO or descriptor without replacing it (a regular file behind
-    /dev/stdout, `regular`, is appended to, as the shell's `>>` or `>` opened it)."""
-    kind = _refused_kind(st.st_mode, regular)
-    if kind is not None:
-        raise PortkitError(f"{target}: is {kind}; not written")
-    flags = os.O_WRONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | os.O_APPEND
-    deadline = time.monotonic() + READER_WAIT_S
-    while True:
-        try:
-            fd = os.open(target, flags)
-            break
-        except OSError as exc:   # ENXIO: a FIFO that nobody reads (yet)
-            if exc.errno != errno.ENXIO or time.monotonic() >= deadline:
-                if exc.errno == errno.ENXIO:
-                    raise PortkitError(f"{target}: no process reads this FIFO; not written") from None
-                raise
-            time.sleep(0.05)
-    try:
-        kind = _refused_kind(os.fstat(fd).st_mode, regular)   # what was opened, not what was looked at
-        if kind is not None:
-            raise PortkitError(f"{target}: is {kind}; not written")
-        os.set_blocking(fd, True)
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-    finally:
-        os.close(fd)
-
-
-def _refused_kind(mode: int, regular: bool) -> str | None:
-    if stat.S_ISCHR(mode) or stat.S_ISFIFO(mode) or (regular and stat.S_ISREG(mode)):
-        return None
-    if stat.S_ISREG(mode):
-        return "a regular file that replaced a device or FIFO during the run"
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    return "a socket" if stat.S_ISSOCK(mode) else "not a file"
