@@ -270,7 +270,10 @@ def read_regular(path: str) -> bytes:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_INCLUDE_BYTES:
             return b""   # what clang was given as empty is empty here too (blocked)
-        data = handle.read(MAX_INCLUDE_BYTES + 1)   # a file that grows meanwhile stops here
+        # its size and a byte more, as core/files.read_regular reads (not a 64 MiB buffer per header)
+        data = handle.read(st.st_size + 1)
+        if len(data) > st.st_size:   # it grew meanwhile: what follows, and a file growing still stops here
+            data += handle.read(MAX_INCLUDE_BYTES + 1 - len(data))
         return data if len(data) <= MAX_INCLUDE_BYTES else b""
 
 
