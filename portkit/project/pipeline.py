@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
-from ..core import datacache, filestamps, needles, source
+from ..core import datacache, filestamps, memory, needles, source
 from ..core.files import Entry, LeftOut, Skipped, discover, walk_stamp
 from ..engine.context import Options
 from ..engine.facts import ProjectFacts
@@ -88,6 +88,15 @@ def prepare(paths: list[Path], options: Options, config: Config = Config(),
     needs_person, so that one run walks and reads the tree once. `cache`: each file's part of the
     facts is kept between runs (file_facts.py; --no-cache and PORTKIT_NO_CACHE=1 turn it off);
     `jobs`: the processes that learn the files it does not hold (the command's -j)."""
+    project = _prepare(paths, options, config, rename, optional, leave_amd_built, leave_carried, audit, cache, jobs)
+    memory.give_back_freed()   # the sources' bytes its passes read and dropped (core/memory.py)
+    return project
+
+
+def _prepare(paths: list[Path], options: Options, config: Config, rename: tuple[tuple[str, str], ...] | None,
+             optional: bool, leave_amd_built: bool, leave_carried: bool, audit: Options | None, cache: bool,
+             jobs: int) -> Project:
+    """prepare's work; what it read is dropped when it returns."""
     ignored: list[str] = []
     root, entries, skipped = discover([Path(p) for p in paths], git_ignored([Path(p) for p in paths], config), ignored)
     store = facts_store(root, cache, jobs)   # one per run: a file both views read is learned once
