@@ -8,8 +8,8 @@ from pathlib import Path
 
 from . import deep as cli_deep
 from .common import (MAX_TEAM, add_config, add_file_set, add_file_timeout, add_jobs, add_mappings, add_no_cache,
-    add_platform_model, bounded, check_file_timeout, codes, configuration, count, emit_rendered, nothing_read, progress_factory,
-    say_scope)
+    add_platform_model, bounded, check_file_timeout, codes, configuration, count, emit_rendered, nothing_read,
+    progress_factory, say_scope)
 from ..core.errors import PortkitError
 from ..report import AUDIT_EMITTERS
 from ..report.safe_text import safe
