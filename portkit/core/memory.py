@@ -4,7 +4,7 @@ prepare reads a tree's sources as many bytes objects of each file's size (core/f
 and drops them when it ends (project/lazy_sources.py keeps up to its budget meanwhile). glibc keeps
 the heap pages they were freed from for later allocations, so the process's resident memory stayed
 at prepare's level through the scan and the estimate, with the scan's results on top: on a 10M-line
-corpus, 297 MB after prepare and a 384 MB peak at the estimate, against 227 MB and 312 MB when
+corpus, 297 MB after prepare and a 384 MB peak at the estimate, against 205 MB and 306 MB when
 those pages go back. malloc_trim(0) returns the free pages: 6 ms there, about 1 ms on a small run.
 Where the C library has none (macOS, Windows, musl), this does nothing: there, freed memory is
 the allocator's to keep, as before.
